@@ -1,0 +1,100 @@
+# imageguard: plain GNU make. `make help` lists the targets.
+PKG_CONFIG ?= pkg-config
+CC ?= cc
+PREFIX ?= /usr/local
+PKGS := libcurl yaml-0.1 jansson libgit2 libpcre2-8 libmicrohttpd
+TEST_PKGS := check
+
+# SANITIZE=1 builds everything with ASan+UBSan into its own tree.
+ifeq ($(SANITIZE),1)
+BUILD ?= build-asan
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD ?= build
+SAN_FLAGS :=
+endif
+
+WERROR := $(if $(CI),-Werror,)
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Wpedantic \
+	$(WERROR) $(SAN_FLAGS) $(CFLAGS) -Iinclude -MMD -MP \
+	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lpthread -lm
+TEST_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS) 2>/dev/null)
+TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
+LDFLAGS += $(SAN_FLAGS)
+
+# Every src/*.c but main.c goes into the one static library.
+LIB_SRCS := $(filter-out src/main.c,$(sort $(wildcard src/*.c)))
+LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
+LIB := $(BUILD)/libimageguard.a
+BIN := $(BUILD)/imageguard
+TEST_SRCS := $(sort $(wildcard test/test_*.c))
+TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
+TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
+TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
+
+.PHONY: all check unit deps lint format memcheck bench fuzz demo install clean help
+all: $(BIN)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/obj/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/test/support/%.o: test/support/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+
+$(BUILD)/test/%.o: test/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+
+$(BUILD)/test/test_%: $(BUILD)/test/test_%.o $(TEST_SUPPORT_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(LIBS)
+
+.SECONDARY:
+
+# Installs missing build/test dependencies (a fast no-op when all are present).
+deps:
+	@scripts/install-deps
+
+# make check: dependencies, build, unit suites, then the integration tests against real peers.
+check: deps
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS)
+	@BUILD=$(BUILD) test/run
+
+unit: $(TEST_BINS)
+	@BUILD=$(BUILD) test/run --unit
+
+# Unit suites under valgrind memcheck: zero leaks, zero errors.
+memcheck: $(TEST_BINS)
+	@BUILD=$(BUILD) test/run --unit --valgrind
+
+lint:
+	@scripts/lint
+
+format:
+	clang-format -i src/*.c include/imageguard/*.h test/*.c
+
+bench: deps $(BIN)
+	@BUILD=$(BUILD) bench/run
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/imageguard
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+help:
+	@echo "targets: all check unit memcheck demo bench fuzz lint format install clean"
+	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror)"
+
+-include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(TEST_BINS:=.d)

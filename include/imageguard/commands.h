@@ -1,0 +1,9 @@
+/* The subcommands main.c dispatches to. Each takes argv after the command name
+ * (argv[0] is the command) and returns the process exit code of CONTRACT §3:
+ * 0 success, 1 runtime failure, 2 usage or invalid input. One src/cmd_<name>.c each. */
+#ifndef IMAGEGUARD_COMMANDS_H
+#define IMAGEGUARD_COMMANDS_H
+
+int cmd_version(int argc, char **argv);
+
+#endif

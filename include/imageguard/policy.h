@@ -1,0 +1,69 @@
+/* Tag policies as a Flux ImagePolicy defines them: filter (pcre2 pattern + extract template,
+ * exclusion list), order (semver range, numerical, alphabetical), pick the best, and compare
+ * two tags under the same order. Deterministic: equal ranks are broken by the byte-wise
+ * greater original tag. */
+#ifndef IMAGEGUARD_POLICY_H
+#define IMAGEGUARD_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct error;
+struct strvec;
+
+enum policy_kind { POLICY_SEMVER, POLICY_NUMERICAL, POLICY_ALPHABETICAL };
+
+struct policy_spec {
+	const char *pattern;        /* NULL: every tag passes the filter */
+	const char *extract;        /* NULL: the whole tag (or "$0") is the value ordered */
+	const char *const *exclude; /* NULL: the default exclusion list ("^.*\\.sig$") */
+	size_t exclude_len;         /* with exclude != NULL; 0 with a non-NULL exclude: none */
+	enum policy_kind kind;
+	const char *range;          /* POLICY_SEMVER: Masterminds v3 range (e.g. ">=1.0.0") */
+	bool ascending;             /* numerical/alphabetical: asc picks the greatest */
+};
+
+struct policy; /* opaque, immutable after policy_new: safe to share between threads */
+
+/* Compiles the spec (pcre2 with JIT when available, the semver range). Invalid regexes are
+ * IG_EINVALID naming the offset and pcre2's message; invalid ranges are IG_EINVALID. */
+int policy_new(struct policy **out, const struct policy_spec *spec, struct error *err);
+void policy_free(struct policy *p);
+
+struct policy_result {
+	char *latest;      /* owned; NULL when no candidate */
+	size_t candidates; /* tags that passed filter, exclusion and the order's parse/range */
+	size_t skipped;    /* tags that matched the filter but could not be ordered (not a number,
+	                      not semver, outside the range) */
+};
+
+#define POLICY_RESULT_INIT {NULL, 0, 0}
+
+/* Picks the best of n tags. Returns 0 (latest may be NULL when nothing qualifies) or a
+ * negative code (out of memory). */
+int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
+		  size_t n, struct error *err);
+void policy_result_release(struct policy_result *r);
+
+/* Appends the candidates in policy order, best first, to out. */
+int policy_order(struct strvec *out, const struct policy *p, const char *const *tags, size_t n,
+		 struct error *err);
+
+enum policy_verdict {
+	POLICY_FORWARD,     /* candidate strictly ahead of current */
+	POLICY_SAME,        /* same rank and same tag */
+	POLICY_BACKWARD,    /* candidate behind current (or equal rank, byte-wise lower tag) */
+	POLICY_INCOMPARABLE /* current (or candidate) is outside the policy's order */
+};
+
+/* Compares current with candidate under the policy (filter and extract applied to both).
+ * The guard trusts this with every commit. */
+enum policy_verdict policy_compare(const struct policy *p, const char *current,
+				   const char *candidate);
+
+/* True when tag passes filter and exclusion and is orderable (in range for semver). */
+bool policy_accepts(const struct policy *p, const char *tag);
+
+const char *policy_verdict_name(enum policy_verdict v);
+
+#endif

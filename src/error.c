@@ -1,0 +1,66 @@
+/* The error struct: one-line messages carried up the stack with context added once per layer. */
+#include <stdio.h>
+#include <string.h>
+
+#include "imageguard/error.h"
+
+/* Keeps messages on one line: control characters from outside input become spaces. */
+static void flatten(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
+int error_set(struct error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return code;
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	flatten(err->msg);
+	return code;
+}
+
+int error_prefix(struct error *err, const char *fmt, ...)
+{
+	char prefix[ERROR_MSG_MAX], old[ERROR_MSG_MAX];
+	va_list ap;
+
+	if (!err)
+		return IG_EFAIL;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+	flatten(err->msg);
+	return err->code ? err->code : IG_EFAIL;
+}
+
+void error_clear(struct error *err)
+{
+	if (!err)
+		return;
+	err->code = 0;
+	err->msg[0] = '\0';
+}
+
+const char *error_code_name(int code)
+{
+	switch (code) {
+	case IG_OK: return "ok";
+	case IG_ENOTFOUND: return "not found";
+	case IG_EAUTH: return "unauthorized";
+	case IG_ETIMEOUT: return "timeout";
+	case IG_ECONFLICT: return "conflict";
+	case IG_EINVALID: return "invalid";
+	case IG_ETOOBIG: return "too big";
+	case IG_EUSAGE: return "usage";
+	default: return "failure";
+	}
+}

@@ -1,0 +1,56 @@
+/* imageguard's entry point: global library initialisation and the command table (git's
+ * commands[]). Everything else lives in the library. */
+#include <curl/curl.h>
+#include <git2.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "imageguard/commands.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"version", cmd_version, "print the version"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: imageguard <command> [options]\n\n"
+		     "Downgrade-protected image automation for GitOps.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n`imageguard <command> --help` describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	int rc = 2;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		argv[1] = "version";
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name) != 0)
+			continue;
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		git_libgit2_init();
+		rc = commands[i].fn(argc - 1, argv + 1);
+		git_libgit2_shutdown();
+		curl_global_cleanup();
+		return rc;
+	}
+	fprintf(stderr, "imageguard: '%s': unknown command (see imageguard --help)\n", argv[1]);
+	return 2;
+}
