@@ -1,0 +1,48 @@
+/* The Git store: a cached clone per URL in the state dir, refreshed each pass (fetch + hard
+ * reset, recloning a broken cache), and commits pushed safely: never forced; on a
+ * non-fast-forward rejection the edit is re-applied on the new head and the push retried. */
+#ifndef IMAGEGUARD_GITSTORE_H
+#define IMAGEGUARD_GITSTORE_H
+
+#include <stddef.h>
+
+struct buf;
+struct error;
+
+struct gitstore_options {
+	const char *url;          /* ssh://, scp-like, https://, http://, file:// or a path */
+	const char *branch;       /* the checkout branch */
+	const char *push_branch;  /* NULL: the checkout branch; created from it when missing */
+	const char *state_dir;    /* the clone lives in <state_dir>/git/<key of url> */
+	const char *secret_dir;   /* NULL or a folder with identity, identity.pub, known_hosts,
+	                             username, password, bearerToken, ca.crt, passphrase */
+	const char *author_name;  /* default "imageguard" */
+	const char *author_email; /* default "imageguard@localhost" */
+	unsigned max_attempts;    /* pushes tried on non-fast-forward, default 5 */
+};
+
+struct gitstore;
+
+/* Opens (cloning once) and refreshes the cache to the remote branch head.
+ * Credentials never appear in errors. */
+int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, struct error *err);
+void gitstore_free(struct gitstore *g);
+
+/* The work tree of the checkout (borrowed, valid until gitstore_free). */
+const char *gitstore_workdir(const struct gitstore *g);
+/* The hex id of the checked-out head commit (borrowed). */
+const char *gitstore_head(const struct gitstore *g);
+
+/* Edits the work tree for one commit: writes the files it changes and sets the commit
+ * message. Called again after a rejected push, on the new remote head, so it must re-read
+ * the files (another writer may have moved a marker). Returns 0, or negative to abort. */
+typedef int (*gitstore_edit_fn)(void *ctx, const char *workdir, struct buf *message,
+				struct error *err);
+
+/* Runs edit, commits what changed (nothing changed: no commit, out_commit ""), pushes, and on
+ * a non-fast-forward rejection fetches, resets, re-runs edit and retries up to max_attempts;
+ * IG_ECONFLICT when it still fails. out_commit gets the pushed commit's hex id. */
+int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit,
+			 void *ctx, struct error *err);
+
+#endif
