@@ -28,6 +28,7 @@ static bool needs_git(const char *name)
 
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
+	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 	{"tags", cmd_tags, "list the tags of an image repository"},
 };
 
