@@ -34,7 +34,12 @@ static const char usage_text[] =
 	"\n"
 	"POLICY FLAGS (show the candidates in policy order, best first):\n"
 	"  --pattern RE  --extract TEMPLATE  --exclude RE (repeatable)\n"
-	"  and one of --semver RANGE, --numerical asc|desc, --alphabetical asc|desc\n";
+	"  and one of --semver RANGE, --numerical asc|desc, --alphabetical asc|desc\n"
+	"With them, JSON `tags` and `count` are the candidates; `sha256` always identifies the\n"
+	"whole sorted listing (as the audit log's tags_sha256 does).\n"
+	"\n"
+	"Exit: 0 listed, 1 the registry failed (the error names it and the HTTP status),\n"
+	"2 usage or invalid input (image, policy, Docker config).\n";
 
 struct tags_opts {
 	const char *image;
@@ -174,35 +179,28 @@ done:
 	return rc;
 }
 
-static int order_by_policy(struct strvec *out, const struct policyflags *pf,
-			   const struct strvec *tags, struct error *err)
-{
-	struct policy *p = NULL;
-	int error;
-
-	if ((error = policy_new(&p, &pf->spec, err)) < 0)
-		return error;
-	error = policy_order(out, p, (const char *const *)tags->items, tags->len, err);
-	policy_free(p);
-	return error;
-}
-
-static int run(const struct tags_opts *o, struct error *err)
+/* Everything before the first request is input: an error there is exit 2, after it exit 1. */
+static int run(const struct tags_opts *o, bool *bad_input, struct error *err)
 {
 	struct imageref ref = IMAGEREF_INIT;
 	struct registry_creds creds = REGISTRY_CREDS_INIT;
 	struct registry_listing l = REGISTRY_LISTING_INIT;
 	struct strvec ordered = STRVEC_INIT;
 	struct registry_client *c = NULL;
+	struct policy *p = NULL;
 	struct registry_target t = {0};
 	const struct strvec *shown;
 	int error;
 
+	*bad_input = true;
 	if ((error = imageref_parse(&ref, o->image, 0, err)) < 0)
 		goto done;
 	if (o->docker_config &&
 	    (error = creds_load_docker_config(&creds, o->docker_config, ref.registry, err)) < 0)
 		goto done;
+	if (o->pf.set && (error = policy_new(&p, &o->pf.spec, err)) < 0)
+		goto done;
+	*bad_input = false;
 	if ((error = registry_client_new(&c, &o->ro, err)) < 0)
 		goto done;
 	t.ref = &ref;
@@ -213,8 +211,9 @@ static int run(const struct tags_opts *o, struct error *err)
 	if ((error = registry_list_tags(&l, c, &t, err)) < 0)
 		goto done;
 	shown = &l.tags;
-	if (o->pf.set) {
-		if ((error = order_by_policy(&ordered, &o->pf, &l.tags, err)) < 0)
+	if (p) {
+		if ((error = policy_order(&ordered, p, (const char *const *)l.tags.items, l.tags.len,
+					  err)) < 0)
 			goto done;
 		shown = &ordered;
 	}
@@ -229,6 +228,7 @@ static int run(const struct tags_opts *o, struct error *err)
 	}
 done:
 	strvec_release(&ordered);
+	policy_free(p);
 	registry_listing_release(&l);
 	registry_client_free(c);
 	creds_release(&creds);
@@ -240,6 +240,7 @@ int cmd_tags(int argc, char **argv)
 {
 	struct tags_opts o = {NULL, NULL, NULL, false, false, 0, {0}, POLICYFLAGS_INIT};
 	struct error err = ERROR_INIT;
+	bool bad_input = false;
 	int error, rc;
 
 	registry_options_init(&o.ro);
@@ -253,12 +254,10 @@ int cmd_tags(int argc, char **argv)
 		rc = 2;
 		goto done;
 	}
-	error = run(&o, &err);
+	error = run(&o, &bad_input, &err);
 	if (error < 0)
 		fprintf(stderr, "imageguard: %s\n", err.msg);
-	rc = error == 0 ? 0 : error == IG_EINVALID && strncmp(err.msg, "image '", 7) == 0 ? 2
-			      : error == IG_EUSAGE					   ? 2
-												   : 1;
+	rc = error == 0 ? 0 : bad_input && error != IG_EFAIL ? 2 : 1;
 done:
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = 1;
