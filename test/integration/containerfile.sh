@@ -13,7 +13,8 @@
 # Mutated copies of the Containerfile (a package removed, one added) must fail the same check.
 set -euo pipefail
 SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-BIN=${IMAGEGUARD:-$SRC/build/imageguard}
+# The image's binary is the plain `make` build (no sanitizer runtimes), whatever $IMAGEGUARD is.
+BIN=$SRC/build/imageguard
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/imageguard-containerfile.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -23,10 +24,10 @@ notok() { echo "not ok - $*"; failures=$((failures + 1)); }
 for tool in readelf ldd dpkg dpkg-query apt-cache pkg-config gcc; do
 	command -v "$tool" >/dev/null || { echo "not ok - missing tool $tool"; exit 1; }
 done
-if [[ ! -x $BIN ]]; then
-	make -C "$SRC" --no-print-directory >/dev/null
-	BIN=$SRC/build/imageguard
-fi
+# Up to date with the sources (a no-op after `make check`); SANITIZE= and BUILD= override what
+# `make check SANITIZE=1` passes down through MAKEFLAGS and the environment.
+make -C "$SRC" --no-print-directory SANITIZE= BUILD=build build/imageguard >"$tmp/make.log" 2>&1 ||
+	{ echo "not ok - make build/imageguard"; cat "$tmp/make.log"; exit 1; }
 
 # The package names of one stage's `apt-get install` commands (continuations joined, options
 # and shell operators dropped). $1 Containerfile, $2 stage index counted from 1; 0 = the last.
