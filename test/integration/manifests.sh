@@ -40,8 +40,8 @@ def parse_files(paths):
         for d in docs:
             if not isinstance(d, dict):
                 bad(f"{p}: a document is not a mapping")
-            elif "kind" not in d and not p.endswith("values.yaml"):
-                bad(f"{p}: a document has no kind")
+            elif ("kind" in d) != ("apiVersion" in d):
+                bad(f"{p}: a document has kind or apiVersion without the other")
 
 
 SECRET_KEYS = {".dockerconfigjson", "username", "password", "bearerToken", "identity",
