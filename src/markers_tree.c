@@ -72,10 +72,15 @@ static int walk(struct strvec *files, const char *root, const char *rel, int dep
 	if (join(&dirpath, root, rel) < 0)
 		return error_set(err, IG_EFAIL, "out of memory");
 	dir = opendir(dirpath);
+	if (!dir && depth == 0) {
+		rc = error_set(err, IG_ENOTFOUND, "'%s': cannot read directory: %s", dirpath,
+			       strerror(errno));
+		goto done;
+	}
 	if (!dir) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), "cannot read directory: %s", strerror(errno));
-		rc = markers_add_problem(out, *rel ? rel : ".", 0, msg);
+		rc = markers_add_problem(out, rel, 0, msg);
 		goto done;
 	}
 	while (rc == 0 && (de = readdir(dir)) != NULL) {
