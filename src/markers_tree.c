@@ -35,9 +35,10 @@ static int normalise_subpath(struct buf *out, const char *subpath, struct error 
 		size_t n = strcspn(p, "/");
 		if (n == 2 && p[0] == '.' && p[1] == '.')
 			return error_set(err, IG_EINVALID, "path '%s': must not contain '..'",
-					 subpath);
+			                 subpath);
 		if (n > 0 && !(n == 1 && p[0] == '.')) {
-			if ((out->len > 0 && buf_append(out, "/", 1) < 0) || buf_append(out, p, n) < 0)
+			if ((out->len > 0 && buf_append(out, "/", 1) < 0) ||
+			    buf_append(out, p, n) < 0)
 				return error_set(err, IG_EFAIL, "out of memory");
 		}
 		p += n;
@@ -62,7 +63,7 @@ static int join(char **out, const char *a, const char *b)
 
 /* Collects the relative names of YAML files under root/rel into files. */
 static int walk(struct strvec *files, const char *root, const char *rel, int depth,
-		struct marker_set *out, struct error *err)
+                struct marker_set *out, struct error *err)
 {
 	char *dirpath = NULL;
 	DIR *dir = NULL;
@@ -74,7 +75,7 @@ static int walk(struct strvec *files, const char *root, const char *rel, int dep
 	dir = opendir(dirpath);
 	if (!dir && depth == 0) {
 		rc = error_set(err, IG_ENOTFOUND, "'%s': cannot read directory: %s", dirpath,
-			       strerror(errno));
+		               strerror(errno));
 		goto done;
 	}
 	if (!dir) {
@@ -100,8 +101,8 @@ static int walk(struct strvec *files, const char *root, const char *rel, int dep
 			else if (S_ISREG(st.st_mode) && is_yaml_name(de->d_name)) {
 				if (files->len >= MAX_FILES)
 					rc = error_set(err, IG_ETOOBIG,
-						       "'%s': more than %d YAML files", root,
-						       MAX_FILES);
+					               "'%s': more than %d YAML files", root,
+					               MAX_FILES);
 				else if (strvec_push(files, child) < 0)
 					rc = error_set(err, IG_EFAIL, "out of memory");
 			}
@@ -116,8 +117,7 @@ done:
 	return rc;
 }
 
-int markers_scan_file(struct marker_set *out, const char *root, const char *name,
-		      struct error *err)
+int markers_scan_file(struct marker_set *out, const char *root, const char *name, struct error *err)
 {
 	struct buf data = BUF_INIT_MAX(MARKERS_MAX_FILE_SIZE);
 	char *path = NULL;
@@ -155,7 +155,7 @@ static int check_start(const char *root, const char *sub, struct error *err)
 	}
 	if (stat(root, &st) < 0) {
 		rc = error_set(err, errno == ENOENT || errno == ENOTDIR ? IG_ENOTFOUND : IG_EFAIL,
-			       "'%s': %s", root, strerror(errno));
+		               "'%s': %s", root, strerror(errno));
 		goto done;
 	}
 	while (S_ISDIR(st.st_mode) && *p) {
@@ -166,7 +166,7 @@ static int check_start(const char *root, const char *sub, struct error *err)
 		}
 		if (lstat(path.data, &st) < 0) {
 			rc = error_set(err, errno == ENOENT ? IG_ENOTFOUND : IG_EFAIL, "'%s': %s",
-				       path.data, strerror(errno));
+			               path.data, strerror(errno));
 			goto done;
 		}
 		p += n + (p[n] == '/');
@@ -179,7 +179,7 @@ done:
 }
 
 int markers_scan_tree(struct marker_set *out, const char *root, const char *subpath,
-		      struct error *err)
+                      struct error *err)
 {
 	struct buf sub = BUF_INIT;
 	struct strvec files = STRVEC_INIT;
