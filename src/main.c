@@ -15,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
+	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
 };
 
 static void usage(FILE *out)
