@@ -172,9 +172,10 @@ int lint_check_image(struct lint_report *out, const struct lint_options *opts, c
 		if (img->pull_known &&
 		    (pull == LINT_PULL_IF_NOT_PRESENT || pull == LINT_PULL_NEVER)) {
 			snprintf(msg, sizeof(msg),
-				 "mutable tag '%.128s' with imagePullPolicy %s%s: nodes keep running a "
-				 "cached image after the tag moves",
-				 img->tag ? img->tag : "latest", lint_pull_name(pull),
+				 "%s%.128s%s with imagePullPolicy %s%s: nodes keep running a cached "
+				 "image after the tag moves",
+				 img->tag ? "mutable tag '" : "no tag (means 'latest')",
+				 img->tag ? img->tag : "", img->tag ? "'" : "", lint_pull_name(pull),
 				 defaulted ? " (Kubernetes' default for this tag)" : "");
 			if ((error = push_finding(out, file, line, LINT_PULL_POLICY, img->image, msg,
 						  err)) < 0)
@@ -308,17 +309,40 @@ static bool is_null(const yaml_node_t *n)
 	       !strcmp(v, "NULL");
 }
 
-static yaml_node_t *map_get(struct scan *s, const yaml_node_t *map, const char *key)
+/* Looks key up in map, then in the maps merged into it with `<<` (YAML 1.1 merge keys, which
+ * Kubernetes' YAML reader honours): explicit keys win, then merged maps in order. */
+static yaml_node_t *map_get_merged(struct scan *s, const yaml_node_t *map, const char *key,
+				   int depth)
 {
+	yaml_node_pair_t *p;
+
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return NULL;
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-	     p++) {
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		const char *k = scalar(node_at(s, p->key));
 		if (k && strcmp(k, key) == 0)
 			return node_at(s, p->value);
 	}
+	for (p = map->data.mapping.pairs.start; depth < 8 && p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node_at(s, p->key), *v = node_at(s, p->value), *r = NULL;
+		if (!scalar(k) || strcmp(scalar(k), "<<") != 0 ||
+		    k->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || !v)
+			continue;
+		if (v->type == YAML_MAPPING_NODE)
+			r = map_get_merged(s, v, key, depth + 1);
+		else if (v->type == YAML_SEQUENCE_NODE)
+			for (yaml_node_item_t *it = v->data.sequence.items.start;
+			     !r && it < v->data.sequence.items.top; it++)
+				r = map_get_merged(s, node_at(s, *it), key, depth + 1);
+		if (r)
+			return r;
+	}
 	return NULL;
+}
+
+static yaml_node_t *map_get(struct scan *s, const yaml_node_t *map, const char *key)
+{
+	return map_get_merged(s, map, key, 0);
 }
 
 /* The value of key as a string, NULL when absent, null or not a string. */
