@@ -262,7 +262,6 @@ void lint_report_release(struct lint_report *r)
 
 /* ---- Finding images in YAML documents ---- */
 
-#define LINT_FILE_MAX ((size_t)16 << 20) /* bigger than any manifest a human keeps in Git */
 #define LINT_DEPTH_MAX 64                /* nesting followed in HelmRelease values */
 #define LINT_DIR_DEPTH_MAX 64
 

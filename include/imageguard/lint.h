@@ -11,6 +11,10 @@ struct error;
 struct strvec;
 struct marker_set;
 
+/* The largest manifest read: bigger than any a human keeps in Git; larger files are
+ * problems, never read whole. */
+#define LINT_FILE_MAX ((size_t)16 << 20)
+
 /* Ordered as they sort in a report at the same line. */
 enum lint_rule { LINT_MUTABLE_TAG, LINT_PULL_POLICY, LINT_NO_DIGEST, LINT_UNKNOWN_POLICY };
 enum lint_severity { LINT_WARNING, LINT_ERROR };
