@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "imageguard/commands.h"
+#include "imageguard/config.h"
 #include "imageguard/error.h"
 #include "imageguard/imageref.h"
 #include "imageguard/lint.h"
+#include "imageguard/markers.h"
 #include "imageguard/strvec.h"
 
 struct lint_args {
@@ -171,13 +174,99 @@ static void print_problems(const struct lint_report *r)
 	}
 }
 
-/* TEMPORARY until markers and config land. */
-static int lint_unknown_policies(struct lint_report *report, const char *root, const char *config)
+static void print_config_diags(const struct config_diags *d)
 {
-	(void)report;
-	(void)root;
-	fprintf(stderr, "imageguard: %s: --config is not supported yet\n", config);
-	return 2;
+	for (size_t i = 0; i < d->len; i++) {
+		const struct config_diag *g = &d->items[i];
+		const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
+		if (g->line)
+			fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev,
+				g->message);
+		else
+			fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
+	}
+}
+
+/* The markers under root (a directory, or one file named by its base name as lint names it). */
+static int scan_markers(struct marker_set *out, const char *root, struct error *err)
+{
+	const char *slash = strrchr(root, '/');
+	char *dir = NULL;
+	struct stat st;
+	int error;
+
+	if (stat(root, &st) < 0 || !S_ISREG(st.st_mode))
+		return markers_scan_tree(out, root, NULL, err);
+	if (!slash)
+		return markers_scan_file(out, ".", root, err);
+	if (!(dir = strndup(root, slash == root ? 1 : (size_t)(slash - root))))
+		return error_set(err, IG_EFAIL, "lint: out of memory");
+	error = markers_scan_file(out, dir, slash + 1, err);
+	free(dir);
+	return error;
+}
+
+/* Markers' problems are worth hearing (a marker on a map), except in a file lint already
+ * reported as unreadable: that would say the same thing twice. */
+static int add_marker_problems(struct lint_report *report, const struct marker_set *m,
+			       struct error *err)
+{
+	size_t lint_problems = report->problems_len;
+	int error;
+
+	for (size_t i = 0; i < m->problems_len; i++) {
+		const struct marker_problem *p = &m->problems[i];
+		bool seen = false;
+		for (size_t j = 0; j < lint_problems && !seen; j++)
+			seen = !strcmp(report->problems[j].file, p->file);
+		if (!seen && (error = lint_add_problem(report, p->file, p->line, err, "%s",
+						       p->message)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+/* unknown-policy: loads the configuration, scans the markers under root and reports those
+ * naming a policy it does not define. Returns the exit code to stop with (2: configuration
+ * invalid or unreadable, 1: runtime failure) or 0 to go on. */
+static int lint_unknown_policies(struct lint_report *report, const char *root, const char *path)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct marker_set markers = MARKER_SET_INIT;
+	struct strvec known = STRVEC_INIT;
+	struct config *cfg = NULL;
+	struct error err = ERROR_INIT;
+	int rc = 2, error;
+
+	error = config_load(&cfg, path, &diags, &err);
+	print_config_diags(&diags);
+	if (error < 0) {
+		fprintf(stderr, "imageguard: %s\n", err.msg);
+		rc = error == IG_EFAIL ? 1 : 2;
+		goto done;
+	}
+	rc = 1;
+	for (size_t i = 0; i < cfg->policies_len; i++)
+		if (strvec_push(&known, cfg->policies[i].id) < 0)
+			goto oom;
+	if ((error = scan_markers(&markers, root, &err)) < 0) {
+		fprintf(stderr, "imageguard: %s\n", err.msg);
+		rc = error == IG_EFAIL ? 1 : 2;
+		goto done;
+	}
+	if (add_marker_problems(report, &markers, &err) < 0 ||
+	    lint_check_markers(report, &markers, &known, &err) < 0)
+		goto oom;
+	rc = 0;
+	goto done;
+oom:
+	fprintf(stderr, "imageguard: lint: out of memory\n");
+done:
+	markers_release(&markers);
+	strvec_release(&known);
+	config_free(cfg);
+	config_diags_release(&diags);
+	return rc;
 }
 
 int cmd_lint(int argc, char **argv)

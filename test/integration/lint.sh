@@ -30,6 +30,7 @@ for dir in "$golden"/*/; do
 	c=$(basename "$dir")
 	args=()
 	[[ -f $dir/args ]] && mapfile -t args <"$dir/args"
+	args=("${args[@]//@CASE@/${dir%/}}") # @CASE@ in args: the case's directory
 	want_rc=0
 	grep -q '"severity": "error"' "$dir/expected.json" && want_rc=1
 	run "golden $c" "$want_rc" "$dir/input" -o json "${args[@]}"
@@ -64,6 +65,24 @@ grep -q 'error mutable-tag' "$tmp/out" && ok "stable: mutable-tag" || not_ok "st
 run "--mutable-tags latest: stable passes" 0 "$tmp/warn" --mutable-tags latest
 run "--mutable-tags '': stable passes" 0 "$tmp/warn" --mutable-tags ''
 run "--mutable-tags stable,x" 1 "$tmp/warn" --mutable-tags=x,stable
+
+# --config: unknown-policy needs a valid configuration; an invalid or missing one is exit 2.
+pol="$golden/policies"
+run "--config as a file" 1 "$pol/input" --config "$pol/config/policies.yaml" -o json
+same "--config file = --config directory" "$tmp/out" "$pol/expected.json"
+run "without --config no unknown-policy" 1 "$pol/input" -o json
+grep -q unknown-policy "$tmp/out" && not_ok "no unknown-policy without --config" || ok "no unknown-policy without --config"
+run "missing --config" 2 "$pol/input" --config "$tmp/nope"
+grep -q "^imageguard: .*nope.*" "$tmp/err" && ok "missing --config: error names it" || not_ok "missing --config: error names it"
+mkdir -p "$tmp/badcfg"
+printf 'apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicy\nmetadata: {name: p}\nspec: {}\n' >"$tmp/badcfg/p.yaml"
+run "invalid --config" 2 "$pol/input" --config "$tmp/badcfg"
+grep -q "^imageguard: .*p.yaml:[0-9]*: " "$tmp/err" && ok "invalid --config: file:line errors" || not_ok "invalid --config: file:line errors ($(head -2 "$tmp/err"))"
+[[ ! -s $tmp/out ]] && ok "invalid --config: no findings printed" || not_ok "invalid --config: no findings printed"
+run "single file with --config" 1 "$pol/input/apps/web.yaml" --config "$pol/config" -o json
+/usr/bin/python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); u=[f for f in a if f["rule"]=="unknown-policy"]
+assert [(f["file"],f["line"]) for f in u] == [("web.yaml",12),("web.yaml",14)], u' "$tmp/out" &&
+	ok "single file with --config: unknown-policy by base name" || not_ok "single file with --config"
 
 # A single file as PATH: file names relative to it are its base name.
 run "single file" 1 "$golden/workloads/input/jobs.yaml" -o json
