@@ -26,24 +26,25 @@ struct lint_args {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: imageguard lint PATH [--config P] [--mutable-tags a,b] "
-		"[--fail-on error|warning] [-o text|json]\n\n"
-		"Lints the Kubernetes manifests under PATH (*.yaml, *.yml): workloads' containers,\n"
-		"Kustomize images: and HelmRelease values.\n\n"
-		"rules:\n"
-		"  mutable-tag     error    no tag, or a mutable tag, and no digest\n"
-		"  pull-policy     error    a mutable tag whose effective imagePullPolicy (after\n"
-		"                           Kubernetes' defaulting) is IfNotPresent or Never\n"
-		"  no-digest       warning  not pinned by digest\n"
-		"  unknown-policy  error    a marker naming a policy absent from --config\n\n"
-		"options:\n"
-		"  --config P          configuration file or directory (enables unknown-policy)\n"
-		"  --mutable-tags a,b  the mutable tags (default: latest,main,master,dev,develop,\n"
-		"                      edge,nightly,stable); a missing tag is always mutable\n"
-		"  --fail-on SEV       exit 1 when a finding at or above SEV exists (default error)\n"
-		"  -o, --output FMT    text (default) or json\n\n"
-		"exit: 0 no finding at or above --fail-on, 1 some, 2 usage or unreadable PATH\n");
+	fprintf(
+	    out,
+	    "usage: imageguard lint PATH [--config P] [--mutable-tags a,b] "
+	    "[--fail-on error|warning] [-o text|json]\n\n"
+	    "Lints the Kubernetes manifests under PATH (*.yaml, *.yml): workloads' containers,\n"
+	    "Kustomize images: and HelmRelease values.\n\n"
+	    "rules:\n"
+	    "  mutable-tag     error    no tag, or a mutable tag, and no digest\n"
+	    "  pull-policy     error    a mutable tag whose effective imagePullPolicy (after\n"
+	    "                           Kubernetes' defaulting) is IfNotPresent or Never\n"
+	    "  no-digest       warning  not pinned by digest\n"
+	    "  unknown-policy  error    a marker naming a policy absent from --config\n\n"
+	    "options:\n"
+	    "  --config P          configuration file or directory (enables unknown-policy)\n"
+	    "  --mutable-tags a,b  the mutable tags (default: latest,main,master,dev,develop,\n"
+	    "                      edge,nightly,stable); a missing tag is always mutable\n"
+	    "  --fail-on SEV       exit 1 when a finding at or above SEV exists (default error)\n"
+	    "  -o, --output FMT    text (default) or json\n\n"
+	    "exit: 0 no finding at or above --fail-on, 1 some, 2 usage or unreadable PATH\n");
 }
 
 /* Splits "a,b" into tags (surrounding spaces dropped); an empty string is the empty list. */
@@ -59,7 +60,7 @@ static int parse_tag_list(struct strvec *out, const char *s)
 			n--;
 		if (!imageref_is_valid_tag(p, n)) {
 			fprintf(stderr, "imageguard: lint: --mutable-tags: '%.*s' is not a tag\n",
-				(int)(end ? (size_t)(end - s) : strlen(s)), s);
+			        (int)(end ? (size_t)(end - s) : strlen(s)), s);
 			return IG_EUSAGE;
 		}
 		if (strvec_pushn(out, p, n) < 0)
@@ -72,9 +73,12 @@ static int parse_tag_list(struct strvec *out, const char *s)
 static int parse_args(struct lint_args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'}, {"mutable-tags", required_argument, NULL, 'm'},
-		{"fail-on", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"mutable-tags", required_argument, NULL, 'm'},
+	    {"fail-on", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -96,15 +100,17 @@ static int parse_args(struct lint_args *a, int argc, char **argv)
 				a->fail_on = !strcmp(optarg, "error") ? LINT_ERROR : LINT_WARNING;
 				break;
 			}
-			fprintf(stderr, "imageguard: lint: --fail-on '%s': expected error or warning\n",
-				optarg);
+			fprintf(stderr,
+			        "imageguard: lint: --fail-on '%s': expected error or warning\n",
+			        optarg);
 			return IG_EUSAGE;
 		case 'o':
 			if (!strcmp(optarg, "text") || !strcmp(optarg, "json")) {
 				a->json = !strcmp(optarg, "json");
 				break;
 			}
-			fprintf(stderr, "imageguard: lint: -o '%s': expected text or json\n", optarg);
+			fprintf(stderr, "imageguard: lint: -o '%s': expected text or json\n",
+			        optarg);
 			return IG_EUSAGE;
 		case 'h':
 			usage(stdout);
@@ -114,13 +120,14 @@ static int parse_args(struct lint_args *a, int argc, char **argv)
 			return IG_EUSAGE;
 		default:
 			fprintf(stderr, "imageguard: lint: %s: unknown option (see --help)\n",
-				argv[optind - 1]);
+			        argv[optind - 1]);
 			return IG_EUSAGE;
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "imageguard: lint: %s\n",
-			optind == argc ? "PATH is required (see --help)" : "only one PATH is allowed");
+		        optind == argc ? "PATH is required (see --help)"
+		                       : "only one PATH is allowed");
 		return IG_EUSAGE;
 	}
 	a->path = argv[optind];
@@ -138,9 +145,9 @@ static int print_json(const struct lint_report *r)
 	for (size_t i = 0; i < r->len; i++) {
 		const struct lint_finding *f = &r->findings[i];
 		json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s}", "file", f->file, "line",
-				      (json_int_t)f->line, "rule", lint_rule_name(f->rule),
-				      "severity", lint_severity_name(f->severity), "image", f->image,
-				      "message", f->message);
+		                      (json_int_t)f->line, "rule", lint_rule_name(f->rule),
+		                      "severity", lint_severity_name(f->severity), "image",
+		                      f->image, "message", f->message);
 		if (!o || json_array_append_new(arr, o) < 0)
 			goto done;
 	}
@@ -158,8 +165,9 @@ static void print_text(const struct lint_report *r)
 {
 	for (size_t i = 0; i < r->len; i++) {
 		const struct lint_finding *f = &r->findings[i];
-		printf("%s:%zu: %s %s: %s (%s)\n", f->file, f->line, lint_severity_name(f->severity),
-		       lint_rule_name(f->rule), f->message, f->image);
+		printf("%s:%zu: %s %s: %s (%s)\n", f->file, f->line,
+		       lint_severity_name(f->severity), lint_rule_name(f->rule), f->message,
+		       f->image);
 	}
 }
 
@@ -181,7 +189,7 @@ static void print_config_diags(const struct config_diags *d)
 		const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
 		if (g->line)
 			fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev,
-				g->message);
+			        g->message);
 		else
 			fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
 	}
@@ -209,7 +217,7 @@ static int scan_markers(struct marker_set *out, const char *root, struct error *
 /* Markers' problems are worth hearing (a marker on a map), except in a file lint already
  * reported as unreadable: that would say the same thing twice. */
 static int add_marker_problems(struct lint_report *report, const struct marker_set *m,
-			       struct error *err)
+                               struct error *err)
 {
 	size_t lint_problems = report->problems_len;
 	int error;
@@ -219,8 +227,8 @@ static int add_marker_problems(struct lint_report *report, const struct marker_s
 		bool seen = false;
 		for (size_t j = 0; j < lint_problems && !seen; j++)
 			seen = !strcmp(report->problems[j].file, p->file);
-		if (!seen && (error = lint_add_problem(report, p->file, p->line, err, "%s",
-						       p->message)) < 0)
+		if (!seen &&
+		    (error = lint_add_problem(report, p->file, p->line, err, "%s", p->message)) < 0)
 			return error;
 	}
 	return 0;

@@ -18,8 +18,8 @@
 #include "imageguard/markers.h"
 #include "imageguard/strvec.h"
 
-static const char *const default_mutable[] = {"latest", "main",    "master", "dev",
-					      "develop", "edge", "nightly", "stable"};
+static const char *const default_mutable[] = {"latest",  "main", "master",  "dev",
+                                              "develop", "edge", "nightly", "stable"};
 
 const char *lint_rule_name(enum lint_rule rule)
 {
@@ -83,9 +83,8 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-static int push_finding(struct lint_report *out, const char *file, size_t line,
-			enum lint_rule rule, const char *image, const char *message,
-			struct error *err)
+static int push_finding(struct lint_report *out, const char *file, size_t line, enum lint_rule rule,
+                        const char *image, const char *message, struct error *err)
 {
 	struct lint_finding f = {NULL, line, rule, LINT_ERROR, NULL, NULL};
 
@@ -112,7 +111,7 @@ static int push_finding(struct lint_report *out, const char *file, size_t line,
 }
 
 int lint_add_problem(struct lint_report *out, const char *file, size_t line, struct error *err,
-		     const char *fmt, ...)
+                     const char *fmt, ...)
 {
 	struct lint_problem p = {NULL, line, NULL};
 	struct buf msg = BUF_INIT;
@@ -148,7 +147,7 @@ int lint_add_problem(struct lint_report *out, const char *file, size_t line, str
 /* The whole rule table: a reference pinned by digest runs exactly that image whatever its tag
  * says, so only unpinned references can be mutable — and only they can meet a stale cache. */
 int lint_check_image(struct lint_report *out, const struct lint_options *opts, const char *file,
-		     size_t line, const struct lint_image *img, struct error *err)
+                     size_t line, const struct lint_image *img, struct error *err)
 {
 	char msg[512];
 	enum lint_pull pull;
@@ -159,35 +158,39 @@ int lint_check_image(struct lint_report *out, const struct lint_options *opts, c
 		return 0;
 	if (lint_is_mutable_tag(opts, img->tag)) {
 		if (img->tag)
-			snprintf(msg, sizeof(msg),
-				 "mutable tag '%.128s' without a digest: the image it runs can change",
-				 img->tag);
+			snprintf(
+			    msg, sizeof(msg),
+			    "mutable tag '%.128s' without a digest: the image it runs can change",
+			    img->tag);
 		else
-			snprintf(msg, sizeof(msg),
-				 "no tag (means 'latest') and no digest: the image it runs can change");
-		if ((error = push_finding(out, file, line, LINT_MUTABLE_TAG, img->image, msg, err)) < 0)
+			snprintf(
+			    msg, sizeof(msg),
+			    "no tag (means 'latest') and no digest: the image it runs can change");
+		if ((error =
+		         push_finding(out, file, line, LINT_MUTABLE_TAG, img->image, msg, err)) < 0)
 			return error;
 		defaulted = img->pull == LINT_PULL_UNSET;
 		pull = defaulted ? lint_pull_default(img->tag, false) : img->pull;
 		if (img->pull_known &&
 		    (pull == LINT_PULL_IF_NOT_PRESENT || pull == LINT_PULL_NEVER)) {
-			snprintf(msg, sizeof(msg),
-				 "%s%.128s%s with imagePullPolicy %s%s: nodes keep running a cached "
-				 "image after the tag moves",
-				 img->tag ? "mutable tag '" : "no tag (means 'latest')",
-				 img->tag ? img->tag : "", img->tag ? "'" : "", lint_pull_name(pull),
-				 defaulted ? " (Kubernetes' default for this tag)" : "");
-			if ((error = push_finding(out, file, line, LINT_PULL_POLICY, img->image, msg,
-						  err)) < 0)
+			snprintf(
+			    msg, sizeof(msg),
+			    "%s%.128s%s with imagePullPolicy %s%s: nodes keep running a cached "
+			    "image after the tag moves",
+			    img->tag ? "mutable tag '" : "no tag (means 'latest')",
+			    img->tag ? img->tag : "", img->tag ? "'" : "", lint_pull_name(pull),
+			    defaulted ? " (Kubernetes' default for this tag)" : "");
+			if ((error = push_finding(out, file, line, LINT_PULL_POLICY, img->image,
+			                          msg, err)) < 0)
 				return error;
 		}
 	}
 	return push_finding(out, file, line, LINT_NO_DIGEST, img->image, "not pinned by digest",
-			    err);
+	                    err);
 }
 
 int lint_check_markers(struct lint_report *out, const struct marker_set *markers,
-		       const struct strvec *known, struct error *err)
+                       const struct strvec *known, struct error *err)
 {
 	char msg[512];
 	int error;
@@ -197,10 +200,10 @@ int lint_check_markers(struct lint_report *out, const struct marker_set *markers
 		if (strvec_has(known, m->policy))
 			continue;
 		snprintf(msg, sizeof(msg),
-			 "marker names policy '%.200s', which the configuration does not define",
-			 m->policy);
+		         "marker names policy '%.200s', which the configuration does not define",
+		         m->policy);
 		if ((error = push_finding(out, m->file, m->line, LINT_UNKNOWN_POLICY, m->value, msg,
-					  err)) < 0)
+		                          err)) < 0)
 			return error;
 	}
 	return 0;
@@ -262,7 +265,7 @@ void lint_report_release(struct lint_report *r)
 
 /* ---- Finding images in YAML documents ---- */
 
-#define LINT_DEPTH_MAX 64                /* nesting followed in HelmRelease values */
+#define LINT_DEPTH_MAX 64 /* nesting followed in HelmRelease values */
 #define LINT_DIR_DEPTH_MAX 64
 
 struct scan {
@@ -311,7 +314,7 @@ static bool is_null(const yaml_node_t *n)
 /* Looks key up in map, then in the maps merged into it with `<<` (YAML 1.1 merge keys, which
  * Kubernetes' YAML reader honours): explicit keys win, then merged maps in order. */
 static yaml_node_t *map_get_merged(struct scan *s, const yaml_node_t *map, const char *key,
-				   int depth)
+                                   int depth)
 {
 	yaml_node_pair_t *p;
 
@@ -387,16 +390,17 @@ static int read_pull(struct scan *s, const yaml_node_t *n, enum lint_pull *out)
 	else if (v && !strcmp(v, "Never"))
 		*out = LINT_PULL_NEVER;
 	else
-		return lint_add_problem(s->out, s->file, node_line(n), s->err,
-					"imagePullPolicy '%.64s': not Always, IfNotPresent or Never",
-					v ? v : "(not a string)");
+		return lint_add_problem(
+		    s->out, s->file, node_line(n), s->err,
+		    "imagePullPolicy '%.64s': not Always, IfNotPresent or Never",
+		    v ? v : "(not a string)");
 	return 0;
 }
 
 /* Lints one reference. strict: an unparseable reference is a problem (workloads, Kustomize);
  * otherwise it is taken for something that is not an image (a guess in Helm values). */
 static int check_ref(struct scan *s, const char *ref, size_t line, enum lint_pull pull,
-		     bool pull_known, bool strict)
+                     bool pull_known, bool strict)
 {
 	struct imageref r = IMAGEREF_INIT;
 	struct error perr = ERROR_INIT;
@@ -431,7 +435,7 @@ static int scan_container(struct scan *s, const yaml_node_t *c)
 		return 0;
 	if (!(ref = scalar(img)))
 		return lint_add_problem(s->out, s->file, node_line(img), s->err,
-					"image: not a string");
+		                        "image: not a string");
 	if ((error = read_pull(s, map_get(s, c, "imagePullPolicy"), &pull)) < 0)
 		return error;
 	return check_ref(s, ref, node_line(img), pull, true, true);
@@ -459,15 +463,15 @@ static const struct {
 	const char *kind;
 	const char *path[6];
 } workloads[] = {
-	{"Pod", {"spec", NULL}},
-	{"Deployment", {"spec", "template", "spec", NULL}},
-	{"StatefulSet", {"spec", "template", "spec", NULL}},
-	{"DaemonSet", {"spec", "template", "spec", NULL}},
-	{"ReplicaSet", {"spec", "template", "spec", NULL}},
-	{"ReplicationController", {"spec", "template", "spec", NULL}},
-	{"Job", {"spec", "template", "spec", NULL}},
-	{"CronJob", {"spec", "jobTemplate", "spec", "template", "spec", NULL}},
-	{"PodTemplate", {"template", "spec", NULL}},
+    {"Pod", {"spec", NULL}},
+    {"Deployment", {"spec", "template", "spec", NULL}},
+    {"StatefulSet", {"spec", "template", "spec", NULL}},
+    {"DaemonSet", {"spec", "template", "spec", NULL}},
+    {"ReplicaSet", {"spec", "template", "spec", NULL}},
+    {"ReplicationController", {"spec", "template", "spec", NULL}},
+    {"Job", {"spec", "template", "spec", NULL}},
+    {"CronJob", {"spec", "jobTemplate", "spec", "template", "spec", NULL}},
+    {"PodTemplate", {"template", "spec", NULL}},
 };
 
 static int scan_workload(struct scan *s, const yaml_node_t *obj, const char *kind)
@@ -504,7 +508,7 @@ static int scan_kustomize_entry(struct scan *s, const yaml_node_t *e)
 	line = node_line(tag ? tagn : dign);
 	if (!name && !(name = map_str(s, e, "name")))
 		return lint_add_problem(s->out, s->file, node_line(e), s->err,
-					"images: entry without name or newName");
+		                        "images: entry without name or newName");
 	if (buf_puts(&ref, name) < 0 || (tag && buf_printf(&ref, ":%s", tag) < 0) ||
 	    (digest && buf_printf(&ref, "@%s", digest) < 0)) {
 		buf_release(&ref);
@@ -546,9 +550,9 @@ static int helm_pull(struct scan *s, const yaml_node_t *map, enum lint_pull *out
 static int helm_image_map(struct scan *s, const yaml_node_t *m)
 {
 	yaml_node_t *repon = map_get(s, m, "repository"), *tagn = map_get(s, m, "tag"),
-		    *dign = map_get(s, m, "digest");
+	            *dign = map_get(s, m, "digest");
 	const char *repo = set_str(repon), *tag = set_str(tagn), *digest = set_str(dign),
-		   *registry = map_str(s, m, "registry");
+	           *registry = map_str(s, m, "registry");
 	struct buf ref = BUF_INIT_MAX(8192);
 	enum lint_pull pull;
 	int error;
@@ -656,8 +660,8 @@ static int scan_object(struct scan *s, const yaml_node_t *obj, int depth)
 	     has_prefix(api, "kustomize.config.k8s.io/")) ||
 	    (!kind && !api && s->kustomization_file))
 		return scan_kustomize_images(s, map_get(s, obj, "images"));
-	if (kind && has_suffix(kind, "List") && depth < 4 &&
-	    (items = map_get(s, obj, "items")) && items->type == YAML_SEQUENCE_NODE) {
+	if (kind && has_suffix(kind, "List") && depth < 4 && (items = map_get(s, obj, "items")) &&
+	    items->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *it = items->data.sequence.items.start;
 		     error >= 0 && it < items->data.sequence.items.top; it++)
 			error = scan_object(s, node_at(s, *it), depth + 1);
@@ -682,7 +686,7 @@ static int scan_document(struct scan *s, yaml_document_t *doc)
 }
 
 int lint_scan_buffer(struct lint_report *out, const struct lint_options *opts, const char *file,
-		     const char *data, size_t len, struct error *err)
+                     const char *data, size_t len, struct error *err)
 {
 	struct scan s = {out, opts, file, NULL, NULL, is_kustomization_name(file), err};
 	yaml_parser_t parser;
@@ -697,12 +701,12 @@ int lint_scan_buffer(struct lint_report *out, const struct lint_options *opts, c
 			if (parser.error == YAML_MEMORY_ERROR)
 				error = error_set(err, IG_EFAIL, "lint: out of memory");
 			else
-				error = lint_add_problem(out, file, parser.problem_mark.line + 1, err,
-							 "does not parse as YAML: %s%s%s%s",
-							 parser.problem ? parser.problem : "error",
-							 parser.context ? " (" : "",
-							 parser.context ? parser.context : "",
-							 parser.context ? ")" : "");
+				error = lint_add_problem(out, file, parser.problem_mark.line + 1,
+				                         err, "does not parse as YAML: %s%s%s%s",
+				                         parser.problem ? parser.problem : "error",
+				                         parser.context ? " (" : "",
+				                         parser.context ? parser.context : "",
+				                         parser.context ? ")" : "");
 			break;
 		}
 		if (!yaml_document_get_root_node(&doc)) { /* end of the stream */
@@ -730,8 +734,8 @@ static char *path_join(const char *a, const char *b)
 }
 
 /* Appends the *.yaml / *.yml files below root/rel (relative names) to files. */
-static int collect(struct strvec *files, struct lint_report *out, const char *root,
-		   const char *rel, int depth, struct error *err)
+static int collect(struct strvec *files, struct lint_report *out, const char *root, const char *rel,
+                   int depth, struct error *err)
 {
 	char *dir = NULL, *child = NULL, *full = NULL;
 	struct dirent *de;
@@ -749,7 +753,7 @@ static int collect(struct strvec *files, struct lint_report *out, const char *ro
 	}
 	if (!(d = opendir(dir))) {
 		error = lint_add_problem(out, *rel ? rel : ".", 0, err, "cannot read directory: %s",
-					 strerror(errno));
+		                         strerror(errno));
 		goto done;
 	}
 	while (error >= 0 && (de = readdir(d))) {
@@ -767,7 +771,8 @@ static int collect(struct strvec *files, struct lint_report *out, const char *ro
 		if (S_ISDIR(st.st_mode))
 			error = collect(files, out, root, child, depth + 1, err);
 		else if ((has_suffix(child, ".yaml") || has_suffix(child, ".yml")) &&
-			 stat(full, &st) == 0 && S_ISREG(st.st_mode) && strvec_push(files, child) < 0)
+		         stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+		         strvec_push(files, child) < 0)
 			error = error_set(err, IG_EFAIL, "lint: out of memory");
 	}
 done:
@@ -780,14 +785,14 @@ done:
 }
 
 static int lint_file(struct lint_report *out, const struct lint_options *opts, const char *path,
-		     const char *name, struct error *err)
+                     const char *name, struct error *err)
 {
 	struct buf data = BUF_INIT_MAX(LINT_FILE_MAX);
 	int error = buf_read_file(&data, path);
 
 	if (error == IG_ETOOBIG)
 		error = lint_add_problem(out, name, 0, err, "file larger than %zu MiB, skipped",
-					 LINT_FILE_MAX >> 20);
+		                         LINT_FILE_MAX >> 20);
 	else if (error < 0)
 		error = lint_add_problem(out, name, 0, err, "cannot read: %s", strerror(errno));
 	else
@@ -797,7 +802,7 @@ static int lint_file(struct lint_report *out, const struct lint_options *opts, c
 }
 
 int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, const char *root,
-		   struct error *err)
+                   struct error *err)
 {
 	struct strvec files = STRVEC_INIT;
 	struct stat st;
@@ -806,7 +811,7 @@ int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, con
 
 	if (stat(root, &st) < 0) {
 		error = error_set(err, errno == ENOENT ? IG_ENOTFOUND : IG_EINVALID, "'%s': %s",
-				  root, strerror(errno));
+		                  root, strerror(errno));
 		goto done;
 	}
 	if (S_ISREG(st.st_mode)) {

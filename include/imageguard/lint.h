@@ -23,7 +23,7 @@ enum lint_severity { LINT_WARNING, LINT_ERROR };
 enum lint_pull { LINT_PULL_UNSET, LINT_PULL_ALWAYS, LINT_PULL_IF_NOT_PRESENT, LINT_PULL_NEVER };
 
 struct lint_finding {
-	char *file; /* owned; relative to the scan root */
+	char *file;  /* owned; relative to the scan root */
 	size_t line; /* 1-based */
 	enum lint_rule rule;
 	enum lint_severity severity;
@@ -34,8 +34,8 @@ struct lint_finding {
 /* A file or value lint could not read (does not parse, too big, invalid reference): reported
  * on stderr by the command, never a finding, never fatal for the other files. */
 struct lint_problem {
-	char *file; /* owned */
-	size_t line; /* 0 when no line applies */
+	char *file;    /* owned */
+	size_t line;   /* 0 when no line applies */
 	char *message; /* owned; one line */
 };
 
@@ -46,7 +46,10 @@ struct lint_report {
 	size_t problems_len, problems_cap;
 };
 
-#define LINT_REPORT_INIT {NULL, 0, 0, NULL, 0, 0}
+#define LINT_REPORT_INIT                                                                           \
+	{                                                                                          \
+		NULL, 0, 0, NULL, 0, 0                                                             \
+	}
 
 struct lint_options {
 	/* Tags treated as mutable; NULL: the default list (latest, main, master, dev, develop,
@@ -73,28 +76,28 @@ bool lint_is_mutable_tag(const struct lint_options *opts, const char *tag);
 /* Applies the rule table to one image and appends its findings (file/line copied).
  * Returns 0 or IG_EFAIL (out of memory). */
 int lint_check_image(struct lint_report *out, const struct lint_options *opts, const char *file,
-		     size_t line, const struct lint_image *img, struct error *err);
+                     size_t line, const struct lint_image *img, struct error *err);
 
 /* Appends a problem (printf-style message, flattened to one line; file copied).
  * Returns 0 or IG_EFAIL (out of memory). */
 int lint_add_problem(struct lint_report *out, const char *file, size_t line, struct error *err,
-		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Lints one file's bytes (every YAML document in it), named `file` in results. A parse error
  * is a problem, not a failure; returns negative only for out-of-memory. */
 int lint_scan_buffer(struct lint_report *out, const struct lint_options *opts, const char *file,
-		     const char *data, size_t len, struct error *err);
+                     const char *data, size_t len, struct error *err);
 
 /* Lints every *.yaml / *.yml below root (a directory, or one file), in sorted path order,
  * skipping dot-directories. Unreadable or oversized files are problems. Returns IG_ENOTFOUND
  * or IG_EINVALID (with a message) when root itself cannot be read, IG_EFAIL when out of memory. */
 int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, const char *root,
-		   struct error *err);
+                   struct error *err);
 
 /* Appends an unknown-policy finding for each marker whose policy ("ns/name") is not in
  * known (borrowed, any order). */
 int lint_check_markers(struct lint_report *out, const struct marker_set *markers,
-		       const struct strvec *known, struct error *err);
+                       const struct strvec *known, struct error *err);
 
 /* Sorts findings by file, line and rule (problems by file and line). */
 void lint_report_sort(struct lint_report *r);
