@@ -29,6 +29,9 @@ static bool needs_git(const char *name)
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
+	{"check-config", cmd_check_config, "validate the configuration"},
+	{"markers", cmd_markers, "list the image policy markers under a path"},
+	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
 	{"tags", cmd_tags, "list the tags of an image repository"},
 };
 
