@@ -520,8 +520,10 @@ int http_do(struct http_response *out, struct http_client *c, const struct http_
 			          "%s: redirect to another origin, credentials dropped",
 			          req->label ? req->label : "http");
 		}
-		if (out->status == 303 ||
-		    (out->status != 307 && out->status != 308 && strcmp(a.method, "POST") == 0))
+		/* As browsers do: 303 (and 301/302 after a POST) become GET; HEAD stays HEAD. */
+		if (strcmp(a.method, "HEAD") != 0 &&
+		    (out->status == 303 ||
+		     (out->status != 307 && out->status != 308 && strcmp(a.method, "POST") == 0)))
 			a.method = "GET";
 		free(url);
 		url = next;

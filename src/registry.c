@@ -387,6 +387,12 @@ static int fetch_all(struct strvec *tags, size_t *pages, struct call *k, struct 
 			                  k->name, o->max_pages);
 			goto done;
 		}
+		if (total >= o->max_bytes) {
+			error = error_set(err, IG_ETOOBIG,
+			                  "registry '%s': tag list larger than %zu bytes", k->name,
+			                  o->max_bytes);
+			goto done;
+		}
 		if ((error = request(&r, k, "GET", url, json_accept, o->max_bytes - total, err)) <
 		    0) {
 			if (error == IG_ETOOBIG)
