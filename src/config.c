@@ -512,7 +512,7 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 static void check_filter_compiles(struct doc *d, const yaml_node_t *spec,
 				  const struct config_policy *p);
 static void check_policy_compiles(struct doc *d, const yaml_node_t *spec,
-				  const struct config_policy *p);
+				  const struct config_policy *p, bool filter_ok);
 
 static bool read_order(struct doc *d, const yaml_node_t *m, const char *path, bool *ascending)
 {
@@ -665,6 +665,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 	yaml_node_t *ref, *filter;
 	int64_t interval;
 	size_t errors_before;
+	bool filter_ok;
 	void *arr = grow(L, c->policies, c->policies_len, &L->policies_cap, sizeof(*p));
 
 	if (!arr)
@@ -692,12 +693,14 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 		get_str(d, filter, "spec.filterTags", "extract", &p->extract);
 		check_filter_compiles(d, spec, p);
 	}
+	filter_ok = L->diags->errors == errors_before;
+	errors_before = L->diags->errors;
 	read_policy_choice(d, spec, p);
 	if (p->kind == CONFIG_POLICY_DIGEST && filter)
 		fail(L, d->file, line_of(filter),
 		     "'spec.filterTags' cannot be combined with 'spec.policy.digest'");
 	if (L->diags->errors == errors_before && !L->oom)
-		check_policy_compiles(d, spec, p);
+		check_policy_compiles(d, spec, p, filter_ok);
 	read_reflect(d, spec, p);
 	get_bool(d, spec, "spec", "suspend", &p->suspend);
 	get_duration(d, spec, "spec", "interval", 0, &interval);
@@ -1091,20 +1094,28 @@ static void check_filter_compiles(struct doc *d, const yaml_node_t *spec,
 }
 
 /* Compiles the whole policy (default exclusions: the repository's come later), so that a bad
- * range names spec.policy's line. Called only when the choice and the filter are sound. */
+ * range names spec.policy's line; without the filter when that was reported already. */
 static void check_policy_compiles(struct doc *d, const yaml_node_t *spec,
-				  const struct config_policy *p)
+				  const struct config_policy *p, bool filter_ok)
 {
 	struct policy_spec ps;
 	struct policy *pol = NULL;
 	struct error err = ERROR_INIT;
 	char *digest_pattern = NULL;
 
-	if (policy_spec_of(&ps, &digest_pattern, p, NULL) < 0)
+	if (policy_spec_of(&ps, &digest_pattern, p, NULL) < 0) {
 		d->L->oom = true;
-	else if (policy_new(&pol, &ps, &err) < 0)
-		fail(d->L, d->file, line_of(lookup(d, spec, "policy")), "'spec.policy': %s",
-		     err.msg);
+		return;
+	}
+	if (!filter_ok && p->kind != CONFIG_POLICY_DIGEST)
+		ps.pattern = ps.extract = NULL;
+	if (policy_new(&pol, &ps, &err) < 0) {
+		yaml_node_t *at = lookup(d, spec, "policy"), *range;
+
+		/* a bad range is the usual cause: point at it */
+		range = lookup(d, lookup(d, at, "semver"), "range");
+		fail(d->L, d->file, line_of(range ? range : at), "'spec.policy': %s", err.msg);
+	}
 	policy_free(pol);
 	free(digest_pattern);
 }
