@@ -143,6 +143,21 @@ static yaml_node_t *lookup(struct doc *d, const yaml_node_t *m, const char *key)
 	return NULL;
 }
 
+/* The line of key itself in mapping m (a block mapping's value starts on the next line);
+ * fallback when absent. */
+static size_t key_line(struct doc *d, const yaml_node_t *m, const char *key, size_t fallback)
+{
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return fallback;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(d, p->key);
+
+		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
+			return line_of(k);
+	}
+	return fallback;
+}
+
 /* "spec" + "." + "image" into out (cut safely: only for messages). */
 static const char *join(char *out, size_t n, const char *path, const char *key)
 {
@@ -565,7 +580,8 @@ static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct co
 	}
 	if ((v = lookup(d, pol, "digest")) && !d->imageguard_api) {
 		n++;
-		fail(d->L, d->file, line_of(v), "'spec.policy.digest' needs apiVersion %s (not %s)",
+		fail(d->L, d->file, key_line(d, pol, "digest", line_of(v)),
+		     "'spec.policy.digest' needs apiVersion %s (not %s)",
 		     API_IMAGEGUARD, d->api);
 	} else if ((v = get_map(d, pol, "spec.policy", "digest", tag_keys))) {
 		n++;
@@ -576,7 +592,7 @@ static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct co
 							 "valid tag", p->digest_tag);
 	}
 	if (n != 1)
-		fail(d->L, d->file, line_of(pol),
+		fail(d->L, d->file, key_line(d, spec, "policy", line_of(pol)),
 		     "'spec.policy': exactly one of semver, numerical, alphabetical%s is required "
 		     "(found %d)",
 		     d->imageguard_api ? ", digest" : "", n);
@@ -679,7 +695,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 	p->origin = (struct config_origin){d->file, kind_line};
 	check_keys(d, spec, "spec", keys);
 	if ((ref = get_map(d, spec, "spec", "imageRepositoryRef", ref_keys))) {
-		p->repo_ref_line = line_of(ref);
+		p->repo_ref_line = key_line(d, spec, "imageRepositoryRef", line_of(ref));
 		need_str(d, ref, line_of(ref), "spec.imageRepositoryRef", "name", &p->repo_name);
 		get_str(d, ref, "spec.imageRepositoryRef", "namespace", &p->repo_ns);
 	} else if (!lookup(d, spec, "imageRepositoryRef")) {
@@ -816,7 +832,7 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 	a->origin = (struct config_origin){d->file, kind_line};
 	check_keys(d, spec, "spec", keys);
 	if ((ref = get_map(d, spec, "spec", "sourceRef", ref_keys))) {
-		a->source_ref_line = line_of(ref);
+		a->source_ref_line = key_line(d, spec, "sourceRef", line_of(ref));
 		need_str(d, ref, line_of(ref), "spec.sourceRef", "name", &a->source_name);
 		get_str(d, ref, "spec.sourceRef", "namespace", &a->source_ns);
 		if (get_str(d, ref, "spec.sourceRef", "kind", &kind) && kind &&
