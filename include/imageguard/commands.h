@@ -5,6 +5,7 @@
 #define IMAGEGUARD_COMMANDS_H
 
 int cmd_version(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
 
 #endif
