@@ -31,7 +31,7 @@ enum guard_reason {
 
 /* Warnings are bits; several may be set. */
 enum guard_warning {
-	/* the committed tag is absent from a successful listing: stale or truncated registry data */
+	/* the committed tag is absent from a successful listing: stale or truncated data */
 	GUARD_WARN_CURRENT_MISSING = 1u << 0,
 	/* a rollback-to annotation is present but its rollback-until has passed: ignored */
 	GUARD_WARN_OVERRIDE_LAPSED = 1u << 1,
@@ -54,29 +54,31 @@ struct guard_input {
 	const struct policy *policy; /* compiled; NULL gives error/config */
 	bool policy_suspended, repository_suspended, automation_suspended;
 
-	bool listing_ok;              /* false: the listing failed (error/registry) */
-	const char *listing_error;    /* one line, with !listing_ok (NULL: a generic message) */
-	const char *const *tags;      /* the listing, with listing_ok */
+	bool listing_ok;           /* false: the listing failed (error/registry) */
+	const char *listing_error; /* one line, with !listing_ok (NULL: a generic message) */
+	const char *const *tags;   /* the listing, with listing_ok */
 	size_t tags_len;
 
-	const char *rollback_to;      /* NULL: no override annotation */
-	const char *rollback_reason;  /* with rollback_to (config guarantees it) */
-	bool has_until;               /* rollback-until given */
+	const char *rollback_to;     /* NULL: no override annotation */
+	const char *rollback_reason; /* with rollback_to (config guarantees it) */
+	bool has_until;              /* rollback-until given */
 	time_t until;
-	time_t now;                   /* the pass's clock, passed in to keep this pure */
+	time_t now; /* the pass's clock, passed in to keep this pure */
 
 	/* The tag committed at the marker. NULL when the marker holds no tag and the caller
 	 * knows none (a `:digest` marker alone): every candidate is then "adopt", and only the
 	 * confirmed digest equal to current_digest makes it up-to-date. Pass the tag of a sibling
 	 * `:tag` marker when there is one so that forward-only holds for digests too. */
 	const char *current_tag;
-	const char *current_digest;   /* the digest committed at the marker, NULL when none */
+	const char *current_digest; /* the digest committed at the marker, NULL when none */
 	enum guard_digest_mode digest_mode;
 };
 
-#define GUARD_INPUT_INIT                                                                      \
-	{NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL, NULL, \
-	 GUARD_DIGEST_NONE}
+#define GUARD_INPUT_INIT                                                                           \
+	{                                                                                          \
+		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
+		    NULL, GUARD_DIGEST_NONE                                                        \
+	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
 #define GUARD_DIGEST_MAX 160 /* "sha512:" + 128 hex, with room */
@@ -87,9 +89,10 @@ struct guard_decision {
 	enum guard_decision_kind decision;
 	enum guard_reason reason;
 	char candidate[GUARD_TAG_MAX + 1]; /* the tag chosen (or rollback-to); "" when none */
-	char digest[GUARD_DIGEST_MAX + 1]; /* the digest HEAD returned (after confirm); "" if none */
-	char message[GUARD_MESSAGE_MAX];   /* one line: the error, or the override's reason; "" */
-	unsigned warnings;                 /* enum guard_warning bits */
+	char
+	    digest[GUARD_DIGEST_MAX + 1]; /* the digest HEAD returned (after confirm); "" if none */
+	char message[GUARD_MESSAGE_MAX];  /* one line: the error, or the override's reason; "" */
+	unsigned warnings;                /* enum guard_warning bits */
 	/* Set by guard_decide when the caller must HEAD `candidate` in this pass and call
 	 * guard_confirm before acting: every update and rollback, and an up-to-date decision
 	 * whose digest may need writing. Cleared by guard_confirm. */
@@ -124,12 +127,12 @@ enum guard_head {
  * a marker without current tag, a confirmed digest equal to current_digest gives
  * none/up-to-date. in must be the input given to guard_decide. */
 void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
-		   const char *digest, const char *head_error);
+                   const char *digest, const char *head_error);
 
 /* Sets d to decision error with reason (GUARD_GIT, GUARD_CONFIG, GUARD_REGISTRY) and a
  * printf message, keeping candidate and warnings; for the caller's own failures. */
 void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* True when d, after confirmation, asks for a commit (update or rollback). */
 bool guard_writes(const struct guard_decision *d);
