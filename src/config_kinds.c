@@ -126,22 +126,14 @@ static void check_exclusion(struct doc *d, const yaml_node_t *item)
 static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strvec *out)
 {
 	yaml_node_t *list = config_yaml_lookup(d, spec, "exclusionList");
-	bool present = false;
 
-	for (yaml_node_pair_t *p = spec->data.mapping.pairs.start; p < spec->data.mapping.pairs.top;
-	     p++) {
-		yaml_node_t *k = node(d, p->key);
-
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "exclusionList"))
-			present = true;
-	}
-	if (!present) {
+	/* Absent or null takes Flux's default, as the API server's defaulting would; an empty
+	 * list `[]` excludes nothing. */
+	if (!list) {
 		if (strvec_push(out, DEFAULT_EXCLUSION) < 0)
 			d->L->oom = true;
 		return;
 	}
-	if (!list) /* `exclusionList:` or `[]`-like null: no exclusions */
-		return;
 	if (list->type != YAML_SEQUENCE_NODE) {
 		config_diag_error(d->L, d->file, line_of(list),
 		                  "'spec.exclusionList' must be a list of regexes");

@@ -284,6 +284,18 @@ static const struct snippet {
 	 "    name: ../etc\n", /* 11 */
 	 {{9, "'spec.exclusionList'"}, {11, "not a valid Kubernetes name"}},
 	 {{0}}},
+	{"null exclusionList takes the default",
+	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+	 "  exclusionList:\n", /* checked in defaults below too */
+	 {{0}},
+	 {{0}}},
+	{"exclusionList not a list",
+	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+	 "  exclusionList: '^x$'\n", /* 7 */
+	 {{7, "must be a list of regexes"}},
+	 {{0}}},
 	{"bad booleans and types",
 	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
 	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
@@ -558,9 +570,17 @@ START_TEST(defaults)
 		"d.yaml",
 		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
 		"  name: app\nspec:\n  image: nginx\n  exclusionList: []\n  suspend: true\n---\n"
+		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
+		"  name: nulls\nspec:\n  image: nginx\n  exclusionList: ~\n  interval: null\n---\n"
 		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
 		"  name: app\n  namespace: web\nspec:\n  imageRepositoryRef:\n    name: app\n"
 		"    namespace: default\n  policy:\n    numerical: {}\n---\n"
+		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
+		"  name: empty-exclusions\nspec:\n  imageRepositoryRef: {name: app}\n"
+		"  policy: {alphabetical: {}}\n---\n"
+		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
+		"  name: default-exclusions\nspec:\n  imageRepositoryRef: {name: nulls}\n"
+		"  policy: {alphabetical: {}}\n---\n"
 		"apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"
 		"  name: g\nspec:\n  url: file:///srv/git/fleet.git\n---\n"
 		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
@@ -570,6 +590,8 @@ START_TEST(defaults)
 	c = load_ok(path, &diags);
 	ck_assert_uint_eq(diags.len, 0);
 	ck_assert_str_eq(c->repositories[0].ref.repository, "library/nginx");
+	ck_assert_str_eq(config_find_repository(c, "default", "nulls")->exclusion.items[0],
+	                 "^.*\\.sig$");
 	ck_assert_uint_eq(c->repositories[0].exclusion.len, 0);
 	ck_assert(c->repositories[0].suspend);
 	p = config_find_policy(c, "web", "app");
@@ -578,8 +600,13 @@ START_TEST(defaults)
 	ck_assert(p->ascending);
 	ck_assert_int_eq(p->reflect, CONFIG_REFLECT_NEVER);
 	ck_assert(!p->suspend);
-	/* exclusionList: [] means nothing is excluded */
-	ck_assert(policy_accepts(p->policy, "12.sig") == false); /* not a number, not excluded */
+	/* exclusionList: [] excludes nothing; absent or null, the default excludes signatures */
+	ck_assert(policy_accepts(config_find_policy(c, "default", "empty-exclusions")->policy,
+	                         "sha256-abc.sig"));
+	ck_assert(!policy_accepts(config_find_policy(c, "default", "default-exclusions")->policy,
+	                          "sha256-abc.sig"));
+	ck_assert(policy_accepts(config_find_policy(c, "default", "default-exclusions")->policy,
+	                         "sha256-abc"));
 	a = &c->automations[0];
 	ck_assert_str_eq(a->checkout_branch, "master");
 	ck_assert_str_eq(a->push_branch, "auto");
