@@ -651,6 +651,17 @@ START_TEST(directory_walk)
 	ck_assert(strstr(diags.items[0].file, "cfg/c.yaml"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "1 error"));
 	config_diags_release(&diags);
+
+	/* a symlink loop ends at the depth cap with an error, not a hang */
+	snprintf(path, sizeof(path), "%s/loop", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/loop/again", tmpdir);
+	ck_assert_int_eq(symlink("..", path), 0);
+	snprintf(path, sizeof(path), "%s/loop", tmpdir);
+	ck_assert_int_eq(config_load(&c, path, &diags, &err), IG_ETOOBIG);
+	ck_assert_ptr_null(c);
+	ck_assert_ptr_nonnull(strstr(err.msg, "nested deeper than"));
+	config_diags_release(&diags);
 }
 END_TEST
 
