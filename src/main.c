@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 	{"check-config", cmd_check_config, "validate the configuration"},
+	{"markers", cmd_markers, "list the image policy markers under a path"},
 };
 
 static void usage(FILE *out)
