@@ -144,8 +144,9 @@ static void resolve_policy(struct loader *L, struct config_policy *p)
 	p->repository = config_find_repository(L->c, p->repo_ns, p->repo_name);
 	if (!p->repository) {
 		config_diag_error(L, p->origin.file, p->repo_ref_line,
+		                  "ImagePolicy '%s': "
 		                  "'spec.imageRepositoryRef': ImageRepository '%s/%s' not found",
-		                  p->repo_ns, p->repo_name);
+		                  p->id, p->repo_ns, p->repo_name);
 		return;
 	}
 	if (L->diags->errors > L->errors_before || L->oom)
@@ -175,8 +176,9 @@ static void resolve_automation(struct loader *L, struct config_automation *a)
 		return;
 	if (!(g = a->source = config_find_git_source(L->c, a->source_ns, a->source_name))) {
 		config_diag_error(L, a->origin.file, a->source_ref_line,
-		                  "'spec.sourceRef': GitRepository '%s/%s' not found", a->source_ns,
-		                  a->source_name);
+		                  "ImageUpdateAutomation '%s': "
+		                  "'spec.sourceRef': GitRepository '%s/%s' not found",
+		                  a->id, a->source_ns, a->source_name);
 		return;
 	}
 	if (!a->checkout_branch)

@@ -316,6 +316,23 @@ static const struct snippet {
 	 "    strategy: Kustomize\n", /* 18 */
 	 {{17, "must be relative to the repository root"}, {18, "'Kustomize' is not supported"}},
 	 {{0}}},
+	{"empty branch, author and path",
+	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
+	 "spec:\n  url: https://example.com/fleet.git\n"
+	 "  ref:\n    branch: ''\n" /* 8 */
+	 "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+	 "  name: auto\nspec:\n  sourceRef:\n    name: fleet\n"
+	 "  git:\n    commit:\n      author:\n"
+	 "        email: \"\"\n" /* 20 */
+	 "    push:\n"
+	 "      branch: ''\n" /* 22 */
+	 "  update:\n"
+	 "    path: ''\n", /* 24 */
+	 {{8, "GitRepository 'default/fleet': 'spec.ref.branch' must not be empty"},
+	  {20, "'spec.git.commit.author.email' must not be empty"},
+	  {22, "'spec.git.push.branch' must not be empty"},
+	  {24, "ImageUpdateAutomation 'default/auto': 'spec.update.path' must not be empty"}},
+	 {{0}}},
 	{"source kind and git url",
 	 "apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: GitRepository\nmetadata:\n"
 	 "  name: fleet\nspec:\n"
