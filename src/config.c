@@ -156,6 +156,13 @@ static void resolve_policy(struct loader *L, struct config_policy *p)
 	else if (policy_new(&p->policy, &spec, &err) < 0)
 		config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s", p->id,
 		                  err.msg);
+	else if (p->kind == CONFIG_POLICY_SEMVER) {
+		/* The SemVer order itself, every version in range (prereleases too). */
+		spec.range = ">=0.0.0-0";
+		if (policy_new(&p->order_policy, &spec, &err) < 0)
+			config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s",
+			                  p->id, err.msg);
+	}
 	free(digest_pattern);
 }
 
@@ -229,6 +236,7 @@ void config_free(struct config *c)
 		free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
 		free(p->override.tag), free(p->override.reason);
 		policy_free(p->policy);
+		policy_free(p->order_policy);
 	}
 	for (size_t i = 0; i < c->git_sources_len; i++) {
 		struct config_git_source *g = &c->git_sources[i];
