@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 	{"check-config", cmd_check_config, "validate the configuration"},
 	{"markers", cmd_markers, "list the image policy markers under a path"},
+	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
 };
 
 static void usage(FILE *out)
