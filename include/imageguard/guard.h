@@ -95,10 +95,10 @@ struct guard_decision {
 	enum guard_decision_kind decision;
 	enum guard_reason reason;
 	char candidate[GUARD_TAG_MAX + 1]; /* the tag chosen (or rollback-to); "" when none */
-	char
-	    digest[GUARD_DIGEST_MAX + 1]; /* the digest HEAD returned (after confirm); "" if none */
-	char message[GUARD_MESSAGE_MAX];  /* one line: the error, or the override's reason; "" */
-	unsigned warnings;                /* enum guard_warning bits */
+	/* the digest HEAD returned (after confirm); "" if none */
+	char digest[GUARD_DIGEST_MAX + 1];
+	char message[GUARD_MESSAGE_MAX]; /* one line: the error, or the override's reason; "" */
+	unsigned warnings;               /* enum guard_warning bits */
 	/* Set by guard_decide when the caller must HEAD `candidate` in this pass and call
 	 * guard_confirm before acting: every update and rollback, and an up-to-date decision
 	 * whose digest may need writing. Cleared by guard_confirm. */
@@ -114,9 +114,9 @@ struct guard_decision {
  * listed — never forward); nothing passing the filter (hold/no-candidates); then
  * policy_compare(current, best): FORWARD update/forward, INCOMPARABLE (or no current tag)
  * update/adopt unless order_policy can compare them, SAME none/up-to-date, BACKWARD
- * hold/downgrade-blocked. A lapsed override is
- * ignored (warning override-lapsed). current-missing is raised whenever the listing succeeded
- * and does not hold current_tag. Returns 0 (out filled) or IG_EFAIL when out of memory. */
+ * hold/downgrade-blocked. A lapsed override is ignored (warning override-lapsed).
+ * current-missing is raised whenever the listing succeeded and does not hold current_tag.
+ * Returns 0 (out filled) or IG_EFAIL when out of memory. */
 int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err);
 
 enum guard_head {
