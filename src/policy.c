@@ -242,10 +242,20 @@ void policy_free(struct policy *p)
 	free(p);
 }
 
+static int compile_extract(struct policy *p, const char *extract, struct error *err)
+{
+	if (!p->pattern)
+		return error_set(err, IG_EINVALID, "extract '%.200s': needs a pattern to extract from",
+				 extract);
+	if (!(p->extract = strdup(extract)))
+		return error_set(err, IG_EFAIL, "extract: out of memory");
+	return compile_template(p, err);
+}
+
 int policy_new(struct policy **out, const struct policy_spec *spec, struct error *err)
 {
 	struct policy *p = calloc(1, sizeof(*p));
-	int rc = IG_EFAIL;
+	int rc = 0;
 
 	*out = NULL;
 	if (!p)
@@ -256,28 +266,16 @@ int policy_new(struct policy **out, const struct policy_spec *spec, struct error
 		goto done;
 	if ((rc = compile_excludes(p, spec, err)) < 0)
 		goto done;
-	if (spec->extract && spec->extract[0]) {
-		rc = error_set(err, IG_EINVALID, "extract '%.200s': needs a pattern to extract from",
-			       spec->extract);
-		if (!p->pattern)
-			goto done;
-		rc = error_set(err, IG_EFAIL, "extract: out of memory");
-		if (!(p->extract = strdup(spec->extract)))
-			goto done;
-		if ((rc = compile_template(p, err)) < 0)
-			goto done;
-	}
-	if (p->kind == POLICY_SEMVER) {
+	if (spec->extract && spec->extract[0] && (rc = compile_extract(p, spec->extract, err)) < 0)
+		goto done;
+	if (p->kind == POLICY_SEMVER && !spec->range) {
 		rc = error_set(err, IG_EINVALID, "semver policy: a range is required");
-		if (!spec->range)
-			goto done;
-		if ((rc = semver_range_new(&p->range, spec->range, err)) < 0)
-			goto done;
+		goto done;
 	}
+	if (p->kind == POLICY_SEMVER && (rc = semver_range_new(&p->range, spec->range, err)) < 0)
+		goto done;
 	*out = p;
 	p = NULL;
-	rc = 0;
-	error_clear(err);
 done:
 	policy_free(p);
 	return rc;
@@ -392,6 +390,8 @@ static bool extract_value(const struct policy *p, struct scratch *sc, const char
 		ov = pcre2_get_ovector_pointer(sc->md);
 		a0 = ov[0];
 		a1 = ov[1];
+		if (a0 < last || a1 < a0) /* \K games: no sane replacement, treat as no match */
+			break;
 		*matched = true;
 		if (!buf_add(sc, s + last, a0 - last))
 			return false;
