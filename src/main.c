@@ -17,6 +17,9 @@ struct command {
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
+	{"check-config", cmd_check_config, "validate the configuration"},
+	{"markers", cmd_markers, "list the image policy markers under a path"},
+	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
 };
 
 /* Commands that touch neither the network nor Git skip the libraries' global init: it costs
