@@ -92,7 +92,7 @@ static bool set_init(struct set *s, size_t lines)
 
 /* Adds line (NUL-terminated, len bytes) unless present. False when out of memory. */
 static bool add_unique(struct taglines *t, struct set *s, size_t *tcap, const char *line,
-		       size_t len)
+                       size_t len)
 {
 	uint64_t hash = hash_bytes(line, len);
 	uint32_t tagbits = (uint32_t)(hash >> 56) << SLOT_INDEX_BITS;
@@ -165,7 +165,7 @@ int taglines_parse(struct taglines *t, char *data, size_t len, struct error *err
 			}
 		} else if (t->n >= SLOT_INDEX_MASK) {
 			rc = error_set(err, IG_ETOOBIG, "tag list: more than %u distinct tags",
-				       SLOT_INDEX_MASK);
+			               SLOT_INDEX_MASK);
 			break;
 		} else if (!add_unique(t, &set, &tcap, data + pos, n)) {
 			rc = error_set(err, IG_EFAIL, "tag list: out of memory");

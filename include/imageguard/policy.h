@@ -19,8 +19,8 @@ struct policy_spec {
 	const char *const *exclude; /* NULL: the default exclusion list ("^.*\\.sig$") */
 	size_t exclude_len;         /* with exclude != NULL; 0 with a non-NULL exclude: none */
 	enum policy_kind kind;
-	const char *range;          /* POLICY_SEMVER: Masterminds v3 range (e.g. ">=1.0.0") */
-	bool ascending;             /* numerical/alphabetical: asc picks the greatest */
+	const char *range; /* POLICY_SEMVER: Masterminds v3 range (e.g. ">=1.0.0") */
+	bool ascending;    /* numerical/alphabetical: asc picks the greatest */
 };
 
 struct policy; /* opaque, immutable after policy_new: safe to share between threads */
@@ -41,18 +41,21 @@ struct policy_result {
 	                      not semver, outside the range), and tags over POLICY_TAG_MAX */
 };
 
-#define POLICY_RESULT_INIT {NULL, 0, 0}
+#define POLICY_RESULT_INIT                                                                         \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* Picks the best of n tags in one pass without per-tag allocation. Duplicates are counted as
  * given (fold them first). Returns 0 (latest may be NULL when nothing qualifies) or a
  * negative code (out of memory). */
 int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
-		  size_t n, struct error *err);
+                  size_t n, struct error *err);
 void policy_result_release(struct policy_result *r);
 
 /* Appends the candidates in policy order, best first, to out. */
 int policy_order(struct strvec *out, const struct policy *p, const char *const *tags, size_t n,
-		 struct error *err);
+                 struct error *err);
 
 enum policy_verdict {
 	POLICY_FORWARD,     /* candidate strictly ahead of current */
@@ -64,7 +67,7 @@ enum policy_verdict {
 /* Compares current with candidate under the policy (filter and extract applied to both).
  * The guard trusts this with every commit. */
 enum policy_verdict policy_compare(const struct policy *p, const char *current,
-				   const char *candidate);
+                                   const char *candidate);
 
 /* True when tag passes filter and exclusion and is orderable (in range for semver). */
 bool policy_accepts(const struct policy *p, const char *tag);
