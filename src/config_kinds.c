@@ -11,6 +11,7 @@
 #include "imageguard/duration.h"
 #include "imageguard/error.h"
 #include "imageguard/policy.h"
+#include "imageguard/yamldepth.h"
 
 #define API_IMAGEGUARD "imageguard.io/v1alpha1"
 #define DEFAULT_INTERVAL_MS (INT64_C(5) * 60 * 1000)
@@ -714,6 +715,7 @@ void config_kinds_read_file(struct loader *L, const char *file)
 	yaml_parser_t parser;
 	yaml_document_t y;
 	struct doc d = {L, &y, file, NULL, false, {0}};
+	size_t line;
 	int rc = buf_read_file(&data, file);
 
 	if (rc == IG_ETOOBIG) {
@@ -724,7 +726,12 @@ void config_kinds_read_file(struct loader *L, const char *file)
 		config_diag_error(L, file, 0, "cannot read: %s", strerror(errno));
 		goto done;
 	}
-	if (!yaml_parser_initialize(&parser)) {
+	if ((rc = yamldepth_check(&line, data.data, data.len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
+		config_diag_error(L, file, line, "invalid YAML: nested deeper than %d levels",
+		                  YAMLDEPTH_MAX);
+		goto done;
+	}
+	if (rc < 0 || !yaml_parser_initialize(&parser)) {
 		L->oom = true;
 		goto done;
 	}
