@@ -86,7 +86,7 @@ static void read_small(char *out, size_t cap, const char *path)
 struct fx {
 	char dir[128];
 	char remote[192];
-	char url[256];
+	char url[512];
 	char state[192];
 };
 
