@@ -15,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
+	{"markers", cmd_markers, "list the image policy markers under a path"},
 };
 
 static void usage(FILE *out)
