@@ -556,6 +556,7 @@ struct ssh_case {
 
 static const struct ssh_case ssh_cases[] = {
 	{"right key", "secret", 0, NULL},
+	{"encrypted key with passphrase", "passphrase", 0, NULL},
 	{"wrong key", "wrong", IG_EAUTH, "ssh key refused"},
 	{"changed host key", "unknown", IG_EAUTH, "does not match known_hosts"},
 	{"no secret", NULL, IG_EAUTH, "no known_hosts"},
