@@ -585,7 +585,9 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 		rc = staged;
 		goto done;
 	}
-	if ((rc = git_index_write(index)) < 0 || (rc = git_index_write_tree(&tree_id, index)) < 0 ||
+	/* the index is written after the tree so that it keeps the refreshed tree cache: the next
+	 * commit then rebuilds only the trees above the paths it changes */
+	if ((rc = git_index_write_tree(&tree_id, index)) < 0 || (rc = git_index_write(index)) < 0 ||
 	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
