@@ -15,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
+	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 };
 
 static void usage(FILE *out)
