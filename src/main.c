@@ -16,6 +16,7 @@ struct command {
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
+	{"check-config", cmd_check_config, "validate the configuration"},
 	{"markers", cmd_markers, "list the image policy markers under a path"},
 };
 
