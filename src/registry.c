@@ -537,3 +537,20 @@ done:
 	call_release(&k);
 	return error;
 }
+
+int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
+			    struct error *err)
+{
+	/* parse_page only reads body and k->name. */
+	const struct buf body = {(char *)data, len, len, 0};
+	struct call k = {.name = (char *)name};
+
+	return parse_page(tags, &k, &body, err);
+}
+
+void registry_oci_errors(char *out, size_t n, const char *data, size_t len)
+{
+	const struct buf body = {(char *)data, len, len, 0};
+
+	oci_errors(out, n, &body);
+}
