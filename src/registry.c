@@ -181,6 +181,10 @@ static void oci_errors(char *out, size_t n, const struct buf *body)
 		if (i >= 3)
 			break;
 	}
+	/* The registry's words go into one-line messages and logs: no line breaks or controls. */
+	for (char *c = out; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	json_decref(root);
 }
 
