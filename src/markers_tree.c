@@ -16,6 +16,23 @@
 #define MAX_FILES 200000
 #define MAX_DEPTH 64
 
+/* strerror, in the lower case our messages use. */
+static const char *why(int e)
+{
+	switch (e) {
+	case ENOENT:
+		return "no such file or directory";
+	case EACCES:
+		return "permission denied";
+	case ENOTDIR:
+		return "not a directory";
+	case ELOOP:
+		return "too many levels of symbolic links";
+	default:
+		return strerror(e);
+	}
+}
+
 static bool is_yaml_name(const char *name)
 {
 	size_t n = strlen(name);
@@ -75,12 +92,12 @@ static int walk(struct strvec *files, const char *root, const char *rel, int dep
 	dir = opendir(dirpath);
 	if (!dir && depth == 0) {
 		rc = error_set(err, IG_ENOTFOUND, "'%s': cannot read directory: %s", dirpath,
-		               strerror(errno));
+		               why(errno));
 		goto done;
 	}
 	if (!dir) {
 		char msg[256];
-		snprintf(msg, sizeof(msg), "cannot read directory: %s", strerror(errno));
+		snprintf(msg, sizeof(msg), "cannot read directory: %s", why(errno));
 		rc = markers_add_problem(out, rel, 0, msg);
 		goto done;
 	}
@@ -131,7 +148,7 @@ int markers_scan_file(struct marker_set *out, const char *root, const char *name
 		rc = markers_scan_buffer(out, name, "", MARKERS_MAX_FILE_SIZE + 1, err);
 	} else if (rc < 0) {
 		char msg[256];
-		snprintf(msg, sizeof(msg), "cannot read file: %s", strerror(errno));
+		snprintf(msg, sizeof(msg), "cannot read file: %s", why(errno));
 		rc = markers_add_problem(out, name, 0, msg);
 	} else {
 		rc = markers_scan_buffer(out, name, data.data ? data.data : "", data.len, err);
@@ -155,7 +172,7 @@ static int check_start(const char *root, const char *sub, struct error *err)
 	}
 	if (stat(root, &st) < 0) {
 		rc = error_set(err, errno == ENOENT || errno == ENOTDIR ? IG_ENOTFOUND : IG_EFAIL,
-		               "'%s': %s", root, strerror(errno));
+		               "'%s': %s", root, why(errno));
 		goto done;
 	}
 	while (S_ISDIR(st.st_mode) && *p) {
@@ -166,7 +183,7 @@ static int check_start(const char *root, const char *sub, struct error *err)
 		}
 		if (lstat(path.data, &st) < 0) {
 			rc = error_set(err, errno == ENOENT ? IG_ENOTFOUND : IG_EFAIL, "'%s': %s",
-			               path.data, strerror(errno));
+			               path.data, why(errno));
 			goto done;
 		}
 		p += n + (p[n] == '/');

@@ -73,7 +73,7 @@ check "no markers: no text" test -z "$("$IMAGEGUARD" markers empty)"
 
 rc=0; "$IMAGEGUARD" markers missing >/dev/null 2>err.txt || rc=$?
 check "missing PATH exits 2" test "$rc" -eq 2
-check "missing PATH message" grep -q "^imageguard: 'missing': No such file" err.txt
+check "missing PATH message" grep -qx "imageguard: 'missing': no such file or directory" err.txt
 rc=0; "$IMAGEGUARD" markers >/dev/null 2>&1 || rc=$?
 check "no PATH exits 2" test "$rc" -eq 2
 rc=0; "$IMAGEGUARD" markers repo -o yaml >/dev/null 2>&1 || rc=$?
