@@ -28,16 +28,25 @@ int error_set(struct error *err, int code, const char *fmt, ...)
 
 int error_prefix(struct error *err, const char *fmt, ...)
 {
-	char prefix[ERROR_MSG_MAX], old[ERROR_MSG_MAX];
+	char prefix[ERROR_MSG_MAX];
+	size_t plen, mlen;
 	va_list ap;
 
 	if (!err)
 		return IG_EFAIL;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	vsnprintf(prefix, sizeof(prefix) - 2, fmt, ap);
 	va_end(ap);
-	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+	memcpy(prefix + strlen(prefix), ": ", 3);
+	plen = strlen(prefix);
+	if (plen >= sizeof(err->msg))
+		plen = sizeof(err->msg) - 1;
+	mlen = strnlen(err->msg, sizeof(err->msg) - 1);
+	if (plen + mlen >= sizeof(err->msg))
+		mlen = sizeof(err->msg) - 1 - plen;
+	memmove(err->msg + plen, err->msg, mlen);
+	memcpy(err->msg, prefix, plen);
+	err->msg[plen + mlen] = '\0';
 	flatten(err->msg);
 	return err->code ? err->code : IG_EFAIL;
 }
