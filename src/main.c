@@ -15,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
+	{"check-config", cmd_check_config, "validate the configuration"},
 };
 
 static void usage(FILE *out)

@@ -5,5 +5,6 @@
 #define IMAGEGUARD_COMMANDS_H
 
 int cmd_version(int argc, char **argv);
+int cmd_check_config(int argc, char **argv);
 
 #endif

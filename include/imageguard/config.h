@@ -87,6 +87,7 @@ struct config_policy {
 	char *ns, *name, *id;        /* owned; id is "ns/name" (the marker's "ns:name") */
 	struct config_origin origin;
 	char *repo_ns, *repo_name;   /* owned; spec.imageRepositoryRef (ns defaults to ns) */
+	size_t repo_ref_line;        /* line of spec.imageRepositoryRef, for messages */
 	const struct config_repository *repository; /* borrowed; resolved, never NULL */
 	enum config_policy_kind kind;
 	char *pattern, *extract;     /* owned; spec.filterTags, NULL when absent */
@@ -116,6 +117,7 @@ struct config_automation {
 	char *ns, *name, *id;        /* owned */
 	struct config_origin origin;
 	char *source_ns, *source_name; /* owned; spec.sourceRef (ns defaults to ns) */
+	size_t source_ref_line;      /* line of spec.sourceRef, for messages */
 	const struct config_git_source *source; /* borrowed; resolved, never NULL */
 	/* owned; git.checkout.ref.branch, else the GitRepository's ref.branch, else "master"
 	 * (Flux's GitRepository default) */
