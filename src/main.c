@@ -16,6 +16,9 @@ struct command {
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"check-config", cmd_check_config, "validate the configuration"},
+	{"plan", cmd_plan, "show every decision of a pass, write nothing"},
+	{"reconcile", cmd_reconcile, "one pass: decide and commit forward moves"},
+	{"run", cmd_run, "reconcile on the configured intervals (controller)"},
 };
 
 static void usage(FILE *out)

@@ -6,5 +6,8 @@
 
 int cmd_version(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_reconcile(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif
