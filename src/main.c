@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"plan", cmd_plan, "show every decision of a pass, write nothing"},
 	{"reconcile", cmd_reconcile, "one pass: decide and commit forward moves"},
 	{"run", cmd_run, "reconcile on the configured intervals (controller)"},
+	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 };
 
 static void usage(FILE *out)

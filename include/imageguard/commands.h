@@ -9,5 +9,6 @@ int cmd_check_config(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_reconcile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 #endif
