@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"reconcile", cmd_reconcile, "one pass: decide and commit forward moves"},
 	{"run", cmd_run, "reconcile on the configured intervals (controller)"},
 	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
+	{"markers", cmd_markers, "list the image policy markers under a path"},
 };
 
 static void usage(FILE *out)

@@ -39,15 +39,32 @@ struct marker_set {
 
 #define MARKER_SET_INIT {NULL, 0, 0, NULL, 0, 0}
 
+/* Files larger than this are reported as a problem and not parsed. */
+#define MARKERS_MAX_FILE_SIZE ((size_t)8 << 20)
+
 /* Scans one file's bytes (named `file` in results). Problems are appended, not fatal;
- * the return is negative only for out-of-memory or a cap exceeded. */
+ * the return is negative only for out-of-memory or a cap exceeded. Like Flux, a file whose
+ * bytes never mention "$imagepolicy" is not parsed at all. A file that fails to parse yields
+ * one problem (its file:line) and no markers, so it is never rewritten. out keeps ownership of
+ * everything appended; release it with markers_release. */
 int markers_scan_buffer(struct marker_set *out, const char *file, const char *data, size_t len,
 			struct error *err);
 /* Scans every *.yaml / *.yml under root/subpath (subpath may be NULL or "./"), in sorted path
- * order; file names in results are relative to root. */
+ * order; file names in results are relative to root. Directories named .git and symbolic links
+ * (files and directories) are skipped, so nothing outside root is read or later rewritten.
+ * A subpath that is absolute or has a ".." component is IG_EINVALID; a missing root or
+ * subpath IG_ENOTFOUND. Unreadable or oversized files are problems, not failures. */
 int markers_scan_tree(struct marker_set *out, const char *root, const char *subpath,
 		      struct error *err);
+/* Scans the one file root/name (read with the size cap; an unreadable or oversized file is a
+ * problem), naming it `name` in results. Returns 0, or negative for out of memory. */
+int markers_scan_file(struct marker_set *out, const char *root, const char *name,
+		      struct error *err);
 void markers_release(struct marker_set *s);
+
+/* Appends a problem (file and message copied; line 0 when none applies), e.g. a marker naming
+ * a policy the configuration lacks. Returns 0 or IG_EFAIL (out of memory). */
+int markers_add_problem(struct marker_set *s, const char *file, size_t line, const char *message);
 
 const char *markers_part_name(enum marker_part part); /* "image", "name", "tag", "digest" */
 
@@ -57,8 +74,24 @@ struct marker_edit {
 };
 
 /* Writes data with each edit's value spliced in (quoting style kept, escaped as the style
- * needs; every other byte identical) to out. Edits must not overlap. */
+ * needs; every other byte identical) to out, which is reset first (its cap applies). Edits may
+ * come in any order but must not overlap. A value that cannot be written in the marker's style
+ * (a plain scalar that would need quoting, a control character in a single-quoted one) or that
+ * would not read back as exactly that value is IG_EINVALID naming file:line; out is then
+ * unspecified and nothing should be written. */
 int markers_apply(struct buf *out, const char *data, size_t len, const struct marker_edit *edits,
 		  size_t n, struct error *err);
+
+/* The value to write at m for a policy whose choice is name, tag and digest (digest may be
+ * NULL): IMAGE -> "name:tag" or "name:tag@digest", keeping the name as written in the current
+ * value when it has one (else `name`); NAME -> name; TAG -> tag; DIGEST -> digest. A part the
+ * caller did not supply (NULL) is IG_EINVALID. *out is newly allocated (free() it). */
+int markers_value_for(char **out, const struct marker *m, const char *name, const char *tag,
+		      const char *digest, struct error *err);
+
+/* The tag m currently holds: the tag part of an IMAGE value, the whole value of a TAG marker.
+ * *out is newly allocated (free() it), or NULL when the marker holds no tag (NAME and DIGEST
+ * markers, an image reference without a tag). Returns 0 or IG_EFAIL (out of memory). */
+int markers_current_tag(char **out, const struct marker *m);
 
 #endif
