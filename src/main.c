@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"run", cmd_run, "reconcile on the configured intervals (controller)"},
 	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 	{"markers", cmd_markers, "list the image policy markers under a path"},
+	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
 };
 
 static void usage(FILE *out)
