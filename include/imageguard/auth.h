@@ -33,8 +33,8 @@ struct auth_target {
  * scheme, credentials required), IG_EINVALID (bad challenge or token response) or a transport
  * code, with err naming the realm host, never a secret. */
 int auth_authorize(char **out, struct auth *a, struct http_client *http,
-		   const struct auth_target *t, const char *challenge, bool stale,
-		   struct error *err);
+                   const struct auth_target *t, const char *challenge, bool stale,
+                   struct error *err);
 
 /* The token response parser of auth_authorize, public for the fuzz targets and unit tests:
  * reads `token` (else `access_token`) and `expires_in` (clamped to [60, 86400], default 60)

@@ -12,5 +12,6 @@ int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_markers(int argc, char **argv);
 int cmd_lint(int argc, char **argv);
+int cmd_tags(int argc, char **argv);
 
 #endif
