@@ -13,12 +13,13 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: imageguard markers PATH [-o text|json]\n\n"
-		"Lists the Flux image policy markers (# {\"$imagepolicy\": \"NS:NAME[:tag|:name|:digest]\"})\n"
-		"found in *.yaml and *.yml files under PATH (a directory or one file).\n"
-		"text: one line per marker, `FILE:LINE POLICY PART VALUE`; json: an array of\n"
-		"{\"file\", \"line\", \"policy\", \"part\", \"value\"}, file relative to PATH.\n"
-		"Problems are printed to stderr as warnings; the exit code is still 0.\n");
+	        "usage: imageguard markers PATH [-o text|json]\n\n"
+	        "Lists the Flux image policy markers (# {\"$imagepolicy\": "
+	        "\"NS:NAME[:tag|:name|:digest]\"})\n"
+	        "found in *.yaml and *.yml files under PATH (a directory or one file).\n"
+	        "text: one line per marker, `FILE:LINE POLICY PART VALUE`; json: an array of\n"
+	        "{\"file\", \"line\", \"policy\", \"part\", \"value\"}, file relative to PATH.\n"
+	        "Problems are printed to stderr as warnings; the exit code is still 0.\n");
 }
 
 static int print_json(const struct marker_set *s)
@@ -29,11 +30,10 @@ static int print_json(const struct marker_set *s)
 
 	for (size_t i = 0; arr && i < s->len; i++) {
 		const struct marker *m = &s->items[i];
-		if (json_array_append_new(arr, json_pack("{s:s, s:I, s:s, s:s, s:s}", "file", m->file,
-							 "line", (json_int_t)m->line, "policy",
-							 m->policy, "part",
-							 markers_part_name(m->part), "value",
-							 m->value)) < 0)
+		if (json_array_append_new(
+		        arr, json_pack("{s:s, s:I, s:s, s:s, s:s}", "file", m->file, "line",
+		                       (json_int_t)m->line, "policy", m->policy, "part",
+		                       markers_part_name(m->part), "value", m->value)) < 0)
 			goto done;
 	}
 	text = arr ? json_dumps(arr, JSON_INDENT(2)) : NULL;
@@ -94,7 +94,7 @@ int cmd_markers(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
-			   i + 1 < argc) {
+		           i + 1 < argc) {
 			format = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			fprintf(stderr, "imageguard: markers: unknown option '%s'\n", argv[i]);
@@ -108,7 +108,7 @@ int cmd_markers(int argc, char **argv)
 	}
 	if (!path || (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
 		fprintf(stderr, path ? "imageguard: markers: -o must be text or json\n"
-				     : "imageguard: markers: PATH is required (see --help)\n");
+		                     : "imageguard: markers: PATH is required (see --help)\n");
 		return 2;
 	}
 	if (scan_path(&set, path, &err) < 0) {

@@ -57,9 +57,12 @@ static int encode_double(struct buf *b, const char *v)
 static int encode(struct buf *b, const struct marker_edit *e)
 {
 	switch (e->marker->style) {
-	case MARKER_PLAIN: return is_plain_safe(e->value) ? buf_puts(b, e->value) : IG_EINVALID;
-	case MARKER_SINGLE_QUOTED: return encode_single(b, e->value);
-	case MARKER_DOUBLE_QUOTED: return encode_double(b, e->value);
+	case MARKER_PLAIN:
+		return is_plain_safe(e->value) ? buf_puts(b, e->value) : IG_EINVALID;
+	case MARKER_SINGLE_QUOTED:
+		return encode_single(b, e->value);
+	case MARKER_DOUBLE_QUOTED:
+		return encode_double(b, e->value);
 	}
 	return IG_EINVALID;
 }
@@ -85,28 +88,28 @@ static bool range_fits(const struct marker *m, const char *data, size_t len)
 }
 
 static int check_edits(const struct marker_edit **sorted, size_t n, const char *data, size_t len,
-		       struct error *err)
+                       struct error *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct marker *m = sorted[i]->marker;
 		if (strcmp(m->file, sorted[0]->marker->file) != 0)
 			return error_set(err, IG_EINVALID, "'%s': edits span files ('%s')",
-					 sorted[0]->marker->file, m->file);
+			                 sorted[0]->marker->file, m->file);
 		if (!range_fits(m, data, len))
 			return error_set(err, IG_EINVALID,
-					 "'%s:%zu': marker range does not match the file (changed "
-					 "since it was scanned?)",
-					 m->file, m->line);
+			                 "'%s:%zu': marker range does not match the file (changed "
+			                 "since it was scanned?)",
+			                 m->file, m->line);
 		if (i > 0 && m->start < sorted[i - 1]->marker->end)
 			return error_set(err, IG_EINVALID, "'%s:%zu': overlapping marker edits",
-					 m->file, m->line);
+			                 m->file, m->line);
 	}
 	return 0;
 }
 
 /* Reads the output back: every edited value must be found at its new place, unchanged. */
 static int verify(const char *data, size_t len, const struct marker_edit **sorted,
-		  const size_t *starts, size_t n, struct error *err)
+                  const size_t *starts, size_t n, struct error *err)
 {
 	struct marker_set back = MARKER_SET_INIT;
 	int rc = markers_scan_buffer(&back, sorted[0]->marker->file, data, len, err);
@@ -121,15 +124,15 @@ static int verify(const char *data, size_t len, const struct marker_edit **sorte
 				break;
 		if (j == back.len)
 			rc = error_set(err, IG_EINVALID,
-				       "'%s:%zu': value '%.200s' would not read back as written",
-				       m->file, m->line, sorted[i]->value);
+			               "'%s:%zu': value '%.200s' would not read back as written",
+			               m->file, m->line, sorted[i]->value);
 	}
 	markers_release(&back);
 	return rc;
 }
 
 static int splice(struct buf *out, size_t *starts, const char *data, size_t len,
-		  const struct marker_edit **sorted, size_t n, struct error *err)
+                  const struct marker_edit **sorted, size_t n, struct error *err)
 {
 	size_t at = 0;
 	int rc = 0;
@@ -141,23 +144,24 @@ static int splice(struct buf *out, size_t *starts, const char *data, size_t len,
 		starts[i] = out->len;
 		rc = encode(out, sorted[i]);
 		if (rc == IG_EINVALID)
-			return error_set(err, rc,
-					 "'%s:%zu': value '%.200s' cannot be written as a %s scalar "
-					 "(it would need quoting or escaping)",
-					 m->file, m->line, sorted[i]->value,
-					 m->style == MARKER_PLAIN ? "plain" : "single-quoted");
+			return error_set(
+			    err, rc,
+			    "'%s:%zu': value '%.200s' cannot be written as a %s scalar "
+			    "(it would need quoting or escaping)",
+			    m->file, m->line, sorted[i]->value,
+			    m->style == MARKER_PLAIN ? "plain" : "single-quoted");
 		at = m->end;
 	}
 	if (rc == 0)
 		rc = buf_append(out, data + at, len - at);
 	if (rc < 0)
 		return error_set(err, rc, "'%s': rewriting failed: %s", sorted[0]->marker->file,
-				 rc == IG_ETOOBIG ? "file too large" : "out of memory");
+		                 rc == IG_ETOOBIG ? "file too large" : "out of memory");
 	return 0;
 }
 
 int markers_apply(struct buf *out, const char *data, size_t len, const struct marker_edit *edits,
-		  size_t n, struct error *err)
+                  size_t n, struct error *err)
 {
 	const struct marker_edit **sorted = NULL;
 	size_t *starts = NULL;
@@ -166,8 +170,8 @@ int markers_apply(struct buf *out, const char *data, size_t len, const struct ma
 	buf_reset(out);
 	if (n == 0)
 		return buf_append(out, data, len) < 0
-			       ? error_set(err, IG_EFAIL, "rewriting failed: out of memory")
-			       : 0;
+		           ? error_set(err, IG_EFAIL, "rewriting failed: out of memory")
+		           : 0;
 	sorted = calloc(n, sizeof(*sorted));
 	starts = calloc(n, sizeof(*starts));
 	if (!sorted || !starts) {

@@ -97,7 +97,8 @@ static size_t break_width(const char *d, size_t i, size_t len)
 		return (i + 1 < len && u[i + 1] == '\n') ? 2 : 1;
 	if (u[i] == 0xC2 && i + 1 < len && u[i + 1] == 0x85)
 		return 2;
-	if (u[i] == 0xE2 && i + 2 < len && u[i + 1] == 0x80 && (u[i + 2] == 0xA8 || u[i + 2] == 0xA9))
+	if (u[i] == 0xE2 && i + 2 < len && u[i + 1] == 0x80 &&
+	    (u[i + 2] == 0xA8 || u[i + 2] == 0xA9))
 		return 3;
 	return 0;
 }
@@ -127,8 +128,8 @@ int markers_add_problem(struct marker_set *out, const char *file, size_t line, c
 	return 0;
 }
 
-static int add_problem(struct marker_set *out, const char *file, size_t line, const char *fmt,
-		       ...) __attribute__((format(printf, 4, 5)));
+static int add_problem(struct marker_set *out, const char *file, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static int add_problem(struct marker_set *out, const char *file, size_t line, const char *fmt, ...)
 {
@@ -172,10 +173,14 @@ static int add_marker(struct marker_set *out, const char *file, struct cand *c)
 const char *markers_part_name(enum marker_part part)
 {
 	switch (part) {
-	case MARKER_IMAGE: return "image";
-	case MARKER_NAME: return "name";
-	case MARKER_TAG: return "tag";
-	case MARKER_DIGEST: return "digest";
+	case MARKER_IMAGE:
+		return "image";
+	case MARKER_NAME:
+		return "name";
+	case MARKER_TAG:
+		return "tag";
+	case MARKER_DIGEST:
+		return "digest";
 	}
 	return "?";
 }
@@ -244,7 +249,7 @@ static bool parse_policy(char **policy, enum marker_part *part, const char *s)
 /* Reads a comment's marker, as Flux does: leading '#'s dropped, the rest one JSON object whose
  * "$imagepolicy" is a string. Returns 1 with policy/part set, 0 after reporting a problem. */
 static int read_marker(struct scan *s, const char *text, size_t n, size_t line, char **policy,
-		       enum marker_part *part)
+                       enum marker_part *part)
 {
 	json_error_t jerr;
 	json_t *root, *v;
@@ -259,19 +264,20 @@ static int read_marker(struct scan *s, const char *text, size_t n, size_t line, 
 	root = json_loadb(text, n, 0, &jerr);
 	if (!root || !json_is_object(root)) {
 		rc = add_problem(s->out, s->file, line, "malformed marker comment: %s",
-				 root ? "not a JSON object" : jerr.text);
+		                 root ? "not a JSON object" : jerr.text);
 		goto done;
 	}
 	v = json_object_get(root, MARKER_KEY);
 	if (!v || !json_is_string(v)) {
 		rc = add_problem(s->out, s->file, line,
-				 "malformed marker comment: \"" MARKER_KEY "\" must be a string");
+		                 "malformed marker comment: \"" MARKER_KEY "\" must be a string");
 		goto done;
 	}
 	if (!parse_policy(policy, part, json_string_value(v))) {
-		rc = add_problem(s->out, s->file, line,
-				 "malformed marker '%.200s': expected NS:NAME or NS:NAME:tag|name|digest",
-				 json_string_value(v));
+		rc = add_problem(
+		    s->out, s->file, line,
+		    "malformed marker '%.200s': expected NS:NAME or NS:NAME:tag|name|digest",
+		    json_string_value(v));
 		goto done;
 	}
 	rc = 1;
@@ -292,7 +298,7 @@ static int add_cand(struct scan *s, const struct tok *t, char *policy, enum mark
 {
 	struct cand *c;
 	bool quoted = t->style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-		      t->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+	              t->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 
 	if (s->ncands == s->capcands) {
 		size_t cap = s->capcands ? s->capcands * 2 : 8;
@@ -311,8 +317,8 @@ static int add_cand(struct scan *s, const struct tok *t, char *policy, enum mark
 	c->end = t->end - (quoted ? 1 : 0);
 	c->line = t->line;
 	c->style = t->style == YAML_SINGLE_QUOTED_SCALAR_STYLE   ? MARKER_SINGLE_QUOTED
-		   : t->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ? MARKER_DOUBLE_QUOTED
-								 : MARKER_PLAIN;
+	           : t->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ? MARKER_DOUBLE_QUOTED
+	                                                         : MARKER_PLAIN;
 	c->policy = policy;
 	c->part = part;
 	return 0;
@@ -320,7 +326,7 @@ static int add_cand(struct scan *s, const struct tok *t, char *policy, enum mark
 
 /* Binds a marker comment at byte `at` to the scalar token it follows on its line. */
 static int bind_comment(struct scan *s, size_t at, size_t line, enum bind how, char *policy,
-			enum marker_part part)
+                        enum marker_part part)
 {
 	const struct tok *t = &s->prev;
 	const char *why = NULL;
@@ -332,15 +338,15 @@ static int bind_comment(struct scan *s, size_t at, size_t line, enum bind how, c
 		why = "marker comment on a line of its own marks nothing: put it after the value "
 		      "on the same line";
 	else if (t->type == YAML_FLOW_ENTRY_TOKEN && s->prev2.type == YAML_SCALAR_TOKEN &&
-		 !has_break(s, s->prev2.end, at))
+	         !has_break(s, s->prev2.end, at))
 		t = &s->prev2;
 	if (!why && t->type == YAML_ALIAS_TOKEN)
 		why = "marker on an alias: mark the anchored value instead";
 	else if (!why && (t->type == YAML_FLOW_SEQUENCE_END_TOKEN ||
-			  t->type == YAML_FLOW_MAPPING_END_TOKEN ||
-			  (t->type == YAML_FLOW_ENTRY_TOKEN &&
-			   (s->prev2.type == YAML_FLOW_SEQUENCE_END_TOKEN ||
-			    s->prev2.type == YAML_FLOW_MAPPING_END_TOKEN))))
+	                  t->type == YAML_FLOW_MAPPING_END_TOKEN ||
+	                  (t->type == YAML_FLOW_ENTRY_TOKEN &&
+	                   (s->prev2.type == YAML_FLOW_SEQUENCE_END_TOKEN ||
+	                    s->prev2.type == YAML_FLOW_MAPPING_END_TOKEN))))
 		why = "marker on a flow sequence or mapping, not a scalar";
 	else if (!why && t->type != YAML_SCALAR_TOKEN)
 		why = "marker not on a scalar value (a mapping, sequence or empty value?): put it "
@@ -385,7 +391,7 @@ static int scan_gap(struct scan *s, size_t to)
 			while (j < to && !break_width(s->data, j, s->len))
 				j++;
 			rc = handle_comment(s, i, j, s->line,
-					    trailing ? BIND_TRAILING : BIND_OWN_LINE);
+			                    trailing ? BIND_TRAILING : BIND_OWN_LINE);
 			if (rc < 0)
 				return rc;
 			i = j;
@@ -441,11 +447,11 @@ static int report_yaml_error(struct scan *s, const yaml_parser_t *p)
 			i += w ? w : 1;
 		}
 		return add_problem(s->out, s->file, line, "invalid YAML: %s at byte %zu",
-				   p->problem ? p->problem : "unreadable input", p->problem_offset);
+		                   p->problem ? p->problem : "unreadable input", p->problem_offset);
 	}
 	return add_problem(s->out, s->file, line, "invalid YAML: %s%s%s",
-			   p->problem ? p->problem : "syntax error", p->context ? " " : "",
-			   p->context ? p->context : "");
+	                   p->problem ? p->problem : "syntax error", p->context ? " " : "",
+	                   p->context ? p->context : "");
 }
 
 static void tok_from(struct scan *s, struct tok *out, const yaml_token_t *t)
@@ -485,8 +491,9 @@ static int token_pass(struct scan *s)
 			continue;
 		if (cur.start > s->done_to && (rc = scan_gap(s, cur.start)) < 0)
 			break;
-		if (cur.type == YAML_SCALAR_TOKEN && (cur.style == YAML_LITERAL_SCALAR_STYLE ||
-						      cur.style == YAML_FOLDED_SCALAR_STYLE) &&
+		if (cur.type == YAML_SCALAR_TOKEN &&
+		    (cur.style == YAML_LITERAL_SCALAR_STYLE ||
+		     cur.style == YAML_FOLDED_SCALAR_STYLE) &&
 		    (rc = check_block_header(s, &cur)) < 0)
 			break;
 		skip_token(s, cur.end);
@@ -569,19 +576,28 @@ static int event_pass(struct scan *s)
 			if ((rc = roles_node(&roles, &key, false, false)) == 0)
 				rc = match_scalar(s, &k, &e, key);
 			break;
-		case YAML_ALIAS_EVENT: rc = roles_node(&roles, &key, false, false); break;
+		case YAML_ALIAS_EVENT:
+			rc = roles_node(&roles, &key, false, false);
+			break;
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
 			rc = roles_node(&roles, &key, true, e.type == YAML_MAPPING_START_EVENT);
 			if (rc == IG_ETOOBIG)
 				rc = add_problem(s->out, s->file, e.start_mark.line + 1,
-						 "invalid YAML: nested deeper than %d levels",
-						 MAX_DEPTH) < 0 ? IG_EFAIL : 1;
+				                 "invalid YAML: nested deeper than %d levels",
+				                 MAX_DEPTH) < 0
+				         ? IG_EFAIL
+				         : 1;
 			break;
 		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT: roles.depth--; break;
-		case YAML_STREAM_END_EVENT: end = true; break;
-		default: break;
+		case YAML_MAPPING_END_EVENT:
+			roles.depth--;
+			break;
+		case YAML_STREAM_END_EVENT:
+			end = true;
+			break;
+		default:
+			break;
 		}
 		yaml_event_delete(&e);
 	}
@@ -598,13 +614,13 @@ static int emit(struct scan *s)
 		struct cand *c = &s->cands[i];
 		if (!c->matched)
 			rc = add_problem(s->out, s->file, c->line,
-					 "marker could not be matched to a scalar value");
+			                 "marker could not be matched to a scalar value");
 		else if (c->key)
 			rc = add_problem(s->out, s->file, c->line,
-					 "marker on a mapping key, not a value");
+			                 "marker on a mapping key, not a value");
 		else if (c->has_nul)
 			rc = add_problem(s->out, s->file, c->line,
-					 "marked value contains a NUL character");
+			                 "marked value contains a NUL character");
 		else
 			rc = add_marker(s->out, s->file, c);
 	}
@@ -612,7 +628,7 @@ static int emit(struct scan *s)
 }
 
 int markers_scan_buffer(struct marker_set *out, const char *file, const char *data, size_t len,
-			struct error *err)
+                        struct error *err)
 {
 	struct scan s;
 	size_t len0 = out->len, plen0 = out->problems_len;
@@ -627,7 +643,7 @@ int markers_scan_buffer(struct marker_set *out, const char *file, const char *da
 	s.line = 1;
 	if (len > MARKERS_MAX_FILE_SIZE) {
 		rc = add_problem(out, file, 0, "file is larger than %zu MiB, not scanned",
-				 MARKERS_MAX_FILE_SIZE >> 20);
+		                 MARKERS_MAX_FILE_SIZE >> 20);
 		goto done;
 	}
 	if (len >= 2 && ((u[0] == 0xFE && u[1] == 0xFF) || (u[0] == 0xFF && u[1] == 0xFE))) {

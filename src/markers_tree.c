@@ -16,6 +16,23 @@
 #define MAX_FILES 200000
 #define MAX_DEPTH 64
 
+/* strerror, in the lower case our messages use. */
+static const char *why(int e)
+{
+	switch (e) {
+	case ENOENT:
+		return "no such file or directory";
+	case EACCES:
+		return "permission denied";
+	case ENOTDIR:
+		return "not a directory";
+	case ELOOP:
+		return "too many levels of symbolic links";
+	default:
+		return strerror(e);
+	}
+}
+
 static bool is_yaml_name(const char *name)
 {
 	size_t n = strlen(name);
@@ -35,9 +52,10 @@ static int normalise_subpath(struct buf *out, const char *subpath, struct error 
 		size_t n = strcspn(p, "/");
 		if (n == 2 && p[0] == '.' && p[1] == '.')
 			return error_set(err, IG_EINVALID, "path '%s': must not contain '..'",
-					 subpath);
+			                 subpath);
 		if (n > 0 && !(n == 1 && p[0] == '.')) {
-			if ((out->len > 0 && buf_append(out, "/", 1) < 0) || buf_append(out, p, n) < 0)
+			if ((out->len > 0 && buf_append(out, "/", 1) < 0) ||
+			    buf_append(out, p, n) < 0)
 				return error_set(err, IG_EFAIL, "out of memory");
 		}
 		p += n;
@@ -62,7 +80,7 @@ static int join(char **out, const char *a, const char *b)
 
 /* Collects the relative names of YAML files under root/rel into files. */
 static int walk(struct strvec *files, const char *root, const char *rel, int depth,
-		struct marker_set *out, struct error *err)
+                struct marker_set *out, struct error *err)
 {
 	char *dirpath = NULL;
 	DIR *dir = NULL;
@@ -72,10 +90,15 @@ static int walk(struct strvec *files, const char *root, const char *rel, int dep
 	if (join(&dirpath, root, rel) < 0)
 		return error_set(err, IG_EFAIL, "out of memory");
 	dir = opendir(dirpath);
+	if (!dir && depth == 0) {
+		rc = error_set(err, IG_ENOTFOUND, "'%s': cannot read directory: %s", dirpath,
+		               why(errno));
+		goto done;
+	}
 	if (!dir) {
 		char msg[256];
-		snprintf(msg, sizeof(msg), "cannot read directory: %s", strerror(errno));
-		rc = markers_add_problem(out, *rel ? rel : ".", 0, msg);
+		snprintf(msg, sizeof(msg), "cannot read directory: %s", why(errno));
+		rc = markers_add_problem(out, rel, 0, msg);
 		goto done;
 	}
 	while (rc == 0 && (de = readdir(dir)) != NULL) {
@@ -95,8 +118,8 @@ static int walk(struct strvec *files, const char *root, const char *rel, int dep
 			else if (S_ISREG(st.st_mode) && is_yaml_name(de->d_name)) {
 				if (files->len >= MAX_FILES)
 					rc = error_set(err, IG_ETOOBIG,
-						       "'%s': more than %d YAML files", root,
-						       MAX_FILES);
+					               "'%s': more than %d YAML files", root,
+					               MAX_FILES);
 				else if (strvec_push(files, child) < 0)
 					rc = error_set(err, IG_EFAIL, "out of memory");
 			}
@@ -111,8 +134,7 @@ done:
 	return rc;
 }
 
-int markers_scan_file(struct marker_set *out, const char *root, const char *name,
-		      struct error *err)
+int markers_scan_file(struct marker_set *out, const char *root, const char *name, struct error *err)
 {
 	struct buf data = BUF_INIT_MAX(MARKERS_MAX_FILE_SIZE);
 	char *path = NULL;
@@ -126,7 +148,7 @@ int markers_scan_file(struct marker_set *out, const char *root, const char *name
 		rc = markers_scan_buffer(out, name, "", MARKERS_MAX_FILE_SIZE + 1, err);
 	} else if (rc < 0) {
 		char msg[256];
-		snprintf(msg, sizeof(msg), "cannot read file: %s", strerror(errno));
+		snprintf(msg, sizeof(msg), "cannot read file: %s", why(errno));
 		rc = markers_add_problem(out, name, 0, msg);
 	} else {
 		rc = markers_scan_buffer(out, name, data.data ? data.data : "", data.len, err);
@@ -150,7 +172,7 @@ static int check_start(const char *root, const char *sub, struct error *err)
 	}
 	if (stat(root, &st) < 0) {
 		rc = error_set(err, errno == ENOENT || errno == ENOTDIR ? IG_ENOTFOUND : IG_EFAIL,
-			       "'%s': %s", root, strerror(errno));
+		               "'%s': %s", root, why(errno));
 		goto done;
 	}
 	while (S_ISDIR(st.st_mode) && *p) {
@@ -161,7 +183,7 @@ static int check_start(const char *root, const char *sub, struct error *err)
 		}
 		if (lstat(path.data, &st) < 0) {
 			rc = error_set(err, errno == ENOENT ? IG_ENOTFOUND : IG_EFAIL, "'%s': %s",
-				       path.data, strerror(errno));
+			               path.data, why(errno));
 			goto done;
 		}
 		p += n + (p[n] == '/');
@@ -174,7 +196,7 @@ done:
 }
 
 int markers_scan_tree(struct marker_set *out, const char *root, const char *subpath,
-		      struct error *err)
+                      struct error *err)
 {
 	struct buf sub = BUF_INIT;
 	struct strvec files = STRVEC_INIT;

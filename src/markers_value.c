@@ -15,7 +15,7 @@ static int dup_out(char **out, const char *s, struct error *err)
 }
 
 static int image_value(char **out, const struct marker *m, const char *name, const char *tag,
-		       const char *digest, struct error *err)
+                       const char *digest, struct error *err)
 {
 	struct imageref_parts p;
 	struct buf b = BUF_INIT;
@@ -28,7 +28,7 @@ static int image_value(char **out, const struct marker *m, const char *name, con
 		rc = buf_puts(&b, name);
 	else
 		return error_set(err, IG_EINVALID, "'%s:%zu': no image name to write", m->file,
-				 m->line);
+		                 m->line);
 	if (rc == 0)
 		rc = buf_printf(&b, ":%s", tag);
 	if (rc == 0 && digest && *digest)
@@ -42,18 +42,18 @@ static int image_value(char **out, const struct marker *m, const char *name, con
 }
 
 int markers_value_for(char **out, const struct marker *m, const char *name, const char *tag,
-		      const char *digest, struct error *err)
+                      const char *digest, struct error *err)
 {
-	const char *v = m->part == MARKER_NAME  ? name
-			: m->part == MARKER_TAG ? tag
-			: m->part == MARKER_DIGEST ? digest
-						   : tag;
+	const char *v = m->part == MARKER_NAME     ? name
+	                : m->part == MARKER_TAG    ? tag
+	                : m->part == MARKER_DIGEST ? digest
+	                                           : tag;
 
 	*out = NULL;
 	if (!v || !*v)
 		return error_set(err, IG_EINVALID, "'%s:%zu': policy '%s' gives no %s to write",
-				 m->file, m->line, m->policy,
-				 m->part == MARKER_IMAGE ? "tag" : markers_part_name(m->part));
+		                 m->file, m->line, m->policy,
+		                 m->part == MARKER_IMAGE ? "tag" : markers_part_name(m->part));
 	if (m->part == MARKER_IMAGE)
 		return image_value(out, m, name, tag, digest, err);
 	return dup_out(out, v, err);

@@ -26,28 +26,29 @@ static const struct {
 	const char *range; /* the bytes [start, end) must equal this */
 	const char *value;
 } scans[] = {
-	{"image: a/b:1 # {\"$imagepolicy\": \"ns:p\"}\n", 1, "ns/p", MARKER_IMAGE, MARKER_PLAIN,
-	 "a/b:1", "a/b:1"},
-	{"x: 1\nimage: 'a/b:1' #{\"$imagepolicy\":\"ns:p:tag\"}", 2, "ns/p", MARKER_TAG,
-	 MARKER_SINGLE_QUOTED, "a/b:1", "a/b:1"},
-	{"- \"a\\tb\"   # {\"$imagepolicy\" : \"ns:p:name\"}  \n", 1, "ns/p", MARKER_NAME,
-	 MARKER_DOUBLE_QUOTED, "a\\tb", "a\tb"},
-	{"a: b\r\nc:\r\n  d: 'it''s' # {\"$imagepolicy\": \"ns:p:digest\"}\r\n", 3, "ns/p",
-	 MARKER_DIGEST, MARKER_SINGLE_QUOTED, "it''s", "it's"},
-	{"\xef\xbb\xbf" "k\xc3\xa9: \xc3\xa9t\xc3\xa9 # {\"$imagepolicy\": \"ns:p\"}\n", 1, "ns/p",
-	 MARKER_IMAGE, MARKER_PLAIN, "\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9"},
-	{"---\n...\n---\n# c\nk: &a !!str v1 ## {\"$imagepolicy\": \"ns:p:tag\"}\n", 5, "ns/p",
-	 MARKER_TAG, MARKER_PLAIN, "v1", "v1"},
-	{"k: [x, y, # {\"$imagepolicy\": \"ns:p:tag\"}\n  z]\n", 1, "ns/p", MARKER_TAG,
-	 MARKER_PLAIN, "y", "y"},
-	{"k: \"a # b\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", 1, "ns/p", MARKER_TAG,
-	 MARKER_DOUBLE_QUOTED, "a # b", "a # b"},
-	{"k: a\n  b # {\"$imagepolicy\": \"ns:p:tag\"}\n", 1, "ns/p", MARKER_TAG, MARKER_PLAIN,
-	 "a\n  b", "a b"},
-	{"k: v\rk2: w # {\"$imagepolicy\": \"ns:p:tag\"}\r", 2, "ns/p", MARKER_TAG, MARKER_PLAIN,
-	 "w", "w"},
-	{"%YAML 1.1\n--- v # {\"$imagepolicy\": \"ns:p:tag\"}\n", 2, "ns/p", MARKER_TAG,
-	 MARKER_PLAIN, "v", "v"},
+    {"image: a/b:1 # {\"$imagepolicy\": \"ns:p\"}\n", 1, "ns/p", MARKER_IMAGE, MARKER_PLAIN,
+     "a/b:1", "a/b:1"},
+    {"x: 1\nimage: 'a/b:1' #{\"$imagepolicy\":\"ns:p:tag\"}", 2, "ns/p", MARKER_TAG,
+     MARKER_SINGLE_QUOTED, "a/b:1", "a/b:1"},
+    {"- \"a\\tb\"   # {\"$imagepolicy\" : \"ns:p:name\"}  \n", 1, "ns/p", MARKER_NAME,
+     MARKER_DOUBLE_QUOTED, "a\\tb", "a\tb"},
+    {"a: b\r\nc:\r\n  d: 'it''s' # {\"$imagepolicy\": \"ns:p:digest\"}\r\n", 3, "ns/p",
+     MARKER_DIGEST, MARKER_SINGLE_QUOTED, "it''s", "it's"},
+    {"\xef\xbb\xbf"
+     "k\xc3\xa9: \xc3\xa9t\xc3\xa9 # {\"$imagepolicy\": \"ns:p\"}\n",
+     1, "ns/p", MARKER_IMAGE, MARKER_PLAIN, "\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9"},
+    {"---\n...\n---\n# c\nk: &a !!str v1 ## {\"$imagepolicy\": \"ns:p:tag\"}\n", 5, "ns/p",
+     MARKER_TAG, MARKER_PLAIN, "v1", "v1"},
+    {"k: [x, y, # {\"$imagepolicy\": \"ns:p:tag\"}\n  z]\n", 1, "ns/p", MARKER_TAG, MARKER_PLAIN,
+     "y", "y"},
+    {"k: \"a # b\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", 1, "ns/p", MARKER_TAG,
+     MARKER_DOUBLE_QUOTED, "a # b", "a # b"},
+    {"k: a\n  b # {\"$imagepolicy\": \"ns:p:tag\"}\n", 1, "ns/p", MARKER_TAG, MARKER_PLAIN,
+     "a\n  b", "a b"},
+    {"k: v\rk2: w # {\"$imagepolicy\": \"ns:p:tag\"}\r", 2, "ns/p", MARKER_TAG, MARKER_PLAIN, "w",
+     "w"},
+    {"%YAML 1.1\n--- v # {\"$imagepolicy\": \"ns:p:tag\"}\n", 2, "ns/p", MARKER_TAG, MARKER_PLAIN,
+     "v", "v"},
 };
 
 START_TEST(scan_table)
@@ -58,7 +59,8 @@ START_TEST(scan_table)
 	const struct marker *m;
 
 	ck_assert_int_eq(markers_scan_buffer(&s, "f.yaml", in, strlen(in), &err), 0);
-	ck_assert_msg(s.problems_len == 0, "%d: %s", _i, s.problems_len ? s.problems[0].message : "");
+	ck_assert_msg(s.problems_len == 0, "%d: %s", _i,
+	              s.problems_len ? s.problems[0].message : "");
 	ck_assert_int_eq((int)s.len, 1);
 	m = &s.items[0];
 	ck_assert_str_eq(m->file, "f.yaml");
@@ -82,35 +84,37 @@ static const struct {
 	size_t line;          /* of the one problem; (size_t)-1: no problem expected */
 	const char *contains; /* in its message */
 } problems[] = {
-	{"a: b # {\"$imagepolicy\": ns:p}\n", 0, 0, 1, "malformed marker comment"},
-	{"a: b # {\"$imagepolicy\": 3}\n", 0, 0, 1, "must be a string"},
-	{"a: b # {\"$imagepolicy\": \"nsp\"}\n", 0, 0, 1, "expected NS:NAME"},
-	{"a: b # {\"$imagepolicy\": \"ns:p:version\"}\n", 0, 0, 1, "expected NS:NAME"},
-	{"a: b # {\"$imagepolicy\": \"ns/p\"}\n", 0, 0, 1, "expected NS:NAME"},
-	{"a: b # {\"$imagepolicy\": \"ns:p\"} trailing\n", 0, 0, 1, "malformed marker comment"},
-	{"a: b # see the $imagepolicy docs\n", 0, 0, (size_t)-1, ""},
-	{"a:\n  # {\"$imagepolicy\": \"ns:p\"}\n  b\n", 0, 0, 2, "line of its own"},
-	{"a: # {\"$imagepolicy\": \"ns:p\"}\n  b: c\n", 0, 0, 1, "not on a scalar"},
-	{"a: [b] # {\"$imagepolicy\": \"ns:p\"}\n", 0, 0, 1, "flow sequence"},
-	{"a: {b: c}, # {\"$imagepolicy\": \"ns:p\"}\n", 0, 0, 1, "invalid YAML"},
-	{"a: >- # {\"$imagepolicy\": \"ns:p\"}\n  b\n", 0, 0, 1, "block scalar"},
-	{"a: &x b\nc: *x # {\"$imagepolicy\": \"ns:p\"}\n", 0, 0, 2, "alias"},
-	{"? a # {\"$imagepolicy\": \"ns:p\"}\n: b\n", 0, 0, 1, "mapping key"},
-	{"a: \"\\0\" # {\"$imagepolicy\": \"ns:p\"}\n", 0, 0, 1, "NUL"},
-	/* bad input: never a crash, one problem naming the line, no markers */
-	{"a: \"open # {\"$imagepolicy\": \"ns:p\"}\nb: c\n", 0, 0, 1, "invalid YAML"},
-	{"ok: v # {\"$imagepolicy\": \"ns:p\"}\nb: 'never closed\n", 0, 0, 3, "invalid YAML"},
-	{"ok: v # {\"$imagepolicy\": \"ns:p\"}\nb: x\0y\n", 39, 0, 2, "invalid YAML"},
-	{"ok: v # {\"$imagepolicy\": \"ns:p\"}\nb: \xff\xfe\n", 0, 0, 2, "invalid YAML"},
-	{"ok: v # {\"$imagepolicy\": \"ns:p\"}\nb: \xc3\n", 0, 0, 2, "invalid YAML"},
-	{"\xff\xfe" "a\0:\0 \0b\0", 10, 0, 1, "UTF-16"},
-	{"ok: v # {\"$imagepolicy\": \"ns:p\"}\n- b\n", 0, 0, 2, "invalid YAML"},
-	{"ok: v # {\"$imagepolicy\": \"ns:p\"}\n\tb: c\n", 0, 0, 2, "invalid YAML"},
-	/* one good marker, one problem */
-	{"a: v # {\"$imagepolicy\": \"ns:p\"}\nb: [v] # {\"$imagepolicy\": \"ns:p\"}\n", 0, 1, 2,
-	 "flow sequence"},
-	/* files without the key are not parsed at all (as Flux screens them) */
-	{"a: \"broken\n", 0, 0, (size_t)-1, ""},
+    {"a: b # {\"$imagepolicy\": ns:p}\n", 0, 0, 1, "malformed marker comment"},
+    {"a: b # {\"$imagepolicy\": 3}\n", 0, 0, 1, "must be a string"},
+    {"a: b # {\"$imagepolicy\": \"nsp\"}\n", 0, 0, 1, "expected NS:NAME"},
+    {"a: b # {\"$imagepolicy\": \"ns:p:version\"}\n", 0, 0, 1, "expected NS:NAME"},
+    {"a: b # {\"$imagepolicy\": \"ns/p\"}\n", 0, 0, 1, "expected NS:NAME"},
+    {"a: b # {\"$imagepolicy\": \"ns:p\"} trailing\n", 0, 0, 1, "malformed marker comment"},
+    {"a: b # see the $imagepolicy docs\n", 0, 0, (size_t)-1, ""},
+    {"a:\n  # {\"$imagepolicy\": \"ns:p\"}\n  b\n", 0, 0, 2, "line of its own"},
+    {"a: # {\"$imagepolicy\": \"ns:p\"}\n  b: c\n", 0, 0, 1, "not on a scalar"},
+    {"a: [b] # {\"$imagepolicy\": \"ns:p\"}\n", 0, 0, 1, "flow sequence"},
+    {"a: {b: c}, # {\"$imagepolicy\": \"ns:p\"}\n", 0, 0, 1, "invalid YAML"},
+    {"a: >- # {\"$imagepolicy\": \"ns:p\"}\n  b\n", 0, 0, 1, "block scalar"},
+    {"a: &x b\nc: *x # {\"$imagepolicy\": \"ns:p\"}\n", 0, 0, 2, "alias"},
+    {"? a # {\"$imagepolicy\": \"ns:p\"}\n: b\n", 0, 0, 1, "mapping key"},
+    {"a: \"\\0\" # {\"$imagepolicy\": \"ns:p\"}\n", 0, 0, 1, "NUL"},
+    /* bad input: never a crash, one problem naming the line, no markers */
+    {"a: \"open # {\"$imagepolicy\": \"ns:p\"}\nb: c\n", 0, 0, 1, "invalid YAML"},
+    {"ok: v # {\"$imagepolicy\": \"ns:p\"}\nb: 'never closed\n", 0, 0, 3, "invalid YAML"},
+    {"ok: v # {\"$imagepolicy\": \"ns:p\"}\nb: x\0y\n", 39, 0, 2, "invalid YAML"},
+    {"ok: v # {\"$imagepolicy\": \"ns:p\"}\nb: \xff\xfe\n", 0, 0, 2, "invalid YAML"},
+    {"ok: v # {\"$imagepolicy\": \"ns:p\"}\nb: \xc3\n", 0, 0, 2, "invalid YAML"},
+    {"\xff\xfe"
+     "a\0:\0 \0b\0",
+     10, 0, 1, "UTF-16"},
+    {"ok: v # {\"$imagepolicy\": \"ns:p\"}\n- b\n", 0, 0, 2, "invalid YAML"},
+    {"ok: v # {\"$imagepolicy\": \"ns:p\"}\n\tb: c\n", 0, 0, 2, "invalid YAML"},
+    /* one good marker, one problem */
+    {"a: v # {\"$imagepolicy\": \"ns:p\"}\nb: [v] # {\"$imagepolicy\": \"ns:p\"}\n", 0, 1, 2,
+     "flow sequence"},
+    /* files without the key are not parsed at all (as Flux screens them) */
+    {"a: \"broken\n", 0, 0, (size_t)-1, ""},
 };
 
 START_TEST(scan_problems)
@@ -128,9 +132,9 @@ START_TEST(scan_problems)
 		ck_assert_msg(s.problems_len == 1, "%d: %zu problems", _i, s.problems_len);
 		ck_assert_str_eq(s.problems[0].file, "f.yaml");
 		ck_assert_msg(s.problems[0].line == problems[_i].line, "%d: line %zu: %s", _i,
-			      s.problems[0].line, s.problems[0].message);
+		              s.problems[0].line, s.problems[0].message);
 		ck_assert_msg(strstr(s.problems[0].message, problems[_i].contains), "%d: %s", _i,
-			      s.problems[0].message);
+		              s.problems[0].message);
 		ck_assert(strchr(s.problems[0].message, '\n') == NULL);
 	}
 	markers_release(&s);
@@ -184,9 +188,8 @@ START_TEST(scan_many)
 	struct buf b = BUF_INIT;
 
 	for (int i = 0; i < 500; i++)
-		ck_assert_int_eq(buf_printf(&b, "- k%d: r/i:%d # {\"$imagepolicy\": \"ns:p%d\"}\n",
-					    i, i, i),
-				 0);
+		ck_assert_int_eq(
+		    buf_printf(&b, "- k%d: r/i:%d # {\"$imagepolicy\": \"ns:p%d\"}\n", i, i, i), 0);
 	ck_assert_int_eq(markers_scan_buffer(&s, "m.yaml", b.data, b.len, &err), 0);
 	ck_assert_int_eq((int)s.len, 500);
 	for (int i = 0; i < 500; i++) {
@@ -201,12 +204,49 @@ START_TEST(scan_many)
 }
 END_TEST
 
+/* Truncated and corrupted variants of a real file: problems or markers, never a crash, and
+ * every marker found can be rewritten or is refused cleanly. */
+START_TEST(scan_mutations)
+{
+	static const char corrupt[] = {'"', '\'', '#', ':', '\0', '\xff', '[', '\r', '&', '|'};
+	const char *src = getenv("IMAGEGUARD_SRC");
+	struct buf orig = BUF_INIT, b = BUF_INIT, out = BUF_INIT;
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/test/golden/markers/comments/original/deploy.yaml",
+	         src ? src : ".");
+	orig.max = MARKERS_MAX_FILE_SIZE;
+	ck_assert_int_eq(buf_read_file(&orig, p), 0);
+	for (size_t at = 0; at < orig.len; at += 7) {
+		for (size_t k = 0; k <= sizeof(corrupt); k++) {
+			struct marker_set s = MARKER_SET_INIT;
+			struct error err = ERROR_INIT;
+			size_t len = k == sizeof(corrupt) ? at : orig.len;
+			buf_reset(&b);
+			ck_assert_int_eq(buf_append(&b, orig.data, orig.len), 0);
+			if (k < sizeof(corrupt))
+				b.data[at] = corrupt[k];
+			ck_assert_int_eq(markers_scan_buffer(&s, "m.yaml", b.data, len, &err), 0);
+			for (size_t i = 0; i < s.len; i++) {
+				struct marker_edit e = {&s.items[i], "v9.9.9"};
+				int rc = markers_apply(&out, b.data, len, &e, 1, &err);
+				ck_assert(rc == 0 || rc == IG_EINVALID);
+			}
+			markers_release(&s);
+		}
+	}
+	buf_release(&orig);
+	buf_release(&b);
+	buf_release(&out);
+}
+END_TEST
+
 /* ---- value helpers ---- */
 
 static struct marker mk(enum marker_part part, const char *value)
 {
 	struct marker m = {(char *)"f.yaml", 1, (char *)"ns/p", part, MARKER_PLAIN, 0, 0,
-			   (char *)value};
+	                   (char *)value};
 	return m;
 }
 
@@ -215,18 +255,17 @@ static const struct {
 	const char *value, *name, *tag, *digest;
 	const char *want; /* NULL: IG_EINVALID */
 } values[] = {
-	{MARKER_IMAGE, "ghcr.io/o/app:1.0", "x/y", "2.0", NULL, "ghcr.io/o/app:2.0"},
-	{MARKER_IMAGE, "localhost:5000/app:1.0", "x", "2.0", D1, "localhost:5000/app:2.0@" D1},
-	{MARKER_IMAGE, "localhost:5000/app:1.0@sha256:ab", "x", "2.0", NULL,
-	 "localhost:5000/app:2.0"},
-	{MARKER_IMAGE, "localhost:5000/app", "x", "2.0", NULL, "localhost:5000/app:2.0"},
-	{MARKER_IMAGE, "", "ghcr.io/o/app", "2.0", NULL, "ghcr.io/o/app:2.0"},
-	{MARKER_IMAGE, "", NULL, "2.0", NULL, NULL},
-	{MARKER_IMAGE, "a:1", "a", NULL, NULL, NULL},
-	{MARKER_NAME, "old/name", "new/name", "2.0", NULL, "new/name"},
-	{MARKER_TAG, "1.0", "n", "2.0", D1, "2.0"},
-	{MARKER_DIGEST, "sha256:00", "n", "2.0", D1, D1},
-	{MARKER_DIGEST, "sha256:00", "n", "2.0", NULL, NULL},
+    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "x/y", "2.0", NULL, "ghcr.io/o/app:2.0"},
+    {MARKER_IMAGE, "localhost:5000/app:1.0", "x", "2.0", D1, "localhost:5000/app:2.0@" D1},
+    {MARKER_IMAGE, "localhost:5000/app:1.0@sha256:ab", "x", "2.0", NULL, "localhost:5000/app:2.0"},
+    {MARKER_IMAGE, "localhost:5000/app", "x", "2.0", NULL, "localhost:5000/app:2.0"},
+    {MARKER_IMAGE, "", "ghcr.io/o/app", "2.0", NULL, "ghcr.io/o/app:2.0"},
+    {MARKER_IMAGE, "", NULL, "2.0", NULL, NULL},
+    {MARKER_IMAGE, "a:1", "a", NULL, NULL, NULL},
+    {MARKER_NAME, "old/name", "new/name", "2.0", NULL, "new/name"},
+    {MARKER_TAG, "1.0", "n", "2.0", D1, "2.0"},
+    {MARKER_DIGEST, "sha256:00", "n", "2.0", D1, D1},
+    {MARKER_DIGEST, "sha256:00", "n", "2.0", NULL, NULL},
 };
 
 START_TEST(value_for)
@@ -234,8 +273,8 @@ START_TEST(value_for)
 	struct marker m = mk(values[_i].part, values[_i].value);
 	struct error err = ERROR_INIT;
 	char *out = NULL;
-	int rc = markers_value_for(&out, &m, values[_i].name, values[_i].tag, values[_i].digest,
-				   &err);
+	int rc =
+	    markers_value_for(&out, &m, values[_i].name, values[_i].tag, values[_i].digest, &err);
 
 	if (values[_i].want) {
 		ck_assert_int_eq(rc, 0);
@@ -253,13 +292,13 @@ static const struct {
 	enum marker_part part;
 	const char *value, *want;
 } tags[] = {
-	{MARKER_IMAGE, "ghcr.io/o/app:1.0", "1.0"},
-	{MARKER_IMAGE, "localhost:5000/app", NULL},
-	{MARKER_IMAGE, "localhost:5000/app:v2@" D1, "v2"},
-	{MARKER_IMAGE, "app@" D1, NULL},
-	{MARKER_TAG, "1.2.3", "1.2.3"},
-	{MARKER_NAME, "ghcr.io/o/app", NULL},
-	{MARKER_DIGEST, D1, NULL},
+    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "1.0"},
+    {MARKER_IMAGE, "localhost:5000/app", NULL},
+    {MARKER_IMAGE, "localhost:5000/app:v2@" D1, "v2"},
+    {MARKER_IMAGE, "app@" D1, NULL},
+    {MARKER_TAG, "1.2.3", "1.2.3"},
+    {MARKER_NAME, "ghcr.io/o/app", NULL},
+    {MARKER_DIGEST, D1, NULL},
 };
 
 START_TEST(current_tag)
@@ -279,27 +318,27 @@ static const struct {
 	const char *in, *value;
 	const char *want; /* NULL: IG_EINVALID */
 } applies[] = {
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "v2",
-	 "a: v2 # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
-	{"a: 'v1' # {\"$imagepolicy\": \"ns:p:tag\"}\n", "it's",
-	 "a: 'it''s' # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
-	{"a: \"v1\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", "q\"b\\\x01",
-	 "a: \"q\\\"b\\\\\\x01\" # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
-	{"a: \"v1\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", "\xc3\xa9",
-	 "a: \"\xc3\xa9\" # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x: y", NULL},
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x #y", NULL},
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "*x", NULL},
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "", NULL},
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x,y", NULL},
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", " x", NULL},
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x\ny", NULL},
-	{"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "\xc3", NULL},
-	{"a: 'v1' # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x\ty", NULL},
-	{"a: [v1, # {\"$imagepolicy\": \"ns:p:tag\"}\n b]\n", "v2",
-	 "a: [v2, # {\"$imagepolicy\": \"ns:p:tag\"}\n b]\n"},
-	{"a: \"v1\r\n  more\" # {\"$imagepolicy\": \"ns:p:tag\"}\r\n", "v2",
-	 "a: \"v2\" # {\"$imagepolicy\": \"ns:p:tag\"}\r\n"},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "v2",
+     "a: v2 # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
+    {"a: 'v1' # {\"$imagepolicy\": \"ns:p:tag\"}\n", "it's",
+     "a: 'it''s' # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
+    {"a: \"v1\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", "q\"b\\\x01",
+     "a: \"q\\\"b\\\\\\x01\" # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
+    {"a: \"v1\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", "\xc3\xa9",
+     "a: \"\xc3\xa9\" # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x: y", NULL},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x #y", NULL},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "*x", NULL},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "", NULL},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x,y", NULL},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", " x", NULL},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x\ny", NULL},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "\xc3", NULL},
+    {"a: 'v1' # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x\ty", NULL},
+    {"a: [v1, # {\"$imagepolicy\": \"ns:p:tag\"}\n b]\n", "v2",
+     "a: [v2, # {\"$imagepolicy\": \"ns:p:tag\"}\n b]\n"},
+    {"a: \"v1\r\n  more\" # {\"$imagepolicy\": \"ns:p:tag\"}\r\n", "v2",
+     "a: \"v2\" # {\"$imagepolicy\": \"ns:p:tag\"}\r\n"},
 };
 
 START_TEST(apply_table)
@@ -367,9 +406,9 @@ static char *tree_fixture(void)
 	char *root = strdup(mkdtemp(tmpl));
 	char p[512];
 	static const char *const dirs[] = {"a-b", "a", "a/.git", ".git", "z", "outside"};
-	static const char *const files[] = {"a-b/x.yaml", "a/x.yml",        "a/.git/x.yaml",
-					    ".git/x.yaml", "z/x.yaml",      "z/x.json",
-					    "top.yaml",    "outside/o.yaml", "z/X.YAML"};
+	static const char *const files[] = {"a-b/x.yaml",  "a/x.yml",        "a/.git/x.yaml",
+	                                    ".git/x.yaml", "z/x.yaml",       "z/x.json",
+	                                    "top.yaml",    "outside/o.yaml", "z/X.YAML"};
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
@@ -400,7 +439,7 @@ START_TEST(tree_walk)
 	struct marker_set s = MARKER_SET_INIT;
 	struct error err = ERROR_INIT;
 	static const char *const want[] = {"a-b/x.yaml", "a/x.yml", "outside/o.yaml", "top.yaml",
-					   "z/x.yaml"};
+	                                   "z/x.yaml"};
 	static const char *const want_z[] = {"z/x.yaml"};
 
 	ck_assert_int_eq(markers_scan_tree(&s, root, NULL, &err), 0);
@@ -456,8 +495,8 @@ END_TEST
 /* ---- golden files ---- */
 
 static const char *const golden[] = {
-	"comments", "documents",      "crlf",       "kustomize",   "helmrelease", "containers",
-	"flow",     "quoted",         "anchors",    "unknown-policy", "non-scalar", "parse-error",
+    "comments", "documents", "crlf",    "kustomize",      "helmrelease", "containers",
+    "flow",     "quoted",    "anchors", "unknown-policy", "non-scalar",  "parse-error",
 };
 
 static void read_all(struct buf *b, const char *path)
@@ -494,7 +533,7 @@ static void list_files(struct buf *names, const char *root, const char *rel)
 /* The property: scanning the result finds the same markers in the same order, the edited ones
  * holding their new values, and every byte outside the marked ranges is unchanged. */
 static void check_property(const char *file, const struct buf *orig, const struct buf *out,
-			   const struct marker **fm, char **vals, size_t n)
+                           const struct marker **fm, char **vals, size_t n)
 {
 	struct marker_set back = MARKER_SET_INIT;
 	struct error err = ERROR_INIT;
@@ -519,7 +558,7 @@ static void check_property(const char *file, const struct buf *orig, const struc
 }
 
 static void golden_file(const char *dir, const char *file, json_t *policies,
-			const struct marker_set *s, struct buf *unknown)
+                        const struct marker_set *s, struct buf *unknown)
 {
 	struct buf orig = BUF_INIT, want = BUF_INIT, out = BUF_INIT;
 	struct marker_edit e[64];
@@ -543,31 +582,29 @@ static void golden_file(const char *dir, const char *file, json_t *policies,
 		vals[nfm] = NULL;
 		pol = json_object_get(policies, m->policy);
 		if (!pol) {
-			ck_assert_int_eq(buf_printf(unknown, "%s:%zu %s\n", m->file, m->line,
-						    m->policy),
-					 0);
+			ck_assert_int_eq(
+			    buf_printf(unknown, "%s:%zu %s\n", m->file, m->line, m->policy), 0);
 			nfm++;
 			continue;
 		}
-		ck_assert_msg(markers_value_for(&vals[nfm], m,
-						json_string_value(json_object_get(pol, "name")),
-						json_string_value(json_object_get(pol, "tag")),
-						json_string_value(json_object_get(pol, "digest")),
-						&err) == 0,
-			      "%s", err.msg);
+		ck_assert_msg(markers_value_for(
+		                  &vals[nfm], m, json_string_value(json_object_get(pol, "name")),
+		                  json_string_value(json_object_get(pol, "tag")),
+		                  json_string_value(json_object_get(pol, "digest")), &err) == 0,
+		              "%s", err.msg);
 		e[n].marker = m;
 		e[n].value = vals[nfm];
 		n++;
 		nfm++;
 	}
 	ck_assert_msg(markers_apply(&out, orig.data, orig.len, e, n, &err) == 0, "%s: %s", file,
-		      err.msg);
+	              err.msg);
 	if (out.len != want.len || memcmp(out.data, want.data, out.len) != 0) {
 		size_t at = 0;
 		while (at < out.len && at < want.len && out.data[at] == want.data[at])
 			at++;
 		ck_abort_msg("%s/%s: differs from expected at byte %zu:\n%s", dir, file, at,
-			     out.data);
+		             out.data);
 	}
 	check_property(file, &orig, &out, fm, vals, nfm);
 	for (size_t i = 0; i < nfm; i++)
@@ -584,7 +621,7 @@ static void golden_case(const char *name)
 	struct marker_set s = MARKER_SET_INIT;
 	struct error err = ERROR_INIT;
 	struct buf names = BUF_INIT, expected_names = BUF_INIT, unknown = BUF_INIT,
-		   want_unknown = BUF_INIT;
+	           want_unknown = BUF_INIT;
 	json_error_t jerr;
 	json_t *spec, *v;
 	size_t i;
@@ -600,17 +637,17 @@ static void golden_case(const char *name)
 	/* problems: exactly those listed, in order */
 	v = json_object_get(spec, "problems");
 	ck_assert_msg(json_array_size(v) == s.problems_len, "%s: %zu problems (first: %s:%zu: %s)",
-		      name, s.problems_len, s.problems_len ? s.problems[0].file : "",
-		      s.problems_len ? s.problems[0].line : 0,
-		      s.problems_len ? s.problems[0].message : "");
+	              name, s.problems_len, s.problems_len ? s.problems[0].file : "",
+	              s.problems_len ? s.problems[0].line : 0,
+	              s.problems_len ? s.problems[0].message : "");
 	for (i = 0; i < s.problems_len; i++) {
 		json_t *want = json_array_get(v, i);
 		char at[512];
 		snprintf(at, sizeof(at), "%s:%zu", s.problems[i].file, s.problems[i].line);
 		ck_assert_str_eq(at, json_string_value(json_object_get(want, "at")));
 		ck_assert_msg(strstr(s.problems[i].message,
-				     json_string_value(json_object_get(want, "contains"))),
-			      "%s: %s", at, s.problems[i].message);
+		                     json_string_value(json_object_get(want, "contains"))),
+		              "%s: %s", at, s.problems[i].message);
 	}
 
 	/* every file: original -> expected byte for byte; the same file set on both sides */
@@ -625,9 +662,9 @@ static void golden_case(const char *name)
 
 	/* markers naming policies absent from edits.json: reported, left untouched */
 	json_array_foreach(json_object_get(spec, "unknown"), i, v)
-		ck_assert_int_eq(buf_printf(&want_unknown, "%s\n", json_string_value(v)), 0);
+	    ck_assert_int_eq(buf_printf(&want_unknown, "%s\n", json_string_value(v)), 0);
 	ck_assert_str_eq(unknown.data ? unknown.data : "",
-			 want_unknown.data ? want_unknown.data : "");
+	                 want_unknown.data ? want_unknown.data : "");
 
 	json_decref(spec);
 	markers_release(&s);
@@ -654,6 +691,7 @@ static Suite *markers_suite(void)
 	tcase_add_test(tc, scan_huge);
 	tcase_add_test(tc, scan_deep);
 	tcase_add_test(tc, scan_many);
+	tcase_add_test(tc, scan_mutations);
 	tcase_add_loop_test(tc, value_for, 0, sizeof(values) / sizeof(values[0]));
 	tcase_add_loop_test(tc, current_tag, 0, sizeof(tags) / sizeof(tags[0]));
 	tcase_add_loop_test(tc, apply_table, 0, sizeof(applies) / sizeof(applies[0]));

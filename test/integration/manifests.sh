@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# Kubernetes manifests: `kubectl kustomize manifests/` builds, the Flux example overlay builds (as
+# Flux's kustomize-controller does, without load restrictions), every YAML file under manifests/
+# and examples/ parses, and the built Deployment keeps its hardening (non-root, read-only root,
+# no capabilities, no privilege escalation, RuntimeDefault seccomp, probes, resources, state on
+# emptyDir), its egress-only-to-DNS/443/22 NetworkPolicy, its read-only RBAC and secret mounts
+# that match the configuration's secretRefs. Mutated copies of the base must fail the checks.
+set -euo pipefail
+SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+PY=/usr/bin/python3
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/imageguard-manifests.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; failures=$((failures + 1)); }
+
+command -v kubectl >/dev/null || { echo "not ok - kubectl missing (scripts/install-deps installs kubernetes-client)"; exit 1; }
+"$PY" -c 'import yaml' 2>/dev/null || { echo "not ok - python3-yaml missing (scripts/install-deps)"; exit 1; }
+
+cat >"$tmp/check.py" <<'PYEOF'
+"""Checks on YAML files and on kustomize output; prints one problem per line, exits 1 on any."""
+import sys
+import yaml
+
+problems = []
+
+
+def bad(msg):
+    problems.append(msg)
+
+
+def parse_files(paths):
+    for p in paths:
+        try:
+            with open(p, encoding="utf-8") as f:
+                docs = [d for d in yaml.safe_load_all(f) if d is not None]
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            bad(f"{p}: does not parse: {e}".replace("\n", " "))
+            continue
+        for d in docs:
+            if not isinstance(d, dict):
+                bad(f"{p}: a document is not a mapping")
+            elif ("kind" in d) != ("apiVersion" in d):
+                bad(f"{p}: a document has kind or apiVersion without the other")
+
+
+SECRET_KEYS = {".dockerconfigjson", "username", "password", "bearerToken", "identity",
+               "identity.pub", "known_hosts", "ca.crt", "tls.crt", "tls.key", "passphrase"}
+RUN_ARGS = ["run", "--config", "/etc/imageguard", "--secrets-dir", "/etc/imageguard-secrets",
+            "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080", "--log-format", "json",
+            "--audit-log", "-"]
+IMAGEGUARD_API = "imageguard.io/v1alpha1"
+FLUX_APIS = {"image.toolkit.fluxcd.io/v1beta1", "image.toolkit.fluxcd.io/v1beta2",
+             "image.toolkit.fluxcd.io/v1", "source.toolkit.fluxcd.io/v1beta2",
+             "source.toolkit.fluxcd.io/v1"}
+CONFIG_KINDS = {"ImageRepository", "ImagePolicy", "GitRepository", "ImageUpdateAutomation"}
+
+
+def mebibytes(q):
+    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024}
+    for u, f in units.items():
+        if str(q).endswith(u):
+            return float(str(q)[: -len(u)]) * f
+    return float(q) / (1024 * 1024)
+
+
+def one(objs, kind, name=None):
+    found = [o for o in objs if o.get("kind") == kind and (name is None or o["metadata"]["name"] == name)]
+    if len(found) != 1:
+        bad(f"expected one {kind} {name or ''}, found {len(found)}")
+        return None
+    return found[0]
+
+
+def check_deployment(dep):
+    spec = dep["spec"]
+    pod = spec["template"]["spec"]
+    if spec.get("replicas") != 1:
+        bad("Deployment replicas is not 1")
+    if pod.get("serviceAccountName") != "imageguard":
+        bad("Deployment does not run as ServiceAccount imageguard")
+    psc = pod.get("securityContext", {})
+    if psc.get("runAsNonRoot") is not True:
+        bad("pod securityContext.runAsNonRoot is not true")
+    if not isinstance(psc.get("runAsUser"), int) or psc.get("runAsUser") == 0:
+        bad("pod securityContext.runAsUser is not a non-zero uid")
+    if psc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+        bad("pod securityContext.seccompProfile.type is not RuntimeDefault")
+    containers = pod.get("containers", [])
+    if len(containers) != 1:
+        bad("Deployment does not have exactly one container")
+        return
+    c = containers[0]
+    sc = c.get("securityContext", {})
+    if sc.get("readOnlyRootFilesystem") is not True:
+        bad("container readOnlyRootFilesystem is not true")
+    if sc.get("allowPrivilegeEscalation") is not False:
+        bad("container allowPrivilegeEscalation is not false")
+    caps = sc.get("capabilities", {})
+    if caps.get("drop") != ["ALL"] or caps.get("add"):
+        bad("container capabilities do not drop ALL (or add some)")
+    if sc.get("privileged"):
+        bad("container is privileged")
+    if sc.get("seccompProfile", {"type": "RuntimeDefault"}).get("type") != "RuntimeDefault":
+        bad("container seccompProfile overrides RuntimeDefault")
+    if c.get("command"):
+        bad("container overrides the image ENTRYPOINT")
+    if c.get("args") != RUN_ARGS:
+        bad(f"container args are {c.get('args')}, expected {RUN_ARGS}")
+    ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
+    if ports.get("http-metrics") != 8080:
+        bad("container port http-metrics is not 8080")
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        get = c.get(probe, {}).get("httpGet", {})
+        port = get.get("port")
+        if get.get("path") != path or (port != 8080 and ports.get(port) != 8080):
+            bad(f"{probe} is not an HTTP GET of {path} on port 8080")
+    res = c.get("resources", {})
+    req, lim = res.get("requests", {}), res.get("limits", {})
+    if "memory" not in req or "memory" not in lim:
+        bad("memory requests/limits missing")
+    elif mebibytes(req["memory"]) > mebibytes(lim["memory"]):
+        bad("memory request above limit")
+    if "cpu" not in req:
+        bad("cpu request missing")
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    for path, kind in (("/var/lib/imageguard", "emptyDir"), ("/tmp", "emptyDir"),
+                       ("/etc/imageguard", "configMap"), ("/etc/imageguard-secrets", "projected")):
+        m = mounts.get(path)
+        if m is None:
+            bad(f"nothing mounted at {path}")
+            continue
+        if kind not in volumes.get(m["name"], {}):
+            bad(f"{path} is not a {kind} volume")
+        if kind in ("configMap", "projected") and m.get("readOnly") is not True:
+            bad(f"{path} is not mounted read-only")
+    return volumes.get(mounts.get("/etc/imageguard-secrets", {}).get("name"), {})
+
+
+def mounted_secrets(volume):
+    """{secret name: set of keys}, checking each lands in <name>/<key> (CONTRACT §4)."""
+    out = {}
+    for src in volume.get("projected", {}).get("sources", []):
+        s = src.get("secret")
+        if s is None:
+            bad("a projected source is not a Secret")
+            continue
+        name = s["name"]
+        items = s.get("items")
+        if not items:
+            bad(f"secret {name}: no items, keys would land at the folder root, not in {name}/")
+            continue
+        for it in items:
+            if it["path"] != f"{name}/{it['key']}":
+                bad(f"secret {name}: key {it['key']} mounted at {it['path']}, not {name}/{it['key']}")
+            if it["key"] not in SECRET_KEYS:
+                bad(f"secret {name}: key {it['key']} is not a key imageguard reads")
+            out.setdefault(name, set()).add(it["key"])
+    return out
+
+
+def config_documents(cm):
+    docs = []
+    for key, text in (cm.get("data") or {}).items():
+        try:
+            docs += [(key, d) for d in yaml.safe_load_all(text) if d is not None]
+        except yaml.YAMLError as e:
+            bad(f"ConfigMap key {key}: does not parse: {e}".replace("\n", " "))
+    return docs
+
+
+def check_config(cm, secrets, flavour):
+    docs = config_documents(cm)
+    ours = [(k, d) for k, d in docs if d.get("kind") in CONFIG_KINDS]
+    kinds = {d["kind"] for _, d in ours}
+    if kinds != CONFIG_KINDS:
+        bad(f"configuration kinds {sorted(kinds)}, expected all of {sorted(CONFIG_KINDS)}")
+    for key, d in ours:
+        api = d.get("apiVersion")
+        if flavour == "imageguard" and api != IMAGEGUARD_API:
+            bad(f"{key}: {d['kind']} has apiVersion {api}, expected {IMAGEGUARD_API}")
+        if flavour == "flux" and api not in FLUX_APIS:
+            bad(f"{key}: {d['kind']} has apiVersion {api}, not a Flux one")
+    refs = set()
+    for key, d in ours:
+        spec = d.get("spec") or {}
+        for field in ("secretRef", "certSecretRef"):
+            if isinstance(spec.get(field), dict):
+                refs.add(spec[field]["name"])
+    if refs != set(secrets):
+        bad(f"secrets referenced by the configuration {sorted(refs)} != mounted {sorted(secrets)}")
+
+
+def check_network_policy(np, pod_labels):
+    spec = np["spec"]
+    sel = spec.get("podSelector", {}).get("matchLabels", {})
+    if not sel or any(pod_labels.get(k) != v for k, v in sel.items()):
+        bad("NetworkPolicy does not select the imageguard pod")
+    if "Egress" not in spec.get("policyTypes", []):
+        bad("NetworkPolicy does not restrict egress")
+    allowed = set()
+    for rule in spec.get("egress", []):
+        if not rule.get("ports"):
+            bad("an egress rule has no ports: it allows every port")
+        for p in rule.get("ports", []):
+            allowed.add((p.get("port"), p.get("protocol", "TCP")))
+    want = {(53, "UDP"), (53, "TCP"), (443, "TCP"), (22, "TCP")}
+    if allowed != want:
+        bad(f"egress ports {sorted(allowed)}, expected {sorted(want)}")
+
+
+def check_rbac(objs):
+    role = one(objs, "ClusterRole")
+    binding = one(objs, "ClusterRoleBinding")
+    if not role or not binding:
+        return
+    resources = set()
+    for r in role.get("rules", []):
+        if set(r.get("verbs", [])) - {"get", "list"}:
+            bad(f"ClusterRole grants {r['verbs']}: only get/list allowed")
+        resources |= set(r.get("resources", []))
+    want = {"pods", "deployments", "statefulsets", "daemonsets", "replicasets", "jobs", "cronjobs"}
+    if resources != want:
+        bad(f"ClusterRole resources {sorted(resources)}, expected {sorted(want)}")
+    if binding["roleRef"]["name"] != role["metadata"]["name"]:
+        bad("ClusterRoleBinding does not bind the ClusterRole")
+    subj = binding.get("subjects", [])
+    if subj != [{"kind": "ServiceAccount", "name": "imageguard", "namespace": "imageguard"}]:
+        bad(f"ClusterRoleBinding subjects {subj}")
+
+
+def check_build(path, flavour):
+    with open(path, encoding="utf-8") as f:
+        objs = [d for d in yaml.safe_load_all(f) if d is not None]
+    for kind in ("Namespace", "ServiceAccount", "Service", "NetworkPolicy"):
+        one(objs, kind)
+    for o in objs:
+        if o["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding") and \
+                o["metadata"].get("namespace") != "imageguard":
+            bad(f"{o['kind']} {o['metadata']['name']} is not in namespace imageguard")
+    dep = one(objs, "Deployment", "imageguard")
+    cm = one(objs, "ConfigMap", "imageguard-config")
+    if not dep or not cm:
+        return
+    secrets = mounted_secrets(check_deployment(dep) or {})
+    check_config(cm, secrets, flavour)
+    labels = dep["spec"]["template"]["metadata"].get("labels", {})
+    svc = one(objs, "Service")
+    if svc:
+        ports = {p.get("name"): p.get("port") for p in svc["spec"].get("ports", [])}
+        if ports.get("http-metrics") != 8080:
+            bad("Service has no port 8080 named http-metrics")
+        if any(labels.get(k) != v for k, v in svc["spec"].get("selector", {}).items()):
+            bad("Service selector does not match the pod")
+    np = one(objs, "NetworkPolicy")
+    if np:
+        check_network_policy(np, labels)
+    check_rbac(objs)
+
+
+mode = sys.argv[1]
+if mode == "files":
+    parse_files(sys.argv[2:])
+else:
+    check_build(sys.argv[2], mode)
+for p in problems:
+    print("  " + p)
+sys.exit(1 if problems else 0)
+PYEOF
+
+cd "$SRC"
+mapfile -t files < <(find manifests examples -type f \( -name '*.yaml' -o -name '*.yml' \) | sort)
+if [[ ${#files[@]} -lt 10 ]]; then notok "only ${#files[@]} YAML files found under manifests/ and examples/"
+elif out=$("$PY" "$tmp/check.py" files "${files[@]}"); then ok "${#files[@]} YAML files under manifests/ and examples/ parse"
+else notok "YAML files"; echo "$out"; fi
+
+if kubectl kustomize manifests/ >"$tmp/base.yaml" 2>"$tmp/base.err"; then ok "kubectl kustomize manifests/ builds"
+else notok "kubectl kustomize manifests/"; cat "$tmp/base.err"; fi
+if out=$("$PY" "$tmp/check.py" imageguard "$tmp/base.yaml"); then ok "base: hardened Deployment, metrics Service, NetworkPolicy, RBAC, config and secret mounts"
+else notok "base checks"; echo "$out"; fi
+
+flux=examples/flux/infrastructure/imageguard
+if kubectl kustomize --load-restrictor LoadRestrictionsNone "$flux" >"$tmp/flux.yaml" 2>"$tmp/flux.err"; then ok "Flux overlay $flux builds"
+else notok "Flux overlay build"; cat "$tmp/flux.err"; fi
+if out=$("$PY" "$tmp/check.py" flux "$tmp/flux.yaml"); then ok "Flux overlay: same hardening, Flux objects as configuration, their secrets mounted"
+else notok "Flux overlay checks"; echo "$out"; fi
+if kubectl kustomize examples/flux/clusters/my-cluster/image-automation >/dev/null 2>"$tmp/ia.err"; then ok "Flux image-automation kustomization builds"
+else notok "Flux image-automation kustomization"; cat "$tmp/ia.err"; fi
+
+# The checks must be able to fail: mutated copies of the base.
+mutate() { # name sed-expression file
+	rm -rf "$tmp/m" && cp -r manifests "$tmp/m"
+	sed -i "$2" "$tmp/m/$3"
+	if cmp -s "manifests/$3" "$tmp/m/$3"; then notok "mutation '$1' changed nothing"; return; fi
+	if ! kubectl kustomize "$tmp/m" >"$tmp/m.yaml" 2>/dev/null; then ok "mutation '$1' does not even build"; return; fi
+	if out=$("$PY" "$tmp/check.py" imageguard "$tmp/m.yaml"); then notok "mutation '$1' passed the checks"
+	else ok "mutation '$1' is rejected:$(head -n1 <<<"$out")"; fi
+}
+mutate "writable root" 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/' deployment.yaml
+mutate "escalation" 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' deployment.yaml
+mutate "capabilities kept" '/- ALL/d' deployment.yaml
+mutate "root user" 's/runAsUser: 65532/runAsUser: 0/' deployment.yaml
+mutate "no seccomp" 's/type: RuntimeDefault/type: Unconfined/' deployment.yaml
+mutate "egress to 80" 's/port: 22/port: 80/' networkpolicy.yaml
+mutate "RBAC write" 's/verbs: \["get", "list"\]/verbs: ["get", "list", "patch"]/' rbac.yaml
+mutate "secret unmounted" 's/path: git-ssh\/known_hosts/path: known_hosts/' deployment.yaml
+
+[[ $failures -eq 0 ]] && echo "PASS manifests" || { echo "FAIL manifests ($failures)"; exit 1; }
