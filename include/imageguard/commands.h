@@ -12,5 +12,6 @@ int cmd_lint(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_reconcile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_tags(int argc, char **argv);
 
 #endif
