@@ -9,12 +9,13 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: imageguard check-config --config PATH\n\n"
-		     "Validates the configuration: a YAML file, or every *.yaml / *.yml below a\n"
-		     "directory (ImageRepository, ImagePolicy, GitRepository, ImageUpdateAutomation,\n"
-		     "Flux's apiVersions or imageguard.io/v1alpha1; other documents are ignored).\n"
-		     "Prints \"configuration OK\" (exit 0; warnings on stderr) or every error as\n"
-		     "file:line: message on stderr (exit 2).\n");
+	fprintf(out,
+	        "usage: imageguard check-config --config PATH\n\n"
+	        "Validates the configuration: a YAML file, or every *.yaml / *.yml below a\n"
+	        "directory (ImageRepository, ImagePolicy, GitRepository, ImageUpdateAutomation,\n"
+	        "Flux's apiVersions or imageguard.io/v1alpha1; other documents are ignored).\n"
+	        "Prints \"configuration OK\" (exit 0; warnings on stderr) or every error as\n"
+	        "file:line: message on stderr (exit 2).\n");
 }
 
 static void print_diags(const struct config_diags *d)
@@ -25,7 +26,7 @@ static void print_diags(const struct config_diags *d)
 
 		if (g->line)
 			fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev,
-				g->message);
+			        g->message);
 		else
 			fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
 	}
@@ -49,7 +50,7 @@ int cmd_check_config(int argc, char **argv)
 			path = argv[i] + 9;
 		} else {
 			fprintf(stderr, "imageguard: check-config: unexpected argument '%s'\n",
-				argv[i]);
+			        argv[i]);
 			usage(stderr);
 			return 2;
 		}

@@ -12,14 +12,14 @@ static const struct {
 	const char *name;
 	int64_t ns;
 } units[] = {
-	{"ns", 1},
-	{"us", 1000},
-	{"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
-	{"\xce\xbcs", 1000}, /* U+03BC Greek mu */
-	{"ms", 1000000},
-	{"s", 1000000000},
-	{"m", INT64_C(60) * 1000000000},
-	{"h", INT64_C(3600) * 1000000000},
+    {"ns", 1},
+    {"us", 1000},
+    {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+    {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
+    {"ms", 1000000},
+    {"s", 1000000000},
+    {"m", INT64_C(60) * 1000000000},
+    {"h", INT64_C(3600) * 1000000000},
 };
 
 static bool is_digit(char c)
@@ -60,7 +60,8 @@ static int parse_component(uint64_t *total, const char **p, const char *s, struc
 	}
 	if (*q == '.') {
 		for (q++; is_digit(*q); q++, digits = true) {
-			if (scale <= UINT64_C(1000000000000000000) / 10) { /* extra digits: dropped */
+			if (scale <=
+			    UINT64_C(1000000000000000000) / 10) { /* extra digits: dropped */
 				frac = frac * 10 + (uint64_t)(*q - '0');
 				scale *= 10;
 			}
@@ -71,7 +72,7 @@ static int parse_component(uint64_t *total, const char **p, const char *s, struc
 	unit = (uint64_t)unit_at(&q);
 	if (unit == 0)
 		return error_set(err, IG_EINVALID,
-				 "duration '%s': missing or unknown unit (ns, us, ms, s, m, h)", s);
+		                 "duration '%s': missing or unknown unit (ns, us, ms, s, m, h)", s);
 	if (overflow || whole > (UINT64_C(1) << 63) / unit)
 		return error_set(err, IG_EINVALID, "duration '%s': out of range", s);
 	whole *= unit;
@@ -180,5 +181,5 @@ int rfc3339_parse(time_t *out, const char *s, struct error *err)
 	return 0;
 bad:
 	return error_set(err, IG_EINVALID,
-			 "time '%s': not an RFC3339 date-time (like 2026-12-01T10:00:00Z)", s);
+	                 "time '%s': not an RFC3339 date-time (like 2026-12-01T10:00:00Z)", s);
 }

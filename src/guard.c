@@ -50,11 +50,11 @@ static bool listed(const struct guard_input *in, const char *tag)
 /* An override in force pins the marker to rollback-to and forbids every other move. */
 static void decide_override(struct guard_decision *d, const struct guard_input *in)
 {
-	snprintf(d->message, sizeof(d->message), "%s", in->rollback_reason ? in->rollback_reason
-									   : "");
+	snprintf(d->message, sizeof(d->message), "%s",
+	         in->rollback_reason ? in->rollback_reason : "");
 	if (!set_candidate(d, in->rollback_to)) {
 		guard_fail(d, GUARD_CONFIG, "rollback-to '%s' is longer than a tag may be",
-			   in->rollback_to);
+		           in->rollback_to);
 		return;
 	}
 	if (in->current_tag && !strcmp(in->current_tag, in->rollback_to)) {
@@ -68,8 +68,7 @@ static void decide_override(struct guard_decision *d, const struct guard_input *
 }
 
 /* Best candidate against the committed tag under the policy's own order. */
-static int decide_order(struct guard_decision *d, const struct guard_input *in,
-			struct error *err)
+static int decide_order(struct guard_decision *d, const struct guard_input *in, struct error *err)
 {
 	struct policy_result best = POLICY_RESULT_INIT;
 	enum policy_verdict v;
@@ -83,11 +82,14 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in,
 	}
 	if (!set_candidate(d, best.latest)) {
 		guard_fail(d, GUARD_REGISTRY, "tag '%.40s...' is longer than %d bytes", best.latest,
-			   GUARD_TAG_MAX);
+		           GUARD_TAG_MAX);
 		goto done;
 	}
 	v = in->current_tag ? policy_compare(in->policy, in->current_tag, best.latest)
-			    : POLICY_INCOMPARABLE;
+	                    : POLICY_INCOMPARABLE;
+	/* Outside the range is not outside the order: a narrowed range must not roll back. */
+	if (v == POLICY_INCOMPARABLE && in->current_tag && in->order_policy)
+		v = policy_compare(in->order_policy, in->current_tag, best.latest);
 	if (v == POLICY_FORWARD) {
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {
@@ -96,8 +98,8 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in,
 		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
 		/* The tag stays; a digest may still need writing, which only HEAD can tell. */
 		d->needs_confirmation =
-			in->digest_mode == GUARD_DIGEST_ALWAYS ||
-			(in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
+		    in->digest_mode == GUARD_DIGEST_ALWAYS ||
+		    (in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
 		goto done;
 	} else {
 		set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
@@ -123,7 +125,7 @@ int guard_decide(struct guard_decision *out, const struct guard_input *in, struc
 	}
 	if (!in->listing_ok) {
 		guard_fail(d, GUARD_REGISTRY, "%s",
-			   in->listing_error ? in->listing_error : "tag listing failed");
+		           in->listing_error ? in->listing_error : "tag listing failed");
 		return 0;
 	}
 	if (in->current_tag && !listed(in, in->current_tag))
@@ -169,7 +171,7 @@ static void settle_digest(struct guard_decision *d, const struct guard_input *in
 }
 
 void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
-		   const char *digest, const char *head_error)
+                   const char *digest, const char *head_error)
 {
 	if (!d->needs_confirmation)
 		return;
@@ -180,7 +182,7 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 	}
 	if (head != GUARD_HEAD_OK) {
 		guard_fail(d, GUARD_REGISTRY, "manifest '%s': %s", d->candidate,
-			   head_error ? head_error : "HEAD failed");
+		           head_error ? head_error : "HEAD failed");
 		return;
 	}
 	if (digest && strlen(digest) <= GUARD_DIGEST_MAX)
@@ -189,7 +191,7 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 		return;
 	if (!d->digest[0]) {
 		guard_fail(d, GUARD_REGISTRY, "manifest '%s': the registry sent no usable digest",
-			   d->candidate);
+		           d->candidate);
 		return;
 	}
 	settle_digest(d, in);
@@ -211,9 +213,9 @@ const char *guard_decision_name(enum guard_decision_kind d)
 const char *guard_reason_name(enum guard_reason r)
 {
 	static const char *const names[] = {
-		"forward",       "adopt",    "up-to-date", "downgrade-blocked", "candidate-missing",
-		"no-candidates", "suspended", "override",  "registry",          "git",
-		"config",        "no-markers"};
+	    "forward",           "adopt",         "up-to-date", "downgrade-blocked",
+	    "candidate-missing", "no-candidates", "suspended",  "override",
+	    "registry",          "git",           "config",     "no-markers"};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
@@ -221,8 +223,10 @@ const char *guard_reason_name(enum guard_reason r)
 const char *guard_warning_name(enum guard_warning w)
 {
 	switch (w) {
-	case GUARD_WARN_CURRENT_MISSING: return "current-missing";
-	case GUARD_WARN_OVERRIDE_LAPSED: return "override-lapsed";
+	case GUARD_WARN_CURRENT_MISSING:
+		return "current-missing";
+	case GUARD_WARN_OVERRIDE_LAPSED:
+		return "override-lapsed";
 	}
 	return "unknown";
 }

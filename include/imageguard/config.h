@@ -40,7 +40,10 @@ struct config_diags {
 	size_t errors, warnings;
 };
 
-#define CONFIG_DIAGS_INIT {NULL, 0, 0, 0, 0}
+#define CONFIG_DIAGS_INIT                                                                          \
+	{                                                                                          \
+		NULL, 0, 0, 0, 0                                                                   \
+	}
 
 void config_diags_release(struct config_diags *d);
 
@@ -53,17 +56,17 @@ struct config_origin {
 };
 
 struct config_repository {
-	char *ns, *name, *id;        /* owned; id is "ns/name" */
+	char *ns, *name, *id; /* owned; id is "ns/name" */
 	struct config_origin origin;
-	char *image;                 /* owned; spec.image as written (no tag, no digest) */
-	struct imageref ref;         /* spec.image parsed: registry + repository, tag NULL */
-	int64_t interval_ms;         /* spec.interval, default 5m */
-	int64_t timeout_ms;          /* spec.timeout, 0: the registry client's default */
-	char *secret_ref;            /* owned; spec.secretRef.name, NULL: anonymous */
-	char *cert_secret_ref;       /* owned; spec.certSecretRef.name, NULL: system CAs */
-	bool insecure;               /* spec.insecure: plain HTTP allowed */
+	char *image;           /* owned; spec.image as written (no tag, no digest) */
+	struct imageref ref;   /* spec.image parsed: registry + repository, tag NULL */
+	int64_t interval_ms;   /* spec.interval, default 5m */
+	int64_t timeout_ms;    /* spec.timeout, 0: the registry client's default */
+	char *secret_ref;      /* owned; spec.secretRef.name, NULL: anonymous */
+	char *cert_secret_ref; /* owned; spec.certSecretRef.name, NULL: system CAs */
+	bool insecure;         /* spec.insecure: plain HTTP allowed */
 	bool suspend;
-	struct strvec exclusion;     /* spec.exclusionList; default {"^.*\\.sig$"}; may be empty */
+	struct strvec exclusion; /* spec.exclusionList; default {"^.*\\.sig$"}; may be empty */
 };
 
 enum config_policy_kind {
@@ -84,10 +87,10 @@ struct config_override {
 };
 
 struct config_policy {
-	char *ns, *name, *id;        /* owned; id is "ns/name" (the marker's "ns:name") */
+	char *ns, *name, *id; /* owned; id is "ns/name" (the marker's "ns:name") */
 	struct config_origin origin;
-	char *repo_ns, *repo_name;   /* owned; spec.imageRepositoryRef (ns defaults to ns) */
-	size_t repo_ref_line;        /* line of spec.imageRepositoryRef, for messages */
+	char *repo_ns, *repo_name; /* owned; spec.imageRepositoryRef (ns defaults to ns) */
+	size_t repo_ref_line;      /* line of spec.imageRepositoryRef, for messages */
 	const struct config_repository *repository; /* borrowed; resolved, never NULL */
 	enum config_policy_kind kind;
 	char *pattern, *extract;     /* owned; spec.filterTags, NULL when absent */
@@ -100,34 +103,38 @@ struct config_policy {
 	/* Owned, compiled with the repository's exclusion list. For kind DIGEST it accepts exactly
 	 * digest_tag (pattern ^tag$, alphabetical), so selection and comparison work unchanged. */
 	struct policy *policy;
+	/* Owned; kind SEMVER only (else NULL): the same filter with every SemVer version in range
+	 * (">=0.0.0-0"), for guard_input.order_policy: a committed version outside a narrowed
+	 * range is still compared, and held rather than adopted when the pick is lower. */
+	struct policy *order_policy;
 };
 
 struct config_git_source {
-	char *ns, *name, *id;        /* owned */
+	char *ns, *name, *id; /* owned */
 	struct config_origin origin;
-	char *url;                   /* owned; ssh://, https://, http:// or file:// */
-	char *branch;                /* owned; spec.ref.branch, NULL when not given */
-	char *secret_ref;            /* owned; spec.secretRef.name, NULL: none */
-	int64_t interval_ms;         /* spec.interval (Flux requires it; unused by imageguard
-	                                beyond validation), 0 when absent */
-	int64_t timeout_ms;          /* spec.timeout, 0 when absent */
+	char *url;           /* owned; ssh://, https://, http:// or file:// */
+	char *branch;        /* owned; spec.ref.branch, NULL when not given */
+	char *secret_ref;    /* owned; spec.secretRef.name, NULL: none */
+	int64_t interval_ms; /* spec.interval (Flux requires it; unused by imageguard
+	                        beyond validation), 0 when absent */
+	int64_t timeout_ms;  /* spec.timeout, 0 when absent */
 };
 
 struct config_automation {
-	char *ns, *name, *id;        /* owned */
+	char *ns, *name, *id; /* owned */
 	struct config_origin origin;
-	char *source_ns, *source_name; /* owned; spec.sourceRef (ns defaults to ns) */
-	size_t source_ref_line;      /* line of spec.sourceRef, for messages */
+	char *source_ns, *source_name;          /* owned; spec.sourceRef (ns defaults to ns) */
+	size_t source_ref_line;                 /* line of spec.sourceRef, for messages */
 	const struct config_git_source *source; /* borrowed; resolved, never NULL */
 	/* owned; git.checkout.ref.branch, else the GitRepository's ref.branch, else "master"
 	 * (Flux's GitRepository default) */
 	char *checkout_branch;
-	char *push_branch;           /* owned; git.push.branch, default checkout_branch */
-	char *author_name;           /* owned; default "imageguard" */
-	char *author_email;          /* owned; default "imageguard@localhost" */
-	char *message_template;      /* owned; NULL: the caller's default message */
-	char *update_path;           /* owned; update.path, default "./" */
-	int64_t interval_ms;         /* spec.interval, default 5m */
+	char *push_branch;      /* owned; git.push.branch, default checkout_branch */
+	char *author_name;      /* owned; default "imageguard" */
+	char *author_email;     /* owned; default "imageguard@localhost" */
+	char *message_template; /* owned; NULL: the caller's default message */
+	char *update_path;      /* owned; update.path, default "./" */
+	int64_t interval_ms;    /* spec.interval, default 5m */
 	bool suspend;
 };
 
@@ -151,20 +158,20 @@ struct config {
  * *out NULL); IG_ENOTFOUND when path does not exist; IG_EFAIL when out of memory. Secrets are
  * not opened here: config_secret_path names the folder and its users check it when used. */
 int config_load(struct config **out, const char *path, struct config_diags *diags,
-		struct error *err);
+                struct error *err);
 void config_free(struct config *c);
 
 /* Lookups by namespace and name, or by id "ns/name"; NULL when absent. Borrowed pointers,
  * valid until config_free. */
 const struct config_repository *config_find_repository(const struct config *c, const char *ns,
-						       const char *name);
+                                                       const char *name);
 const struct config_policy *config_find_policy(const struct config *c, const char *ns,
-					       const char *name);
+                                               const char *name);
 const struct config_policy *config_find_policy_id(const struct config *c, const char *id);
 const struct config_git_source *config_find_git_source(const struct config *c, const char *ns,
-						       const char *name);
+                                                       const char *name);
 const struct config_automation *config_find_automation(const struct config *c, const char *ns,
-						       const char *name);
+                                                       const char *name);
 
 /* The folder of secret `name` under secrets_dir ("<secrets_dir>/<name>") in a new string
  * (free() it). Names were validated at load (DNS-1123 subdomain: no '/', no ".."). Existence

@@ -31,7 +31,7 @@ enum guard_reason {
 
 /* Warnings are bits; several may be set. */
 enum guard_warning {
-	/* the committed tag is absent from a successful listing: stale or truncated registry data */
+	/* the committed tag is absent from a successful listing: stale or truncated data */
 	GUARD_WARN_CURRENT_MISSING = 1u << 0,
 	/* a rollback-to annotation is present but its rollback-until has passed: ignored */
 	GUARD_WARN_OVERRIDE_LAPSED = 1u << 1,
@@ -54,29 +54,37 @@ struct guard_input {
 	const struct policy *policy; /* compiled; NULL gives error/config */
 	bool policy_suspended, repository_suspended, automation_suspended;
 
-	bool listing_ok;              /* false: the listing failed (error/registry) */
-	const char *listing_error;    /* one line, with !listing_ok (NULL: a generic message) */
-	const char *const *tags;      /* the listing, with listing_ok */
+	bool listing_ok;           /* false: the listing failed (error/registry) */
+	const char *listing_error; /* one line, with !listing_ok (NULL: a generic message) */
+	const char *const *tags;   /* the listing, with listing_ok */
 	size_t tags_len;
 
-	const char *rollback_to;      /* NULL: no override annotation */
-	const char *rollback_reason;  /* with rollback_to (config guarantees it) */
-	bool has_until;               /* rollback-until given */
+	const char *rollback_to;     /* NULL: no override annotation */
+	const char *rollback_reason; /* with rollback_to (config guarantees it) */
+	bool has_until;              /* rollback-until given */
 	time_t until;
-	time_t now;                   /* the pass's clock, passed in to keep this pure */
+	time_t now; /* the pass's clock, passed in to keep this pure */
 
 	/* The tag committed at the marker. NULL when the marker holds no tag and the caller
 	 * knows none (a `:digest` marker alone): every candidate is then "adopt", and only the
 	 * confirmed digest equal to current_digest makes it up-to-date. Pass the tag of a sibling
 	 * `:tag` marker when there is one so that forward-only holds for digests too. */
 	const char *current_tag;
-	const char *current_digest;   /* the digest committed at the marker, NULL when none */
+	const char *current_digest; /* the digest committed at the marker, NULL when none */
 	enum guard_digest_mode digest_mode;
+
+	/* Optional (config_policy.order_policy): the same order without the semver range. When
+	 * policy calls current INCOMPARABLE (e.g. a range narrowed below the committed version),
+	 * this order decides instead, so a narrowed range holds (downgrade-blocked) rather than
+	 * adopting a lower version. NULL: INCOMPARABLE means adopt. */
+	const struct policy *order_policy;
 };
 
-#define GUARD_INPUT_INIT                                                                      \
-	{NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL, NULL, \
-	 GUARD_DIGEST_NONE}
+#define GUARD_INPUT_INIT                                                                           \
+	{                                                                                          \
+		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
+		    NULL, GUARD_DIGEST_NONE, NULL                                                  \
+	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
 #define GUARD_DIGEST_MAX 160 /* "sha512:" + 128 hex, with room */
@@ -87,9 +95,10 @@ struct guard_decision {
 	enum guard_decision_kind decision;
 	enum guard_reason reason;
 	char candidate[GUARD_TAG_MAX + 1]; /* the tag chosen (or rollback-to); "" when none */
-	char digest[GUARD_DIGEST_MAX + 1]; /* the digest HEAD returned (after confirm); "" if none */
-	char message[GUARD_MESSAGE_MAX];   /* one line: the error, or the override's reason; "" */
-	unsigned warnings;                 /* enum guard_warning bits */
+	/* the digest HEAD returned (after confirm); "" if none */
+	char digest[GUARD_DIGEST_MAX + 1];
+	char message[GUARD_MESSAGE_MAX]; /* one line: the error, or the override's reason; "" */
+	unsigned warnings;               /* enum guard_warning bits */
 	/* Set by guard_decide when the caller must HEAD `candidate` in this pass and call
 	 * guard_confirm before acting: every update and rollback, and an up-to-date decision
 	 * whose digest may need writing. Cleared by guard_confirm. */
@@ -104,9 +113,10 @@ struct guard_decision {
  * hold/override when current equals it, or hold/candidate-missing when rollback-to is not
  * listed — never forward); nothing passing the filter (hold/no-candidates); then
  * policy_compare(current, best): FORWARD update/forward, INCOMPARABLE (or no current tag)
- * update/adopt, SAME none/up-to-date, BACKWARD hold/downgrade-blocked. A lapsed override is
- * ignored (warning override-lapsed). current-missing is raised whenever the listing succeeded
- * and does not hold current_tag. Returns 0 (out filled) or IG_EFAIL when out of memory. */
+ * update/adopt unless order_policy can compare them, SAME none/up-to-date, BACKWARD
+ * hold/downgrade-blocked. A lapsed override is ignored (warning override-lapsed).
+ * current-missing is raised whenever the listing succeeded and does not hold current_tag.
+ * Returns 0 (out filled) or IG_EFAIL when out of memory. */
 int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err);
 
 enum guard_head {
@@ -124,12 +134,12 @@ enum guard_head {
  * a marker without current tag, a confirmed digest equal to current_digest gives
  * none/up-to-date. in must be the input given to guard_decide. */
 void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
-		   const char *digest, const char *head_error);
+                   const char *digest, const char *head_error);
 
 /* Sets d to decision error with reason (GUARD_GIT, GUARD_CONFIG, GUARD_REGISTRY) and a
  * printf message, keeping candidate and warnings; for the caller's own failures. */
 void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* True when d, after confirmation, asks for a commit (update or rollback). */
 bool guard_writes(const struct guard_decision *d);
