@@ -28,13 +28,13 @@ static bool needs_git(const char *name)
 
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
+	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 	{"check-config", cmd_check_config, "validate the configuration"},
+	{"markers", cmd_markers, "list the image policy markers under a path"},
+	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
 	{"plan", cmd_plan, "show every decision of a pass, write nothing"},
 	{"reconcile", cmd_reconcile, "one pass: decide and commit forward moves"},
 	{"run", cmd_run, "reconcile on the configured intervals (controller)"},
-	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
-	{"markers", cmd_markers, "list the image policy markers under a path"},
-	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
 	{"tags", cmd_tags, "list the tags of an image repository"},
 };
 
