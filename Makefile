@@ -77,6 +77,10 @@ unit: $(TEST_BINS)
 memcheck: $(TEST_BINS)
 	@BUILD=$(BUILD) test/run --unit --valgrind
 
+# libFuzzer targets under ASan+UBSan (clang, build-fuzz/), FUZZ_SECONDS each (default 30).
+fuzz:
+	@test/fuzz/run
+
 lint:
 	@scripts/lint
 

@@ -32,6 +32,9 @@ static const struct command commands[] = {
 	{"check-config", cmd_check_config, "validate the configuration"},
 	{"markers", cmd_markers, "list the image policy markers under a path"},
 	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
+	{"plan", cmd_plan, "show every decision of a pass, write nothing"},
+	{"reconcile", cmd_reconcile, "one pass: decide and commit forward moves"},
+	{"run", cmd_run, "reconcile on the configured intervals (controller)"},
 	{"tags", cmd_tags, "list the tags of an image repository"},
 };
 
