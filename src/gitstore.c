@@ -175,39 +175,80 @@ static int lookup_remote_oid(git_oid *out, git_repository *repo, const char *bra
 	return git_reference_name_to_id(out, repo, name);
 }
 
+/* True when index and work tree are exactly HEAD (no change, no untracked file). One walk of
+ * the work tree: cheaper than the two of a hard reset plus untracked removal, and it also
+ * catches damage from outside (a truncated index fails here and takes the full path). */
+static bool tree_is_clean(struct gitstore *g)
+{
+	git_status_options so;
+	git_status_list *list = NULL;
+	bool clean;
+
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	clean = git_status_list_new(&list, g->repo, &so) == 0 && git_status_list_entrycount(list) == 0;
+	git_status_list_free(list);
+	return clean;
+}
+
+/* Makes the work tree and index exactly `commit`: from a clean HEAD (old) a checkout that
+ * touches only the paths that differ, else a hard reset plus removal of
+ * untracked files (git_reset forces plain GIT_CHECKOUT_FORCE: stray files need a second pass). */
+static int make_tree(struct gitstore *g, git_object *commit, git_object *old, struct error *err)
+{
+	git_checkout_options co;
+	git_tree *baseline = NULL;
+	int rc;
+
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if (old && (rc = git_commit_tree(&baseline, (git_commit *)old)) == 0) {
+		co.baseline = baseline;
+		rc = git_checkout_tree(g->repo, commit, &co);
+		git_tree_free(baseline);
+	} else {
+		co.checkout_strategy |= GIT_CHECKOUT_REMOVE_UNTRACKED;
+		if ((rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) == 0)
+			rc = git_checkout_head(g->repo, &co);
+	}
+	return rc < 0 ? gitauth_error(&g->auth, rc, "git reset", err) : 0;
+}
+
 /* Points the local push branch at the base (the remote push branch when it exists, else the
  * remote checkout branch) and makes the work tree exactly that commit: no stray files. */
 static int sync_to_base(struct gitstore *g, struct error *err)
 {
-	git_oid base;
-	git_object *commit = NULL;
+	git_oid base, head;
+	git_object *commit = NULL, *old = NULL;
 	git_reference *ref = NULL;
-	git_checkout_options co;
 	char name[1024];
+	bool clean;
 	int rc = 0;
 
-	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
 	    (rc = lookup_remote_oid(&base, g->repo, g->branch)) < 0) {
 		rc = error_set(err, IG_ENOTFOUND, "git '%s': branch '%s' not found on the remote",
 			       g->auth.url_safe, g->branch);
 		goto done;
 	}
+	clean = git_reference_name_to_id(&head, g->repo, "HEAD") == 0 && tree_is_clean(g);
+	if (clean && git_object_lookup(&old, g->repo, &head, GIT_OBJECT_COMMIT) < 0)
+		old = NULL;
 	snprintf(name, sizeof(name), "refs/heads/%s", g->push_branch);
-	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
 	if ((rc = git_object_lookup(&commit, g->repo, &base, GIT_OBJECT_COMMIT)) < 0 ||
 	    (rc = git_reference_create(&ref, g->repo, name, &base, 1, "imageguard: sync")) < 0 ||
-	    (rc = git_repository_set_head(g->repo, name)) < 0 ||
-	    (rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) < 0 ||
-	    /* git_reset forces plain GIT_CHECKOUT_FORCE: stray files need a second pass */
-	    (rc = git_checkout_head(g->repo, &co)) < 0) {
+	    (rc = git_repository_set_head(g->repo, name)) < 0) {
 		rc = gitauth_error(&g->auth, rc, "git reset", err);
 		goto done;
 	}
+	if (!(clean && git_oid_equal(&head, &base)) && (rc = make_tree(g, commit, old, err)) < 0)
+		goto done;
 	git_repository_state_cleanup(g->repo);
 	git_oid_tostr(g->head, sizeof(g->head), &base);
 done:
 	git_reference_free(ref);
+	git_object_free(old);
 	git_object_free(commit);
 	return rc;
 }
@@ -544,7 +585,9 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 		rc = staged;
 		goto done;
 	}
-	if ((rc = git_index_write(index)) < 0 || (rc = git_index_write_tree(&tree_id, index)) < 0 ||
+	/* the index is written after the tree so that it keeps the refreshed tree cache: the next
+	 * commit then rebuilds only the trees above the paths it changes */
+	if ((rc = git_index_write_tree(&tree_id, index)) < 0 || (rc = git_index_write(index)) < 0 ||
 	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||

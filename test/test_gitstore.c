@@ -261,7 +261,13 @@ START_TEST(push_branch_created_then_extended)
 	o = opts_for(&f);
 	o.push_branch = "imageguard/updates";
 	remote_head(main_before, &f, "main");
+	/* a warm cache first: the fetch then asks for a push branch the remote lacks */
+	o.push_branch = NULL;
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	o.push_branch = "imageguard/updates";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), main_before);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
 	remote_head(main_after, &f, "main");
@@ -550,6 +556,7 @@ struct ssh_case {
 
 static const struct ssh_case ssh_cases[] = {
 	{"right key", "secret", 0, NULL},
+	{"encrypted key with passphrase", "passphrase", 0, NULL},
 	{"wrong key", "wrong", IG_EAUTH, "ssh key refused"},
 	{"changed host key", "unknown", IG_EAUTH, "does not match known_hosts"},
 	{"no secret", NULL, IG_EAUTH, "no known_hosts"},
@@ -763,7 +770,7 @@ START_TEST(https_ca)
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
 	struct edit e = {"v2", 0, NULL, NULL, ""};
-	char commit[41], secret[320], other[320];
+	char commit[41], secret[320], other[320], cache[512];
 
 	fx_init(&f);
 	o = opts_for(&f);
@@ -780,11 +787,17 @@ START_TEST(https_ca)
 	o.secret_dir = secret;
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
 	gitstore_free(g);
 	check_remote_app(&f, "main", "v2");
 
+	/* warm: a refused fetch is a remote failure, the cache is kept */
+	ck_assert_int_eq(sh("touch %s.git/ig-marker", cache), 0);
 	o.secret_dir = other;
-	o.state_dir = other; /* a cold clone */
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "not trusted"), "%s", err.msg);
+	ck_assert_int_eq(sh("test -f %s.git/ig-marker", cache), 0);
+	o.state_dir = other; /* cold */
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
 	ck_assert_msg(strstr(err.msg, "not trusted"), "%s", err.msg);
 	fx_done(&f);
