@@ -36,7 +36,10 @@ static void usage(FILE *out)
 	      "  --current TAG           also compare TAG with the pick: forward, same,\n"
 	      "                          backward or incomparable\n"
 	      "  -o, --output text|json  text (default): the tag; json: {latest, candidates,\n"
-	      "                          skipped, current, verdict}\n"
+	      "                          skipped, current, verdict}: candidates are the tags\n"
+	      "                          the policy can order; skipped those that passed the\n"
+	      "                          filter but are not orderable (not semver, outside the\n"
+	      "                          range, not a number), plus unreadable lines\n"
 	      "\n"
 	      "Exit status: 0 a tag was picked, 1 no candidate, 2 usage or invalid policy.\n",
 	      out);

@@ -417,15 +417,21 @@ START_TEST(hostile_tags)
 		(void)policy_compare(p, tags[1], tags[4]);
 		policy_free(p);
 	}
-	/* the 1 MB all-nines tag is the greatest number when not expanded past the cap */
+	/* a tag over POLICY_TAG_MAX is skipped, never a candidate, whatever the policy */
 	{
 		struct spec s = {NUM, "asc"};
 		struct policy *p = make(&s);
+		const char *nums[] = {big, "12", "7"};
 
-		ck_assert_int_eq(policy_select(&r, p, tags, 5, NULL), 0);
-		ck_assert_ptr_nonnull(r.latest);
-		ck_assert_uint_eq(strlen(r.latest), (1 << 20) - 1);
-		ck_assert_int_eq(policy_compare(p, "1.0", big), POLICY_FORWARD);
+		ck_assert_int_eq(policy_select(&r, p, nums, 3, NULL), 0);
+		ck_assert_str_eq(r.latest, "12");
+		ck_assert_uint_eq(r.candidates, 2);
+		ck_assert_uint_eq(r.skipped, 1);
+		ck_assert_int_eq(policy_compare(p, "12", big), POLICY_INCOMPARABLE);
+		ck_assert(!policy_accepts(p, big));
+		big[POLICY_TAG_MAX] = '\0';
+		ck_assert(policy_accepts(p, big));
+		ck_assert_int_eq(policy_compare(p, "12", big), POLICY_FORWARD);
 		policy_result_release(&r);
 		policy_free(p);
 	}

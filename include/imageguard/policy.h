@@ -25,6 +25,10 @@ struct policy_spec {
 
 struct policy; /* opaque, immutable after policy_new: safe to share between threads */
 
+/* Tags longer than this are never candidates (counted as skipped, no regex runs on them):
+ * OCI tags are at most 128 bytes, and it bounds the work per tag. */
+#define POLICY_TAG_MAX 4096
+
 /* Compiles the spec (pcre2 with JIT when available, the semver range). Invalid regexes are
  * IG_EINVALID naming the offset and pcre2's message; invalid ranges are IG_EINVALID. */
 int policy_new(struct policy **out, const struct policy_spec *spec, struct error *err);
@@ -34,12 +38,13 @@ struct policy_result {
 	char *latest;      /* owned; NULL when no candidate */
 	size_t candidates; /* tags that passed filter, exclusion and the order's parse/range */
 	size_t skipped;    /* tags that matched the filter but could not be ordered (not a number,
-	                      not semver, outside the range) */
+	                      not semver, outside the range), and tags over POLICY_TAG_MAX */
 };
 
 #define POLICY_RESULT_INIT {NULL, 0, 0}
 
-/* Picks the best of n tags. Returns 0 (latest may be NULL when nothing qualifies) or a
+/* Picks the best of n tags in one pass without per-tag allocation. Duplicates are counted as
+ * given (fold them first). Returns 0 (latest may be NULL when nothing qualifies) or a
  * negative code (out of memory). */
 int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
 		  size_t n, struct error *err);
