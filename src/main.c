@@ -58,8 +58,6 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	int rc = 2;
-
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
