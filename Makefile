@@ -94,7 +94,8 @@ demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@IMAGEGUARD=$(abspath $(BIN)) scripts/demo
 
-bench: deps $(BIN) $(BENCH_BINS)
+bench: deps
+	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run
 
 install: $(BIN)
