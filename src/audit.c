@@ -84,7 +84,7 @@ static json_t *record_json(const struct audit *a, const struct audit_record *r)
 	json_object_set_new(o, "policy", string_or_null(r->policy));
 	json_object_set_new(o, "image", string_or_null(r->image));
 	json_object_set_new(o, "tag_count",
-			    r->listed ? json_integer((json_int_t)r->tag_count) : json_null());
+	                    r->listed ? json_integer((json_int_t)r->tag_count) : json_null());
 	json_object_set_new(o, "tags_sha256", string_or_null(r->listed ? r->tags_sha256 : NULL));
 	if (a->with_tags)
 		json_object_set_new(o, "tags", r->listed ? string_array(r->tags) : json_null());
@@ -151,7 +151,7 @@ int audit_sync(struct audit *a, struct error *err)
 		return 0;
 	if (fsync(a->fd) < 0)
 		return error_set(err, IG_EFAIL, "audit log '%s': fsync: %s", a->path,
-				 strerror(errno));
+		                 strerror(errno));
 	return 0;
 }
 

@@ -9,13 +9,13 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: imageguard plan --config PATH [--state-dir DIR] [--secrets-dir DIR]\n"
-		"                       [--log-format json|text] [--log-level LEVEL]\n"
-		"                       [--concurrency N] [-o text|json]\n\n"
-		"Computes the decision for every marker and writes nothing: no commit, no push,\n"
-		"no audit record (the Git clone cache in the state dir may be refreshed).\n"
-		"Text: one line per marker `policy file:line current -> candidate decision/reason\n"
-		"[warnings]`. Exit 0, 1 when a policy ended in error, 2 for invalid input.\n");
+	        "usage: imageguard plan --config PATH [--state-dir DIR] [--secrets-dir DIR]\n"
+	        "                       [--log-format json|text] [--log-level LEVEL]\n"
+	        "                       [--concurrency N (8)] [-o text|json]\n\n"
+	        "Computes the decision for every marker and writes nothing: no commit, no push,\n"
+	        "no audit record (the Git clone cache in the state dir may be refreshed).\n"
+	        "Text: one line per marker `policy file:line current -> candidate decision/reason\n"
+	        "[warnings]`. Exit 0, 1 when a policy ended in error, 2 for invalid input.\n");
 }
 
 int cmd_plan(int argc, char **argv)

@@ -9,14 +9,14 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: imageguard reconcile --config PATH [--state-dir DIR] [--secrets-dir DIR]\n"
-		"                            [--audit-log FILE|-] [--audit-tags]\n"
-		"                            [--log-format json|text] [--log-level LEVEL]\n"
-		"                            [--concurrency N] [-o text|json]\n\n"
-		"One pass: lists the registries, decides every marker and commits the forward\n"
-		"moves (and annotated rollbacks), one commit per ImageUpdateAutomation.\n"
-		"Exit 0, 1 when a policy ended in error (the others still processed), 2 for\n"
-		"invalid input.\n");
+	        "usage: imageguard reconcile --config PATH [--state-dir DIR] [--secrets-dir DIR]\n"
+	        "                            [--audit-log FILE|-] [--audit-tags]\n"
+	        "                            [--log-format json|text] [--log-level LEVEL]\n"
+	        "                            [--concurrency N (8)] [-o text|json]\n\n"
+	        "One pass: lists the registries, decides every marker and commits the forward\n"
+	        "moves (and annotated rollbacks), one commit per ImageUpdateAutomation.\n"
+	        "Exit 0, 1 when a policy ended in error (the others still processed), 2 for\n"
+	        "invalid input.\n");
 }
 
 int cmd_reconcile(int argc, char **argv)

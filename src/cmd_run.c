@@ -49,15 +49,16 @@ static void on_reload(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
-		"                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
-		"                      [--log-format json|text] [--log-level LEVEL] [--concurrency N]\n\n"
-		"Reconciles on the shortest configured interval (ImageRepository and\n"
-		"ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
-		"(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
-		"file, reloads the configuration; a broken one is reported and the old one kept.\n"
-		"--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
-		"/metrics (Prometheus text format).\n");
+	        "usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
+	        "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
+	        "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
+	        "N (8)]\n\n"
+	        "Reconciles on the shortest configured interval (ImageRepository and\n"
+	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
+	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
+	        "file, reloads the configuration; a broken one is reported and the old one kept.\n"
+	        "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
+	        "/metrics (Prometheus text format).\n");
 }
 
 static void install_handlers(void)
@@ -124,7 +125,8 @@ static void hash_tree(uint64_t *h, const char *path, int depth)
 
 		if (e->d_name[0] == '.')
 			continue;
-		if (buf_printf(&child, "%s/%s", path, e->d_name) == 0 && stat(child.data, &cst) == 0) {
+		if (buf_printf(&child, "%s/%s", path, e->d_name) == 0 &&
+		    stat(child.data, &cst) == 0) {
 			if (S_ISDIR(cst.st_mode))
 				hash_tree(h, child.data, depth + 1);
 			else if (is_yaml(e->d_name))
@@ -197,15 +199,15 @@ static void log_report(const struct report *r, double seconds)
 
 		if (report_text(&line, &one) == 0 && line.len) {
 			line.data[--line.len] = '\0';
-			log_event(d == GUARD_ERROR ? LOG_ERROR
-				  : d == GUARD_NONE ? LOG_DEBUG
-						    : LOG_INFO,
-				  "decision", "%s", line.data);
+			log_event(d == GUARD_ERROR  ? LOG_ERROR
+			          : d == GUARD_NONE ? LOG_DEBUG
+			                            : LOG_INFO,
+			          "decision", "%s", line.data);
 		}
 		buf_release(&line);
 	}
 	log_info("reconcile.pass", "%zu decisions, %zu commits, %zu errors in %.3fs", r->len,
-		 r->commits, r->errors, seconds);
+	         r->commits, r->errors, seconds);
 }
 
 static int run_pass(struct runner *rn)
@@ -239,8 +241,10 @@ static void try_reload(struct runner *rn, const char *why)
 
 	rn->fingerprint = fingerprint(rn->o->config);
 	if (cmdpass_load_config(&cfg, rn->o->config, true) != 0) {
-		log_error("config.reload", "%s: the new configuration is invalid; keeping the "
-			  "previous one", why);
+		log_error("config.reload",
+		          "%s: the new configuration is invalid; keeping the "
+		          "previous one",
+		          why);
 		return;
 	}
 	config_free(rn->cfg);
@@ -256,7 +260,7 @@ static void wait_next(struct runner *rn)
 	int64_t interval = pass_interval_ms(rn->cfg);
 	int64_t jitter = interval / 10;
 	int64_t due = now_ms() + interval - jitter +
-		      (jitter ? (int64_t)(rand_r(&rn->seed) % (unsigned)(2 * jitter + 1)) : 0);
+	              (jitter ? (int64_t)(rand_r(&rn->seed) % (unsigned)(2 * jitter + 1)) : 0);
 	int64_t next_watch = now_ms() + WATCH_EVERY_MS;
 
 	while (!stop_requested) {
@@ -296,7 +300,7 @@ static int start(struct runner *rn, struct error *err)
 		if ((error = httpd_start(&rn->httpd, rn->o->listen, rn->metrics, err)) < 0)
 			return error;
 		log_info("httpd.listen", "serving /healthz /readyz /metrics on port %u",
-			 httpd_port(rn->httpd));
+		         httpd_port(rn->httpd));
 	}
 	return 0;
 }

@@ -9,8 +9,17 @@
 #include "imageguard/error.h"
 
 enum opt_id {
-	O_CONFIG, O_STATE_DIR, O_SECRETS_DIR, O_AUDIT_LOG, O_AUDIT_TAGS, O_LOG_FORMAT,
-	O_LOG_LEVEL, O_CONCURRENCY, O_OUTPUT, O_LISTEN, O_HELP
+	O_CONFIG,
+	O_STATE_DIR,
+	O_SECRETS_DIR,
+	O_AUDIT_LOG,
+	O_AUDIT_TAGS,
+	O_LOG_FORMAT,
+	O_LOG_LEVEL,
+	O_CONCURRENCY,
+	O_OUTPUT,
+	O_LISTEN,
+	O_HELP
 };
 
 static const struct {
@@ -19,19 +28,19 @@ static const struct {
 	bool has_value;
 	unsigned needs; /* allow bit required, 0: always accepted */
 } opts[] = {
-	{"--config", O_CONFIG, true, 0},
-	{"--state-dir", O_STATE_DIR, true, 0},
-	{"--secrets-dir", O_SECRETS_DIR, true, 0},
-	{"--audit-log", O_AUDIT_LOG, true, 0},
-	{"--audit-tags", O_AUDIT_TAGS, false, 0},
-	{"--log-format", O_LOG_FORMAT, true, 0},
-	{"--log-level", O_LOG_LEVEL, true, 0},
-	{"--concurrency", O_CONCURRENCY, true, 0},
-	{"-o", O_OUTPUT, true, CMDOPTS_OUTPUT},
-	{"--output", O_OUTPUT, true, CMDOPTS_OUTPUT},
-	{"--listen", O_LISTEN, true, CMDOPTS_LISTEN},
-	{"--help", O_HELP, false, 0},
-	{"-h", O_HELP, false, 0},
+    {"--config", O_CONFIG, true, 0},
+    {"--state-dir", O_STATE_DIR, true, 0},
+    {"--secrets-dir", O_SECRETS_DIR, true, 0},
+    {"--audit-log", O_AUDIT_LOG, true, 0},
+    {"--audit-tags", O_AUDIT_TAGS, false, 0},
+    {"--log-format", O_LOG_FORMAT, true, 0},
+    {"--log-level", O_LOG_LEVEL, true, 0},
+    {"--concurrency", O_CONCURRENCY, true, 0},
+    {"-o", O_OUTPUT, true, CMDOPTS_OUTPUT},
+    {"--output", O_OUTPUT, true, CMDOPTS_OUTPUT},
+    {"--listen", O_LISTEN, true, CMDOPTS_LISTEN},
+    {"--help", O_HELP, false, 0},
+    {"-h", O_HELP, false, 0},
 };
 
 char *cmdopts_default_state_dir(void)
@@ -59,9 +68,9 @@ static int parse_concurrency(unsigned *out, const char *v, struct error *err)
 	unsigned long n = strtoul(v, &end, 10);
 
 	if (*v < '0' || *v > '9' || *end || n < 1 || n > 256)
-		return error_set(err, IG_EUSAGE,
-				 "option '--concurrency': expected a number from 1 to 256, got '%s'",
-				 v);
+		return error_set(
+		    err, IG_EUSAGE,
+		    "option '--concurrency': expected a number from 1 to 256, got '%s'", v);
 	*out = (unsigned)n;
 	return 0;
 }
@@ -69,35 +78,51 @@ static int parse_concurrency(unsigned *out, const char *v, struct error *err)
 static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
 {
 	switch (id) {
-	case O_CONFIG: o->config = v; break;
+	case O_CONFIG:
+		o->config = v;
+		break;
 	case O_STATE_DIR:
 		free(o->state_dir);
 		if (!(o->state_dir = strdup(v)))
 			return error_set(err, IG_EFAIL, "out of memory");
 		break;
-	case O_SECRETS_DIR: o->secrets_dir = v; break;
-	case O_AUDIT_LOG: o->audit_log = v; break;
-	case O_AUDIT_TAGS: o->audit_tags = true; break;
+	case O_SECRETS_DIR:
+		o->secrets_dir = v;
+		break;
+	case O_AUDIT_LOG:
+		o->audit_log = v;
+		break;
+	case O_AUDIT_TAGS:
+		o->audit_tags = true;
+		break;
 	case O_LOG_FORMAT:
 		if (log_parse_format(&o->log_format, v) < 0)
 			return error_set(err, IG_EUSAGE,
-					 "option '--log-format': expected json or text, got '%s'", v);
+			                 "option '--log-format': expected json or text, got '%s'",
+			                 v);
 		break;
 	case O_LOG_LEVEL:
 		if (log_parse_level(&o->log_level, v) < 0)
-			return error_set(err, IG_EUSAGE,
-					 "option '--log-level': expected error, warn, info or debug, "
-					 "got '%s'", v);
+			return error_set(
+			    err, IG_EUSAGE,
+			    "option '--log-level': expected error, warn, info or debug, "
+			    "got '%s'",
+			    v);
 		break;
-	case O_CONCURRENCY: return parse_concurrency(&o->concurrency, v, err);
+	case O_CONCURRENCY:
+		return parse_concurrency(&o->concurrency, v, err);
 	case O_OUTPUT:
 		if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0)
 			return error_set(err, IG_EUSAGE,
-					 "option '-o': expected text or json, got '%s'", v);
+			                 "option '-o': expected text or json, got '%s'", v);
 		o->json = strcmp(v, "json") == 0;
 		break;
-	case O_LISTEN: o->listen = v; break;
-	case O_HELP: o->help = true; break;
+	case O_LISTEN:
+		o->listen = v;
+		break;
+	case O_HELP:
+		o->help = true;
+		break;
 	}
 	return 0;
 }
@@ -120,8 +145,7 @@ static int lookup(const char *arg, unsigned allow, const char **value)
 	return -1;
 }
 
-static int parse_args(struct cmdopts *o, int argc, char **argv, unsigned allow,
-		      struct error *err)
+static int parse_args(struct cmdopts *o, int argc, char **argv, unsigned allow, struct error *err)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *value;
@@ -130,11 +154,11 @@ static int parse_args(struct cmdopts *o, int argc, char **argv, unsigned allow,
 
 		if (k < 0)
 			return error_set(err, IG_EUSAGE, "option '%s': unknown (see %s --help)",
-					 argv[i], argv[0]);
+			                 argv[i], argv[0]);
 		if (opts[k].has_value && !value) {
 			if (i + 1 >= argc)
 				return error_set(err, IG_EUSAGE, "option '%s': missing value",
-						 argv[i]);
+				                 argv[i]);
 			value = argv[++i];
 		}
 		if ((error = apply(o, opts[k].id, value, err)) < 0)
@@ -143,8 +167,7 @@ static int parse_args(struct cmdopts *o, int argc, char **argv, unsigned allow,
 	return 0;
 }
 
-int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow,
-		  struct error *err)
+int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, struct error *err)
 {
 	int error;
 

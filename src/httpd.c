@@ -74,12 +74,12 @@ int httpd_parse_listen(struct sockaddr_storage *out, const char *listen, struct 
 	return 0;
 bad:
 	return error_set(err, IG_EUSAGE,
-			 "listen address '%s': expected ADDR:PORT, [ADDR]:PORT or :PORT",
-			 listen ? listen : "");
+	                 "listen address '%s': expected ADDR:PORT, [ADDR]:PORT or :PORT",
+	                 listen ? listen : "");
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
-			     char *body, size_t len)
+                             char *body, size_t len)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -115,12 +115,12 @@ static enum MHD_Result serve_metrics(struct httpd *h, struct MHD_Connection *c)
 	}
 	len = out.len;
 	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf_detach(&out),
-		     len);
+	             len);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-			      const char *method, const char *version, const char *upload,
-			      size_t *upload_size, void **con_cls)
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **con_cls)
 {
 	struct httpd *h = cls;
 
@@ -135,8 +135,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply_text(c, MHD_HTTP_OK, "ok\n");
 	if (strcmp(url, "/readyz") == 0)
 		return atomic_load(&h->ready)
-			       ? reply_text(c, MHD_HTTP_OK, "ready\n")
-			       : reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
+		           ? reply_text(c, MHD_HTTP_OK, "ready\n")
+		           : reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
 	if (strcmp(url, "/metrics") == 0)
 		return serve_metrics(h, c);
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
@@ -159,14 +159,14 @@ int httpd_start(struct httpd **out, const char *listen, struct metrics *m, struc
 	atomic_init(&h->ready, false);
 	if (addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
-				     (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
-				     (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-				     MHD_OPTION_END);
+	h->daemon =
+	    MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
+	                     (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+	                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
 	if (!h->daemon) {
 		free(h);
 		return error_set(err, IG_EFAIL, "listen '%s': cannot bind (address in use?)",
-				 listen);
+		                 listen);
 	}
 	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : 0;

@@ -13,8 +13,8 @@
 #include "imageguard/metrics.h"
 
 struct series {
-	char **values;     /* one per label, owned */
-	double value;      /* counter/gauge value; histogram sum */
+	char **values;               /* one per label, owned */
+	double value;                /* counter/gauge value; histogram sum */
 	unsigned long long count;    /* histogram observations */
 	unsigned long long *buckets; /* histogram: per bucket (not cumulative), n_buckets */
 };
@@ -43,7 +43,7 @@ static bool is_valid_name(const char *s, bool label)
 	for (size_t i = 0; s[i]; i++) {
 		char c = s[i];
 		bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-			     (!label && c == ':');
+		             (!label && c == ':');
 
 		if (!alpha && !(i > 0 && c >= '0' && c <= '9'))
 			return false;
@@ -126,8 +126,8 @@ static char **copy_strings(const char *const *v, size_t n)
 }
 
 static int check_declaration(const char *name, enum metrics_type type,
-			     const char *const *label_names, size_t n_labels,
-			     const double *buckets, size_t n_buckets)
+                             const char *const *label_names, size_t n_labels, const double *buckets,
+                             size_t n_buckets)
 {
 	if (!is_valid_name(name, false))
 		return IG_EINVALID;
@@ -159,8 +159,8 @@ static int add_family(struct metrics *m, struct family *f)
 }
 
 int metrics_declare(struct metrics *m, const char *name, enum metrics_type type, const char *help,
-		    const char *const *label_names, size_t n_labels, const double *buckets,
-		    size_t n_buckets)
+                    const char *const *label_names, size_t n_labels, const double *buckets,
+                    size_t n_buckets)
 {
 	struct family f = {0};
 	int error;
@@ -255,7 +255,7 @@ static struct series *get_series(struct family *f, const char *const *values)
 enum op { OP_ADD, OP_SET, OP_OBSERVE };
 
 static int update(struct metrics *m, const char *name, const char *const *values, double v,
-		  enum op op)
+                  enum op op)
 {
 	struct family *f;
 	struct series *s;
@@ -295,20 +295,18 @@ done:
 	return error;
 }
 
-int metrics_add(struct metrics *m, const char *name, const char *const *label_values,
-		double delta)
+int metrics_add(struct metrics *m, const char *name, const char *const *label_values, double delta)
 {
 	return update(m, name, label_values, delta, OP_ADD);
 }
 
-int metrics_set(struct metrics *m, const char *name, const char *const *label_values,
-		double value)
+int metrics_set(struct metrics *m, const char *name, const char *const *label_values, double value)
 {
 	return update(m, name, label_values, value, OP_SET);
 }
 
 int metrics_observe(struct metrics *m, const char *name, const char *const *label_values,
-		    double value)
+                    double value)
 {
 	return update(m, name, label_values, value, OP_OBSERVE);
 }
@@ -380,7 +378,7 @@ static int put_number(struct buf *out, double v)
 
 /* Writes `name{labels[,le="bound"]} ` */
 static int put_series_name(struct buf *out, const struct family *f, const char *suffix,
-			   const struct series *s, const char *le)
+                           const struct series *s, const char *le)
 {
 	int error = buf_printf(out, "%s%s", f->name, suffix);
 

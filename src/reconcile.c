@@ -48,20 +48,20 @@ struct pass {
 	const struct config *cfg;
 	time_t now;
 	struct registry_client *client;
-	struct scan *scans;   /* one per config repository, same index */
+	struct scan *scans;       /* one per config repository, same index */
 	struct autorun *autoruns; /* one per config automation, same index */
-	size_t *policy_repo;  /* per config policy: index of its repository */
-	bool *policy_marked;  /* per config policy: a marker names it */
+	size_t *policy_repo;      /* per config policy: index of its repository */
+	bool *policy_marked;      /* per config policy: a marker names it */
 	struct head *heads;
 	size_t heads_len, heads_cap;
 	struct report *report;
-	char *git_failure;    /* the first automation that could not be read, or NULL */
+	char *git_failure; /* the first automation that could not be read, or NULL */
 };
 
 /* One marker's decision, redone at every push attempt. */
 struct decided {
-	size_t marker;  /* index in the automation's marker set */
-	size_t policy;  /* index in config->policies */
+	size_t marker;                      /* index in the automation's marker set */
+	size_t policy;                      /* index in config->policies */
 	char *current_tag, *current_digest; /* owned */
 	struct guard_input in;
 	struct guard_decision d;
@@ -91,34 +91,35 @@ int reconcile_metrics_declare(struct metrics *m)
 
 	if (!error)
 		error = metrics_declare(m, "imageguard_decisions_total", METRICS_COUNTER,
-					"Marker decisions by policy, decision and reason.",
-					decision_labels, 3, NULL, 0);
+		                        "Marker decisions by policy, decision and reason.",
+		                        decision_labels, 3, NULL, 0);
 	if (!error)
-		error = metrics_declare(m, "imageguard_registry_requests_total", METRICS_COUNTER,
-					"Registry HTTP responses by registry and status (0: transport "
-					"failure).", registry_labels, 2, NULL, 0);
+		error =
+		    metrics_declare(m, "imageguard_registry_requests_total", METRICS_COUNTER,
+		                    "Registry HTTP responses by registry and status (0: transport "
+		                    "failure).",
+		                    registry_labels, 2, NULL, 0);
 	if (!error)
 		error = metrics_declare(m, "imageguard_registry_tags", METRICS_GAUGE,
-					"Tags in the last successful listing of an image.",
-					image_labels, 1, NULL, 0);
+		                        "Tags in the last successful listing of an image.",
+		                        image_labels, 1, NULL, 0);
 	if (!error)
-		error = metrics_declare(m, "imageguard_reconcile_duration_seconds",
-					METRICS_HISTOGRAM, "Duration of reconcile passes.", NULL, 0,
-					duration_buckets,
-					sizeof(duration_buckets) / sizeof(duration_buckets[0]));
+		error =
+		    metrics_declare(m, "imageguard_reconcile_duration_seconds", METRICS_HISTOGRAM,
+		                    "Duration of reconcile passes.", NULL, 0, duration_buckets,
+		                    sizeof(duration_buckets) / sizeof(duration_buckets[0]));
 	if (!error)
-		error = metrics_declare(m, "imageguard_last_success_timestamp_seconds",
-					METRICS_GAUGE,
-					"Unix time of the end of the last pass without error.", NULL,
-					0, NULL, 0);
+		error = metrics_declare(
+		    m, "imageguard_last_success_timestamp_seconds", METRICS_GAUGE,
+		    "Unix time of the end of the last complete pass.", NULL, 0, NULL, 0);
 	if (!error)
 		error = metrics_declare(m, "imageguard_commits_total", METRICS_COUNTER,
-					"Commits pushed.", NULL, 0, NULL, 0);
+		                        "Commits pushed.", NULL, 0, NULL, 0);
 	if (!error)
 		error = metrics_declare(m, "imageguard_current_missing_total", METRICS_COUNTER,
-					"Decisions where the committed tag was absent from a "
-					"successful listing (stale or truncated registry data).",
-					policy_labels, 1, NULL, 0);
+		                        "Decisions where the committed tag was absent from a "
+		                        "successful listing (stale or truncated registry data).",
+		                        policy_labels, 1, NULL, 0);
 	return error;
 }
 
@@ -186,8 +187,8 @@ static const struct head *head_of(struct pass *p, size_t repo, const char *tag)
 	} else {
 		h->result = rc == IG_ENOTFOUND ? GUARD_HEAD_NOT_FOUND : GUARD_HEAD_FAILED;
 		h->error = strdup(err.msg);
-		log_warn("registry.head", "repository '%s' tag '%s': %s",
-			 p->scans[repo].repo->id, tag, err.msg);
+		log_warn("registry.head", "repository '%s' tag '%s': %s", p->scans[repo].repo->id,
+		         tag, err.msg);
 	}
 	return h;
 }
@@ -198,12 +199,12 @@ static enum guard_digest_mode digest_mode(const struct marker *m, enum config_re
 {
 	switch (m->part) {
 	case MARKER_IMAGE:
-		return r == CONFIG_REFLECT_ALWAYS	  ? GUARD_DIGEST_ALWAYS
+		return r == CONFIG_REFLECT_ALWAYS           ? GUARD_DIGEST_ALWAYS
 		       : r == CONFIG_REFLECT_IF_NOT_PRESENT ? GUARD_DIGEST_IF_MISSING
-							    : GUARD_DIGEST_NONE;
+		                                            : GUARD_DIGEST_NONE;
 	case MARKER_DIGEST:
 		return r == CONFIG_REFLECT_IF_NOT_PRESENT ? GUARD_DIGEST_IF_MISSING
-							  : GUARD_DIGEST_ALWAYS;
+		                                          : GUARD_DIGEST_ALWAYS;
 	default:
 		return GUARD_DIGEST_NONE;
 	}
@@ -252,8 +253,8 @@ static int read_current(struct decided *it, const struct marker_set *s, const st
 	case MARKER_IMAGE:
 		imageref_split(&parts, m->value, strlen(m->value));
 		if (dup_range(&it->current_tag, m->value, parts.tag_start, parts.tag_len) < 0 ||
-		    dup_range(&it->current_digest, m->value, parts.digest_start,
-			      parts.digest_len) < 0)
+		    dup_range(&it->current_digest, m->value, parts.digest_start, parts.digest_len) <
+		        0)
 			return IG_EFAIL;
 		return 0;
 	case MARKER_TAG:
@@ -287,8 +288,8 @@ static void fill_input(struct autorun *ar, struct decided *it, const struct mark
 	in->repository_suspended = pol->repository->suspend;
 	in->automation_suspended = ar->a->suspend;
 	in->listing_ok = sc->done && sc->rc == 0;
-	in->listing_error = sc->done ? (sc->rc < 0 ? sc->err.msg : NULL)
-				     : "repository not listed in this pass";
+	in->listing_error =
+	    sc->done ? (sc->rc < 0 ? sc->err.msg : NULL) : "repository not listed in this pass";
 	if (in->listing_ok) {
 		in->tags = (const char *const *)sc->listing.tags.items;
 		in->tags_len = sc->listing.tags.len;
@@ -305,7 +306,7 @@ static void fill_input(struct autorun *ar, struct decided *it, const struct mark
 
 /* `repo:tag[@digest]`, `tag`, `digest` or `repo`: the value a writing decision puts at m. */
 static int new_value(char **out, const struct decided *it, const struct marker *m,
-		     const struct config_policy *pol)
+                     const struct config_policy *pol)
 {
 	const struct guard_decision *d = &it->d;
 	struct error err = ERROR_INIT;
@@ -320,11 +321,11 @@ static int new_value(char **out, const struct decided *it, const struct marker *
 		if (d->write_digest && *d->digest)
 			digest = d->digest;
 		else if (it->current_tag && it->current_digest &&
-			 strcmp(it->current_tag, d->candidate) == 0)
+		         strcmp(it->current_tag, d->candidate) == 0)
 			digest = it->current_digest; /* same tag: its pinned digest stays valid */
 		/* the name as written in the marker (a Flux user's spelling stays) */
 		if ((error = markers_value_for(&value, m, pol->repository->image, d->candidate,
-					       digest, &err)) == 0)
+		                               digest, &err)) == 0)
 			error = buf_puts(&b, value);
 		free(value);
 		break;
@@ -352,14 +353,12 @@ static int new_value(char **out, const struct decided *it, const struct marker *
 
 /* A `:name` marker only ever holds the repository: it follows the registry's health (a
  * failed or suspended policy holds it too) but not the tag's movement. */
-static void settle_name(struct decided *it, const struct marker *m,
-			const struct config_policy *pol)
+static void settle_name(struct decided *it, const struct marker *m, const struct config_policy *pol)
 {
 	struct guard_decision *d = &it->d;
 
-	if (m->part != MARKER_NAME ||
-	    (d->decision != GUARD_UPDATE && d->decision != GUARD_NONE &&
-	     d->decision != GUARD_ROLLBACK))
+	if (m->part != MARKER_NAME || (d->decision != GUARD_UPDATE && d->decision != GUARD_NONE &&
+	                               d->decision != GUARD_ROLLBACK))
 		return;
 	if (strcmp(m->value, pol->repository->image) == 0) {
 		d->decision = GUARD_NONE;
@@ -394,7 +393,7 @@ static int decide_one(struct autorun *ar, struct decided *it)
 		if (rc != IG_EINVALID)
 			return IG_EFAIL;
 		guard_fail(&it->d, GUARD_CONFIG, "%s:%zu: cannot build the new value", m->file,
-			   m->line);
+		           m->line);
 	}
 	return 0;
 }
@@ -428,7 +427,7 @@ static int decide_all(struct autorun *ar)
 		return IG_EFAIL;
 	for (size_t i = 0; i < ar->markers.len; i++) {
 		const struct config_policy *pol =
-			config_find_policy_id(cfg, ar->markers.items[i].policy);
+		    config_find_policy_id(cfg, ar->markers.items[i].policy);
 		struct decided *it;
 
 		if (!pol)
@@ -451,8 +450,8 @@ static int scan_markers(struct autorun *ar, const char *workdir, struct error *e
 		return error;
 	for (size_t i = 0; i < ar->markers.problems_len; i++)
 		log_warn("markers.problem", "automation '%s': %s:%zu: %s", ar->a->id,
-			 ar->markers.problems[i].file, ar->markers.problems[i].line,
-			 ar->markers.problems[i].message);
+		         ar->markers.problems[i].file, ar->markers.problems[i].line,
+		         ar->markers.problems[i].message);
 	return 0;
 }
 
@@ -486,8 +485,7 @@ done:
 }
 
 /* Splices every new value of one file (the markers of file, in order) and writes it. */
-static int apply_file(struct autorun *ar, const char *workdir, const char *file,
-		      struct error *err)
+static int apply_file(struct autorun *ar, const char *workdir, const char *file, struct error *err)
 {
 	struct marker_edit *edits = calloc(ar->len ? ar->len : 1, sizeof(*edits));
 	struct buf path = BUF_INIT, in = BUF_INIT_MAX(FILE_MAX_BYTES), out = BUF_INIT;
@@ -570,7 +568,8 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 
 			reason = it->d.message;
 			error = buf_printf(&note, "rollback: %s", it->d.message);
-			if (error == 0 && (error = strvec_push_owned(&notes, buf_detach(&note))) == 0)
+			if (error == 0 &&
+			    (error = strvec_push_owned(&notes, buf_detach(&note))) == 0)
 				c->reason = notes.items[notes.len - 1];
 			buf_release(&note);
 		}
@@ -579,13 +578,13 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	buf_reset(msg);
 	if (error == 0)
 		error = commitmsg_render(msg, ar->a->message_template, ar->a->id, ar->a->id,
-					 changes, n, err);
+		                         changes, n, err);
 	else
 		error_set(err, IG_EFAIL, "out of memory");
 	if (error == 0 && reason && !strstr(msg->data, reason))
-		error = buf_printf(msg, "%sRollback-Reason: %s\n",
-				   msg->len && msg->data[msg->len - 1] == '\n' ? "\n" : "\n\n",
-				   reason);
+		error =
+		    buf_printf(msg, "%sRollback-Reason: %s\n",
+		               msg->len && msg->data[msg->len - 1] == '\n' ? "\n" : "\n\n", reason);
 	free(changes);
 	strvec_release(&notes);
 	return error;
@@ -633,7 +632,7 @@ static int open_git(struct autorun *ar, struct error *err)
 
 	if (a->source->secret_ref &&
 	    (error = config_secret_path(&secret, o->secrets_dir ? o->secrets_dir : ".",
-					a->source->secret_ref, err)) < 0)
+	                                a->source->secret_ref, err)) < 0)
 		return error;
 	go.url = a->source->url;
 	go.branch = a->checkout_branch;
@@ -647,18 +646,52 @@ static int open_git(struct autorun *ar, struct error *err)
 	return error;
 }
 
+#define REOPEN_ATTEMPTS 2 /* fresh clones tried after a rejected push whose remote moved */
+
+/* After a failed push: true when a fresh look at the remote shows it moved since the pass
+ * read it. gitstore retries the non-fast-forward rejections it recognises itself; a remote
+ * may also refuse with other words when another push lands between its advertisement and
+ * our update ("failed to update ref"), and that is the same race: re-decide on the new head. */
+static bool remote_moved(struct autorun *ar, const char *base)
+{
+	struct error err = ERROR_INIT;
+
+	gitstore_free(ar->g);
+	ar->g = NULL;
+	if (open_git(ar, &err) < 0) {
+		log_warn("git.open", "automation '%s': %s", ar->a->id, err.msg);
+		return false;
+	}
+	return strcmp(base, gitstore_head(ar->g)) != 0;
+}
+
 static int commit(struct autorun *ar)
 {
 	struct pass *p = ar->p;
 	struct error err = ERROR_INIT;
+	char *base = NULL;
 	int error;
 
 	if (p->o->stop && *p->o->stop) {
 		fail_writes(ar, "stopping: commit not started");
 		return 0;
 	}
-	error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
-	if (error < 0) {
+	for (unsigned attempt = 0;; attempt++) {
+		free(base);
+		if (!(base = strdup(gitstore_head(ar->g))))
+			return IG_EFAIL;
+		error_clear(&err);
+		error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
+		if (error == 0 || error == IG_ECONFLICT || attempt >= REOPEN_ATTEMPTS ||
+		    !remote_moved(ar, base))
+			break;
+		log_info("git.push.retry",
+		         "automation '%s': the remote moved during the push (%s); "
+		         "deciding again on its new head",
+		         ar->a->id, err.msg);
+	}
+	free(base);
+	if (error < 0 || !ar->g) {
 		log_error("git.push", "automation '%s': %s", ar->a->id, err.msg);
 		fail_writes(ar, err.msg);
 		return 0;
@@ -678,16 +711,16 @@ static int commit(struct autorun *ar)
 static void count_decision(struct pass *p, const struct report_item *it)
 {
 	const char *values[3] = {it->policy, guard_decision_name(it->decision),
-				 guard_reason_name(it->reason)};
+	                         guard_reason_name(it->reason)};
 
 	if (p->o->metrics)
 		metrics_add(p->o->metrics, "imageguard_decisions_total", values, 1);
 	if (it->warnings & GUARD_WARN_CURRENT_MISSING) {
 		log_warn("guard.current-missing",
-			 "policy '%s': %s:%zu: committed tag '%s' is absent from the listing of "
-			 "'%s' (%zu tags): stale or truncated registry data",
-			 it->policy, it->file ? it->file : "-", it->line,
-			 it->current ? it->current : "", it->image ? it->image : "", it->tag_count);
+		         "policy '%s': %s:%zu: committed tag '%s' is absent from the listing of "
+		         "'%s' (%zu tags): stale or truncated registry data",
+		         it->policy, it->file ? it->file : "-", it->line,
+		         it->current ? it->current : "", it->image ? it->image : "", it->tag_count);
 		if (p->o->metrics)
 			metrics_add(p->o->metrics, "imageguard_current_missing_total", values, 1);
 	}
@@ -712,9 +745,10 @@ static int report_marker(struct autorun *ar, const struct decided *d)
 	const struct marker *m = &ar->markers.items[d->marker];
 	struct report_item *it;
 	bool wrote = ar->committed && d->new_value && guard_writes(&d->d);
-	const char *current = m->part == MARKER_NAME || (m->part == MARKER_DIGEST && !d->current_tag)
-				      ? m->value
-				      : d->current_tag;
+	const char *current =
+	    m->part == MARKER_NAME || (m->part == MARKER_DIGEST && !d->current_tag)
+	        ? m->value
+	        : d->current_tag;
 
 	if (report_add(&it, p->report) < 0)
 		return IG_EFAIL;
@@ -723,8 +757,9 @@ static int report_marker(struct autorun *ar, const struct decided *d)
 	it->warnings = d->d.warnings;
 	it->line = m->line;
 	listing_info(it, &p->scans[p->policy_repo[d->policy]]);
-	if (report_set(&it->policy, pol->id) < 0 || report_set(&it->image, pol->repository->image) ||
-	    report_set(&it->file, m->file) < 0 || report_set(&it->current, current) < 0 ||
+	if (report_set(&it->policy, pol->id) < 0 ||
+	    report_set(&it->image, pol->repository->image) || report_set(&it->file, m->file) < 0 ||
+	    report_set(&it->current, current) < 0 ||
 	    report_set(&it->candidate, *d->d.candidate ? d->d.candidate : NULL) < 0 ||
 	    report_set(&it->digest, *d->d.digest ? d->d.digest : NULL) < 0 ||
 	    report_set(&it->commit, wrote ? ar->commit : NULL) < 0 ||
@@ -737,7 +772,7 @@ static int report_marker(struct autorun *ar, const struct decided *d)
 /* An automation that could not be read: its markers are unknown, so every policy not found
  * elsewhere ends in error/git (see report_unmarked). */
 static void automation_failed(struct pass *p, const struct config_automation *a,
-			      const struct error *err)
+                              const struct error *err)
 {
 	struct buf b = BUF_INIT;
 
@@ -770,8 +805,9 @@ static void open_automation(struct autorun *ar)
 			p->policy_marked[policy_index(p->cfg, pol)] = true;
 		else
 			log_warn("markers.unknown-policy",
-				 "automation '%s': %s:%zu: marker names policy '%s', absent from "
-				 "the configuration", ar->a->id, m->file, m->line, m->policy);
+			         "automation '%s': %s:%zu: marker names policy '%s', absent from "
+			         "the configuration",
+			         ar->a->id, m->file, m->line, m->policy);
 	}
 }
 
@@ -832,7 +868,7 @@ static size_t repository_index(const struct config *cfg, const struct config_rep
 }
 
 static int pass_init(struct pass *p, struct report *out, const struct reconcile_options *o,
-		     struct error *err)
+                     struct error *err)
 {
 	const struct config *cfg = o->config;
 
@@ -844,8 +880,7 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->scans = calloc(cfg->repositories_len ? cfg->repositories_len : 1, sizeof(*p->scans));
 	p->policy_repo = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(size_t));
 	p->policy_marked = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(bool));
-	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1,
-			     sizeof(*p->autoruns));
+	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(*p->autoruns));
 	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	for (size_t i = 0; i < cfg->repositories_len; i++)
@@ -892,7 +927,7 @@ static void record_listings(struct pass *p)
 
 		if (sc->done && sc->rc == 0)
 			metrics_set(p->o->metrics, "imageguard_registry_tags", values,
-				    (double)sc->listing.tags.len);
+			            (double)sc->listing.tags.len);
 	}
 }
 
@@ -920,7 +955,7 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 		if (p.policy_marked[i])
 			p.scans[p.policy_repo[i]].wanted = true;
 	if ((error = scan_run(p.scans, cfg->repositories_len, p.client, o->secrets_dir,
-			      o->concurrency, err)) < 0)
+	                      o->concurrency, err)) < 0)
 		goto done;
 	record_listings(&p);
 	for (size_t i = 0; i < cfg->automations_len && error == 0; i++) {
@@ -941,10 +976,10 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	}
 	if (o->metrics) {
 		metrics_observe(o->metrics, "imageguard_reconcile_duration_seconds", NULL,
-				seconds_since(&t0));
-		if (out->errors == 0)
-			metrics_set(o->metrics, "imageguard_last_success_timestamp_seconds", NULL,
-				    (double)time(NULL));
+		                seconds_since(&t0));
+		/* a complete pass, even with policies in error: those have their own counter */
+		metrics_set(o->metrics, "imageguard_last_success_timestamp_seconds", NULL,
+		            (double)time(NULL));
 	}
 done:
 	pass_release(&p);

@@ -69,13 +69,13 @@ static int text_line(struct buf *out, const struct report_item *it)
 	int error;
 
 	if (it->file)
-		error = buf_printf(out, "%s %s:%zu %s -> %s %s/%s", it->policy, it->file, it->line,
-				   it->current ? it->current : "-",
-				   it->candidate ? it->candidate : "-",
-				   guard_decision_name(it->decision), guard_reason_name(it->reason));
+		error =
+		    buf_printf(out, "%s %s:%zu %s -> %s %s/%s", it->policy, it->file, it->line,
+		               it->current ? it->current : "-", it->candidate ? it->candidate : "-",
+		               guard_decision_name(it->decision), guard_reason_name(it->reason));
 	else
-		error = buf_printf(out, "%s - %s/%s", it->policy,
-				   guard_decision_name(it->decision), guard_reason_name(it->reason));
+		error = buf_printf(out, "%s - %s/%s", it->policy, guard_decision_name(it->decision),
+		                   guard_reason_name(it->reason));
 	if (error == 0 && (error = report_warning_names(&w, it->warnings)) == 0 && w.len) {
 		error = buf_puts(out, " [");
 		for (size_t i = 0; error == 0 && i < w.len; i++)

@@ -34,7 +34,7 @@ static int load_secrets(struct scan *s, const char *secrets_dir)
 
 	if (r->secret_ref) {
 		if ((error = config_secret_path(&dir, secrets_dir ? secrets_dir : ".",
-						r->secret_ref, &s->err)) < 0)
+		                                r->secret_ref, &s->err)) < 0)
 			return error;
 		error = creds_load_secret(&s->creds, dir, r->ref.registry, &s->err);
 		free(dir);
@@ -44,7 +44,7 @@ static int load_secrets(struct scan *s, const char *secrets_dir)
 	}
 	if (r->cert_secret_ref) {
 		if ((error = config_secret_path(&dir, secrets_dir ? secrets_dir : ".",
-						r->cert_secret_ref, &s->err)) < 0)
+		                                r->cert_secret_ref, &s->err)) < 0)
 			return error;
 		s->ca_file = malloc(strlen(dir) + sizeof("/ca.crt"));
 		if (!s->ca_file) {
@@ -83,7 +83,7 @@ static void list_one(struct scan *s, struct registry_client *client, const char 
 		log_warn("registry.list", "repository '%s': %s", s->repo->id, s->err.msg);
 	else
 		log_debug("registry.list", "repository '%s': %zu tags in %zu pages", s->repo->id,
-			  s->listing.tags.len, s->listing.pages);
+		          s->listing.tags.len, s->listing.pages);
 }
 
 /* The next pending scan whose host has room, or n when none; waits while all are blocked. */
@@ -133,16 +133,16 @@ static void group_hosts(struct pool *p)
 	for (size_t i = 0; i < p->n; i++) {
 		p->host_of[i] = i;
 		for (size_t j = 0; j < i; j++)
-			if (strcmp(p->scans[j].repo->ref.registry, p->scans[i].repo->ref.registry) ==
-			    0) {
+			if (strcmp(p->scans[j].repo->ref.registry,
+			           p->scans[i].repo->ref.registry) == 0) {
 				p->host_of[i] = p->host_of[j];
 				break;
 			}
 	}
 }
 
-int scan_run(struct scan *scans, size_t n, struct registry_client *client,
-	     const char *secrets_dir, unsigned concurrency, struct error *err)
+int scan_run(struct scan *scans, size_t n, struct registry_client *client, const char *secrets_dir,
+             unsigned concurrency, struct error *err)
 {
 	struct pool p = {.scans = scans, .n = n, .client = client, .secrets_dir = secrets_dir};
 	pthread_t *threads = NULL;
@@ -155,8 +155,8 @@ int scan_run(struct scan *scans, size_t n, struct registry_client *client,
 		return 0;
 	want = concurrency < 1 ? 1 : concurrency;
 	want = want < pending ? want : pending;
-	p.per_host = concurrency < SCAN_PER_HOST_MAX ? (concurrency ? concurrency : 1)
-						     : SCAN_PER_HOST_MAX;
+	p.per_host =
+	    concurrency < SCAN_PER_HOST_MAX ? (concurrency ? concurrency : 1) : SCAN_PER_HOST_MAX;
 	p.taken = calloc(n, sizeof(*p.taken));
 	p.inflight = calloc(n, sizeof(*p.inflight));
 	p.host_of = calloc(n, sizeof(*p.host_of));

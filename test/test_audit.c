@@ -68,8 +68,8 @@ START_TEST(records)
 		ck_assert_int_eq(audit_sync(a, &err), 0);
 		audit_close(a);
 	}
-	r = (struct audit_record){.policy = "default/none", .decision = "none",
-				  .reason = "no-markers"};
+	r = (struct audit_record){
+	    .policy = "default/none", .decision = "none", .reason = "no-markers"};
 	ck_assert_int_eq(audit_open(&a, path, true, &err), 0);
 	ck_assert_int_eq(audit_write(a, &r, &err), 0);
 	audit_close(a);
@@ -82,7 +82,7 @@ START_TEST(records)
 	ck_assert_int_eq(json_integer_value(json_object_get(o, "tag_count")), 2);
 	ck_assert_int_eq(json_integer_value(json_object_get(o, "line")), 7);
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(o, "warnings"), 0)),
-			 "current-missing");
+	                 "current-missing");
 	ck_assert(json_is_null(json_object_get(o, "commit")));
 	ck_assert_ptr_null(json_object_get(o, "tags"));
 	ck_assert_int_eq((int)strlen(json_string_value(json_object_get(o, "time"))), 24);
@@ -99,8 +99,8 @@ START_TEST(records)
 	ck_assert(json_is_null(json_object_get(o, "tags")));
 	ck_assert_int_eq(json_array_size(json_object_get(o, "warnings")), 0);
 	json_decref(o);
-	ck_assert_ptr_null(strchr(strchr(strchr(strchr(text.data, '\n') + 1, '\n') + 1, '\n') + 1,
-				  '\n'));
+	ck_assert_ptr_null(
+	    strchr(strchr(strchr(strchr(text.data, '\n') + 1, '\n') + 1, '\n') + 1, '\n'));
 	buf_release(&text);
 	strvec_release(&tags);
 	strvec_release(&warnings);

@@ -12,22 +12,24 @@ static const struct {
 	int rc;
 	const char *msg; /* prefix of the error, or NULL */
 } cases[] = {
-	{{"plan", "--config", "c.yaml"}, 0, 0, NULL},
-	{{"plan", "--config=c.yaml", "--state-dir", "/s", "--concurrency=3"}, 0, 0, NULL},
-	{{"plan"}, 0, IG_EUSAGE, "option '--config': required"},
-	{{"plan", "--help"}, 0, 0, NULL},
-	{{"plan", "--config"}, 0, IG_EUSAGE, "option '--config': missing value"},
-	{{"plan", "--config", "c", "--bogus"}, 0, IG_EUSAGE, "option '--bogus': unknown"},
-	{{"run", "--config", "c", "-o", "json"}, CMDOPTS_LISTEN, IG_EUSAGE, "option '-o': unknown"},
-	{{"plan", "--config", "c", "-o", "yaml"}, CMDOPTS_OUTPUT, IG_EUSAGE, "option '-o': expected"},
-	{{"plan", "--config", "c", "--listen", ":1"}, CMDOPTS_OUTPUT, IG_EUSAGE,
-	 "option '--listen': unknown"},
-	{{"plan", "--config", "c", "--concurrency", "0"}, 0, IG_EUSAGE, "option '--concurrency'"},
-	{{"plan", "--config", "c", "--concurrency", "-1"}, 0, IG_EUSAGE, "option '--concurrency'"},
-	{{"plan", "--config", "c", "--concurrency", "9x"}, 0, IG_EUSAGE, "option '--concurrency'"},
-	{{"plan", "--config", "c", "--log-level", "loud"}, 0, IG_EUSAGE, "option '--log-level'"},
-	{{"plan", "--config", "c", "--log-format", "xml"}, 0, IG_EUSAGE, "option '--log-format'"},
-	{{"plan", "--config", "c", "--audit-tags=1"}, 0, IG_EUSAGE, "option '--audit-tags=1'"},
+    {{"plan", "--config", "c.yaml"}, 0, 0, NULL},
+    {{"plan", "--config=c.yaml", "--state-dir", "/s", "--concurrency=3"}, 0, 0, NULL},
+    {{"plan"}, 0, IG_EUSAGE, "option '--config': required"},
+    {{"plan", "--help"}, 0, 0, NULL},
+    {{"plan", "--config"}, 0, IG_EUSAGE, "option '--config': missing value"},
+    {{"plan", "--config", "c", "--bogus"}, 0, IG_EUSAGE, "option '--bogus': unknown"},
+    {{"run", "--config", "c", "-o", "json"}, CMDOPTS_LISTEN, IG_EUSAGE, "option '-o': unknown"},
+    {{"plan", "--config", "c", "-o", "yaml"}, CMDOPTS_OUTPUT, IG_EUSAGE, "option '-o': expected"},
+    {{"plan", "--config", "c", "--listen", ":1"},
+     CMDOPTS_OUTPUT,
+     IG_EUSAGE,
+     "option '--listen': unknown"},
+    {{"plan", "--config", "c", "--concurrency", "0"}, 0, IG_EUSAGE, "option '--concurrency'"},
+    {{"plan", "--config", "c", "--concurrency", "-1"}, 0, IG_EUSAGE, "option '--concurrency'"},
+    {{"plan", "--config", "c", "--concurrency", "9x"}, 0, IG_EUSAGE, "option '--concurrency'"},
+    {{"plan", "--config", "c", "--log-level", "loud"}, 0, IG_EUSAGE, "option '--log-level'"},
+    {{"plan", "--config", "c", "--log-format", "xml"}, 0, IG_EUSAGE, "option '--log-format'"},
+    {{"plan", "--config", "c", "--audit-tags=1"}, 0, IG_EUSAGE, "option '--audit-tags=1'"},
 };
 
 START_TEST(parse)
@@ -39,19 +41,20 @@ START_TEST(parse)
 	while (cases[_i].args[argc])
 		argc++;
 	ck_assert_int_eq(cmdopts_parse(&o, argc, (char **)cases[_i].args, cases[_i].allow, &err),
-			 cases[_i].rc);
+	                 cases[_i].rc);
 	if (cases[_i].msg)
 		ck_assert_msg(strncmp(err.msg, cases[_i].msg, strlen(cases[_i].msg)) == 0, "%s",
-			      err.msg);
+		              err.msg);
 	cmdopts_release(&o);
 }
 END_TEST
 
 START_TEST(values)
 {
-	const char *args[] = {"run",         "--config",     "dir",         "--state-dir=/s",
-			      "--audit-log", "-",            "--audit-tags", "--listen",
-			      ":9090",       "--secrets-dir", "/sec",        "--log-level=error"};
+	const char *args[] = {
+	    "run",  "--config",         "dir",      "--state-dir=/s", "--audit-log",
+	    "-",    "--audit-tags",     "--listen", ":9090",          "--secrets-dir",
+	    "/sec", "--log-level=error"};
 	struct cmdopts o;
 	struct error err = ERROR_INIT;
 

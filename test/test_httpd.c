@@ -17,10 +17,11 @@ static const struct {
 	int rc;
 	int family;
 } listens[] = {
-	{"127.0.0.1:9090", 0, AF_INET}, {":0", 0, AF_INET},       {"localhost:1", 0, AF_INET},
-	{"[::1]:8080", 0, AF_INET6},    {"127.0.0.1", IG_EUSAGE, 0}, {"1.2.3.4:x", IG_EUSAGE, 0},
-	{"1.2.3.4:70000", IG_EUSAGE, 0}, {"host.example:80", IG_EUSAGE, 0}, {"[::1:80", IG_EUSAGE, 0},
-	{"", IG_EUSAGE, 0},
+    {"127.0.0.1:9090", 0, AF_INET},  {":0", 0, AF_INET},
+    {"localhost:1", 0, AF_INET},     {"[::1]:8080", 0, AF_INET6},
+    {"127.0.0.1", IG_EUSAGE, 0},     {"1.2.3.4:x", IG_EUSAGE, 0},
+    {"1.2.3.4:70000", IG_EUSAGE, 0}, {"host.example:80", IG_EUSAGE, 0},
+    {"[::1:80", IG_EUSAGE, 0},       {"", IG_EUSAGE, 0},
 };
 
 START_TEST(parse_listen)
@@ -71,7 +72,7 @@ START_TEST(serve)
 
 	ck_assert_int_eq(metrics_new(&m), 0);
 	ck_assert_int_eq(metrics_declare(m, "x_total", METRICS_COUNTER, "X.", labels, 1, NULL, 0),
-			 0);
+	                 0);
 	ck_assert_int_eq(metrics_add(m, "x_total", v, 3), 0);
 	ck_assert_int_eq(httpd_start(&h, "127.0.0.1:0", m, &err), 0);
 	port = httpd_port(h);

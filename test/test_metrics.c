@@ -25,8 +25,8 @@ START_TEST(counter_and_gauge)
 	char *text;
 
 	ck_assert_int_eq(metrics_new(&m), 0);
-	ck_assert_int_eq(metrics_declare(m, "x_total", METRICS_COUNTER, "Things.", labels, 2,
-					 NULL, 0), 0);
+	ck_assert_int_eq(
+	    metrics_declare(m, "x_total", METRICS_COUNTER, "Things.", labels, 2, NULL, 0), 0);
 	ck_assert_int_eq(metrics_declare(m, "g", METRICS_GAUGE, "A gauge.", NULL, 0, NULL, 0), 0);
 	ck_assert_int_eq(metrics_add(m, "x_total", a, 1), 0);
 	ck_assert_int_eq(metrics_add(m, "x_total", b, 2), 0);
@@ -35,9 +35,9 @@ START_TEST(counter_and_gauge)
 	ck_assert(metrics_get(m, "x_total", a) == 2);
 	text = render(m);
 	ck_assert_str_eq(text, "# HELP x_total Things.\n# TYPE x_total counter\n"
-			       "x_total{policy=\"ns/a\",decision=\"update\"} 2\n"
-			       "x_total{policy=\"ns/b\",decision=\"hold\"} 2\n"
-			       "# HELP g A gauge.\n# TYPE g gauge\ng 1.5\n");
+	                       "x_total{policy=\"ns/a\",decision=\"update\"} 2\n"
+	                       "x_total{policy=\"ns/b\",decision=\"hold\"} 2\n"
+	                       "# HELP g A gauge.\n# TYPE g gauge\ng 1.5\n");
 	free(text);
 	ck_assert_int_eq(metrics_clear(m, "x_total"), 0);
 	ck_assert(metrics_get(m, "x_total", a) == 0);
@@ -54,11 +54,12 @@ START_TEST(escaping)
 
 	ck_assert_int_eq(metrics_new(&m), 0);
 	ck_assert_int_eq(metrics_declare(m, "t", METRICS_GAUGE, "Back\\slash\nnewline \"q\".",
-					 labels, 1, NULL, 0), 0);
+	                                 labels, 1, NULL, 0),
+	                 0);
 	ck_assert_int_eq(metrics_set(m, "t", v, -3), 0);
 	text = render(m);
 	ck_assert_str_eq(text, "# HELP t Back\\\\slash\\nnewline \"q\".\n# TYPE t gauge\n"
-			       "t{image=\"a\\\"b\\\\c\\nd\"} -3\n");
+	                       "t{image=\"a\\\"b\\\\c\\nd\"} -3\n");
 	free(text);
 	metrics_free(m);
 }
@@ -71,19 +72,19 @@ START_TEST(histogram)
 	char *text;
 
 	ck_assert_int_eq(metrics_new(&m), 0);
-	ck_assert_int_eq(metrics_declare(m, "d_seconds", METRICS_HISTOGRAM, "D.", NULL, 0, bounds,
-					 3), 0);
+	ck_assert_int_eq(
+	    metrics_declare(m, "d_seconds", METRICS_HISTOGRAM, "D.", NULL, 0, bounds, 3), 0);
 	ck_assert_int_eq(metrics_observe(m, "d_seconds", NULL, 0.05), 0);
 	ck_assert_int_eq(metrics_observe(m, "d_seconds", NULL, 1), 0);
 	ck_assert_int_eq(metrics_observe(m, "d_seconds", NULL, 20), 0);
 	text = render(m);
 	ck_assert_str_eq(text, "# HELP d_seconds D.\n# TYPE d_seconds histogram\n"
-			       "d_seconds_bucket{le=\"0.1\"} 1\n"
-			       "d_seconds_bucket{le=\"1\"} 2\n"
-			       "d_seconds_bucket{le=\"10\"} 2\n"
-			       "d_seconds_bucket{le=\"+Inf\"} 3\n"
-			       "d_seconds_sum 21.05\n"
-			       "d_seconds_count 3\n");
+	                       "d_seconds_bucket{le=\"0.1\"} 1\n"
+	                       "d_seconds_bucket{le=\"1\"} 2\n"
+	                       "d_seconds_bucket{le=\"10\"} 2\n"
+	                       "d_seconds_bucket{le=\"+Inf\"} 3\n"
+	                       "d_seconds_sum 21.05\n"
+	                       "d_seconds_count 3\n");
 	free(text);
 	metrics_free(m);
 }
@@ -96,14 +97,14 @@ static const struct {
 	size_t n_buckets;
 	int rc;
 } declarations[] = {
-	{"ok_total", METRICS_COUNTER, "policy", 0, 0},
-	{"", METRICS_COUNTER, NULL, 0, IG_EINVALID},
-	{"9bad", METRICS_GAUGE, NULL, 0, IG_EINVALID},
-	{"bad-name", METRICS_GAUGE, NULL, 0, IG_EINVALID},
-	{"ok", METRICS_GAUGE, "bad:label", 0, IG_EINVALID},
-	{"ok", METRICS_GAUGE, NULL, 2, IG_EINVALID},
-	{"h", METRICS_HISTOGRAM, "le", 2, IG_EINVALID},
-	{"h", METRICS_HISTOGRAM, "x", 2, 0},
+    {"ok_total", METRICS_COUNTER, "policy", 0, 0},
+    {"", METRICS_COUNTER, NULL, 0, IG_EINVALID},
+    {"9bad", METRICS_GAUGE, NULL, 0, IG_EINVALID},
+    {"bad-name", METRICS_GAUGE, NULL, 0, IG_EINVALID},
+    {"ok", METRICS_GAUGE, "bad:label", 0, IG_EINVALID},
+    {"ok", METRICS_GAUGE, NULL, 2, IG_EINVALID},
+    {"h", METRICS_HISTOGRAM, "le", 2, IG_EINVALID},
+    {"h", METRICS_HISTOGRAM, "x", 2, 0},
 };
 
 START_TEST(declare)
@@ -114,12 +115,13 @@ START_TEST(declare)
 
 	ck_assert_int_eq(metrics_new(&m), 0);
 	ck_assert_int_eq(metrics_declare(m, declarations[_i].name, declarations[_i].type, "h",
-					 labels, labels[0] ? 1 : 0, bounds,
-					 declarations[_i].n_buckets),
-			 declarations[_i].rc);
+	                                 labels, labels[0] ? 1 : 0, bounds,
+	                                 declarations[_i].n_buckets),
+	                 declarations[_i].rc);
 	if (declarations[_i].rc == 0)
-		ck_assert_int_eq(metrics_declare(m, declarations[_i].name, METRICS_GAUGE, "h",
-						 NULL, 0, NULL, 0), IG_EINVALID);
+		ck_assert_int_eq(
+		    metrics_declare(m, declarations[_i].name, METRICS_GAUGE, "h", NULL, 0, NULL, 0),
+		    IG_EINVALID);
 	metrics_free(m);
 }
 END_TEST
@@ -162,7 +164,7 @@ START_TEST(threads)
 
 	ck_assert_int_eq(metrics_new(&m), 0);
 	ck_assert_int_eq(metrics_declare(m, "n_total", METRICS_COUNTER, "n", labels, 1, NULL, 0),
-			 0);
+	                 0);
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, hammer, m);
 	for (int i = 0; i < 4; i++)

@@ -15,18 +15,18 @@ static const struct {
 	unsigned warnings;
 	const char *text;
 } items[] = {
-	{"apps/a.yaml", "v1", "v2", NULL, NULL, GUARD_UPDATE, GUARD_FORWARD, 0,
-	 "ns/p apps/a.yaml:7 v1 -> v2 update/forward\n"},
-	{"apps/a.yaml", "v3", "v2", NULL, NULL, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED,
-	 GUARD_WARN_CURRENT_MISSING,
-	 "ns/p apps/a.yaml:7 v3 -> v2 hold/downgrade-blocked [current-missing]\n"},
-	{"a.yaml", "v1", NULL, NULL, "registry 'x': 500", GUARD_ERROR, GUARD_REGISTRY, 0,
-	 "ns/p a.yaml:7 v1 -> - error/registry: registry 'x': 500\n"},
-	{"a.yaml", "v1", "v0", "0123456789abcdef0123456789abcdef01234567", "bad release",
-	 GUARD_ROLLBACK, GUARD_OVERRIDE, GUARD_WARN_CURRENT_MISSING | GUARD_WARN_OVERRIDE_LAPSED,
-	 "ns/p a.yaml:7 v1 -> v0 rollback/override [current-missing,override-lapsed] commit "
-	 "0123456789ab\n"},
-	{NULL, NULL, NULL, NULL, NULL, GUARD_NONE, GUARD_NO_MARKERS, 0, "ns/p - none/no-markers\n"},
+    {"apps/a.yaml", "v1", "v2", NULL, NULL, GUARD_UPDATE, GUARD_FORWARD, 0,
+     "ns/p apps/a.yaml:7 v1 -> v2 update/forward\n"},
+    {"apps/a.yaml", "v3", "v2", NULL, NULL, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED,
+     GUARD_WARN_CURRENT_MISSING,
+     "ns/p apps/a.yaml:7 v3 -> v2 hold/downgrade-blocked [current-missing]\n"},
+    {"a.yaml", "v1", NULL, NULL, "registry 'x': 500", GUARD_ERROR, GUARD_REGISTRY, 0,
+     "ns/p a.yaml:7 v1 -> - error/registry: registry 'x': 500\n"},
+    {"a.yaml", "v1", "v0", "0123456789abcdef0123456789abcdef01234567", "bad release",
+     GUARD_ROLLBACK, GUARD_OVERRIDE, GUARD_WARN_CURRENT_MISSING | GUARD_WARN_OVERRIDE_LAPSED,
+     "ns/p a.yaml:7 v1 -> v0 rollback/override [current-missing,override-lapsed] commit "
+     "0123456789ab\n"},
+    {NULL, NULL, NULL, NULL, NULL, GUARD_NONE, GUARD_NO_MARKERS, 0, "ns/p - none/no-markers\n"},
 };
 
 static void fill(struct report *r, size_t i)
@@ -75,7 +75,7 @@ START_TEST(json)
 	o = json_array_get(a, 1);
 	ck_assert_str_eq(json_string_value(json_object_get(o, "decision")), "hold");
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(o, "warnings"), 0)),
-			 "current-missing");
+	                 "current-missing");
 	ck_assert_int_eq(json_integer_value(json_object_get(o, "line")), 7);
 	ck_assert_ptr_null(json_object_get(o, "commit"));
 	o = json_array_get(a, 4);

@@ -11,9 +11,9 @@ struct strvec;
 
 /* One decision. Every pointer is borrowed; NULL strings are written as JSON null. */
 struct audit_record {
-	const char *policy;   /* "ns/name" */
-	const char *image;    /* "host/repo" */
-	bool listed;          /* false: no listing this pass (tag_count/tags_sha256 null) */
+	const char *policy; /* "ns/name" */
+	const char *image;  /* "host/repo" */
+	bool listed;        /* false: no listing this pass (tag_count/tags_sha256 null) */
 	size_t tag_count;
 	const char *tags_sha256;
 	const struct strvec *tags; /* written only when the log was opened with_tags */

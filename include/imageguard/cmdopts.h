@@ -33,8 +33,7 @@ struct cmdopts {
  * Returns 0 or IG_EUSAGE with a one-line message (unknown option, missing value, bad number,
  * missing --config). On success the log configuration is applied. Release with
  * cmdopts_release. */
-int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow,
-		  struct error *err);
+int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, struct error *err);
 void cmdopts_release(struct cmdopts *o);
 
 /* The default state dir: /var/lib/imageguard for root, else $XDG_STATE_HOME/imageguard

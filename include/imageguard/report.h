@@ -14,9 +14,9 @@ struct error;
 struct strvec;
 
 struct report_item {
-	char *policy;    /* owned; "ns/name" */
-	char *image;     /* owned; the repository's image, NULL when unknown */
-	char *file;      /* owned; relative to the Git repository root, NULL: no marker */
+	char *policy; /* owned; "ns/name" */
+	char *image;  /* owned; the repository's image, NULL when unknown */
+	char *file;   /* owned; relative to the Git repository root, NULL: no marker */
 	size_t line;
 	char *current;   /* owned; the committed tag (or value), NULL when none */
 	char *candidate; /* owned; NULL when none */
@@ -40,7 +40,10 @@ struct report {
 	size_t commits; /* commits pushed */
 };
 
-#define REPORT_INIT {NULL, 0, 0, 0, 0}
+#define REPORT_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0, 0, 0                                                                   \
+	}
 
 /* Appends a zeroed item and returns it in *out (borrowed; valid until the next add).
  * Returns 0 or IG_EFAIL when out of memory. */

@@ -31,8 +31,8 @@ struct scan {
 /* Lists every wanted scan (suspended repositories are skipped: done stays false) with up to
  * concurrency threads. Per-scan failures land in each scan; the return is negative only
  * when threads cannot be started. */
-int scan_run(struct scan *scans, size_t n, struct registry_client *client,
-	     const char *secrets_dir, unsigned concurrency, struct error *err);
+int scan_run(struct scan *scans, size_t n, struct registry_client *client, const char *secrets_dir,
+             unsigned concurrency, struct error *err);
 
 /* The registry target (ref, creds, insecure, CA, timeout) of a scan, for manifest HEADs. */
 void scan_target(struct registry_target *out, const struct scan *s);
