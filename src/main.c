@@ -16,6 +16,8 @@ struct command {
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"markers", cmd_markers, "list the image policy markers under a path"},
+	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
+	{"check-config", cmd_check_config, "validate the configuration"},
 };
 
 static void usage(FILE *out)

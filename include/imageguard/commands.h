@@ -6,5 +6,7 @@
 
 int cmd_version(int argc, char **argv);
 int cmd_markers(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_check_config(int argc, char **argv);
 
 #endif

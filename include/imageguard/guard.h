@@ -1,0 +1,148 @@
+/* The decision table of CONTRACT §6, one marker at a time, as a pure function: no I/O, no
+ * clock, no globals. The caller (reconcile) lists tags, reads markers, asks guard_decide, does
+ * the manifest HEAD the decision asks for, and hands the answer to guard_confirm. Only a
+ * decision that is still update/rollback after guard_confirm may be written. */
+#ifndef IMAGEGUARD_GUARD_H
+#define IMAGEGUARD_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+struct error;
+struct policy;
+
+enum guard_decision_kind { GUARD_UPDATE, GUARD_NONE, GUARD_HOLD, GUARD_ROLLBACK, GUARD_ERROR };
+
+enum guard_reason {
+	GUARD_FORWARD,           /* update: candidate strictly ahead (or, same tag, new digest) */
+	GUARD_ADOPT,             /* update: current outside the order, or its digest missing */
+	GUARD_UP_TO_DATE,        /* none */
+	GUARD_DOWNGRADE_BLOCKED, /* hold: candidate behind current */
+	GUARD_CANDIDATE_MISSING, /* hold: HEAD of the tag to write was 404 / rollback-to unlisted */
+	GUARD_NO_CANDIDATES,     /* hold: empty listing, or nothing passes the filter */
+	GUARD_SUSPENDED,         /* hold: policy, repository or automation suspended */
+	GUARD_OVERRIDE,          /* hold (already there) or rollback (writes rollback-to) */
+	GUARD_REGISTRY,          /* error: listing or HEAD failed */
+	GUARD_GIT,               /* error: set by the caller (guard_fail) */
+	GUARD_CONFIG,            /* error: no compiled policy, or set by the caller */
+	GUARD_NO_MARKERS         /* none: a policy without marker (set by the caller) */
+};
+
+/* Warnings are bits; several may be set. */
+enum guard_warning {
+	/* the committed tag is absent from a successful listing: stale or truncated data */
+	GUARD_WARN_CURRENT_MISSING = 1u << 0,
+	/* a rollback-to annotation is present but its rollback-until has passed: ignored */
+	GUARD_WARN_OVERRIDE_LAPSED = 1u << 1,
+};
+#define GUARD_WARN_LAST GUARD_WARN_OVERRIDE_LAPSED
+
+/* How the marker carries a digest, from the policy's digestReflectionPolicy and the marker's
+ * part (the caller maps them: a `:tag` or `:name` marker is NONE; a whole-image marker under
+ * Never is NONE, under IfNotPresent IF_MISSING, under Always ALWAYS; a `:digest` marker
+ * follows the policy, Never counting as ALWAYS since the marker exists only to hold it).
+ *  - NONE: the digest is never written; HEAD only confirms existence.
+ *  - IF_MISSING: a digest is written with every tag change, and when the tag is unchanged
+ *    only if the marker holds none (update/adopt).
+ *  - ALWAYS: as IF_MISSING, and also when the tag is unchanged but the registry's digest
+ *    differs from the one committed (update/forward: the tag was pushed again). */
+enum guard_digest_mode { GUARD_DIGEST_NONE, GUARD_DIGEST_IF_MISSING, GUARD_DIGEST_ALWAYS };
+
+/* Everything one marker's decision depends on. Borrowed pointers. */
+struct guard_input {
+	const struct policy *policy; /* compiled; NULL gives error/config */
+	bool policy_suspended, repository_suspended, automation_suspended;
+
+	bool listing_ok;           /* false: the listing failed (error/registry) */
+	const char *listing_error; /* one line, with !listing_ok (NULL: a generic message) */
+	const char *const *tags;   /* the listing, with listing_ok */
+	size_t tags_len;
+
+	const char *rollback_to;     /* NULL: no override annotation */
+	const char *rollback_reason; /* with rollback_to (config guarantees it) */
+	bool has_until;              /* rollback-until given */
+	time_t until;
+	time_t now; /* the pass's clock, passed in to keep this pure */
+
+	/* The tag committed at the marker. NULL when the marker holds no tag and the caller
+	 * knows none (a `:digest` marker alone): every candidate is then "adopt", and only the
+	 * confirmed digest equal to current_digest makes it up-to-date. Pass the tag of a sibling
+	 * `:tag` marker when there is one so that forward-only holds for digests too. */
+	const char *current_tag;
+	const char *current_digest; /* the digest committed at the marker, NULL when none */
+	enum guard_digest_mode digest_mode;
+};
+
+#define GUARD_INPUT_INIT                                                                           \
+	{                                                                                          \
+		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
+		    NULL, GUARD_DIGEST_NONE                                                        \
+	}
+
+#define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
+#define GUARD_DIGEST_MAX 160 /* "sha512:" + 128 hex, with room */
+#define GUARD_MESSAGE_MAX 512
+
+/* A decision owns no heap memory: it can be copied, and nothing needs releasing. */
+struct guard_decision {
+	enum guard_decision_kind decision;
+	enum guard_reason reason;
+	char candidate[GUARD_TAG_MAX + 1]; /* the tag chosen (or rollback-to); "" when none */
+	char
+	    digest[GUARD_DIGEST_MAX + 1]; /* the digest HEAD returned (after confirm); "" if none */
+	char message[GUARD_MESSAGE_MAX];  /* one line: the error, or the override's reason; "" */
+	unsigned warnings;                /* enum guard_warning bits */
+	/* Set by guard_decide when the caller must HEAD `candidate` in this pass and call
+	 * guard_confirm before acting: every update and rollback, and an up-to-date decision
+	 * whose digest may need writing. Cleared by guard_confirm. */
+	bool needs_confirmation;
+	/* After guard_confirm: write `digest` along with the tag (digest_mode allows it and the
+	 * tag changed, the marker has none, or it changed under ALWAYS). */
+	bool write_digest;
+};
+
+/* Decides one marker from the input, in this order: suspended; failed listing (error/
+ * registry); empty listing (hold/no-candidates); override in force (rollback/override, or
+ * hold/override when current equals it, or hold/candidate-missing when rollback-to is not
+ * listed — never forward); nothing passing the filter (hold/no-candidates); then
+ * policy_compare(current, best): FORWARD update/forward, INCOMPARABLE (or no current tag)
+ * update/adopt, SAME none/up-to-date, BACKWARD hold/downgrade-blocked. A lapsed override is
+ * ignored (warning override-lapsed). current-missing is raised whenever the listing succeeded
+ * and does not hold current_tag. Returns 0 (out filled) or IG_EFAIL when out of memory. */
+int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err);
+
+enum guard_head {
+	GUARD_HEAD_OK,        /* 200: the manifest exists; digest is its Docker-Content-Digest */
+	GUARD_HEAD_NOT_FOUND, /* 404 */
+	GUARD_HEAD_FAILED     /* anything else (transport error, 5xx, auth, ...) */
+};
+
+/* Applies the manifest HEAD of d->candidate (done in this pass) to a decision that needs
+ * confirmation; does nothing otherwise. NOT_FOUND turns it into hold/candidate-missing,
+ * FAILED into error/registry with head_error (NULL: a generic message). OK records digest
+ * (may be NULL when the registry sent none: fine under NONE, error/registry otherwise), sets
+ * write_digest, and settles an up-to-date decision under a digest mode: a missing digest gives
+ * update/adopt, a changed one under ALWAYS update/forward, else it stays none/up-to-date. For
+ * a marker without current tag, a confirmed digest equal to current_digest gives
+ * none/up-to-date. in must be the input given to guard_decide. */
+void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
+                   const char *digest, const char *head_error);
+
+/* Sets d to decision error with reason (GUARD_GIT, GUARD_CONFIG, GUARD_REGISTRY) and a
+ * printf message, keeping candidate and warnings; for the caller's own failures. */
+void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* True when d, after confirmation, asks for a commit (update or rollback). */
+bool guard_writes(const struct guard_decision *d);
+
+/* Stable names: "update", "none", "hold", "rollback", "error"; "forward", "adopt",
+ * "up-to-date", "downgrade-blocked", "candidate-missing", "no-candidates", "suspended",
+ * "override", "registry", "git", "config", "no-markers"; "current-missing",
+ * "override-lapsed" (one warning bit). Static storage; "unknown" for other values. */
+const char *guard_decision_name(enum guard_decision_kind d);
+const char *guard_reason_name(enum guard_reason r);
+const char *guard_warning_name(enum guard_warning w);
+
+#endif

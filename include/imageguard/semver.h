@@ -1,0 +1,49 @@
+/* SemVer 2.0.0 versions (an optional leading v or V) and their precedence, and version ranges
+ * with the semantics of Masterminds/semver v3 (what Flux's ImagePolicy uses). Numbers are digit
+ * strings of any length: nothing overflows, nothing is rounded. */
+#ifndef IMAGEGUARD_SEMVER_H
+#define IMAGEGUARD_SEMVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct error;
+
+/* A run of decimal digits without leading zeros (len 0 is the number zero). */
+struct semver_num {
+	const char *p;
+	size_t len;
+};
+
+/* A parsed version; every pointer borrows the parsed string, which must outlive it. */
+struct semver {
+	struct semver_num major, minor, patch;
+	const char *pre;   /* prerelease without the '-', pre_len 0 when none */
+	size_t pre_len;
+	const char *build; /* build metadata without the '+' (ignored for precedence) */
+	size_t build_len;
+};
+
+/* Parses s[0..len) as a strict SemVer 2.0.0 version with an optional leading v/V. Returns 0 or
+ * IG_EINVALID (message names the version when err is non-NULL; pass NULL on hot paths). */
+int semver_parse(struct semver *out, const char *s, size_t len, struct error *err);
+
+/* SemVer precedence: <0, 0, >0. Build metadata is ignored. */
+int semver_compare(const struct semver *a, const struct semver *b);
+
+/* Compares two digit strings as numbers (leading zeros stripped already). */
+int semver_num_compare(struct semver_num a, struct semver_num b);
+
+struct semver_range; /* opaque, immutable after semver_range_new */
+
+/* Compiles a Masterminds v3 range: `= != > < >= <= ~ ~> ^`, wildcards x X *, partial versions,
+ * hyphen ranges `1.2 - 1.4.5`, AND by space or comma, OR by `||`. Returns 0 or IG_EINVALID
+ * naming the range and the offending part. The range keeps its own copy of the text. */
+int semver_range_new(struct semver_range **out, const char *range, struct error *err);
+void semver_range_free(struct semver_range *r);
+
+/* True when v satisfies the range. A prerelease satisfies an OR group only when one of that
+ * group's comparators names a prerelease (Masterminds v3.4). */
+bool semver_range_matches(const struct semver_range *r, const struct semver *v);
+
+#endif

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `imageguard check-config`: OK on real Flux folders and imageguard configs, every error as
+# `imageguard: file:line: message` with exit 2, warnings on stderr, --help, usage errors.
+set -uo pipefail
+IMAGEGUARD=${IMAGEGUARD:-build/imageguard}
+SRC=${IMAGEGUARD_SRC:-.}
+data="$SRC/test/data/config"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/imageguard-check-config.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $1"; failed=$((failed + 1)); sed 's/^/    /' "$tmp/out" "$tmp/err"; }
+
+# run NAME EXPECTED_RC ARGS...: runs imageguard with stdout/stderr captured
+run() {
+	local name=$1 want=$2 rc
+	shift 2
+	"$IMAGEGUARD" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [[ $rc -eq $want ]]; then ok "$name (exit $rc)"; else not_ok "$name: exit $rc, want $want"; fi
+}
+expect_line() { # NAME FILE REGEX
+	if grep -qE -- "$3" "$2"; then ok "$1"; else not_ok "$1: no line matching /$3/"; fi
+}
+
+run "flux folder" 0 check-config --config "$data/flux"
+expect_line "flux folder: OK on stdout" "$tmp/out" '^configuration OK$'
+[[ ! -s $tmp/err ]] && ok "flux folder: nothing on stderr" || not_ok "flux folder: stderr not empty"
+
+run "imageguard kinds" 0 check-config --config="$data/imageguard.yaml"
+expect_line "imageguard kinds: OK" "$tmp/out" '^configuration OK$'
+
+run "errors file" 2 check-config --config "$data/errors.yaml"
+f="$data/errors.yaml"
+expect_line "bad regex at its line" "$tmp/err" "^imageguard: $f:11: 'spec.filterTags': pattern"
+expect_line "bad range at its line" "$tmp/err" "^imageguard: $f:14: 'spec.policy': semver range"
+expect_line "rollback without reason" "$tmp/err" "^imageguard: $f:6: .*needs 'imageguard.io/rollback-reason'"
+expect_line "missing repository" "$tmp/err" "^imageguard: $f:8: .*ImageRepository 'default/missing' not found"
+expect_line "image with tag" "$tmp/err" "^imageguard: $f:21: 'spec.image'"
+expect_line "bad duration" "$tmp/err" "^imageguard: $f:22: 'spec.interval': duration '5 minutes'"
+expect_line "unknown field warning" "$tmp/err" "^imageguard: $f:23: warning: unknown field 'spec.provider'"
+expect_line "error count" "$tmp/err" "^imageguard: config '$f': 6 errors$"
+[[ $(grep -c ": warning: " "$tmp/err") -eq 1 ]] && ok "one warning" || not_ok "one warning"
+[[ ! -s $tmp/out ]] && ok "errors: nothing on stdout" || not_ok "errors: stdout not empty"
+
+# a directory mixing good and bad files: errors from the bad one only, all of them
+mkdir -p "$tmp/cfg/apps"
+cp "$data/imageguard.yaml" "$tmp/cfg/apps/"
+cat >"$tmp/cfg/z.yml" <<'YAML'
+apiVersion: imageguard.io/v1alpha1
+kind: ImagePolicy
+metadata:
+  name: app
+  namespace: apps
+  annotations:
+    imageguard.io/rollback-to: "1.0.0"
+    imageguard.io/rollback-reason: "x"
+    imageguard.io/rollback-until: "next week"
+spec:
+  imageRepositoryRef:
+    name: app
+  policy:
+    alphabetical:
+      order: asc
+YAML
+run "directory with a bad file" 2 check-config --config "$tmp/cfg"
+expect_line "duplicate policy names the first" "$tmp/err" \
+	"^imageguard: $tmp/cfg/z.yml:2: ImagePolicy 'apps/app' is already defined at $tmp/cfg/apps/imageguard.yaml:[0-9]+$"
+expect_line "bad rollback-until" "$tmp/err" "^imageguard: $tmp/cfg/z.yml:9: annotation 'imageguard.io/rollback-until'"
+
+# warnings alone do not fail
+printf 'apiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >"$tmp/warn.yaml"
+run "warnings only" 0 check-config --config "$tmp/warn.yaml"
+expect_line "warning on stderr" "$tmp/err" "^imageguard: $tmp/warn.yaml:2: warning: kind 'Nothing'"
+expect_line "no policy warning" "$tmp/err" "warning: no ImagePolicy found"
+expect_line "still OK" "$tmp/out" '^configuration OK$'
+
+# usage
+run "help" 0 check-config --help
+expect_line "help on stdout" "$tmp/out" '^usage: imageguard check-config --config PATH'
+run "no --config" 2 check-config
+expect_line "no --config message" "$tmp/err" '^imageguard: check-config: --config PATH is required$'
+run "unknown flag" 2 check-config --config x --frobnicate
+run "missing path" 2 check-config --config "$tmp/nope.yaml"
+expect_line "missing path message" "$tmp/err" "^imageguard: config '$tmp/nope.yaml': No such file or directory$"
+run "listed in help" 0 --help
+expect_line "check-config listed" "$tmp/out" 'check-config'
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
