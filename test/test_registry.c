@@ -1,0 +1,329 @@
+/* The registry client against real peers: Debian's docker-registry (manifest digests, the index
+ * digest of a multi-arch tag, missing tags and repositories, many threads on one client) and
+ * the fault server for what it cannot do (GET fallback for the digest, token cache and renewal,
+ * Retry-After). Fixtures start once for the suite (unchecked fixture) and are always stopped. */
+#include <check.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "imageguard/creds.h"
+#include "imageguard/error.h"
+#include "imageguard/imageref.h"
+#include "imageguard/registry.h"
+#include "support/fixture.h"
+
+static struct fixture reg, fault;
+static char index_digest[128], plain_digest[128];
+static int started;
+
+static void start_peers(void)
+{
+	started = fixture_registry_start(&reg, NULL) == 0 && fixture_fault_start(&fault, NULL) == 0 &&
+		  fixture_registry_push(&reg, "team/app", "multi", 1, index_digest,
+					sizeof(index_digest)) == 0 &&
+		  fixture_registry_push(&reg, "team/app", "v1.0.0", 0, plain_digest,
+					sizeof(plain_digest)) == 0;
+}
+
+static void stop_peers(void)
+{
+	fixture_registry_stop(&reg);
+	fixture_fault_stop(&fault);
+}
+
+/* A client and a target for host/repo (insecure: the peers speak plain HTTP). */
+struct ctx {
+	struct registry_client *c;
+	struct imageref ref;
+	struct registry_target t;
+	struct error err;
+	long codes[600];
+};
+
+static void observe(void *p, const char *registry, long code)
+{
+	struct ctx *x = p;
+
+	(void)registry;
+	if (code >= 0 && code < 600)
+		__atomic_add_fetch(&x->codes[code], 1, __ATOMIC_RELAXED);
+}
+
+static void ctx_init(struct ctx *x, const char *host, const char *repo)
+{
+	struct registry_options o;
+	char image[256];
+
+	ck_assert_msg(started, "fixtures did not start");
+	memset(x, 0, sizeof(*x));
+	registry_options_init(&o);
+	o.observe = observe;
+	o.observe_ctx = x;
+	snprintf(image, sizeof(image), "%s/%s", host, repo);
+	ck_assert_int_eq(imageref_parse(&x->ref, image, 0, &x->err), 0);
+	ck_assert_int_eq(registry_client_new(&x->c, &o, &x->err), 0);
+	x->t.ref = &x->ref;
+	x->t.insecure = true;
+}
+
+static void ctx_release(struct ctx *x)
+{
+	registry_client_free(x->c);
+	imageref_release(&x->ref);
+}
+
+START_TEST(head_digests)
+{
+	struct ctx x;
+	char *d = NULL;
+
+	ctx_init(&x, reg.host, "team/app");
+	ck_assert_int_eq(registry_head_manifest(&d, x.c, &x.t, "multi", &x.err), 0);
+	ck_assert_str_eq(d, index_digest); /* the index, never a child */
+	free(d);
+	ck_assert_int_eq(registry_head_manifest(&d, x.c, &x.t, "v1.0.0", &x.err), 0);
+	ck_assert_str_eq(d, plain_digest);
+	free(d);
+	ck_assert_int_eq(registry_head_manifest(&d, x.c, &x.t, index_digest, &x.err), 0);
+	ck_assert_str_eq(d, index_digest);
+	free(d);
+	ctx_release(&x);
+}
+END_TEST
+
+START_TEST(head_missing)
+{
+	struct ctx x;
+	char *d = (char *)1, want[256];
+
+	ctx_init(&x, reg.host, "team/app");
+	ck_assert_int_eq(registry_head_manifest(&d, x.c, &x.t, "v9.9.9", &x.err), IG_ENOTFOUND);
+	ck_assert_ptr_null(d);
+	snprintf(want, sizeof(want), "registry '%s/team/app': manifest 'v9.9.9': 404", reg.host);
+	ck_assert_msg(strncmp(x.err.msg, want, strlen(want)) == 0, "%s", x.err.msg);
+	ck_assert_int_eq(registry_head_manifest(&d, x.c, &x.t, "bad tag!", &x.err), IG_EINVALID);
+	ctx_release(&x);
+	ctx_init(&x, reg.host, "team/none");
+	ck_assert_int_eq(registry_head_manifest(&d, x.c, &x.t, "v1", &x.err), IG_ENOTFOUND);
+	ctx_release(&x);
+}
+END_TEST
+
+START_TEST(list_real)
+{
+	struct ctx x;
+	struct registry_listing l = REGISTRY_LISTING_INIT;
+	char want[256];
+
+	ctx_init(&x, reg.host, "team/app");
+	ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), 0);
+	ck_assert_int_eq((int)l.tags.len, 2);
+	ck_assert_str_eq(l.tags.items[0], "multi");
+	ck_assert_str_eq(l.tags.items[1], "v1.0.0");
+	ck_assert_int_eq((int)l.pages, 1);
+	/* sha256("multi\nv1.0.0") */
+	ck_assert_str_eq(l.sha256, "f43480bfbd1608d3e6379c2e287cb7a4e4acb378c63a0359d2fab68e1b6a0cd4");
+	registry_listing_release(&l);
+	ctx_release(&x);
+	ctx_init(&x, reg.host, "team/none");
+	ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), IG_ENOTFOUND);
+	snprintf(want, sizeof(want),
+		 "registry '%s/team/none': 404 NAME_UNKNOWN: repository name not known to registry",
+		 reg.host);
+	ck_assert_str_eq(x.err.msg, want);
+	ck_assert_int_eq((int)l.tags.len, 0);
+	ctx_release(&x);
+}
+END_TEST
+
+START_TEST(sha256_of_list)
+{
+	struct strvec v = STRVEC_INIT;
+	char out[65];
+
+	registry_tags_sha256(out, &v);
+	ck_assert_str_eq(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	strvec_push(&v, "a");
+	strvec_push(&v, "b");
+	registry_tags_sha256(out, &v); /* sha256("a\nb") */
+	ck_assert_str_eq(out, "7e18f737311b2dc3b2f269dd78396b0351f14fb66efa879f768cb23181883c78");
+	strvec_release(&v);
+}
+END_TEST
+
+static void *lister(void *p)
+{
+	struct ctx *x = p;
+	struct error err = ERROR_INIT;
+	long ok = 0;
+
+	for (int i = 0; i < 10; i++) {
+		struct registry_listing l = REGISTRY_LISTING_INIT;
+		char *d = NULL;
+
+		if (registry_list_tags(&l, x->c, &x->t, &err) == 0 && l.tags.len == 2 &&
+		    registry_head_manifest(&d, x->c, &x->t, "multi", &err) == 0 &&
+		    strcmp(d, index_digest) == 0)
+			ok++;
+		free(d);
+		registry_listing_release(&l);
+	}
+	return (void *)ok;
+}
+
+START_TEST(threads_share_a_client)
+{
+	struct ctx x;
+	pthread_t th[4];
+	long total = 0;
+
+	ctx_init(&x, reg.host, "team/app");
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, lister, &x), 0);
+	for (int i = 0; i < 4; i++) {
+		void *r;
+
+		pthread_join(th[i], &r);
+		total += (long)r;
+	}
+	ck_assert_int_eq(total, 40);
+	ck_assert_int_eq(x.codes[200], 80);
+	ctx_release(&x);
+}
+END_TEST
+
+static void sha256_hex(char out[72], const struct buf *b)
+{
+	unsigned char md[32];
+	unsigned n = 0;
+
+	EVP_Digest(b->data, b->len, md, &n, EVP_sha256(), NULL);
+	memcpy(out, "sha256:", 7);
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+}
+
+START_TEST(digest_from_body)
+{
+	struct ctx x;
+	struct buf body = BUF_INIT;
+	char url[256], want[72], *d = NULL;
+
+	ctx_init(&x, fault.host, "nodigest/app");
+	snprintf(url, sizeof(url), "http://%s/v2/nodigest/app/manifests/v1", fault.host);
+	ck_assert_int_eq(fixture_http_get(&body, url), 200);
+	sha256_hex(want, &body);
+	ck_assert_int_eq(registry_head_manifest(&d, x.c, &x.t, "v1", &x.err), 0);
+	ck_assert_str_eq(d, want);
+	free(d);
+	buf_release(&body);
+	ctx_release(&x);
+	ctx_init(&x, fault.host, "baddigest/app");
+	ck_assert_int_eq(registry_head_manifest(&d, x.c, &x.t, "v1", &x.err), IG_EINVALID);
+	ck_assert_ptr_nonnull(strstr(x.err.msg, "does not match"));
+	ctx_release(&x);
+}
+END_TEST
+
+/* Counts the fault server's recorded requests whose path starts with prefix. */
+static int count_requests(const char *prefix)
+{
+	struct buf body = BUF_INIT;
+	char url[256];
+	json_t *log, *e;
+	size_t i;
+	int n = 0;
+
+	snprintf(url, sizeof(url), "http://%s/_fault/requests", fault.host);
+	ck_assert_int_eq(fixture_http_get(&body, url), 200);
+	log = json_loads(body.data, 0, NULL);
+	json_array_foreach(log, i, e) {
+		const char *p = json_string_value(json_object_get(e, "path"));
+
+		if (p && strncmp(p, prefix, strlen(prefix)) == 0)
+			n++;
+	}
+	json_decref(log);
+	buf_release(&body);
+	return n;
+}
+
+START_TEST(token_cached_and_renewed)
+{
+	struct ctx x;
+	struct registry_listing l = REGISTRY_LISTING_INIT;
+	char repo[64];
+
+	/* bearer: one token serves every later request (sent up front, no 401 round trip) */
+	snprintf(repo, sizeof(repo), "bearer/cache%ld", (long)time(NULL));
+	ctx_init(&x, fault.host, repo);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), 0);
+		ck_assert_int_eq((int)l.tags.len, 5);
+		registry_listing_release(&l);
+	}
+	ck_assert_int_eq(x.codes[401], 1);
+	ck_assert_int_eq(x.codes[200], 4); /* one token, three listings */
+	ctx_release(&x);
+	/* bearer-expire: each token works once; invalid_token makes the client fetch another */
+	ctx_init(&x, fault.host, "bearer-expire/x");
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), 0);
+		registry_listing_release(&l);
+	}
+	ck_assert_int_eq(x.codes[401], 3); /* the first anonymous try, then two expiries */
+	ck_assert_int_ge(count_requests("/_token?kind=bearer-expire"), 3);
+	ctx_release(&x);
+}
+END_TEST
+
+START_TEST(retry_after)
+{
+	struct ctx x;
+	struct registry_listing l = REGISTRY_LISTING_INIT;
+	struct timespec a, b;
+	char repo[64];
+
+	snprintf(repo, sizeof(repo), "r429/t%ld", (long)time(NULL));
+	ctx_init(&x, fault.host, repo);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ck_assert_int_eq((int)l.tags.len, 3);
+	ck_assert_int_eq(x.codes[429], 1);
+	ck_assert_msg((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 >= 950,
+		      "Retry-After: 1 was not honoured");
+	registry_listing_release(&l);
+	ctx_release(&x);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("registry");
+	TCase *tc = tcase_create("peers");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_unchecked_fixture(tc, start_peers, stop_peers);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, sha256_of_list);
+	tcase_add_test(tc, head_digests);
+	tcase_add_test(tc, head_missing);
+	tcase_add_test(tc, list_real);
+	tcase_add_test(tc, threads_share_a_client);
+	tcase_add_test(tc, digest_from_body);
+	tcase_add_test(tc, token_cached_and_renewed);
+	tcase_add_test(tc, retry_after);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
