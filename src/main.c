@@ -15,9 +15,12 @@ struct command {
 
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
-	{"markers", cmd_markers, "list the image policy markers under a path"},
-	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 	{"check-config", cmd_check_config, "validate the configuration"},
+	{"plan", cmd_plan, "show every decision of a pass, write nothing"},
+	{"reconcile", cmd_reconcile, "one pass: decide and commit forward moves"},
+	{"run", cmd_run, "reconcile on the configured intervals (controller)"},
+	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
+	{"markers", cmd_markers, "list the image policy markers under a path"},
 };
 
 static void usage(FILE *out)
