@@ -399,3 +399,75 @@ done:
 	buf_release(&p);
 	return error;
 }
+
+/* One matchExpressions entry: "k in (a,b)", "k notin (a)", "k", "!k". */
+static int selector_expr(struct buf *b, const json_t *e, struct error *err)
+{
+	const char *key = json_string_value(json_object_get(e, "key"));
+	const char *op = json_string_value(json_object_get(e, "operator"));
+	const json_t *values = json_object_get(e, "values"), *v;
+	size_t i;
+
+	if (!key || !op)
+		return error_set(err, IG_EINVALID, "selector: matchExpressions entry without key "
+				 "or operator");
+	if (strcmp(op, "Exists") == 0)
+		return buf_puts(b, key);
+	if (strcmp(op, "DoesNotExist") == 0)
+		return buf_printf(b, "!%s", key);
+	if (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0)
+		return error_set(err, IG_EINVALID, "selector: unknown operator '%.40s'", op);
+	if (!json_is_array(values) || json_array_size(values) == 0)
+		return error_set(err, IG_EINVALID, "selector: '%s' %s needs values", key, op);
+	if (buf_printf(b, "%s %s (", key, strcmp(op, "In") == 0 ? "in" : "notin") < 0)
+		return IG_EFAIL;
+	json_array_foreach(values, i, v) {
+		if (!json_is_string(v))
+			return error_set(err, IG_EINVALID, "selector: '%s': a value is not a string",
+					 key);
+		if (buf_printf(b, "%s%s", i ? "," : "", json_string_value(v)) < 0)
+			return IG_EFAIL;
+	}
+	return buf_puts(b, ")");
+}
+
+int kube_label_selector(char **out, const json_t *selector, struct error *err)
+{
+	const json_t *labels = json_object_get(selector, "matchLabels");
+	const json_t *exprs = json_object_get(selector, "matchExpressions"), *v;
+	struct buf b = BUF_INIT;
+	const char *k;
+	size_t i;
+	int error = 0;
+
+	*out = NULL;
+	json_object_foreach((json_t *)labels, k, v) {
+		if (!json_is_string(v)) {
+			error = error_set(err, IG_EINVALID, "selector: label '%s' is not a string", k);
+			goto done;
+		}
+		if ((error = buf_printf(&b, "%s%s=%s", b.len ? "," : "", k, json_string_value(v))) <
+		    0)
+			goto oom;
+	}
+	json_array_foreach(exprs, i, v) {
+		if (b.len && (error = buf_puts(&b, ",")) < 0)
+			goto oom;
+		if ((error = selector_expr(&b, v, err)) < 0) {
+			if (error == IG_EINVALID)
+				goto done;
+			goto oom;
+		}
+	}
+	if (!b.len) {
+		error = error_set(err, IG_EINVALID, "selector: empty (it would select every pod)");
+		goto done;
+	}
+	*out = buf_detach(&b);
+	goto done;
+oom:
+	error = error_set(err, IG_EFAIL, "out of memory");
+done:
+	buf_release(&b);
+	return error;
+}

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"run", cmd_run, "reconcile on the configured intervals (controller)"},
 	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
 	{"markers", cmd_markers, "list the image policy markers under a path"},
+	{"verify", cmd_verify, "compare running images with what Git pins"},
 };
 
 static void usage(FILE *out)

@@ -11,5 +11,6 @@ int cmd_reconcile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_markers(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

@@ -44,6 +44,12 @@ int kube_get(json_t **out, struct kube_client *c, const char *path, struct error
 int kube_list(json_t **out, struct kube_client *c, const char *path, const char *label_selector,
 	      struct error *err);
 
+/* The labelSelector query value of a LabelSelector object ({matchLabels, matchExpressions}):
+ * "a=b,c in (d,e),!f". Returns 0 with *out newly allocated (free() it); IG_EINVALID (err
+ * says why) for an empty selector (it would select every pod), an unknown operator or
+ * non-string values; IG_EFAIL out of memory. */
+int kube_label_selector(char **out, const json_t *selector, struct error *err);
+
 /* The default namespace of the client's configuration (borrowed). */
 const char *kube_namespace(const struct kube_client *c);
 
