@@ -1,12 +1,21 @@
 /* Unit tests for the Kubernetes client's pure parts: kubeconfig files (good and bad), the
  * in-cluster service account folder, base64, imageID digests and tags, label selectors and the
  * workload finder. */
+#define _XOPEN_SOURCE 700 /* nftw, to remove the fixture's folder */
 #include <check.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <jansson.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "imageguard/buf.h"
 
 #include "imageguard/error.h"
 #include "imageguard/kube.h"
@@ -406,6 +415,170 @@ START_TEST(workloads)
 }
 END_TEST
 
+/* ---- the client against the fixture API server (test/fixtures/kubeapi.py) ---- */
+
+extern char **environ;
+
+static struct {
+	char dir[64];
+	pid_t pid;
+	char server[64];
+} api;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void api_start(void)
+{
+	const char *src = getenv("IMAGEGUARD_SRC") ? getenv("IMAGEGUARD_SRC") : ".";
+	char script[512], port_file[128];
+	const char *argv[] = {"/usr/bin/python3", script, "serve", "--dir", api.dir, "--pods", "7",
+			      "--page-size", "3", "--token", "client-token", NULL};
+	posix_spawn_file_actions_t fa;
+	struct buf port = BUF_INIT;
+
+	snprintf(api.dir, sizeof(api.dir), "/tmp/imageguard-kubeapi.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(api.dir));
+	snprintf(script, sizeof(script), "%s/test/fixtures/kubeapi.py", src);
+	snprintf(port_file, sizeof(port_file), "%s/port", api.dir);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	ck_assert_int_eq(posix_spawn(&api.pid, argv[0], &fa, NULL, (char *const *)argv, environ),
+			 0);
+	posix_spawn_file_actions_destroy(&fa);
+	for (int i = 0; i < 400 && !port.len; i++) {
+		struct timespec ts = {0, 50000000L};
+		if (buf_read_file(&port, port_file) < 0)
+			nanosleep(&ts, NULL);
+	}
+	ck_assert_msg(port.len > 0, "kubeapi.py did not start");
+	port.data[strcspn(port.data, "\n")] = '\0';
+	snprintf(api.server, sizeof(api.server), "https://127.0.0.1:%s", port.data);
+	buf_release(&port);
+}
+
+static void api_stop(void)
+{
+	if (api.pid > 0) {
+		kill(api.pid, SIGTERM);
+		waitpid(api.pid, NULL, 0);
+		api.pid = 0;
+	}
+	if (api.dir[0])
+		nftw(api.dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	api.dir[0] = '\0';
+}
+
+/* A client for the fixture: token or client certificate, the fixture's CA or none. */
+static struct kube_client *client(const char *token, bool cert, bool ca,
+				  const struct kube_options *o)
+{
+	struct kubeconfig kc = KUBECONFIG_INIT;
+	struct kube_client *c = NULL;
+	struct error err = ERROR_INIT;
+	struct buf b = BUF_INIT;
+
+	kc.source = strdup("test kubeconfig");
+	kc.server = strdup(api.server);
+	kc.token = token ? strdup(token) : NULL;
+	if (ca) {
+		buf_printf(&b, "%s/ca.crt", api.dir);
+		kc.ca_file = buf_detach(&b);
+	}
+	if (cert) {
+		buf_printf(&b, "%s/client.crt", api.dir);
+		kc.cert_file = buf_detach(&b);
+		buf_printf(&b, "%s/client.key", api.dir);
+		kc.key_file = buf_detach(&b);
+	}
+	ck_assert_msg(kube_client_new(&c, &kc, o, &err) == 0, "%s", err.msg);
+	kubeconfig_release(&kc);
+	return c;
+}
+
+START_TEST(client_requests)
+{
+	struct kube_options o;
+	struct kube_client *c;
+	struct error err = ERROR_INIT;
+	json_t *j = NULL;
+	int rc;
+
+	kube_options_init(&o);
+	c = client("client-token", false, true, &o);
+	ck_assert_msg(kube_list(&j, c, "/api/v1/namespaces/prod/pods", "app=web", &err) == 0, "%s",
+		      err.msg);
+	ck_assert_uint_eq(json_array_size(j), 7); /* three pages of at most 3 */
+	json_decref(j);
+	ck_assert_int_eq(kube_list(&j, c, "/api/v1/namespaces/prod/pods", "app=other", &err), 0);
+	ck_assert_uint_eq(json_array_size(j), 0);
+	json_decref(j);
+	ck_assert_int_eq(kube_get(&j, c, "/apis/apps/v1/namespaces/prod/deployments/web", &err), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "kind")), "Deployment");
+	json_decref(j);
+	rc = kube_get(&j, c, "/apis/apps/v1/namespaces/prod/deployments/nope", &err);
+	ck_assert_int_eq(rc, IG_ENOTFOUND);
+	ck_assert_str_eq(err.msg, "kubernetes api 'GET /apis/apps/v1/namespaces/prod/deployments/"
+				  "nope': 404 not found: deployments.apps \"nope\" not found");
+	ck_assert_ptr_null(j);
+	kube_client_free(c);
+
+	o.max_pages = 2;
+	c = client("client-token", false, true, &o);
+	ck_assert_int_eq(kube_list(&j, c, "/api/v1/namespaces/prod/pods", NULL, &err), IG_ETOOBIG);
+	ck_assert_msg(strstr(err.msg, "more than 2 pages") != NULL, "%s", err.msg);
+	ck_assert_ptr_null(j);
+	kube_client_free(c);
+
+	kube_options_init(&o);
+	o.max_items = 5;
+	c = client("client-token", false, true, &o);
+	ck_assert_int_eq(kube_list(&j, c, "/api/v1/namespaces/prod/pods", NULL, &err), IG_ETOOBIG);
+	ck_assert_msg(strstr(err.msg, "more than 5 items") != NULL, "%s", err.msg);
+	kube_client_free(c);
+
+	kube_options_init(&o);
+	o.max_body = 2048;
+	c = client("client-token", false, true, &o);
+	ck_assert_int_eq(kube_list(&j, c, "/api/v1/namespaces/prod/pods", NULL, &err), IG_ETOOBIG);
+	ck_assert_msg(strstr(err.msg, "response larger than 2048 bytes") != NULL, "%s", err.msg);
+	kube_client_free(c);
+}
+END_TEST
+
+START_TEST(client_auth_and_tls)
+{
+	struct kube_client *c;
+	struct error err = ERROR_INIT;
+	json_t *j = NULL;
+
+	c = client("wrong-secret", false, true, NULL);
+	ck_assert_int_eq(kube_list(&j, c, "/api/v1/namespaces/prod/pods", NULL, &err), IG_EAUTH);
+	ck_assert_str_eq(err.msg, "kubernetes api 'GET /api/v1/namespaces/prod/pods': 401 "
+				  "unauthorized: Unauthorized");
+	kube_client_free(c);
+	c = client(NULL, false, true, NULL);
+	ck_assert_int_eq(kube_get(&j, c, "/api/v1/namespaces/prod/pods/web-1", &err), IG_EAUTH);
+	kube_client_free(c);
+	c = client(NULL, true, true, NULL);
+	ck_assert_msg(kube_get(&j, c, "/api/v1/namespaces/prod/pods/web-1", &err) == 0, "%s",
+		      err.msg);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "metadata"), "name")),
+			 "web-1");
+	json_decref(j);
+	kube_client_free(c);
+	c = client("client-token", false, false, NULL);
+	ck_assert_int_eq(kube_get(&j, c, "/api/v1/namespaces/prod/pods/web-1", &err), IG_EFAIL);
+	ck_assert_msg(strstr(err.msg, "certificate") != NULL, "%s", err.msg);
+	kube_client_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kube");
@@ -422,6 +595,12 @@ int main(void)
 	tcase_add_loop_test(tc, image_tag_table, 0, sizeof(image_tags) / sizeof(image_tags[0]));
 	tcase_add_loop_test(tc, selector_table, 0, sizeof(selectors) / sizeof(selectors[0]));
 	tcase_add_test(tc, workloads);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("client");
+	tcase_add_unchecked_fixture(tc, api_start, api_stop);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, client_requests);
+	tcase_add_test(tc, client_auth_and_tls);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
