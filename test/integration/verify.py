@@ -259,6 +259,22 @@ def registry_cases(env, api, d, tmp):
             "a tag the registry cannot resolve: unknown with the registry's error, exit 1", r)
 
 
+def rbac(api):
+    """Every read verify made is granted by manifests/rbac.yaml's ClusterRole (and the role
+    grants nothing verify did not use)."""
+    import yaml
+    with open(os.path.join(os.environ.get("IMAGEGUARD_SRC", "."), "manifests", "rbac.yaml")) as f:
+        role = [d for d in yaml.safe_load_all(f) if d and d["kind"] == "ClusterRole"][0]
+    paths = {q["path"] for q in api.history}
+    denied = sorted(p for p in paths if not kubeapi.rbac_allows(role["rules"], p))
+    t.check(paths and not denied, "the ClusterRole grants every read verify made", denied)
+    used = {kubeapi.request_of(p)[1] for p in paths}
+    granted = {res for r in role["rules"] for res in r["resources"]}
+    t.check({"pods", "deployments", "statefulsets"} <= used and granted - used <=
+            {"daemonsets", "replicasets", "jobs"},
+            "the ClusterRole grants no resource verify never reads", (granted, used))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="imageguard-verify.")
     api = None
@@ -276,6 +292,7 @@ def main():
                        + env.automation())
             scenarios(env, api, d, tmp)
             registry_cases(env, api, d, tmp)
+            rbac(api)
     finally:
         if api:
             api.stop()
