@@ -144,8 +144,9 @@ static void resolve_policy(struct loader *L, struct config_policy *p)
 	p->repository = config_find_repository(L->c, p->repo_ns, p->repo_name);
 	if (!p->repository) {
 		config_diag_error(L, p->origin.file, p->repo_ref_line,
+		                  "ImagePolicy '%s': "
 		                  "'spec.imageRepositoryRef': ImageRepository '%s/%s' not found",
-		                  p->repo_ns, p->repo_name);
+		                  p->id, p->repo_ns, p->repo_name);
 		return;
 	}
 	if (L->diags->errors > L->errors_before || L->oom)
@@ -155,6 +156,13 @@ static void resolve_policy(struct loader *L, struct config_policy *p)
 	else if (policy_new(&p->policy, &spec, &err) < 0)
 		config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s", p->id,
 		                  err.msg);
+	else if (p->kind == CONFIG_POLICY_SEMVER) {
+		/* The SemVer order itself, every version in range (prereleases too). */
+		spec.range = ">=0.0.0-0";
+		if (policy_new(&p->order_policy, &spec, &err) < 0)
+			config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s",
+			                  p->id, err.msg);
+	}
 	free(digest_pattern);
 }
 
@@ -175,8 +183,9 @@ static void resolve_automation(struct loader *L, struct config_automation *a)
 		return;
 	if (!(g = a->source = config_find_git_source(L->c, a->source_ns, a->source_name))) {
 		config_diag_error(L, a->origin.file, a->source_ref_line,
-		                  "'spec.sourceRef': GitRepository '%s/%s' not found", a->source_ns,
-		                  a->source_name);
+		                  "ImageUpdateAutomation '%s': "
+		                  "'spec.sourceRef': GitRepository '%s/%s' not found",
+		                  a->id, a->source_ns, a->source_name);
 		return;
 	}
 	if (!a->checkout_branch)
@@ -227,6 +236,7 @@ void config_free(struct config *c)
 		free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
 		free(p->override.tag), free(p->override.reason);
 		policy_free(p->policy);
+		policy_free(p->order_policy);
 	}
 	for (size_t i = 0; i < c->git_sources_len; i++) {
 		struct config_git_source *g = &c->git_sources[i];

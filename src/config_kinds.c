@@ -60,9 +60,9 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 
 	m->line = kind_line;
 	if (!md || md->type != YAML_MAPPING_NODE) {
-		config_diag_error(d->L, d->file, md ? line_of(md) : kind_line,
-		                  "'metadata' must be a mapping "
-		                  "with a name");
+		config_doc_error(d, md ? line_of(md) : kind_line,
+		                 "'metadata' must be a mapping "
+		                 "with a name");
 		return false;
 	}
 	m->line = line_of(md);
@@ -70,8 +70,8 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 	    !config_yaml_get_str(d, md, "metadata", "namespace", &m->ns))
 		return false;
 	if (!config_yaml_is_dns_name(m->name, 253, true)) {
-		config_diag_error(
-		    d->L, d->file, m->line,
+		config_doc_error(
+		    d, m->line,
 		    "'metadata.name': '%s' is not a valid Kubernetes name (lower-case, digits, "
 		    "'-', '.')",
 		    m->name);
@@ -82,16 +82,16 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 		return false;
 	}
 	if (!config_yaml_is_dns_name(m->ns, 63, false)) {
-		config_diag_error(
-		    d->L, d->file, m->line,
+		config_doc_error(
+		    d, m->line,
 		    "'metadata.namespace': '%s' is not a valid namespace (lower-case, digits, '-')",
 		    m->ns);
 		return false;
 	}
 	m->annotations = config_yaml_lookup(d, md, "annotations");
 	if (m->annotations && m->annotations->type != YAML_MAPPING_NODE) {
-		config_diag_error(d->L, d->file, line_of(m->annotations),
-		                  "'metadata.annotations' must be a mapping");
+		config_doc_error(d, line_of(m->annotations),
+		                 "'metadata.annotations' must be a mapping");
 		return false;
 	}
 	return true;
@@ -118,33 +118,24 @@ static void check_exclusion(struct doc *d, const yaml_node_t *item)
 	spec.exclude = &re;
 	spec.exclude_len = 1;
 	if (policy_new(&p, &spec, &err) < 0)
-		config_diag_error(d->L, d->file, line_of(item), "'spec.exclusionList': %s",
-		                  err.msg);
+		config_doc_error(d, line_of(item), "'spec.exclusionList': %s", err.msg);
 	policy_free(p);
 }
 
 static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strvec *out)
 {
 	yaml_node_t *list = config_yaml_lookup(d, spec, "exclusionList");
-	bool present = false;
 
-	for (yaml_node_pair_t *p = spec->data.mapping.pairs.start; p < spec->data.mapping.pairs.top;
-	     p++) {
-		yaml_node_t *k = node(d, p->key);
-
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "exclusionList"))
-			present = true;
-	}
-	if (!present) {
+	/* Absent or null takes Flux's default, as the API server's defaulting would; an empty
+	 * list `[]` excludes nothing. */
+	if (!list) {
 		if (strvec_push(out, DEFAULT_EXCLUSION) < 0)
 			d->L->oom = true;
 		return;
 	}
-	if (!list) /* `exclusionList:` or `[]`-like null: no exclusions */
-		return;
 	if (list->type != YAML_SEQUENCE_NODE) {
-		config_diag_error(d->L, d->file, line_of(list),
-		                  "'spec.exclusionList' must be a list of regexes");
+		config_doc_error(d, line_of(list),
+		                 "'spec.exclusionList' must be a list of regexes");
 		return;
 	}
 	for (yaml_node_item_t *i = list->data.sequence.items.start;
@@ -152,8 +143,8 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strve
 		yaml_node_t *item = node(d, *i);
 
 		if (!item || item->type != YAML_SCALAR_NODE) {
-			config_diag_error(d->L, d->file, item ? line_of(item) : line_of(list),
-			                  "'spec.exclusionList' items must be strings");
+			config_doc_error(d, item ? line_of(item) : line_of(list),
+			                 "'spec.exclusionList' items must be strings");
 			continue;
 		}
 		check_exclusion(d, item);
@@ -186,8 +177,8 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	config_yaml_check_keys(d, spec, "spec", keys);
 	if (config_yaml_need_str(d, spec, line_of(spec), "spec", "image", &r->image) &&
 	    imageref_parse(&r->ref, r->image, 0, &err) < 0)
-		config_diag_error(L, d->file, line_of(config_yaml_lookup(d, spec, "image")),
-		                  "'spec.image': %s", err.msg);
+		config_doc_error(d, line_of(config_yaml_lookup(d, spec, "image")),
+		                 "'spec.image': %s", err.msg);
 	config_yaml_get_duration(d, spec, "spec", "interval", DEFAULT_INTERVAL_MS, &r->interval_ms);
 	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &r->timeout_ms);
 	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &r->secret_ref);
@@ -261,8 +252,8 @@ static void check_filter_compiles(struct doc *d, const yaml_node_t *spec,
 	ps.kind = POLICY_ALPHABETICAL;
 	ps.ascending = true;
 	if (policy_new(&pol, &ps, &err) < 0)
-		config_diag_error(d->L, d->file, line_of(config_yaml_lookup(d, spec, "filterTags")),
-		                  "'spec.filterTags': %s", err.msg);
+		config_doc_error(d, line_of(config_yaml_lookup(d, spec, "filterTags")),
+		                 "'spec.filterTags': %s", err.msg);
 	policy_free(pol);
 }
 
@@ -287,8 +278,7 @@ static void check_policy_compiles(struct doc *d, const yaml_node_t *spec,
 
 		/* a bad range is the usual cause: point at it */
 		range = config_yaml_lookup(d, config_yaml_lookup(d, at, "semver"), "range");
-		config_diag_error(d->L, d->file, line_of(range ? range : at), "'spec.policy': %s",
-		                  err.msg);
+		config_doc_error(d, line_of(range ? range : at), "'spec.policy': %s", err.msg);
 	}
 	policy_free(pol);
 	free(digest_pattern);
@@ -308,8 +298,8 @@ static bool read_order(struct doc *d, const yaml_node_t *m, const char *path, bo
 		return false;
 	ok = !order || !strcmp(order, "asc") || !strcmp(order, "desc");
 	if (!ok)
-		config_diag_error(d->L, d->file, line_of(config_yaml_lookup(d, m, "order")),
-		                  "'%s.order': '%s' must be asc or desc", path, order);
+		config_doc_error(d, line_of(config_yaml_lookup(d, m, "order")),
+		                 "'%s.order': '%s' must be asc or desc", path, order);
 	else if (order)
 		*ascending = !strcmp(order, "asc");
 	free(order);
@@ -326,8 +316,8 @@ static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct co
 
 	if (!pol) {
 		if (!config_yaml_lookup(d, spec, "policy"))
-			config_diag_error(
-			    d->L, d->file, line_of(spec),
+			config_doc_error(
+			    d, line_of(spec),
 			    "'spec.policy' is required (one of semver, numerical, alphabetical)");
 		return;
 	}
@@ -348,23 +338,23 @@ static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct co
 	}
 	if ((v = config_yaml_lookup(d, pol, "digest")) && !d->imageguard_api) {
 		n++;
-		config_diag_error(d->L, d->file, config_yaml_key_line(d, pol, "digest", line_of(v)),
-		                  "'spec.policy.digest' needs apiVersion %s (not %s)",
-		                  API_IMAGEGUARD, d->api);
+		config_doc_error(d, config_yaml_key_line(d, pol, "digest", line_of(v)),
+		                 "'spec.policy.digest' needs apiVersion %s (not %s)",
+		                 API_IMAGEGUARD, d->api);
 	} else if ((v = config_yaml_get_map(d, pol, "spec.policy", "digest", tag_keys))) {
 		n++;
 		p->kind = CONFIG_POLICY_DIGEST;
 		if (config_yaml_need_str(d, v, line_of(v), "spec.policy.digest", "tag",
 		                         &p->digest_tag) &&
 		    !imageref_is_valid_tag(p->digest_tag, strlen(p->digest_tag)))
-			config_diag_error(d->L, d->file, line_of(v),
-			                  "'spec.policy.digest.tag': '%s' is not a "
-			                  "valid tag",
-			                  p->digest_tag);
+			config_doc_error(d, line_of(v),
+			                 "'spec.policy.digest.tag': '%s' is not a "
+			                 "valid tag",
+			                 p->digest_tag);
 	}
 	if (n != 1)
-		config_diag_error(
-		    d->L, d->file, config_yaml_key_line(d, spec, "policy", line_of(pol)),
+		config_doc_error(
+		    d, config_yaml_key_line(d, spec, "policy", line_of(pol)),
 		    "'spec.policy': exactly one of semver, numerical, alphabetical%s is required "
 		    "(found %d)",
 		    d->imageguard_api ? ", digest" : "", n);
@@ -382,12 +372,12 @@ static void read_reflect(struct doc *d, const yaml_node_t *spec, struct config_p
 		if (!strcmp(s, names[i]))
 			p->reflect = (enum config_reflect)i;
 	if (strcmp(s, config_reflect_name(p->reflect)) != 0)
-		config_diag_error(
-		    d->L, d->file, line_of(config_yaml_lookup(d, spec, "digestReflectionPolicy")),
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, spec, "digestReflectionPolicy")),
 		    "'spec.digestReflectionPolicy': '%s' must be Never, IfNotPresent or Always", s);
 	else if (p->kind == CONFIG_POLICY_DIGEST && p->reflect == CONFIG_REFLECT_NEVER)
-		config_diag_error(
-		    d->L, d->file, line_of(config_yaml_lookup(d, spec, "digestReflectionPolicy")),
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, spec, "digestReflectionPolicy")),
 		    "'spec.digestReflectionPolicy': Never cannot track a tag by digest");
 	free(s);
 }
@@ -417,30 +407,30 @@ static void read_override(struct doc *d, const struct meta *m, struct config_pol
 		for (size_t i = 0; known[i] && !ok; i++)
 			ok = !strcmp(known[i], scalar(k));
 		if (!ok)
-			config_diag_warn(d->L, d->file, line_of(k),
-			                 "unknown annotation '%s' (ignored)", scalar(k));
+			config_doc_warn(d, line_of(k), "unknown annotation '%s' (ignored)",
+			                scalar(k));
 	}
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-to", &o->tag);
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-reason",
 	                    &o->reason);
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-until", &until);
 	if (o->tag && !imageref_is_valid_tag(o->tag, strlen(o->tag)))
-		config_diag_error(
-		    d->L, d->file, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
-		    "annotation 'imageguard.io/rollback-to': '%s' is not a valid tag", o->tag);
+		config_doc_error(d, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
+		                 "annotation 'imageguard.io/rollback-to': '%s' is not a valid tag",
+		                 o->tag);
 	if (o->tag && (!o->reason || !*o->reason))
-		config_diag_error(
-		    d->L, d->file, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
 		    "annotation 'imageguard.io/rollback-to' needs 'imageguard.io/rollback-reason'");
 	if (!o->tag && (o->reason || until))
-		config_diag_warn(
-		    d->L, d->file, line_of(a),
+		config_doc_warn(
+		    d, line_of(a),
 		    "rollback annotations without 'imageguard.io/rollback-to' (ignored)");
 	if (until) {
 		v = config_yaml_lookup(d, a, "imageguard.io/rollback-until");
 		if (rfc3339_parse(&o->until, until, &err) < 0)
-			config_diag_error(d->L, d->file, line_of(v),
-			                  "annotation 'imageguard.io/rollback-until': %s", err.msg);
+			config_doc_error(d, line_of(v),
+			                 "annotation 'imageguard.io/rollback-until': %s", err.msg);
 		else
 			o->has_until = true;
 	}
@@ -480,8 +470,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 		                     &p->repo_name);
 		config_yaml_get_str(d, ref, "spec.imageRepositoryRef", "namespace", &p->repo_ns);
 	} else if (!config_yaml_lookup(d, spec, "imageRepositoryRef")) {
-		config_diag_error(L, d->file, line_of(spec),
-		                  "'spec.imageRepositoryRef' is required");
+		config_doc_error(d, line_of(spec), "'spec.imageRepositoryRef' is required");
 	}
 	if (p->repo_name && !p->repo_ns && !(p->repo_ns = strdup(p->ns)))
 		L->oom = true;
@@ -495,8 +484,8 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 	errors_before = L->diags->errors;
 	read_policy_choice(d, spec, p);
 	if (p->kind == CONFIG_POLICY_DIGEST && filter)
-		config_diag_error(L, d->file, line_of(filter),
-		                  "'spec.filterTags' cannot be combined with 'spec.policy.digest'");
+		config_doc_error(d, line_of(filter),
+		                 "'spec.filterTags' cannot be combined with 'spec.policy.digest'");
 	if (L->diags->errors == errors_before && !L->oom)
 		check_policy_compiles(d, spec, p, filter_ok);
 	read_reflect(d, spec, p);
@@ -535,13 +524,13 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 			ok = !strncmp(g->url, schemes[i], strlen(schemes[i])) &&
 			     g->url[strlen(schemes[i])] != '\0';
 		if (!ok)
-			config_diag_error(
-			    L, d->file, line_of(config_yaml_lookup(d, spec, "url")),
+			config_doc_error(
+			    d, line_of(config_yaml_lookup(d, spec, "url")),
 			    "'spec.url': '%s' must start with ssh://, https://, http:// or file://",
 			    g->url);
 	}
 	if ((ref = config_yaml_get_map(d, spec, "spec", "ref", ref_keys)))
-		config_yaml_get_str(d, ref, "spec.ref", "branch", &g->branch);
+		config_yaml_get_nonempty(d, ref, "spec.ref", "branch", &g->branch);
 	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &g->secret_ref);
 	config_yaml_get_duration(d, spec, "spec", "interval", 0, &g->interval_ms);
 	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &g->timeout_ms);
@@ -565,11 +554,11 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 	    config_yaml_get_map(d, commit, "spec.git.commit", "author", author_keys);
 	yaml_node_t *push = config_yaml_get_map(d, git, "spec.git", "push", push_keys);
 
-	config_yaml_get_str(d, ref, "spec.git.checkout.ref", "branch", &a->checkout_branch);
-	config_yaml_get_str(d, author, "spec.git.commit.author", "name", &a->author_name);
-	config_yaml_get_str(d, author, "spec.git.commit.author", "email", &a->author_email);
+	config_yaml_get_nonempty(d, ref, "spec.git.checkout.ref", "branch", &a->checkout_branch);
+	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
+	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "email", &a->author_email);
 	config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate", &a->message_template);
-	config_yaml_get_str(d, push, "spec.git.push", "branch", &a->push_branch);
+	config_yaml_get_nonempty(d, push, "spec.git.push", "branch", &a->push_branch);
 }
 
 static void read_automation_update(struct doc *d, const yaml_node_t *spec,
@@ -579,18 +568,18 @@ static void read_automation_update(struct doc *d, const yaml_node_t *spec,
 	yaml_node_t *update = config_yaml_get_map(d, spec, "spec", "update", keys);
 	char *strategy = NULL;
 
-	config_yaml_get_str(d, update, "spec.update", "path", &a->update_path);
+	config_yaml_get_nonempty(d, update, "spec.update", "path", &a->update_path);
 	if (config_yaml_get_str(d, update, "spec.update", "strategy", &strategy) && strategy &&
 	    strcmp(strategy, "Setters") != 0)
-		config_diag_error(d->L, d->file, line_of(config_yaml_lookup(d, update, "strategy")),
-		                  "'spec.update.strategy': '%s' is not supported (only Setters)",
-		                  strategy);
+		config_doc_error(d, line_of(config_yaml_lookup(d, update, "strategy")),
+		                 "'spec.update.strategy': '%s' is not supported (only Setters)",
+		                 strategy);
 	free(strategy);
 	if (a->update_path && (a->update_path[0] == '/' || strstr(a->update_path, "..")))
-		config_diag_error(d->L, d->file, line_of(config_yaml_lookup(d, update, "path")),
-		                  "'spec.update.path': '%s' must be relative to the repository "
-		                  "root, without '..'",
-		                  a->update_path);
+		config_doc_error(d, line_of(config_yaml_lookup(d, update, "path")),
+		                 "'spec.update.path': '%s' must be relative to the repository "
+		                 "root, without '..'",
+		                 a->update_path);
 }
 
 static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *spec,
@@ -623,13 +612,13 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 		config_yaml_get_str(d, ref, "spec.sourceRef", "namespace", &a->source_ns);
 		if (config_yaml_get_str(d, ref, "spec.sourceRef", "kind", &kind) && kind &&
 		    strcmp(kind, "GitRepository") != 0)
-			config_diag_error(
-			    L, d->file, line_of(config_yaml_lookup(d, ref, "kind")),
+			config_doc_error(
+			    d, line_of(config_yaml_lookup(d, ref, "kind")),
 			    "'spec.sourceRef.kind': '%s' is not supported (only GitRepository)",
 			    kind);
 		free(kind);
 	} else if (!config_yaml_lookup(d, spec, "sourceRef")) {
-		config_diag_error(L, d->file, line_of(spec), "'spec.sourceRef' is required");
+		config_doc_error(d, line_of(spec), "'spec.sourceRef' is required");
 	}
 	if (a->source_name && !a->source_ns && !(a->source_ns = strdup(a->ns)))
 		L->oom = true;
@@ -662,8 +651,8 @@ static enum kind classify(struct doc *d, const char *api, const char *kind, size
 			k = (enum kind)i;
 	if (!strcmp(api, API_IMAGEGUARD)) {
 		if (k == KIND_OTHER)
-			config_diag_warn(d->L, d->file, line,
-			                 "kind '%s' is not an imageguard kind (ignored)", kind);
+			config_doc_warn(d, line, "kind '%s' is not an imageguard kind (ignored)",
+			                kind);
 		return k;
 	}
 	if (k == KIND_GIT)
@@ -676,8 +665,8 @@ static enum kind classify(struct doc *d, const char *api, const char *kind, size
 	if (k != KIND_OTHER &&
 	    !strncmp(api, k == KIND_GIT ? "source.toolkit.fluxcd.io/" : "image.toolkit.fluxcd.io/",
 	             24))
-		config_diag_warn(d->L, d->file, line,
-		                 "%s with apiVersion '%s' is not supported (ignored)", kind, api);
+		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)", kind,
+		                api);
 	return KIND_OTHER;
 }
 
@@ -689,20 +678,22 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	struct meta m = {0};
 	enum kind k;
 
+	d->object[0] = '\0';
 	if (!api || !kind || api->type != YAML_SCALAR_NODE || kind->type != YAML_SCALAR_NODE)
 		return; /* not a Kubernetes object: someone else's YAML */
 	d->api = scalar(api);
 	d->imageguard_api = !strcmp(d->api, API_IMAGEGUARD);
 	if ((k = classify(d, d->api, scalar(kind), line_of(kind))) == KIND_OTHER)
 		return;
+	snprintf(d->object, sizeof(d->object), "%s", scalar(kind));
 	config_yaml_check_keys(d, root, "", top);
 	if (!read_meta(d, root, line_of(kind), &m))
 		goto done;
+	snprintf(d->object, sizeof(d->object), "%s '%s/%s'", scalar(kind), m.ns, m.name);
 	spec = config_yaml_lookup(d, root, "spec");
 	if (!spec || spec->type != YAML_MAPPING_NODE) {
-		config_diag_error(d->L, d->file, spec ? line_of(spec) : line_of(kind),
-		                  "'spec' must be a mapping (%s '%s/%s')", scalar(kind), m.ns,
-		                  m.name);
+		config_doc_error(d, spec ? line_of(spec) : line_of(kind),
+		                 "'spec' must be a mapping");
 		goto done;
 	}
 	if (k == KIND_REPOSITORY)
@@ -722,7 +713,7 @@ void config_kinds_read_file(struct loader *L, const char *file)
 	struct buf data = BUF_INIT_MAX(CONFIG_MAX_FILE_BYTES);
 	yaml_parser_t parser;
 	yaml_document_t y;
-	struct doc d = {L, &y, file, NULL, false};
+	struct doc d = {L, &y, file, NULL, false, {0}};
 	int rc = buf_read_file(&data, file);
 
 	if (rc == IG_ETOOBIG) {
@@ -743,7 +734,8 @@ void config_kinds_read_file(struct loader *L, const char *file)
 
 		if (!yaml_parser_load(&parser, &y)) {
 			config_diag_error(
-			    L, file, parser.problem_mark.line + 1, "invalid YAML: %s%s%s",
+			    L, file, parser.problem_mark.line + 1,
+			    "invalid YAML (column %zu): %s%s%s", parser.problem_mark.column + 1,
 			    parser.problem ? parser.problem : "parse error",
 			    parser.context ? " " : "", parser.context ? parser.context : "");
 			break;

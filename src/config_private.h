@@ -30,6 +30,7 @@ struct doc {
 	const char *file;
 	const char *api;     /* its apiVersion (borrowed from the document) */
 	bool imageguard_api; /* apiVersion is imageguard.io/v1alpha1 */
+	char object[320];    /* "ImagePolicy 'ns/name'" once known: the subject of messages */
 };
 
 static inline size_t line_of(const yaml_node_t *n)
@@ -53,6 +54,12 @@ void config_diag_error(struct loader *L, const char *file, size_t line, const ch
 void config_diag_warn(struct loader *L, const char *file, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* config_yaml.c: a problem in document d, its object named first when known. */
+void config_doc_error(struct doc *d, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void config_doc_warn(struct doc *d, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* config_yaml.c: field access. Getters report wrong types and return false; absent or null
  * values leave outputs untouched (strings NULL) and return true. Paths ("spec.secretRef")
  * only name fields in messages. */
@@ -66,6 +73,9 @@ yaml_node_t *config_yaml_get_map(struct doc *d, const yaml_node_t *m, const char
                                  const char *key, const char *const *known);
 bool config_yaml_get_str(struct doc *d, const yaml_node_t *m, const char *path, const char *key,
                          char **out);
+/* Like config_yaml_get_str, and an error when the string is empty. */
+bool config_yaml_get_nonempty(struct doc *d, const yaml_node_t *m, const char *path,
+                              const char *key, char **out);
 bool config_yaml_need_str(struct doc *d, const yaml_node_t *m, size_t line, const char *path,
                           const char *key, char **out);
 bool config_yaml_get_bool(struct doc *d, const yaml_node_t *m, const char *path, const char *key,

@@ -1,5 +1,6 @@
 /* Reading configuration YAML with libyaml's document API: typed field access that reports
  * wrong types, duplicate and unknown keys with the line they sit on. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,40 @@
 #include "config_private.h"
 #include "imageguard/duration.h"
 #include "imageguard/error.h"
+
+static void doc_diag(struct doc *d, enum config_severity sev, size_t line, const char *fmt,
+                     va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (sev == CONFIG_ERROR && d->object[0])
+		config_diag_error(d->L, d->file, line, "%s: %s", d->object, msg);
+	else if (sev == CONFIG_ERROR)
+		config_diag_error(d->L, d->file, line, "%s", msg);
+	else if (d->object[0])
+		config_diag_warn(d->L, d->file, line, "%s: %s", d->object, msg);
+	else
+		config_diag_warn(d->L, d->file, line, "%s", msg);
+}
+
+void config_doc_error(struct doc *d, size_t line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	doc_diag(d, CONFIG_ERROR, line, fmt, ap);
+	va_end(ap);
+}
+
+void config_doc_warn(struct doc *d, size_t line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	doc_diag(d, CONFIG_WARNING, line, fmt, ap);
+	va_end(ap);
+}
 
 bool config_yaml_is_null(const yaml_node_t *n)
 {
@@ -71,8 +106,8 @@ void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *pat
 		bool ok = false;
 
 		if (!k || k->type != YAML_SCALAR_NODE) {
-			config_diag_error(d->L, d->file, k ? line_of(k) : line_of(m),
-			                  "'%s': keys must be strings", path);
+			config_doc_error(d, k ? line_of(k) : line_of(m),
+			                 "'%s': keys must be strings", path);
 			continue;
 		}
 		for (yaml_node_pair_t *q = start; q < p; q++) {
@@ -88,8 +123,8 @@ void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *pat
 		for (size_t i = 0; known[i] && !ok; i++)
 			ok = !strcmp(known[i], scalar(k));
 		if (!ok)
-			config_diag_warn(d->L, d->file, line_of(k), "unknown field '%s' (ignored)",
-			                 config_yaml_join(full, sizeof(full), path, scalar(k)));
+			config_doc_warn(d, line_of(k), "unknown field '%s' (ignored)",
+			                config_yaml_join(full, sizeof(full), path, scalar(k)));
 	}
 }
 
@@ -104,7 +139,7 @@ yaml_node_t *config_yaml_get_map(struct doc *d, const yaml_node_t *m, const char
 		return NULL;
 	config_yaml_join(full, sizeof(full), path, key);
 	if (v->type != YAML_MAPPING_NODE) {
-		config_diag_error(d->L, d->file, line_of(v), "'%s' must be a mapping", full);
+		config_doc_error(d, line_of(v), "'%s' must be a mapping", full);
 		return NULL;
 	}
 	if (known)
@@ -125,16 +160,32 @@ bool config_yaml_get_str(struct doc *d, const yaml_node_t *m, const char *path, 
 		return true;
 	config_yaml_join(full, sizeof(full), path, key);
 	if (v->type != YAML_SCALAR_NODE) {
-		config_diag_error(d->L, d->file, line_of(v), "'%s' must be a string", full);
+		config_doc_error(d, line_of(v), "'%s' must be a string", full);
 		return false;
 	}
 	if (strlen(scalar(v)) != v->data.scalar.length) {
-		config_diag_error(d->L, d->file, line_of(v), "'%s' contains a NUL byte", full);
+		config_doc_error(d, line_of(v), "'%s' contains a NUL byte", full);
 		return false;
 	}
 	if (!(*out = strdup(scalar(v))))
 		d->L->oom = true;
 	return *out != NULL;
+}
+
+bool config_yaml_get_nonempty(struct doc *d, const yaml_node_t *m, const char *path,
+                              const char *key, char **out)
+{
+	char full[256];
+
+	if (!config_yaml_get_str(d, m, path, key, out))
+		return false;
+	if (!*out || **out) /* absent, or a real value */
+		return true;
+	config_doc_error(d, line_of(config_yaml_lookup(d, m, key)), "'%s' must not be empty",
+	                 config_yaml_join(full, sizeof(full), path, key));
+	free(*out);
+	*out = NULL;
+	return false;
 }
 
 /* Like get_str, and an error when absent or empty. */
@@ -149,8 +200,8 @@ bool config_yaml_need_str(struct doc *d, const yaml_node_t *m, size_t line, cons
 		return true;
 	free(*out);
 	*out = NULL;
-	config_diag_error(d->L, d->file, line, "'%s' is required",
-	                  config_yaml_join(full, sizeof(full), path, key));
+	config_doc_error(d, line, "'%s' is required",
+	                 config_yaml_join(full, sizeof(full), path, key));
 	return false;
 }
 
@@ -172,8 +223,8 @@ bool config_yaml_get_bool(struct doc *d, const yaml_node_t *m, const char *path,
 			return true;
 		}
 	}
-	config_diag_error(d->L, d->file, line_of(v), "'%s' must be true or false",
-	                  config_yaml_join(full, sizeof(full), path, key));
+	config_doc_error(d, line_of(v), "'%s' must be true or false",
+	                 config_yaml_join(full, sizeof(full), path, key));
 	return false;
 }
 
@@ -191,13 +242,13 @@ bool config_yaml_get_duration(struct doc *d, const yaml_node_t *m, const char *p
 		return true;
 	config_yaml_join(full, sizeof(full), path, key);
 	if (v->type != YAML_SCALAR_NODE || duration_parse(&ns, scalar(v), &err) < 0) {
-		config_diag_error(d->L, d->file, line_of(v), "'%s': %s", full,
-		                  err.code ? err.msg : "must be a duration like 5m or 1h30m");
+		config_doc_error(d, line_of(v), "'%s': %s", full,
+		                 err.code ? err.msg : "must be a duration like 5m or 1h30m");
 		return false;
 	}
 	if (ns < 1000000) {
-		config_diag_error(d->L, d->file, line_of(v),
-		                  "'%s': duration '%s' must be at least 1ms", full, scalar(v));
+		config_doc_error(d, line_of(v), "'%s': duration '%s' must be at least 1ms", full,
+		                 scalar(v));
 		return false;
 	}
 	*out = ns / 1000000;

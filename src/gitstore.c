@@ -224,6 +224,26 @@ static void forget_remote_ref(git_repository *repo, const char *branch)
 	git_reference_free(ref);
 }
 
+/* An anonymous remote for url, skipping insteadOf rewriting: the URL in the configuration is
+ * the one to use (and libgit2 1.5 leaks pcre2 match data on that lookup). */
+static int remote_new(git_remote **out, git_repository *repo, const char *name, const char *url)
+{
+	git_remote_create_options ro;
+
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = repo;
+	ro.name = name;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | (name ? 0 : GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC);
+	return git_remote_create_with_opts(out, url, &ro);
+}
+
+static int clone_remote(git_remote **out, git_repository *repo, const char *name, const char *url,
+			void *payload)
+{
+	(void)payload;
+	return remote_new(out, repo, name, url);
+}
+
 static int fetch(struct gitstore *g, struct error *err)
 {
 	git_fetch_options fo;
@@ -244,7 +264,7 @@ static int fetch(struct gitstore *g, struct error *err)
 	fill_fetch(&fo, g);
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	if ((rc = git_remote_create_anonymous(&remote, g->repo, g->url)) < 0 ||
+	if ((rc = remote_new(&remote, g->repo, NULL, g->url)) < 0 ||
 	    (rc = git_remote_fetch(remote, &refspecs, &fo, "imageguard: fetch")) < 0)
 		rc = gitauth_error(&g->auth, rc, "git fetch", err);
 	gitauth_end(&g->auth);
@@ -262,6 +282,7 @@ static int clone_fresh(struct gitstore *g, const char *tmp, struct error *err)
 
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
 	co.checkout_branch = g->branch;
+	co.remote_cb = clone_remote;
 	fill_fetch(&co.fetch_opts, g);
 	co.fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	remove_tree(tmp);
@@ -559,7 +580,7 @@ static int push(struct gitstore *g, struct error *err)
 	gitauth_prepare(&g->auth, &po.callbacks, &po.custom_headers);
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	if ((rc = git_remote_create_anonymous(&remote, g->repo, g->url)) == 0)
+	if ((rc = remote_new(&remote, g->repo, NULL, g->url)) == 0)
 		rc = git_remote_push(remote, &refspecs, &po);
 	gitauth_end(&g->auth);
 	git_remote_free(remote);

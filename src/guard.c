@@ -87,6 +87,9 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 	}
 	v = in->current_tag ? policy_compare(in->policy, in->current_tag, best.latest)
 	                    : POLICY_INCOMPARABLE;
+	/* Outside the range is not outside the order: a narrowed range must not roll back. */
+	if (v == POLICY_INCOMPARABLE && in->current_tag && in->order_policy)
+		v = policy_compare(in->order_policy, in->current_tag, best.latest);
 	if (v == POLICY_FORWARD) {
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {

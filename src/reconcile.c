@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "imageguard/buf.h"
+#include "imageguard/commitmsg.h"
 #include "imageguard/config.h"
 #include "imageguard/error.h"
 #include "imageguard/gitstore.h"
@@ -27,6 +28,7 @@
 #include "imageguard/registry.h"
 #include "imageguard/report.h"
 #include "imageguard/scan.h"
+#include "imageguard/strvec.h"
 
 #define FILE_MAX_BYTES (16u << 20) /* a marked YAML file we rewrite */
 
@@ -280,6 +282,7 @@ static void fill_input(struct autorun *ar, struct decided *it, const struct mark
 
 	*in = (struct guard_input)GUARD_INPUT_INIT;
 	in->policy = pol->policy;
+	in->order_policy = pol->order_policy;
 	in->policy_suspended = pol->suspend;
 	in->repository_suspended = pol->repository->suspend;
 	in->automation_suspended = ar->a->suspend;
@@ -305,8 +308,10 @@ static int new_value(char **out, const struct decided *it, const struct marker *
 		     const struct config_policy *pol)
 {
 	const struct guard_decision *d = &it->d;
+	struct error err = ERROR_INIT;
 	struct buf b = BUF_INIT;
 	const char *digest = NULL;
+	char *value = NULL;
 	int error = 0;
 
 	*out = NULL;
@@ -317,8 +322,11 @@ static int new_value(char **out, const struct decided *it, const struct marker *
 		else if (it->current_tag && it->current_digest &&
 			 strcmp(it->current_tag, d->candidate) == 0)
 			digest = it->current_digest; /* same tag: its pinned digest stays valid */
-		error = buf_printf(&b, "%s:%s%s%s", pol->repository->image, d->candidate,
-				   digest ? "@" : "", digest ? digest : "");
+		/* the name as written in the marker (a Flux user's spelling stays) */
+		if ((error = markers_value_for(&value, m, pol->repository->image, d->candidate,
+					       digest, &err)) == 0)
+			error = buf_puts(&b, value);
+		free(value);
 		break;
 	case MARKER_TAG:
 		error = buf_puts(&b, d->candidate);
@@ -332,7 +340,7 @@ static int new_value(char **out, const struct decided *it, const struct marker *
 	}
 	if (error < 0) {
 		buf_release(&b);
-		return IG_EFAIL;
+		return error == IG_EINVALID ? IG_EINVALID : IG_EFAIL;
 	}
 	if (strcmp(b.data, m->value) == 0) {
 		buf_release(&b);
@@ -369,6 +377,7 @@ static int decide_one(struct autorun *ar, struct decided *it)
 	const struct config_policy *pol = &p->cfg->policies[it->policy];
 	struct error err = ERROR_INIT;
 	const struct head *h;
+	int rc;
 
 	if (read_current(it, &ar->markers, m) < 0)
 		return IG_EFAIL;
@@ -381,8 +390,12 @@ static int decide_one(struct autorun *ar, struct decided *it)
 		guard_confirm(&it->d, &it->in, h->result, h->digest, h->error);
 	}
 	settle_name(it, m, pol);
-	if (guard_writes(&it->d) && new_value(&it->new_value, it, m, pol) < 0)
-		return IG_EFAIL;
+	if (guard_writes(&it->d) && (rc = new_value(&it->new_value, it, m, pol)) < 0) {
+		if (rc != IG_EINVALID)
+			return IG_EFAIL;
+		guard_fail(&it->d, GUARD_CONFIG, "%s:%zu: cannot build the new value", m->file,
+			   m->line);
+	}
 	return 0;
 }
 
@@ -527,43 +540,54 @@ static int apply_edits(struct autorun *ar, const char *workdir, struct error *er
 	return 0;
 }
 
-/* The commit message: a subject, then one line per written marker; a rollback names its
- * reason. */
-static int build_message(struct autorun *ar, struct buf *msg)
+/* The commit message through commitmsg (the automation's messageTemplate or the default);
+ * a rollback's change carries its reason, and a template that drops it gets a trailer, so
+ * the reason is always in the commit (CONTRACT §7). */
+static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 {
 	const struct config *cfg = ar->p->cfg;
-	size_t writes = 0, rollbacks = 0;
-	const struct decided *first_rollback = NULL;
+	struct commitmsg_change *changes = calloc(ar->len ? ar->len : 1, sizeof(*changes));
+	struct strvec notes = STRVEC_INIT;
+	const char *reason = NULL;
+	size_t n = 0;
 	int error = 0;
 
-	for (size_t i = 0; i < ar->len; i++) {
-		if (!ar->items[i].new_value)
-			continue;
-		writes++;
-		if (ar->items[i].d.decision == GUARD_ROLLBACK && !rollbacks++)
-			first_rollback = &ar->items[i];
-	}
-	buf_reset(msg);
-	if (first_rollback)
-		error = buf_printf(msg, "Roll back %s to %s\n\nRollback reason: %s\n",
-				   cfg->policies[first_rollback->policy].id,
-				   first_rollback->d.candidate, first_rollback->d.message);
-	else
-		error = buf_printf(msg, "Update %zu image marker%s\n", writes,
-				   writes == 1 ? "" : "s");
-	if (error == 0)
-		error = buf_puts(msg, "\n");
-	for (size_t i = 0; error == 0 && i < ar->len; i++) {
+	if (!changes)
+		return error_set(err, IG_EFAIL, "out of memory");
+	for (size_t i = 0; i < ar->len && error == 0; i++) {
 		const struct decided *it = &ar->items[i];
 		const struct marker *m = &ar->markers.items[it->marker];
+		struct commitmsg_change *c = &changes[n];
 
 		if (!it->new_value)
 			continue;
-		error = buf_printf(msg, "- %s %s:%zu %s -> %s (%s/%s)\n", cfg->policies[it->policy].id,
-				   m->file, m->line, it->current_tag ? it->current_tag : "-",
-				   it->d.candidate, guard_decision_name(it->d.decision),
-				   guard_reason_name(it->d.reason));
+		c->policy = cfg->policies[it->policy].id;
+		c->old_value = m->value;
+		c->new_value = it->new_value;
+		c->file = m->file;
+		if (it->d.decision == GUARD_ROLLBACK) {
+			struct buf note = BUF_INIT;
+
+			reason = it->d.message;
+			error = buf_printf(&note, "rollback: %s", it->d.message);
+			if (error == 0 && (error = strvec_push_owned(&notes, buf_detach(&note))) == 0)
+				c->reason = notes.items[notes.len - 1];
+			buf_release(&note);
+		}
+		n++;
 	}
+	buf_reset(msg);
+	if (error == 0)
+		error = commitmsg_render(msg, ar->a->message_template, ar->a->id, ar->a->id,
+					 changes, n, err);
+	else
+		error_set(err, IG_EFAIL, "out of memory");
+	if (error == 0 && reason && !strstr(msg->data, reason))
+		error = buf_printf(msg, "%sRollback-Reason: %s\n",
+				   msg->len && msg->data[msg->len - 1] == '\n' ? "\n" : "\n\n",
+				   reason);
+	free(changes);
+	strvec_release(&notes);
 	return error;
 }
 
@@ -578,7 +602,7 @@ static int edit(void *ctx, const char *workdir, struct buf *message, struct erro
 		return error_set(err, error, "automation '%s': out of memory", ar->a->id);
 	if ((error = apply_edits(ar, workdir, err)) < 0)
 		return error;
-	return build_message(ar, message) < 0 ? error_set(err, IG_EFAIL, "out of memory") : 0;
+	return build_message(ar, message, err);
 }
 
 static bool any_write(const struct autorun *ar)

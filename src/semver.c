@@ -225,9 +225,10 @@ static bool is_wild(const char *s, size_t len)
 	return len == 1 && (s[0] == 'x' || s[0] == 'X' || s[0] == '*');
 }
 
-/* One version part of a comparator: digits (leading zeros allowed, as Masterminds' NewVersion
- * coerces them) or a single wildcard. */
-static bool parse_xpart(struct semver_num *out, bool *wild, const char *s, size_t *i)
+/* One version part of a comparator: `[0-9xX*]+`. *kind is 0 for digits (leading zeros allowed,
+ * as Masterminds' NewVersion coerces them), 1 for a single wildcard, 2 for anything else, which
+ * Masterminds ignores after a wildcard and rejects before one. */
+static bool parse_xpart(struct semver_num *out, int *kind, const char *s, size_t *i)
 {
 	size_t start = *i;
 
@@ -235,12 +236,10 @@ static bool parse_xpart(struct semver_num *out, bool *wild, const char *s, size_
 		(*i)++;
 	if (*i == start)
 		return false;
-	*wild = is_wild(s + start, *i - start);
-	if (*wild)
-		return true;
-	for (size_t k = start; k < *i; k++)
+	*kind = is_wild(s + start, *i - start) ? 1 : 0;
+	for (size_t k = start; *kind == 0 && k < *i; k++)
 		if (!is_digit(s[k]))
-			return false;
+			*kind = 2;
 	while (start < *i && s[start] == '0')
 		start++;
 	out->p = s + start;
@@ -248,12 +247,14 @@ static bool parse_xpart(struct semver_num *out, bool *wild, const char *s, size_
 	return true;
 }
 
-/* Parses `v?X(.Y(.Z)?)?(-pre)?(+build)?` with wildcards into c (Masterminds parseConstraint). */
+/* Parses `v?X(.Y(.Z)?)?(-pre)?(+build)?` with wildcards into c (Masterminds parseConstraint):
+ * the first wildcard or missing part makes the comparator "dirty" at that level. */
 static bool parse_cversion(struct constraint *c, const char *s, size_t *i)
 {
 	struct semver_num part[3] = {{"", 0}, {"", 0}, {"", 0}};
-	bool wild[3] = {false, false, false}, present[3] = {false, false, false};
+	int kind[3] = {1, 1, 1}; /* a missing part counts as a wildcard */
 	size_t len = strlen(s);
+	int dirty_at = 3;
 
 	if (s[*i] == 'v')
 		(*i)++;
@@ -263,9 +264,14 @@ static bool parse_cversion(struct constraint *c, const char *s, size_t *i)
 				break;
 			(*i)++;
 		}
-		if (!parse_xpart(&part[k], &wild[k], s, i))
+		if (!parse_xpart(&part[k], &kind[k], s, i))
 			return false;
-		present[k] = true;
+	}
+	for (int k = 0; k < 3 && dirty_at == 3; k++) {
+		if (kind[k] == 2)
+			return false;
+		if (kind[k] == 1)
+			dirty_at = k;
 	}
 	memset(&c->con, 0, sizeof(c->con));
 	c->con.major = c->con.minor = c->con.patch = (struct semver_num){"", 0};
@@ -273,20 +279,15 @@ static bool parse_cversion(struct constraint *c, const char *s, size_t *i)
 		return false;
 	c->con.build = NULL;
 	c->con.build_len = 0;
-	if (wild[0]) {
-		c->dirty = true;
-	} else if (!present[1] || wild[1]) {
-		c->dirty = c->minor_dirty = true;
+	c->dirty = dirty_at < 3;
+	c->minor_dirty = dirty_at == 1;
+	c->patch_dirty = dirty_at == 2;
+	if (dirty_at > 0)
 		c->con.major = part[0];
-	} else if (!present[2] || wild[2]) {
-		c->dirty = c->patch_dirty = true;
-		c->con.major = part[0];
+	if (dirty_at > 1)
 		c->con.minor = part[1];
-	} else {
-		c->con.major = part[0];
-		c->con.minor = part[1];
+	if (dirty_at > 2)
 		c->con.patch = part[2];
-	}
 	return true;
 }
 

@@ -284,6 +284,18 @@ static const struct snippet {
 	 "    name: ../etc\n", /* 11 */
 	 {{9, "'spec.exclusionList'"}, {11, "not a valid Kubernetes name"}},
 	 {{0}}},
+	{"null exclusionList takes the default",
+	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+	 "  exclusionList:\n", /* checked in defaults below too */
+	 {{0}},
+	 {{0}}},
+	{"exclusionList not a list",
+	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+	 "  exclusionList: '^x$'\n", /* 7 */
+	 {{7, "must be a list of regexes"}},
+	 {{0}}},
 	{"bad booleans and types",
 	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
 	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
@@ -303,6 +315,23 @@ static const struct snippet {
 	 "    path: ../outside\n"    /* 17 */
 	 "    strategy: Kustomize\n", /* 18 */
 	 {{17, "must be relative to the repository root"}, {18, "'Kustomize' is not supported"}},
+	 {{0}}},
+	{"empty branch, author and path",
+	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
+	 "spec:\n  url: https://example.com/fleet.git\n"
+	 "  ref:\n    branch: ''\n" /* 8 */
+	 "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+	 "  name: auto\nspec:\n  sourceRef:\n    name: fleet\n"
+	 "  git:\n    commit:\n      author:\n"
+	 "        email: \"\"\n" /* 20 */
+	 "    push:\n"
+	 "      branch: ''\n" /* 22 */
+	 "  update:\n"
+	 "    path: ''\n", /* 24 */
+	 {{8, "GitRepository 'default/fleet': 'spec.ref.branch' must not be empty"},
+	  {20, "'spec.git.commit.author.email' must not be empty"},
+	  {22, "'spec.git.push.branch' must not be empty"},
+	  {24, "ImageUpdateAutomation 'default/auto': 'spec.update.path' must not be empty"}},
 	 {{0}}},
 	{"source kind and git url",
 	 "apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: GitRepository\nmetadata:\n"
@@ -457,6 +486,7 @@ START_TEST(flux_folder)
 	ck_assert_int_eq(p->kind, CONFIG_POLICY_NUMERICAL);
 	ck_assert(p->ascending);
 	ck_assert_str_eq(p->extract, "$ts");
+	ck_assert_ptr_null(p->order_policy);
 	ck_assert_ptr_nonnull(p->policy);
 	{
 		const char *tags[] = {"main-abc123-100", "main-def456-99", "5.0.3", "x.sig"};
@@ -514,6 +544,11 @@ START_TEST(imageguard_kinds)
 	p = config_find_policy(c, "apps", "app");
 	ck_assert_ptr_nonnull(p);
 	ck_assert_int_eq(p->reflect, CONFIG_REFLECT_IF_NOT_PRESENT);
+	/* the SemVer order without the range (">=1.0.0 <2.0.0"): 2.5.0 is behind 3.0.0 */
+	ck_assert_ptr_nonnull(p->order_policy);
+	ck_assert_int_eq(policy_compare(p->policy, "3.0.0", "1.5.0"), POLICY_INCOMPARABLE);
+	ck_assert_int_eq(policy_compare(p->order_policy, "3.0.0", "1.5.0"), POLICY_BACKWARD);
+	ck_assert_int_eq(policy_compare(p->order_policy, "3.0.0-rc.1", "1.5.0"), POLICY_BACKWARD);
 	ck_assert_str_eq(p->override.tag, "1.4.2");
 	ck_assert_str_eq(p->override.reason, "1.5.0 corrupts sessions (INC-1234)");
 	ck_assert(p->override.has_until);
@@ -526,6 +561,7 @@ START_TEST(imageguard_kinds)
 	ck_assert_int_eq(edge->kind, CONFIG_POLICY_DIGEST);
 	ck_assert_str_eq(edge->digest_tag, "edge");
 	ck_assert_int_eq(edge->reflect, CONFIG_REFLECT_ALWAYS);
+	ck_assert_ptr_null(edge->order_policy);
 	ck_assert(!config_override_active(&edge->override, 0));
 	ck_assert(policy_accepts(edge->policy, "edge"));
 	ck_assert(!policy_accepts(edge->policy, "edgy"));
@@ -558,9 +594,17 @@ START_TEST(defaults)
 		"d.yaml",
 		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
 		"  name: app\nspec:\n  image: nginx\n  exclusionList: []\n  suspend: true\n---\n"
+		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
+		"  name: nulls\nspec:\n  image: nginx\n  exclusionList: ~\n  interval: null\n---\n"
 		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
 		"  name: app\n  namespace: web\nspec:\n  imageRepositoryRef:\n    name: app\n"
 		"    namespace: default\n  policy:\n    numerical: {}\n---\n"
+		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
+		"  name: empty-exclusions\nspec:\n  imageRepositoryRef: {name: app}\n"
+		"  policy: {alphabetical: {}}\n---\n"
+		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
+		"  name: default-exclusions\nspec:\n  imageRepositoryRef: {name: nulls}\n"
+		"  policy: {alphabetical: {}}\n---\n"
 		"apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"
 		"  name: g\nspec:\n  url: file:///srv/git/fleet.git\n---\n"
 		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
@@ -570,6 +614,8 @@ START_TEST(defaults)
 	c = load_ok(path, &diags);
 	ck_assert_uint_eq(diags.len, 0);
 	ck_assert_str_eq(c->repositories[0].ref.repository, "library/nginx");
+	ck_assert_str_eq(config_find_repository(c, "default", "nulls")->exclusion.items[0],
+	                 "^.*\\.sig$");
 	ck_assert_uint_eq(c->repositories[0].exclusion.len, 0);
 	ck_assert(c->repositories[0].suspend);
 	p = config_find_policy(c, "web", "app");
@@ -578,8 +624,13 @@ START_TEST(defaults)
 	ck_assert(p->ascending);
 	ck_assert_int_eq(p->reflect, CONFIG_REFLECT_NEVER);
 	ck_assert(!p->suspend);
-	/* exclusionList: [] means nothing is excluded */
-	ck_assert(policy_accepts(p->policy, "12.sig") == false); /* not a number, not excluded */
+	/* exclusionList: [] excludes nothing; absent or null, the default excludes signatures */
+	ck_assert(policy_accepts(config_find_policy(c, "default", "empty-exclusions")->policy,
+	                         "sha256-abc.sig"));
+	ck_assert(!policy_accepts(config_find_policy(c, "default", "default-exclusions")->policy,
+	                          "sha256-abc.sig"));
+	ck_assert(policy_accepts(config_find_policy(c, "default", "default-exclusions")->policy,
+	                         "sha256-abc"));
 	a = &c->automations[0];
 	ck_assert_str_eq(a->checkout_branch, "master");
 	ck_assert_str_eq(a->push_branch, "auto");
@@ -623,6 +674,17 @@ START_TEST(directory_walk)
 	ck_assert_uint_eq(diags.errors, 1);
 	ck_assert(strstr(diags.items[0].file, "cfg/c.yaml"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "1 error"));
+	config_diags_release(&diags);
+
+	/* a symlink loop ends at the depth cap with an error, not a hang */
+	snprintf(path, sizeof(path), "%s/loop", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/loop/again", tmpdir);
+	ck_assert_int_eq(symlink("..", path), 0);
+	snprintf(path, sizeof(path), "%s/loop", tmpdir);
+	ck_assert_int_eq(config_load(&c, path, &diags, &err), IG_ETOOBIG);
+	ck_assert_ptr_null(c);
+	ck_assert_ptr_nonnull(strstr(err.msg, "nested deeper than"));
 	config_diags_release(&diags);
 }
 END_TEST

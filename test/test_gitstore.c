@@ -25,6 +25,7 @@
 static char peers[256];   /* sshd and http server of this suite */
 static char ssh_port[64];
 static char http_port[64];
+static char https_port[64];
 
 static const char *src_dir(void)
 {
@@ -86,7 +87,7 @@ static void read_small(char *out, size_t cap, const char *path)
 struct fx {
 	char dir[128];
 	char remote[192];
-	char url[256];
+	char url[512];
 	char state[192];
 };
 
@@ -526,15 +527,18 @@ static void peers_up(void)
 	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh http %s/http / user 's3cret-pw'",
 	       src_dir(), peers);
 	snprintf(http_port, sizeof(http_port), "%s", out);
-	if (!ssh_port[0] || !http_port[0])
+	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh https %s/https / user 's3cret-pw'",
+	       src_dir(), peers);
+	snprintf(https_port, sizeof(https_port), "%s", out);
+	if (!ssh_port[0] || !http_port[0] || !https_port[0])
 		abort();
 }
 
 static void peers_down(void)
 {
 	sh("%s/test/fixtures/gitpeers.sh stop %s/ssh; %s/test/fixtures/gitpeers.sh stop %s/http; "
-	   "rm -rf %s",
-	   src_dir(), peers, src_dir(), peers, peers);
+	   "%s/test/fixtures/gitpeers.sh stop %s/https; rm -rf %s",
+	   src_dir(), peers, src_dir(), peers, src_dir(), peers, peers);
 }
 
 struct ssh_case {
@@ -750,6 +754,43 @@ START_TEST(http_transport)
 }
 END_TEST
 
+/* HTTPS with the test CA in the secret's ca.crt; without it the server is not trusted. The
+ * CA location is process-global in libgit2: the trusted run must not leak into the next. */
+START_TEST(https_ca)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], secret[320], other[320];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
+	snprintf(other, sizeof(other), "%s/noca", f.dir);
+	mkdir(secret, 0700);
+	mkdir(other, 0700);
+	write_secret(secret, "username", "user");
+	write_secret(secret, "password", "s3cret-pw");
+	write_secret(other, "username", "user");
+	write_secret(other, "password", "s3cret-pw");
+	ck_assert_int_eq(sh("cp %s/https/ca.crt %s/ca.crt", peers, secret), 0);
+	snprintf(f.url, sizeof(f.url), "https://127.0.0.1:%s%s", https_port, f.remote);
+	o.secret_dir = secret;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v2");
+
+	o.secret_dir = other;
+	o.state_dir = other; /* a cold clone */
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "not trusted"), "%s", err.msg);
+	fx_done(&f);
+}
+END_TEST
+
 /* --- pure functions: URL scrubbing and known_hosts ------------------------------------------ */
 
 static const struct {
@@ -927,6 +968,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(net, ssh_unknown_host);
 	tcase_add_test(net, ssh_killed_mid_clone_converges);
 	tcase_add_test(net, ssh_killed_mid_push_converges);
+	tcase_add_test(net, https_ca);
 	tcase_add_loop_test(net, http_transport, 0, sizeof(http_cases) / sizeof(http_cases[0]));
 	suite_add_tcase(s, net);
 	return s;

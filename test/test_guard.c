@@ -13,7 +13,7 @@
 #define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define D2 "sha256:2222222222222222222222222222222222222222222222222222222222222222"
 
-enum pol { SEMVER, NUMERICAL, ALPHA, STAMPED, NPOL };
+enum pol { SEMVER, NUMERICAL, ALPHA, STAMPED, NARROW, RAISED, ORDER, NPOL };
 
 static struct policy *policies[NPOL];
 
@@ -26,6 +26,10 @@ static void setup(void)
 		/* the incident: release-<sha>-<ts>, ordered by the extracted timestamp */
 		[STAMPED] = {"^release-[0-9a-f]+-(?P<ts>[0-9]+)$", "$ts", NULL, 0, POLICY_NUMERICAL,
 			     NULL, true},
+		/* a range narrowed below, or raised above, what Git has; and the order alone */
+		[NARROW] = {NULL, NULL, NULL, 0, POLICY_SEMVER, "<2.0.0", true},
+		[RAISED] = {NULL, NULL, NULL, 0, POLICY_SEMVER, ">=2.0.0", true},
+		[ORDER] = {NULL, NULL, NULL, 0, POLICY_SEMVER, ">=0.0.0-0", true},
 	};
 	struct error err = ERROR_INIT;
 
@@ -82,139 +86,156 @@ static const struct row {
 	enum guard_decision_kind d2;
 	enum guard_reason r2;
 	bool write_digest;
+	bool use_order; /* order_policy: the SemVer order without range */
 } rows[] = {
 	/* update/forward, confirmed and not */
 	{"forward", SEMVER, "1.0.0 1.1.0 1.2.0", "1.1.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_FORWARD, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
-	 GUARD_FORWARD, false},
+	 GUARD_FORWARD, false, false},
 	{"forward 404", SEMVER, "1.0.0 1.1.0 1.2.0", "1.1.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_FORWARD, true, 0, "1.2.0", GUARD_HEAD_NOT_FOUND, NULL, GUARD_HOLD,
-	 GUARD_CANDIDATE_MISSING, false},
+	 GUARD_CANDIDATE_MISSING, false, false},
 	{"forward head fails", SEMVER, "1.0.0 1.2.0", "1.0.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_FORWARD, true, 0, "1.2.0", GUARD_HEAD_FAILED, NULL, GUARD_ERROR,
-	 GUARD_REGISTRY, false},
+	 GUARD_REGISTRY, false, false},
 	{"forward numerical", NUMERICAL, "3 10 9", "9", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_FORWARD, true, 0, "10", GUARD_HEAD_OK, D1, GUARD_UPDATE,
-	 GUARD_FORWARD, false},
+	 GUARD_FORWARD, false, false},
 	/* update/adopt */
 	{"adopt latest", SEMVER, "1.0.0 1.2.0 latest", "latest", NULL, GUARD_DIGEST_NONE, 0, NULL,
 	 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
-	 GUARD_ADOPT, false},
+	 GUARD_ADOPT, false, false},
 	{"adopt no current tag", NUMERICAL, "1 2", NULL, NULL, GUARD_DIGEST_ALWAYS, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_ADOPT, true, 0, "2", GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_ADOPT,
-	 true},
+	 true, false},
 	{"digest-only marker equal", NUMERICAL, "1 2", NULL, D1, GUARD_DIGEST_ALWAYS, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_ADOPT, true, 0, "2", GUARD_HEAD_OK, D1, GUARD_NONE, GUARD_UP_TO_DATE,
-	 false},
+	 false, false},
 	/* none/up-to-date */
 	{"up to date", SEMVER, "1.0.0 1.2.0", "1.2.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_NONE, GUARD_UP_TO_DATE, false, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_NONE,
-	 GUARD_UP_TO_DATE, false},
+	 GUARD_UP_TO_DATE, false, false},
 	/* hold/downgrade-blocked, with and without current-missing (the stale cache) */
 	{"downgrade", SEMVER, "1.0.0 1.1.0 1.2.0", "1.3.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, GUARD_WARN_CURRENT_MISSING, "1.2.0",
-	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false},
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
 	{"stale cache", STAMPED, "release-aa1-100 release-bb2-150", "release-cc3-300", NULL,
 	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false,
 	 GUARD_WARN_CURRENT_MISSING, "release-bb2-150", GUARD_HEAD_OK, D1, GUARD_HOLD,
-	 GUARD_DOWNGRADE_BLOCKED, false},
+	 GUARD_DOWNGRADE_BLOCKED, false, false},
 	{"fresh list after stale", STAMPED, "release-bb2-150 release-cc3-300 release-dd4-400",
 	 "release-cc3-300", NULL, GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_FORWARD, true,
-	 0, "release-dd4-400", GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false},
+	 0, "release-dd4-400", GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false, false},
 	{"current missing forward", SEMVER, "1.0.0 1.5.0", "1.2.0", NULL, GUARD_DIGEST_NONE, 0,
 	 NULL, 0, GUARD_UPDATE, GUARD_FORWARD, true, GUARD_WARN_CURRENT_MISSING, "1.5.0",
-	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false},
+	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false, false},
 	/* hold/no-candidates */
 	{"empty listing", SEMVER, "", "1.0.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_HOLD,
 	 GUARD_NO_CANDIDATES, false, GUARD_WARN_CURRENT_MISSING, "", GUARD_HEAD_OK, D1, GUARD_HOLD,
-	 GUARD_NO_CANDIDATES, false},
+	 GUARD_NO_CANDIDATES, false, false},
 	{"nothing passes", SEMVER, "latest main 0.9.0", "1.0.0", NULL, GUARD_DIGEST_NONE, 0, NULL,
 	 0, GUARD_HOLD, GUARD_NO_CANDIDATES, false, GUARD_WARN_CURRENT_MISSING, "", GUARD_HEAD_OK,
-	 D1, GUARD_HOLD, GUARD_NO_CANDIDATES, false},
+	 D1, GUARD_HOLD, GUARD_NO_CANDIDATES, false, false},
 	{"only signatures", ALPHA, "sha256-abc.sig", "a", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_HOLD, GUARD_NO_CANDIDATES, false, GUARD_WARN_CURRENT_MISSING, "", GUARD_HEAD_OK, D1,
-	 GUARD_HOLD, GUARD_NO_CANDIDATES, false},
+	 GUARD_HOLD, GUARD_NO_CANDIDATES, false, false},
 	/* error/registry */
 	{"listing failed", SEMVER, NULL, "1.0.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_ERROR,
-	 GUARD_REGISTRY, false, 0, "", GUARD_HEAD_OK, D1, GUARD_ERROR, GUARD_REGISTRY, false},
+	 GUARD_REGISTRY, false, 0, "", GUARD_HEAD_OK, D1, GUARD_ERROR, GUARD_REGISTRY, false, false},
 	/* hold/suspended, before anything else */
 	{"policy suspended", SEMVER, "1.0.0 2.0.0", "1.0.0", NULL, GUARD_DIGEST_NONE, SUS_POLICY,
 	 NULL, 0, GUARD_HOLD, GUARD_SUSPENDED, false, 0, "", GUARD_HEAD_OK, D1, GUARD_HOLD,
-	 GUARD_SUSPENDED, false},
+	 GUARD_SUSPENDED, false, false},
 	{"repository suspended", SEMVER, NULL, "1.0.0", NULL, GUARD_DIGEST_NONE, SUS_REPO, NULL, 0,
 	 GUARD_HOLD, GUARD_SUSPENDED, false, 0, "", GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_SUSPENDED,
-	 false},
+	 false, false},
 	{"automation suspended", SEMVER, "1.0.0 2.0.0", "1.0.0", NULL, GUARD_DIGEST_NONE, SUS_AUTO,
 	 "1.0.0", FUTURE, GUARD_HOLD, GUARD_SUSPENDED, false, 0, "", GUARD_HEAD_OK, D1, GUARD_HOLD,
-	 GUARD_SUSPENDED, false},
+	 GUARD_SUSPENDED, false, false},
 	/* overrides */
 	{"rollback", SEMVER, "1.0.0 1.1.0 1.2.0", "1.2.0", NULL, GUARD_DIGEST_NONE, 0, "1.0.0",
 	 NO_UNTIL, GUARD_ROLLBACK, GUARD_OVERRIDE, true, 0, "1.0.0", GUARD_HEAD_OK, D1,
-	 GUARD_ROLLBACK, GUARD_OVERRIDE, false},
+	 GUARD_ROLLBACK, GUARD_OVERRIDE, false, false},
 	{"rollback until future", SEMVER, "1.0.0 1.2.0", "1.2.0", NULL, GUARD_DIGEST_NONE, 0,
 	 "1.0.0", FUTURE, GUARD_ROLLBACK, GUARD_OVERRIDE, true, 0, "1.0.0", GUARD_HEAD_OK, D1,
-	 GUARD_ROLLBACK, GUARD_OVERRIDE, false},
+	 GUARD_ROLLBACK, GUARD_OVERRIDE, false, false},
 	{"rollback 404", SEMVER, "1.0.0 1.2.0", "1.2.0", NULL, GUARD_DIGEST_NONE, 0, "1.0.0",
 	 NO_UNTIL, GUARD_ROLLBACK, GUARD_OVERRIDE, true, 0, "1.0.0", GUARD_HEAD_NOT_FOUND, NULL,
-	 GUARD_HOLD, GUARD_CANDIDATE_MISSING, false},
+	 GUARD_HOLD, GUARD_CANDIDATE_MISSING, false, false},
 	{"rollback to unlisted tag", SEMVER, "1.1.0 1.2.0", "1.2.0", NULL, GUARD_DIGEST_NONE, 0,
 	 "1.0.0", NO_UNTIL, GUARD_HOLD, GUARD_CANDIDATE_MISSING, false, 0, "1.0.0", GUARD_HEAD_OK,
-	 D1, GUARD_HOLD, GUARD_CANDIDATE_MISSING, false},
+	 D1, GUARD_HOLD, GUARD_CANDIDATE_MISSING, false, false},
 	{"override held", SEMVER, "1.0.0 1.1.0 1.2.0", "1.0.0", NULL, GUARD_DIGEST_NONE, 0,
 	 "1.0.0", FUTURE, GUARD_HOLD, GUARD_OVERRIDE, false, 0, "1.0.0", GUARD_HEAD_OK, D1,
-	 GUARD_HOLD, GUARD_OVERRIDE, false},
+	 GUARD_HOLD, GUARD_OVERRIDE, false, false},
 	{"override blocks forward", SEMVER, "1.0.0 1.1.0 9.0.0", "1.0.0", NULL, GUARD_DIGEST_NONE,
 	 0, "1.0.0", NO_UNTIL, GUARD_HOLD, GUARD_OVERRIDE, false, 0, "1.0.0", GUARD_HEAD_OK, D1,
-	 GUARD_HOLD, GUARD_OVERRIDE, false},
+	 GUARD_HOLD, GUARD_OVERRIDE, false, false},
 	{"override outside the order", SEMVER, "1.0.0 hotfix", "1.0.0", NULL, GUARD_DIGEST_NONE, 0,
 	 "hotfix", NO_UNTIL, GUARD_ROLLBACK, GUARD_OVERRIDE, true, 0, "hotfix", GUARD_HEAD_OK, D1,
-	 GUARD_ROLLBACK, GUARD_OVERRIDE, false},
+	 GUARD_ROLLBACK, GUARD_OVERRIDE, false, false},
 	{"override lapsed", SEMVER, "1.0.0 1.1.0 1.2.0", "1.0.0", NULL, GUARD_DIGEST_NONE, 0,
 	 "1.0.0", LAPSED, GUARD_UPDATE, GUARD_FORWARD, true, GUARD_WARN_OVERRIDE_LAPSED, "1.2.0",
-	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false},
+	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false, false},
 	{"override lapses at until", SEMVER, "1.0.0 1.2.0", "1.0.0", NULL, GUARD_DIGEST_NONE, 0,
 	 "1.0.0", AT_NOW, GUARD_UPDATE, GUARD_FORWARD, true, GUARD_WARN_OVERRIDE_LAPSED, "1.2.0",
-	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false},
+	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false, false},
 	{"override and empty listing", SEMVER, "", "1.2.0", NULL, GUARD_DIGEST_NONE, 0, "1.0.0",
 	 NO_UNTIL, GUARD_HOLD, GUARD_NO_CANDIDATES, false, GUARD_WARN_CURRENT_MISSING, "",
-	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_NO_CANDIDATES, false},
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_NO_CANDIDATES, false, false},
 	{"override and failed listing", SEMVER, NULL, "1.2.0", NULL, GUARD_DIGEST_NONE, 0, "1.0.0",
 	 NO_UNTIL, GUARD_ERROR, GUARD_REGISTRY, false, 0, "", GUARD_HEAD_OK, D1, GUARD_ERROR,
-	 GUARD_REGISTRY, false},
+	 GUARD_REGISTRY, false, false},
 	/* digest reflection */
 	{"IfNotPresent forward", SEMVER, "1.0.0 1.2.0", "1.0.0", D2, GUARD_DIGEST_IF_MISSING, 0,
 	 NULL, 0, GUARD_UPDATE, GUARD_FORWARD, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
-	 GUARD_FORWARD, true},
+	 GUARD_FORWARD, true, false},
 	{"IfNotPresent present", SEMVER, "1.0.0 1.2.0", "1.2.0", D2, GUARD_DIGEST_IF_MISSING, 0,
 	 NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, false, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_NONE,
-	 GUARD_UP_TO_DATE, false},
+	 GUARD_UP_TO_DATE, false, false},
 	{"IfNotPresent missing", SEMVER, "1.0.0 1.2.0", "1.2.0", NULL, GUARD_DIGEST_IF_MISSING, 0,
 	 NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
-	 GUARD_ADOPT, true},
+	 GUARD_ADOPT, true, false},
 	{"Always same", SEMVER, "1.0.0 1.2.0", "1.2.0", D1, GUARD_DIGEST_ALWAYS, 0, NULL, 0,
 	 GUARD_NONE, GUARD_UP_TO_DATE, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_NONE,
-	 GUARD_UP_TO_DATE, false},
+	 GUARD_UP_TO_DATE, false, false},
 	{"Always changed", SEMVER, "1.0.0 1.2.0", "1.2.0", D2, GUARD_DIGEST_ALWAYS, 0, NULL, 0,
 	 GUARD_NONE, GUARD_UP_TO_DATE, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
-	 GUARD_FORWARD, true},
+	 GUARD_FORWARD, true, false},
 	{"Always missing", SEMVER, "1.0.0 1.2.0", "1.2.0", NULL, GUARD_DIGEST_ALWAYS, 0, NULL, 0,
 	 GUARD_NONE, GUARD_UP_TO_DATE, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
-	 GUARD_ADOPT, true},
+	 GUARD_ADOPT, true, false},
 	{"Always tag gone", SEMVER, "1.0.0 1.2.0", "1.2.0", D2, GUARD_DIGEST_ALWAYS, 0, NULL, 0,
 	 GUARD_NONE, GUARD_UP_TO_DATE, true, 0, "1.2.0", GUARD_HEAD_NOT_FOUND, NULL, GUARD_HOLD,
-	 GUARD_CANDIDATE_MISSING, false},
+	 GUARD_CANDIDATE_MISSING, false, false},
 	{"Always no digest sent", SEMVER, "1.0.0 1.2.0", "1.0.0", D2, GUARD_DIGEST_ALWAYS, 0, NULL,
 	 0, GUARD_UPDATE, GUARD_FORWARD, true, 0, "1.2.0", GUARD_HEAD_OK, NULL, GUARD_ERROR,
-	 GUARD_REGISTRY, false},
+	 GUARD_REGISTRY, false, false},
 	{"Always downgrade", SEMVER, "1.0.0 1.2.0", "2.0.0", D2, GUARD_DIGEST_ALWAYS, 0, NULL, 0,
 	 GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, GUARD_WARN_CURRENT_MISSING, "1.2.0",
-	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false},
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
 	{"rollback with digest", SEMVER, "1.0.0 1.2.0", "1.2.0", D2, GUARD_DIGEST_IF_MISSING, 0,
 	 "1.0.0", NO_UNTIL, GUARD_ROLLBACK, GUARD_OVERRIDE, true, 0, "1.0.0", GUARD_HEAD_OK, D1,
-	 GUARD_ROLLBACK, GUARD_OVERRIDE, true},
+	 GUARD_ROLLBACK, GUARD_OVERRIDE, true, false},
+	/* a range changed under a committed version */
+	{"narrowed range holds", NARROW, "1.8.0 1.9.0 2.1.0", "2.1.0", NULL, GUARD_DIGEST_NONE, 0,
+	 NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, 0, "1.9.0", GUARD_HEAD_OK, D1,
+	 GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, true},
+	{"narrowed range without order adopts", NARROW, "1.9.0 2.1.0", "2.1.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.9.0", GUARD_HEAD_OK,
+	 D1, GUARD_UPDATE, GUARD_ADOPT, false, false},
+	{"raised range moves forward", RAISED, "1.5.0 2.0.0 2.1.0", "1.5.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_FORWARD, true, 0, "2.1.0",
+	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false, true},
+	{"latest adopts with order", NARROW, "1.9.0 latest", "latest", NULL, GUARD_DIGEST_NONE, 0,
+	 NULL, 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.9.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
+	 GUARD_ADOPT, false, true},
+	{"narrowed range, prerelease committed", NARROW, "1.9.0 2.0.0-rc.1", "2.0.0-rc.1", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, 0, "1.9.0",
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, true},
 	{"rollback digest-only marker held", SEMVER, "1.0.0 1.2.0", NULL, D1,
 	 GUARD_DIGEST_ALWAYS, 0, "1.0.0", NO_UNTIL, GUARD_ROLLBACK, GUARD_OVERRIDE, true, 0,
-	 "1.0.0", GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_OVERRIDE, false},
+	 "1.0.0", GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_OVERRIDE, false, false},
 };
 
 static void fill_input(struct guard_input *in, const struct row *r, const char **tags,
@@ -240,6 +261,7 @@ static void fill_input(struct guard_input *in, const struct row *r, const char *
 	in->current_tag = r->current;
 	in->current_digest = r->current_digest;
 	in->digest_mode = r->mode;
+	in->order_policy = r->use_order ? policies[ORDER] : NULL;
 }
 
 START_TEST(table)
@@ -373,7 +395,9 @@ static void random_tag(char *out, size_t n, enum pol pol)
 		return;
 	}
 	switch (pol) {
-	case SEMVER: snprintf(out, n, "%u.%u.%u", 1 + rnd(3), rnd(3), rnd(3)); break;
+	case SEMVER:
+	case NARROW:
+	case RAISED: snprintf(out, n, "%u.%u.%u", 1 + rnd(3), rnd(3), rnd(3)); break;
 	case NUMERICAL: snprintf(out, n, "%u", rnd(40)); break;
 	case ALPHA: snprintf(out, n, "%c%c", 'a' + rnd(5), 'a' + rnd(5)); break;
 	default: snprintf(out, n, "release-%x-%u", rnd(4096), 100 + rnd(50)); break;
@@ -388,7 +412,7 @@ START_TEST(invariants)
 
 	rng_state = 0x1234abcdULL;
 	for (int iter = 0; iter < 4000; iter++) {
-		enum pol pol = (enum pol)rnd(NPOL);
+		enum pol pol = (enum pol)rnd(ORDER); /* ORDER only serves as order_policy */
 		struct guard_input in = GUARD_INPUT_INIT;
 		struct guard_decision d;
 		size_t n = rnd(24);
@@ -402,6 +426,8 @@ START_TEST(invariants)
 		random_tag(current, sizeof(current), pol);
 		random_tag(rollback, sizeof(rollback), pol);
 		in.policy = policies[pol];
+		if ((pol == SEMVER || pol == NARROW || pol == RAISED) && rnd(4))
+			in.order_policy = policies[ORDER];
 		in.listing_ok = rnd(10) != 0;
 		in.tags = tags;
 		in.tags_len = n;
@@ -419,6 +445,8 @@ START_TEST(invariants)
 		ck_assert_int_eq(guard_decide(&d, &in, &err), 0);
 		if (d.candidate[0] && in.current_tag)
 			v = policy_compare(in.policy, in.current_tag, d.candidate);
+		if (v == POLICY_INCOMPARABLE && d.candidate[0] && in.current_tag && in.order_policy)
+			v = policy_compare(in.order_policy, in.current_tag, d.candidate);
 		guard_confirm(&d, &in, head, rnd(8) ? D1 : NULL, NULL);
 		if (!guard_writes(&d))
 			continue;

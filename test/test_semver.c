@@ -324,6 +324,11 @@ static const struct {
 	{">=99999999999999999999.0.0", "9999999999999999999.0.0", false},
 	{"<1.0.0", "v0.9.9", true},
 	{">=1.0.0", "1.0.0+build.5", true},
+	/* Masterminds ignores whatever follows a wildcard part */
+	{"x.8X5x*92", "3.0.0", true},
+	{"1.x.5x", "1.2.0", true},
+	{"!=1.2.3", "1.2.4-rc.1", false},
+	{"!=1.2.3-0", "1.2.4-rc.1", true},
 };
 
 START_TEST(range_check)
@@ -359,6 +364,8 @@ static const char *const bad_ranges[] = {
 	"|| >=1.0",
 	">=1.0 | <2",
 	"1.x2",
+	"1x.2",
+	"1.2x.3",
 	"1.2.3-01",
 	"1.2.3-",
 	">1.0 - 2.0",

@@ -72,12 +72,18 @@ struct guard_input {
 	const char *current_tag;
 	const char *current_digest; /* the digest committed at the marker, NULL when none */
 	enum guard_digest_mode digest_mode;
+
+	/* Optional (config_policy.order_policy): the same order without the semver range. When
+	 * policy calls current INCOMPARABLE (e.g. a range narrowed below the committed version),
+	 * this order decides instead, so a narrowed range holds (downgrade-blocked) rather than
+	 * adopting a lower version. NULL: INCOMPARABLE means adopt. */
+	const struct policy *order_policy;
 };
 
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
 		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE                                                        \
+		    NULL, GUARD_DIGEST_NONE, NULL                                                  \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
@@ -89,10 +95,10 @@ struct guard_decision {
 	enum guard_decision_kind decision;
 	enum guard_reason reason;
 	char candidate[GUARD_TAG_MAX + 1]; /* the tag chosen (or rollback-to); "" when none */
-	char
-	    digest[GUARD_DIGEST_MAX + 1]; /* the digest HEAD returned (after confirm); "" if none */
-	char message[GUARD_MESSAGE_MAX];  /* one line: the error, or the override's reason; "" */
-	unsigned warnings;                /* enum guard_warning bits */
+	/* the digest HEAD returned (after confirm); "" if none */
+	char digest[GUARD_DIGEST_MAX + 1];
+	char message[GUARD_MESSAGE_MAX]; /* one line: the error, or the override's reason; "" */
+	unsigned warnings;               /* enum guard_warning bits */
 	/* Set by guard_decide when the caller must HEAD `candidate` in this pass and call
 	 * guard_confirm before acting: every update and rollback, and an up-to-date decision
 	 * whose digest may need writing. Cleared by guard_confirm. */
@@ -107,9 +113,10 @@ struct guard_decision {
  * hold/override when current equals it, or hold/candidate-missing when rollback-to is not
  * listed — never forward); nothing passing the filter (hold/no-candidates); then
  * policy_compare(current, best): FORWARD update/forward, INCOMPARABLE (or no current tag)
- * update/adopt, SAME none/up-to-date, BACKWARD hold/downgrade-blocked. A lapsed override is
- * ignored (warning override-lapsed). current-missing is raised whenever the listing succeeded
- * and does not hold current_tag. Returns 0 (out filled) or IG_EFAIL when out of memory. */
+ * update/adopt unless order_policy can compare them, SAME none/up-to-date, BACKWARD
+ * hold/downgrade-blocked. A lapsed override is ignored (warning override-lapsed).
+ * current-missing is raised whenever the listing succeeded and does not hold current_tag.
+ * Returns 0 (out filled) or IG_EFAIL when out of memory. */
 int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err);
 
 enum guard_head {

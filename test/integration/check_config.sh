@@ -33,13 +33,13 @@ expect_line "imageguard kinds: OK" "$tmp/out" '^configuration OK$'
 
 run "errors file" 2 check-config --config "$data/errors.yaml"
 f="$data/errors.yaml"
-expect_line "bad regex at its line" "$tmp/err" "^imageguard: $f:11: 'spec.filterTags': pattern"
-expect_line "bad range at its line" "$tmp/err" "^imageguard: $f:14: 'spec.policy': semver range"
-expect_line "rollback without reason" "$tmp/err" "^imageguard: $f:6: .*needs 'imageguard.io/rollback-reason'"
-expect_line "missing repository" "$tmp/err" "^imageguard: $f:8: .*ImageRepository 'default/missing' not found"
-expect_line "image with tag" "$tmp/err" "^imageguard: $f:21: 'spec.image'"
-expect_line "bad duration" "$tmp/err" "^imageguard: $f:22: 'spec.interval': duration '5 minutes'"
-expect_line "unknown field warning" "$tmp/err" "^imageguard: $f:23: warning: unknown field 'spec.provider'"
+expect_line "bad regex at its line" "$tmp/err" "^imageguard: $f:11: ImagePolicy 'default/broken': 'spec.filterTags': pattern"
+expect_line "bad range at its line" "$tmp/err" "^imageguard: $f:14: ImagePolicy 'default/broken': 'spec.policy': semver range"
+expect_line "rollback without reason" "$tmp/err" "^imageguard: $f:6: ImagePolicy 'default/broken': annotation 'imageguard.io/rollback-to' needs 'imageguard.io/rollback-reason'$"
+expect_line "missing repository" "$tmp/err" "^imageguard: $f:8: ImagePolicy 'default/broken': 'spec.imageRepositoryRef': ImageRepository 'default/missing' not found$"
+expect_line "image with tag" "$tmp/err" "^imageguard: $f:21: ImageRepository 'default/repo': 'spec.image': image 'ghcr.io/acme/app:latest': a tag is not allowed"
+expect_line "bad duration" "$tmp/err" "^imageguard: $f:22: ImageRepository 'default/repo': 'spec.interval': duration '5 minutes'"
+expect_line "unknown field warning" "$tmp/err" "^imageguard: $f:23: warning: ImageRepository 'default/repo': unknown field 'spec.provider' \\(ignored\\)$"
 expect_line "error count" "$tmp/err" "^imageguard: config '$f': 6 errors$"
 [[ $(grep -c ": warning: " "$tmp/err") -eq 1 ]] && ok "one warning" || not_ok "one warning"
 [[ ! -s $tmp/out ]] && ok "errors: nothing on stdout" || not_ok "errors: stdout not empty"
@@ -67,7 +67,7 @@ YAML
 run "directory with a bad file" 2 check-config --config "$tmp/cfg"
 expect_line "duplicate policy names the first" "$tmp/err" \
 	"^imageguard: $tmp/cfg/z.yml:2: ImagePolicy 'apps/app' is already defined at $tmp/cfg/apps/imageguard.yaml:[0-9]+$"
-expect_line "bad rollback-until" "$tmp/err" "^imageguard: $tmp/cfg/z.yml:9: annotation 'imageguard.io/rollback-until'"
+expect_line "bad rollback-until" "$tmp/err" "^imageguard: $tmp/cfg/z.yml:9: ImagePolicy 'apps/app': annotation 'imageguard.io/rollback-until': time 'next week': not an RFC3339"
 
 # warnings alone do not fail
 printf 'apiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >"$tmp/warn.yaml"

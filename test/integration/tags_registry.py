@@ -107,6 +107,24 @@ def usage_errors(s):
 
 
 @test
+def policy_order(s):
+    image = s["plain"].host + "/team/app"
+    r = run("tags", image, "--insecure", "--pattern", "^v", "--semver", ">=1.0.0")
+    check(r.rc == 0 and r.out == "v1.10.0\nv1.2.0\nv1.0.0\n", "candidates best first", r)
+    r = run("tags", image, "--insecure", "--pattern", "^v", "--semver", ">=1.0.0",
+            "--exclude", "^v1[.]10", "-o", "json")
+    j = json.loads(r.out)
+    check(r.rc == 0 and j["tags"] == ["v1.2.0", "v1.0.0"] and j["count"] == 2, "exclude", r)
+    check(j["sha256"] == hashlib.sha256("\n".join(sorted(TAGS)).encode()).hexdigest(),
+          "sha256 identifies the whole listing", j)
+    for bad in (["--semver", "not a range"], ["--pattern", "(", "--alphabetical", "asc"],
+                ["--pattern", "^v"], ["--numerical", "up"]):
+        r = run("tags", image, "--insecure", *bad)
+        check(r.rc == 2 and r.out == "" and r.err.startswith("imageguard: ") and
+              r.err.count("\n") == 1, "bad policy flags %r" % bad, r)
+
+
+@test
 def tls_basic_auth(s):
     reg = s["tls"]
     cfg = docker_config({"https://%s/v2/" % reg.host: {"username": "alice", "password": PASSWORD}})
