@@ -20,23 +20,24 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: imageguard verify --config PATH [--kubeconfig FILE] [--repo-dir DIR]\n"
-		"                         [--state-dir DIR] [--secrets-dir DIR] [-o text|json]\n"
-		"                         [--log-format json|text] [--log-level LEVEL]\n\n"
-		"Compares the image digest each running container reports (pod status imageID)\n"
-		"with the digest Git pins at every marked container image, or the digest the\n"
-		"committed tag resolves to in the registry.\n\n"
-		"  --kubeconfig FILE  the API server and credentials (current-context); without\n"
-		"                     it: in-cluster service account when KUBERNETES_SERVICE_HOST\n"
-		"                     is set, else $KUBECONFIG, else ~/.kube/config\n"
-		"  --repo-dir DIR     a local checkout to read instead of each automation's Git\n"
-		"                     source (update.path still applies)\n"
-		"  -o json            one JSON line per container: policy, workload, container,\n"
-		"                     pod, file, line, image, tag, digest, running_image,\n"
-		"                     running_digest, status (ok|drift|not-running|unknown), reason\n\n"
-		"Exit status: 0 every checked container runs what Git pins (or is not running),\n"
-		"1 drift or a failed check, 2 invalid command line or configuration.\n");
+	fprintf(
+	    out,
+	    "usage: imageguard verify --config PATH [--kubeconfig FILE] [--repo-dir DIR]\n"
+	    "                         [--state-dir DIR] [--secrets-dir DIR] [-o text|json]\n"
+	    "                         [--log-format json|text] [--log-level LEVEL]\n\n"
+	    "Compares the image digest each running container reports (pod status imageID)\n"
+	    "with the digest Git pins at every marked container image, or the digest the\n"
+	    "committed tag resolves to in the registry.\n\n"
+	    "  --kubeconfig FILE  the API server and credentials (current-context); without\n"
+	    "                     it: in-cluster service account when KUBERNETES_SERVICE_HOST\n"
+	    "                     is set, else $KUBECONFIG, else ~/.kube/config\n"
+	    "  --repo-dir DIR     a local checkout to read instead of each automation's Git\n"
+	    "                     source (update.path still applies)\n"
+	    "  -o json            one JSON line per container: policy, workload, container,\n"
+	    "                     pod, file, line, image, tag, digest, running_image,\n"
+	    "                     running_digest, status (ok|drift|not-running|unknown), reason\n\n"
+	    "Exit status: 0 every checked container runs what Git pins (or is not running),\n"
+	    "1 drift or a failed check, 2 invalid command line or configuration.\n");
 }
 
 struct verify_args {
@@ -67,13 +68,14 @@ static int split_args(struct verify_args *a, int argc, char **argv, struct error
 		for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
 			if (strlen(refused[k]) == n && strncmp(arg, refused[k], n) == 0)
 				return error_set(err, IG_EUSAGE, "option '%s': not used by verify",
-						 refused[k]);
+				                 refused[k]);
 		if (!dst) {
 			a->rest[a->rest_len++] = argv[i];
 			continue;
 		}
 		if (!eq && i + 1 >= argc)
-			return error_set(err, IG_EUSAGE, "option '%.*s': missing value", (int)n, arg);
+			return error_set(err, IG_EUSAGE, "option '%.*s': missing value", (int)n,
+			                 arg);
 		*dst = eq ? eq + 1 : argv[++i];
 		if (!**dst)
 			return error_set(err, IG_EUSAGE, "option '%.*s': empty value", (int)n, arg);
@@ -97,14 +99,17 @@ static int load_kubeconfig(struct kubeconfig *out, const char *path, struct erro
 	else if (home && *home)
 		error = buf_printf(&b, "%s/.kube/config", home);
 	else
-		return error_set(err, IG_ENOTFOUND, "no Kubernetes configuration: use --kubeconfig "
-				 "or run in a pod");
+		return error_set(err, IG_ENOTFOUND,
+		                 "no Kubernetes configuration: use --kubeconfig "
+		                 "or run in a pod");
 	if (error < 0)
 		return error_set(err, IG_EFAIL, "out of memory");
 	error = kubeconfig_load(out, b.data, err);
 	if (error == IG_ENOTFOUND)
-		error_set(err, error, "no Kubernetes configuration ('%s' does not exist): use "
-			  "--kubeconfig or run in a pod", b.data);
+		error_set(err, error,
+		          "no Kubernetes configuration ('%s' does not exist): use "
+		          "--kubeconfig or run in a pod",
+		          b.data);
 	buf_release(&b);
 	return error;
 }
@@ -147,8 +152,8 @@ static int print_json(const struct verify_report *r)
 		json_object_set_new(o, "container", jstr(x->container));
 		json_object_set_new(o, "pod", jstr(x->pod));
 		json_object_set_new(o, "file", jstr(x->file));
-		json_object_set_new(o, "line", x->file ? json_integer((json_int_t)x->line)
-						      : json_null());
+		json_object_set_new(o, "line",
+		                    x->file ? json_integer((json_int_t)x->line) : json_null());
 		json_object_set_new(o, "image", jstr(x->image));
 		json_object_set_new(o, "tag", jstr(x->want_tag));
 		json_object_set_new(o, "digest", jstr(x->want_digest));
@@ -206,8 +211,7 @@ static int run(const struct cmdopts *co, const struct verify_args *va)
 	}
 	rc = 1;
 	registry_options_init(&ro);
-	if (kube_client_new(&kube, &kc, NULL, &err) < 0 ||
-	    registry_client_new(&reg, &ro, &err) < 0)
+	if (kube_client_new(&kube, &kc, NULL, &err) < 0 || registry_client_new(&reg, &ro, &err) < 0)
 		goto fail;
 	vo = (struct verify_options){cfg, co->state_dir, co->secrets_dir, va->repo_dir, kube, reg};
 	if (verify_pass(&report, &vo, &err) < 0)

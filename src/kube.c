@@ -62,12 +62,12 @@ static int load_token(struct kube_client *c, struct error *err)
 	if (!t && c->cfg.token_file) {
 		if ((error = buf_read_file(&tok, c->cfg.token_file)) < 0) {
 			error = error_set(err, IG_EINVALID, "%s: token file '%s': %s",
-					  c->cfg.source, c->cfg.token_file,
-					  error == IG_ENOTFOUND ? "no such file" : "cannot read");
+			                  c->cfg.source, c->cfg.token_file,
+			                  error == IG_ENOTFOUND ? "no such file" : "cannot read");
 			goto done;
 		}
 		while (tok.len && (tok.data[tok.len - 1] == '\n' || tok.data[tok.len - 1] == '\r' ||
-				   tok.data[tok.len - 1] == ' '))
+		                   tok.data[tok.len - 1] == ' '))
 			tok.data[--tok.len] = '\0';
 		t = tok.data ? tok.data : "";
 	}
@@ -75,7 +75,7 @@ static int load_token(struct kube_client *c, struct error *err)
 		goto done;
 	if (!*t || strpbrk(t, "\r\n")) {
 		error = error_set(err, IG_EINVALID, "%s: the token is empty or has several lines",
-				  c->cfg.source);
+		                  c->cfg.source);
 		goto done;
 	}
 	if (buf_printf(&hdr, "Authorization: Bearer %s", t) < 0) {
@@ -93,7 +93,7 @@ done:
 }
 
 int kube_client_new(struct kube_client **out, const struct kubeconfig *cfg,
-		    const struct kube_options *opts, struct error *err)
+                    const struct kube_options *opts, struct error *err)
 {
 	struct kube_client *c = calloc(1, sizeof(*c));
 	int error;
@@ -110,15 +110,17 @@ int kube_client_new(struct kube_client **out, const struct kubeconfig *cfg,
 		goto fail;
 	}
 	if (!c->cfg.server || (strncmp(c->cfg.server, "https://", 8) != 0 &&
-			       strncmp(c->cfg.server, "http://", 7) != 0)) {
+	                       strncmp(c->cfg.server, "http://", 7) != 0)) {
 		error = error_set(err, IG_EINVALID, "%s: no https:// server", c->cfg.source);
 		goto fail;
 	}
 	if ((error = load_token(c, err)) < 0)
 		goto fail;
 	if (c->cfg.insecure)
-		log_warn("kube.insecure", "%s: insecure-skip-tls-verify is set: the API server's "
-			 "certificate is not verified", c->cfg.source);
+		log_warn("kube.insecure",
+		         "%s: insecure-skip-tls-verify is set: the API server's "
+		         "certificate is not verified",
+		         c->cfg.source);
 	*out = c;
 	return 0;
 fail:
@@ -169,7 +171,7 @@ static void set_blob(CURL *h, CURLoption opt, const char *pem)
 
 /* Sets every option of one GET of url on the reused handle. */
 static void prepare(struct kube_client *c, const char *url, struct curl_slist *headers,
-		    struct sink *body)
+                    struct sink *body)
 {
 	CURL *h = c->h;
 
@@ -213,19 +215,20 @@ static void describe(char *out, size_t n, const char *path)
 
 /* The Status message of an error body, or a reason phrase. */
 static void status_error(struct error *err, int code, const char *what, long status,
-			 const struct buf *body)
+                         const struct buf *body)
 {
 	json_t *j = body->data ? json_loadb(body->data, body->len, 0, NULL) : NULL;
 	const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
 	const char *reason = status == 401   ? "unauthorized"
-			     : status == 403 ? "forbidden"
-			     : status == 404 ? "not found"
-			     : status == 410 ? "gone (continue token expired)"
-			     : status == 429 ? "too many requests"
-					     : "unexpected status";
+	                     : status == 403 ? "forbidden"
+	                     : status == 404 ? "not found"
+	                     : status == 410 ? "gone (continue token expired)"
+	                     : status == 429 ? "too many requests"
+	                                     : "unexpected status";
 
 	if (msg && *msg)
-		error_set(err, code, "kubernetes api '%s': %ld %s: %.300s", what, status, reason, msg);
+		error_set(err, code, "kubernetes api '%s': %ld %s: %.300s", what, status, reason,
+		          msg);
 	else
 		error_set(err, code, "kubernetes api '%s': %ld %s", what, status, reason);
 	json_decref(j);
@@ -278,30 +281,34 @@ static int request(json_t **out, struct kube_client *c, const char *path, struct
 		if (attempt >= c->opts.max_retries || !is_retryable(cc, status))
 			break;
 		log_debug("kube.retry", "kubernetes api '%s': attempt %u failed (%s, status %ld)",
-			  what, attempt + 1, curl_easy_strerror(cc), status);
+		          what, attempt + 1, curl_easy_strerror(cc), status);
 		backoff(attempt);
 	}
 	if (cc == CURLE_WRITE_ERROR && sink.error == IG_ETOOBIG) {
-		error = error_set(err, IG_ETOOBIG, "kubernetes api '%s': response larger than %zu "
-				  "bytes", what, sink.body.max);
+		error = error_set(err, IG_ETOOBIG,
+		                  "kubernetes api '%s': response larger than %zu "
+		                  "bytes",
+		                  what, sink.body.max);
 	} else if (cc == CURLE_OPERATION_TIMEDOUT) {
 		error = error_set(err, IG_ETIMEOUT, "kubernetes api '%s': timed out after %ld ms",
-				  what, c->opts.timeout_ms);
+		                  what, c->opts.timeout_ms);
 	} else if (cc != CURLE_OK) {
 		error = error_set(err, IG_EFAIL, "kubernetes api '%s': %s", what,
-				  curl_easy_strerror(cc));
+		                  curl_easy_strerror(cc));
 	} else if (status != 200) {
-		error = status == 404			 ? IG_ENOTFOUND
-			: status == 401 || status == 403 ? IG_EAUTH
-							 : IG_EFAIL;
+		error = status == 404                    ? IG_ENOTFOUND
+		        : status == 401 || status == 403 ? IG_EAUTH
+		                                         : IG_EFAIL;
 		status_error(err, error, what, status, &sink.body);
 	} else if (!(*out = json_loadb(sink.body.data ? sink.body.data : "", sink.body.len, 0,
-				       &jerr)) ||
-		   !json_is_object(*out)) {
+	                               &jerr)) ||
+	           !json_is_object(*out)) {
 		json_decref(*out);
 		*out = NULL;
-		error = error_set(err, IG_EINVALID, "kubernetes api '%s': 200 but the body is not a "
-				  "JSON object", what);
+		error = error_set(err, IG_EINVALID,
+		                  "kubernetes api '%s': 200 but the body is not a "
+		                  "JSON object",
+		                  what);
 	}
 done:
 	curl_slist_free_all(headers);
@@ -316,8 +323,8 @@ int kube_get(json_t **out, struct kube_client *c, const char *path, struct error
 }
 
 /* path?limit=N[&labelSelector=S][&continue=T], values escaped. */
-static int list_path(struct buf *out, struct kube_client *c, const char *path,
-		     const char *selector, const char *cont)
+static int list_path(struct buf *out, struct kube_client *c, const char *path, const char *selector,
+                     const char *cont)
 {
 	char *s = selector ? curl_easy_escape(c->h, selector, 0) : NULL;
 	char *t = cont ? curl_easy_escape(c->h, cont, 0) : NULL;
@@ -327,8 +334,8 @@ static int list_path(struct buf *out, struct kube_client *c, const char *path,
 	if ((selector && !s) || (cont && !t))
 		goto done;
 	error = buf_printf(out, "%s%slimit=%zu%s%s%s%s", path, strchr(path, '?') ? "&" : "?",
-			   c->opts.page_limit, s ? "&labelSelector=" : "", s ? s : "",
-			   t ? "&continue=" : "", t ? t : "");
+	                   c->opts.page_limit, s ? "&labelSelector=" : "", s ? s : "",
+	                   t ? "&continue=" : "", t ? t : "");
 done:
 	curl_free(s);
 	curl_free(t);
@@ -337,18 +344,18 @@ done:
 
 /* Appends the page's items to all; *cont the next continue token (borrowed from page). */
 static int take_page(json_t *all, json_t *page, const char **cont, const char *path,
-		     size_t max_items, struct error *err)
+                     size_t max_items, struct error *err)
 {
 	json_t *items = json_object_get(page, "items");
-	const char *t = json_string_value(json_object_get(json_object_get(page, "metadata"),
-							  "continue"));
+	const char *t =
+	    json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
 
 	if (!json_is_array(items) && !json_is_null(items) && items)
 		return error_set(err, IG_EINVALID, "kubernetes api 'GET %s': items is not a list",
-				 path);
+		                 path);
 	if (json_array_size(all) + json_array_size(items) > max_items)
 		return error_set(err, IG_ETOOBIG, "kubernetes api 'GET %s': more than %zu items",
-				 path, max_items);
+		                 path, max_items);
 	if (items && json_is_array(items) && json_array_extend(all, items) < 0)
 		return error_set(err, IG_EFAIL, "out of memory");
 	*cont = t && *t ? t : NULL;
@@ -356,7 +363,7 @@ static int take_page(json_t *all, json_t *page, const char **cont, const char *p
 }
 
 int kube_list(json_t **out, struct kube_client *c, const char *path, const char *label_selector,
-	      struct error *err)
+              struct error *err)
 {
 	json_t *all = json_array(), *page = NULL;
 	struct buf p = BUF_INIT;
@@ -370,8 +377,10 @@ int kube_list(json_t **out, struct kube_client *c, const char *path, const char 
 		return error_set(err, IG_EFAIL, "out of memory");
 	do {
 		if (++pages > c->opts.max_pages) {
-			error = error_set(err, IG_ETOOBIG, "kubernetes api 'GET %s': more than %zu "
-					  "pages", path, c->opts.max_pages);
+			error = error_set(err, IG_ETOOBIG,
+			                  "kubernetes api 'GET %s': more than %zu "
+			                  "pages",
+			                  path, c->opts.max_pages);
 			goto done;
 		}
 		if (list_path(&p, c, path, label_selector, cont) < 0) {
@@ -409,8 +418,9 @@ static int selector_expr(struct buf *b, const json_t *e, struct error *err)
 	size_t i;
 
 	if (!key || !op)
-		return error_set(err, IG_EINVALID, "selector: matchExpressions entry without key "
-				 "or operator");
+		return error_set(err, IG_EINVALID,
+		                 "selector: matchExpressions entry without key "
+		                 "or operator");
 	if (strcmp(op, "Exists") == 0)
 		return buf_puts(b, key);
 	if (strcmp(op, "DoesNotExist") == 0)
@@ -421,10 +431,11 @@ static int selector_expr(struct buf *b, const json_t *e, struct error *err)
 		return error_set(err, IG_EINVALID, "selector: '%s' %s needs values", key, op);
 	if (buf_printf(b, "%s %s (", key, strcmp(op, "In") == 0 ? "in" : "notin") < 0)
 		return IG_EFAIL;
-	json_array_foreach(values, i, v) {
+	json_array_foreach(values, i, v)
+	{
 		if (!json_is_string(v))
-			return error_set(err, IG_EINVALID, "selector: '%s': a value is not a string",
-					 key);
+			return error_set(err, IG_EINVALID,
+			                 "selector: '%s': a value is not a string", key);
 		if (buf_printf(b, "%s%s", i ? "," : "", json_string_value(v)) < 0)
 			return IG_EFAIL;
 	}
@@ -441,16 +452,19 @@ int kube_label_selector(char **out, const json_t *selector, struct error *err)
 	int error = 0;
 
 	*out = NULL;
-	json_object_foreach((json_t *)labels, k, v) {
+	json_object_foreach((json_t *)labels, k, v)
+	{
 		if (!json_is_string(v)) {
-			error = error_set(err, IG_EINVALID, "selector: label '%s' is not a string", k);
+			error =
+			    error_set(err, IG_EINVALID, "selector: label '%s' is not a string", k);
 			goto done;
 		}
 		if ((error = buf_printf(&b, "%s%s=%s", b.len ? "," : "", k, json_string_value(v))) <
 		    0)
 			goto oom;
 	}
-	json_array_foreach(exprs, i, v) {
+	json_array_foreach(exprs, i, v)
+	{
 		if (b.len && (error = buf_puts(&b, ",")) < 0)
 			goto oom;
 		if ((error = selector_expr(&b, v, err)) < 0) {

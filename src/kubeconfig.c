@@ -93,7 +93,7 @@ static int fail(struct reader *r, const yaml_node_t *at, const char *field, cons
 {
 	if (at)
 		return error_set(r->err, IG_EINVALID, "kubeconfig '%s': line %zu: %s: %s", r->name,
-				 yamltree_line(at), field, problem);
+		                 yamltree_line(at), field, problem);
 	return error_set(r->err, IG_EINVALID, "kubeconfig '%s': %s: %s", r->name, field, problem);
 }
 
@@ -123,7 +123,7 @@ static int path_to(char **dst, struct reader *r, const char *value)
 }
 
 static int data_to(char **dst, struct reader *r, const yaml_node_t *at, const char *field,
-		   const char *value)
+                   const char *value)
 {
 	size_t len;
 	int error = kubeconfig_base64_decode(dst, &len, value);
@@ -140,7 +140,7 @@ static int data_to(char **dst, struct reader *r, const yaml_node_t *at, const ch
 
 /* A string field of m: NULL when absent; a non-scalar is an error (*bad set). */
 static const char *field_str(struct reader *r, const yaml_node_t *m, const char *key,
-			     const char *field, int *bad)
+                             const char *field, int *bad)
 {
 	yaml_node_t *n = yamltree_get(r->doc, m, key);
 
@@ -156,7 +156,7 @@ static const char *field_str(struct reader *r, const yaml_node_t *m, const char 
 /* The entry of list `key` (clusters, users, contexts) whose name is name: its inner map
  * (`cluster`, `user`, `context`). */
 static int find_named(const yaml_node_t **out, struct reader *r, const yaml_node_t *root,
-		      const char *key, const char *inner, const char *name)
+                      const char *key, const char *inner, const char *name)
 {
 	yaml_node_t *list = yamltree_get(r->doc, root, key), *item;
 	char field[256];
@@ -196,25 +196,26 @@ static int read_cluster(struct reader *r, const yaml_node_t *c, const char *name
 		return bad ? bad : fail(r, c, field, "missing");
 	if (strncmp(v, "https://", 8) != 0 && strncmp(v, "http://", 7) != 0)
 		return fail(r, yamltree_get(r->doc, c, "server"), field,
-			    "expected an https:// or http:// URL");
+		            "expected an https:// or http:// URL");
 	if (dup_to(&r->out->server, v, r->err) < 0)
 		return IG_EFAIL;
 	while (strlen(r->out->server) > 8 && r->out->server[strlen(r->out->server) - 1] == '/')
 		r->out->server[strlen(r->out->server) - 1] = '\0';
 	snprintf(field, sizeof(field), "clusters[%s].cluster.certificate-authority-data", name);
 	if ((v = field_str(r, c, "certificate-authority-data", field, &bad)) &&
-	    data_to(&r->out->ca_pem, r, yamltree_get(r->doc, c, "certificate-authority-data"), field,
-		    v) < 0)
+	    data_to(&r->out->ca_pem, r, yamltree_get(r->doc, c, "certificate-authority-data"),
+	            field, v) < 0)
 		return r->err->code;
 	snprintf(field, sizeof(field), "clusters[%s].cluster.certificate-authority", name);
-	if (!bad && !r->out->ca_pem && (v = field_str(r, c, "certificate-authority", field, &bad)) &&
+	if (!bad && !r->out->ca_pem &&
+	    (v = field_str(r, c, "certificate-authority", field, &bad)) &&
 	    path_to(&r->out->ca_file, r, v) < 0)
 		return IG_EFAIL;
 	snprintf(field, sizeof(field), "clusters[%s].cluster.insecure-skip-tls-verify", name);
 	if (!bad && (v = field_str(r, c, "insecure-skip-tls-verify", field, &bad))) {
 		if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
 			return fail(r, yamltree_get(r->doc, c, "insecure-skip-tls-verify"), field,
-				    "expected true or false");
+			            "expected true or false");
 		r->out->insecure = strcmp(v, "true") == 0;
 	}
 	return bad;
@@ -222,7 +223,7 @@ static int read_cluster(struct reader *r, const yaml_node_t *c, const char *name
 
 /* One user field: a `-data` (base64) or a path. */
 static int user_field(struct reader *r, const yaml_node_t *u, const char *uname, const char *key,
-		      char **dst, bool is_data)
+                      char **dst, bool is_data)
 {
 	char field[256];
 	const char *v;
@@ -247,7 +248,8 @@ static int read_user(struct reader *r, const yaml_node_t *u, const char *name)
 		yaml_node_t *n = yamltree_get(r->doc, u, unsupported[i]);
 		if (!yamltree_is_null(n)) {
 			snprintf(field, sizeof(field), "users[%s].user.%s", name, unsupported[i]);
-			return fail(r, n, field, "not supported (use a token or a client certificate)");
+			return fail(r, n, field,
+			            "not supported (use a token or a client certificate)");
 		}
 	}
 	snprintf(field, sizeof(field), "users[%s].user.token", name);
@@ -258,17 +260,17 @@ static int read_user(struct reader *r, const yaml_node_t *u, const char *name)
 	if (!r->out->token &&
 	    (error = user_field(r, u, name, "tokenFile", &r->out->token_file, false)) < 0)
 		return error;
-	if ((error = user_field(r, u, name, "client-certificate-data", &r->out->cert_pem, true)) < 0 ||
-	    (!r->out->cert_pem &&
-	     (error = user_field(r, u, name, "client-certificate", &r->out->cert_file, false)) < 0) ||
+	if ((error = user_field(r, u, name, "client-certificate-data", &r->out->cert_pem, true)) <
+	        0 ||
+	    (!r->out->cert_pem && (error = user_field(r, u, name, "client-certificate",
+	                                              &r->out->cert_file, false)) < 0) ||
 	    (error = user_field(r, u, name, "client-key-data", &r->out->key_pem, true)) < 0 ||
 	    (!r->out->key_pem &&
 	     (error = user_field(r, u, name, "client-key", &r->out->key_file, false)) < 0))
 		return error;
 	snprintf(field, sizeof(field), "users[%s].user", name);
 	if ((r->out->cert_pem || r->out->cert_file) != (r->out->key_pem || r->out->key_file))
-		return fail(r, u, field,
-			    "a client certificate needs a client key and the reverse");
+		return fail(r, u, field, "a client certificate needs a client key and the reverse");
 	return 0;
 }
 
@@ -302,7 +304,7 @@ static int read_root(struct reader *r, const yaml_node_t *root)
 }
 
 int kubeconfig_parse(struct kubeconfig *out, const char *name, const char *data, size_t len,
-		     struct error *err)
+                     struct error *err)
 {
 	struct reader r = {name, NULL, out, err};
 	yaml_parser_t parser;
@@ -316,8 +318,8 @@ int kubeconfig_parse(struct kubeconfig *out, const char *name, const char *data,
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		error = error_set(err, IG_EINVALID, "kubeconfig '%s': line %zu: %s", name,
-				  parser.problem_mark.line + 1,
-				  parser.problem ? parser.problem : "does not parse");
+		                  parser.problem_mark.line + 1,
+		                  parser.problem ? parser.problem : "does not parse");
 		yaml_parser_delete(&parser);
 		return error;
 	}
@@ -343,7 +345,7 @@ int kubeconfig_load(struct kubeconfig *out, const char *path, struct error *err)
 		error_set(err, error, "kubeconfig '%s': no such file", path);
 	else if (error == IG_ETOOBIG)
 		error_set(err, error, "kubeconfig '%s': larger than %u bytes", path,
-			  KUBECONFIG_MAX_FILE_BYTES);
+		          KUBECONFIG_MAX_FILE_BYTES);
 	else if (error < 0)
 		error_set(err, error, "kubeconfig '%s': cannot read", path);
 	else
@@ -383,10 +385,10 @@ int kubeconfig_in_cluster(struct kubeconfig *out, const char *sa_dir, struct err
 	sa_dir = sa_dir ? sa_dir : KUBECONFIG_SERVICE_ACCOUNT_DIR;
 	if (!host || !*host || !port || !*port)
 		return error_set(err, IG_ENOTFOUND,
-				 "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
-				 "are not set (not running in a pod; use --kubeconfig)");
+		                 "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
+		                 "are not set (not running in a pod; use --kubeconfig)");
 	if (strchr(host, ':') ? buf_printf(&b, "https://[%s]:%s", host, port)
-			      : buf_printf(&b, "https://%s:%s", host, port))
+	                      : buf_printf(&b, "https://%s:%s", host, port))
 		goto oom;
 	out->server = buf_detach(&b);
 	if (buf_printf(&b, "%s/token", sa_dir) < 0)
@@ -400,8 +402,8 @@ int kubeconfig_in_cluster(struct kubeconfig *out, const char *sa_dir, struct err
 	free(read_small(out->token_file, KUBECONFIG_MAX_TOKEN_BYTES, &rerr));
 	if (rerr < 0) {
 		error = error_set(err, rerr == IG_ENOTFOUND ? IG_ENOTFOUND : IG_EFAIL,
-				  "in-cluster: '%s': %s", out->token_file,
-				  rerr == IG_ENOTFOUND ? "no such file" : "cannot read");
+		                  "in-cluster: '%s': %s", out->token_file,
+		                  rerr == IG_ENOTFOUND ? "no such file" : "cannot read");
 		goto done;
 	}
 	if (access(out->ca_file, R_OK) != 0) {

@@ -7,7 +7,7 @@
 #include "imageguard/kubeimage.h"
 
 static const char *const schemes[] = {"docker-pullable://", "docker://", "containerd://",
-				      "cri-o://"};
+                                      "cri-o://"};
 
 static bool is_sha256(const char *s, size_t len)
 {
@@ -33,12 +33,13 @@ int kubeimage_digest(char **out, const char *image_id, struct error *err)
 		return error_set(err, IG_ENOTFOUND, "imageID is empty (container not started)");
 	if (!(at = strrchr(s, '@')))
 		return error_set(err, IG_ENOTFOUND,
-				 "imageID '%.200s' holds no repository digest (an image ID of a "
-				 "local or side-loaded image)", image_id);
+		                 "imageID '%.200s' holds no repository digest (an image ID of a "
+		                 "local or side-loaded image)",
+		                 image_id);
 	at++;
 	if (!is_sha256(at, strlen(at)))
 		return error_set(err, IG_EINVALID, "imageID '%.200s': not a sha256 digest",
-				 image_id);
+		                 image_id);
 	if (!(*out = strdup(at)))
 		return error_set(err, IG_EFAIL, "out of memory");
 	return 0;

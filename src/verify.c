@@ -62,8 +62,8 @@ static void *grow(void *items, size_t *cap, size_t len, size_t size)
 
 /* Credentials and CA of the policy's repository when the Git image is that repository. */
 static int load_target(struct registry_target *t, struct registry_creds *creds, char **ca_file,
-		       const struct config_policy *pol, const struct imageref *ref,
-		       const char *secrets_dir, struct error *err)
+                       const struct config_policy *pol, const struct imageref *ref,
+                       const char *secrets_dir, struct error *err)
 {
 	const struct config_repository *r = pol ? pol->repository : NULL;
 	char *dir = NULL;
@@ -123,9 +123,9 @@ static struct head *resolve(struct pass *p, const char *image, const char *polic
 	p->heads_len++;
 	if (imageref_parse(&ref, image, IMAGEREF_ALLOW_TAG | IMAGEREF_ALLOW_DIGEST, &err) < 0 ||
 	    load_target(&t, &creds, &ca_file, pol, &ref,
-			p->o->secrets_dir ? p->o->secrets_dir : ".", &err) < 0 ||
+	                p->o->secrets_dir ? p->o->secrets_dir : ".", &err) < 0 ||
 	    registry_head_manifest(&h->digest, p->o->registry, &t, ref.tag ? ref.tag : "latest",
-				   &err) < 0) {
+	                           &err) < 0) {
 		h->digest = NULL;
 		h->message = strdup(err.msg);
 		log_warn("verify.registry", "image '%s': %s", image, err.msg);
@@ -139,7 +139,7 @@ static struct head *resolve(struct pass *p, const char *image, const char *polic
 /* ---- the cluster: a workload's live object and its pods ---- */
 
 static int read_live(struct live *l, struct pass *p, const struct workload_container *c,
-		     struct error *err)
+                     struct error *err)
 {
 	struct buf path = BUF_INIT;
 	char *obj_path = workload_api_path(c->kind, c->ns, c->name), *selector = NULL;
@@ -154,8 +154,9 @@ static int read_live(struct live *l, struct pass *p, const struct workload_conta
 			error = error_set(err, IG_EFAIL, "out of memory");
 		goto done;
 	}
-	if ((error = kube_label_selector(&selector, json_object_get(json_object_get(l->object,
-				"spec"), "selector"), err)) < 0) {
+	if ((error = kube_label_selector(
+	         &selector, json_object_get(json_object_get(l->object, "spec"), "selector"), err)) <
+	    0) {
 		error_prefix(err, "%s '%s/%s'", c->kind, c->ns, c->name);
 		goto done;
 	}
@@ -211,7 +212,8 @@ static const char *live_image(const json_t *object, const struct workload_contai
 	if (strcmp(c->kind, "Pod") != 0)
 		spec = json_object_get(json_object_get(spec, "template"), "spec");
 	list = json_object_get(spec, c->init ? "initContainers" : "containers");
-	json_array_foreach(list, i, item) {
+	json_array_foreach(list, i, item)
+	{
 		const char *name = json_string_value(json_object_get(item, "name"));
 		if (name && strcmp(name, c->container) == 0)
 			return json_string_value(json_object_get(item, "image"));
@@ -221,8 +223,8 @@ static const char *live_image(const json_t *object, const struct workload_contai
 
 static bool pod_counts(const json_t *pod, const char *kind)
 {
-	const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"),
-							      "phase"));
+	const char *phase =
+	    json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
 
 	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
 		return false; /* terminating: on its way out of a rollout */
@@ -233,12 +235,14 @@ static bool pod_counts(const json_t *pod, const char *kind)
 
 static const json_t *container_status(const json_t *pod, const struct workload_container *c)
 {
-	const json_t *list = json_object_get(json_object_get(pod, "status"),
-					     c->init ? "initContainerStatuses" : "containerStatuses");
+	const json_t *list =
+	    json_object_get(json_object_get(pod, "status"),
+	                    c->init ? "initContainerStatuses" : "containerStatuses");
 	const json_t *st;
 	size_t i;
 
-	json_array_foreach(list, i, st) {
+	json_array_foreach(list, i, st)
+	{
 		const char *name = json_string_value(json_object_get(st, "name"));
 		if (name && strcmp(name, c->container) == 0)
 			return st;
@@ -253,24 +257,24 @@ static int verify_pods(struct pass *p, const struct verify_want *w, const struct
 	size_t i, n = 0;
 	int error;
 
-	json_array_foreach(l->pods, i, pod) {
-		const char *name = json_string_value(json_object_get(json_object_get(pod,
-								"metadata"), "name"));
+	json_array_foreach(l->pods, i, pod)
+	{
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
 		if (!pod_counts(pod, w->c->kind))
 			continue;
 		n++;
 		if ((error = verify_add_container(p->out, w, name, container_status(pod, w->c),
-						  spec_image)) < 0)
+		                                  spec_image)) < 0)
 			return error;
 	}
 	if (n)
 		return 0;
 	return verify_add(p->out, w, NULL, VERIFY_NOT_RUNNING, false,
-			  "no running pod matches the %s's selector", w->c->kind);
+	                  "no running pod matches the %s's selector", w->c->kind);
 }
 
-static int verify_marker(struct pass *p, const struct marker *m,
-			 const struct workload_container *c)
+static int verify_marker(struct pass *p, const struct marker *m, const struct workload_container *c)
 {
 	struct verify_want w = {m, c, NULL, NULL, NULL, false};
 	struct imageref_parts parts;
@@ -280,7 +284,7 @@ static int verify_marker(struct pass *p, const struct marker *m,
 
 	if (strcmp(c->kind, "CronJob") == 0)
 		return verify_add(p->out, &w, NULL, VERIFY_UNKNOWN, false,
-				  "pods of a CronJob are not verified");
+		                  "pods of a CronJob are not verified");
 	imageref_split(&parts, c->image, strlen(c->image));
 	if (parts.tag_len && !(w.tag = strndup(c->image + parts.tag_start, parts.tag_len)))
 		goto done;
@@ -300,7 +304,7 @@ static int verify_marker(struct pass *p, const struct marker *m,
 		goto done;
 	if (l->rc == IG_ENOTFOUND)
 		error = verify_add(p->out, &w, NULL, VERIFY_NOT_RUNNING, false,
-				   "%s not found in the cluster", c->kind);
+		                   "%s not found in the cluster", c->kind);
 	else if (l->rc < 0)
 		error = verify_add(p->out, &w, NULL, VERIFY_UNKNOWN, true, "%s", l->message);
 	else
@@ -324,7 +328,7 @@ static int verify_file(struct pass *p, const char *root, const struct marker *ms
 		return IG_EFAIL;
 	if ((scan = buf_read_file(&data, path.data)) == 0)
 		scan = workload_scan_buffer(&ws, ms[0].file, data.data ? data.data : "", data.len,
-					    &err);
+		                            &err);
 	else
 		error_set(&err, scan, "'%s': cannot read", ms[0].file);
 	for (size_t i = 0; i < n && error == 0; i++) {
@@ -337,7 +341,7 @@ static int verify_file(struct pass *p, const char *root, const struct marker *ms
 			error = verify_add(p->out, &w, NULL, VERIFY_UNKNOWN, true, "%s", err.msg);
 		else
 			error = verify_add(p->out, &w, NULL, VERIFY_UNKNOWN, false,
-					   "not the image of a workload's container");
+			                   "not the image of a workload's container");
 	}
 	workload_set_release(&ws);
 	buf_release(&data);
@@ -359,7 +363,7 @@ static int verify_tree(struct pass *p, const char *root, const char *subpath, co
 	}
 	for (size_t i = 0; i < ms.problems_len; i++)
 		log_warn("verify.markers", "%s:%zu: %s", ms.problems[i].file, ms.problems[i].line,
-			 ms.problems[i].message);
+		         ms.problems[i].message);
 	/* markers come sorted by file: one read and parse per file */
 	for (size_t i = 0, j; i < ms.len && error == 0; i = j) {
 		for (j = i + 1; j < ms.len && strcmp(ms.items[j].file, ms.items[i].file) == 0; j++)
@@ -394,12 +398,12 @@ static int verify_automation(struct pass *p, const struct config_automation *a)
 	go.author_email = a->author_email;
 	if ((a->source->secret_ref &&
 	     config_secret_path(&secret, p->o->secrets_dir ? p->o->secrets_dir : ".",
-				a->source->secret_ref, &err) < 0) ||
+	                        a->source->secret_ref, &err) < 0) ||
 	    (go.secret_dir = secret, gitstore_open(&g, &go, &err) < 0)) {
 		struct verify_want w = {NULL, NULL, NULL, NULL, NULL, false};
 		log_error("verify.git", "%s: %s", what.data, err.msg);
 		error = verify_add(p->out, &w, NULL, VERIFY_UNKNOWN, true, "%s: %s", what.data,
-				   err.msg);
+		                   err.msg);
 		goto done;
 	}
 	error = verify_tree(p, gitstore_workdir(g), a->update_path, what.data);

@@ -22,12 +22,12 @@ struct verify_want {
 /* Appends one result (strings copied) and counts it; a drift is logged. Returns 0 or
  * IG_EFAIL (out of memory). */
 int verify_add(struct verify_report *r, const struct verify_want *w, const char *pod,
-	       enum verify_status status, bool failed, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
+               enum verify_status status, bool failed, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 /* Compares one pod's status of the container (NULL: none yet) with w and appends the result;
  * spec_image is what the live workload's template specifies (NULL: unknown). */
 int verify_add_container(struct verify_report *r, const struct verify_want *w, const char *pod,
-			 const json_t *status, const char *spec_image);
+                         const json_t *status, const char *spec_image);
 
 #endif

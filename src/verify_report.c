@@ -15,10 +15,14 @@
 const char *verify_status_name(enum verify_status s)
 {
 	switch (s) {
-	case VERIFY_OK: return "ok";
-	case VERIFY_DRIFT: return "drift";
-	case VERIFY_NOT_RUNNING: return "not-running";
-	case VERIFY_UNKNOWN: break;
+	case VERIFY_OK:
+		return "ok";
+	case VERIFY_DRIFT:
+		return "drift";
+	case VERIFY_NOT_RUNNING:
+		return "not-running";
+	case VERIFY_UNKNOWN:
+		break;
 	}
 	return "unknown";
 }
@@ -30,7 +34,7 @@ static int short_digest(struct buf *b, const char *d)
 }
 
 static int compare_into(enum verify_status *out, struct buf *why, const char *want_tag,
-			const char *want_digest, const char *running_image, const char *image_id)
+                        const char *want_digest, const char *running_image, const char *image_id)
 {
 	struct error err = ERROR_INIT;
 	char *digest = NULL, *tag = NULL;
@@ -57,7 +61,8 @@ static int compare_into(enum verify_status *out, struct buf *why, const char *wa
 		error = buf_puts(why, "the digest of the committed tag is unknown");
 	} else if (strcmp(digest, want_digest) != 0) {
 		*out = VERIFY_DRIFT;
-		if ((error = buf_puts(why, "runs ")) < 0 || (error = short_digest(why, digest)) < 0 ||
+		if ((error = buf_puts(why, "runs ")) < 0 ||
+		    (error = short_digest(why, digest)) < 0 ||
 		    (error = buf_puts(why, ", Git wants ")) < 0 ||
 		    (error = short_digest(why, want_digest)) < 0)
 			goto done;
@@ -74,7 +79,7 @@ done:
 }
 
 int verify_compare(enum verify_status *out, char **reason, const char *want_tag,
-		   const char *want_digest, const char *running_image, const char *image_id)
+                   const char *want_digest, const char *running_image, const char *image_id)
 {
 	struct buf why = BUF_INIT;
 	int error = compare_into(out, &why, want_tag, want_digest, running_image, image_id);
@@ -125,10 +130,13 @@ static int fill(struct verify_result *x, const struct verify_want *w, const char
 		return -1;
 	x->workload = c ? buf_detach(&b) : NULL;
 	x->line = w->m ? w->m->line : 0;
-	if (dup(&x->policy, w->m ? w->m->policy : NULL) || dup(&x->file, w->m ? w->m->file : NULL) ||
-	    dup(&x->kind, c ? c->kind : NULL) || dup(&x->ns, c ? c->ns : NULL) ||
-	    dup(&x->name, c ? c->name : NULL) || dup(&x->container, c ? c->container : NULL) ||
-	    dup(&x->pod, pod) || dup(&x->image, c ? c->image : w->m ? w->m->value : NULL) ||
+	if (dup(&x->policy, w->m ? w->m->policy : NULL) ||
+	    dup(&x->file, w->m ? w->m->file : NULL) || dup(&x->kind, c ? c->kind : NULL) ||
+	    dup(&x->ns, c ? c->ns : NULL) || dup(&x->name, c ? c->name : NULL) ||
+	    dup(&x->container, c ? c->container : NULL) || dup(&x->pod, pod) ||
+	    dup(&x->image, c      ? c->image
+	                   : w->m ? w->m->value
+	                          : NULL) ||
 	    dup(&x->want_tag, w->tag) || dup(&x->want_digest, w->digest))
 		return -1;
 	return 0;
@@ -151,13 +159,13 @@ static int append(struct verify_report *r, struct verify_result *x)
 		r->failures++;
 	if (x->status == VERIFY_DRIFT)
 		log_warn("verify.drift", "policy '%s' %s '%s' container '%s' pod '%s': %s",
-			 x->policy ? x->policy : "-", x->kind, x->workload, x->container,
-			 x->pod ? x->pod : "-", x->reason);
+		         x->policy ? x->policy : "-", x->kind, x->workload, x->container,
+		         x->pod ? x->pod : "-", x->reason);
 	return 0;
 }
 
 int verify_add(struct verify_report *r, const struct verify_want *w, const char *pod,
-	       enum verify_status status, bool failed, const char *fmt, ...)
+               enum verify_status status, bool failed, const char *fmt, ...)
 {
 	struct verify_result x;
 	struct buf why = BUF_INIT;
@@ -180,7 +188,7 @@ int verify_add(struct verify_report *r, const struct verify_want *w, const char 
 }
 
 int verify_add_container(struct verify_report *r, const struct verify_want *w, const char *pod,
-			 const json_t *status, const char *spec_image)
+                         const json_t *status, const char *spec_image)
 {
 	const char *image = json_string_value(json_object_get(status, "image"));
 	const char *id = json_string_value(json_object_get(status, "imageID"));
@@ -206,9 +214,10 @@ int verify_add_container(struct verify_report *r, const struct verify_want *w, c
 	    buf_printf(&why, ": %s", w->why_no_digest) < 0)
 		goto fail;
 	x.failed = x.status == VERIFY_UNKNOWN && !w->digest && w->resolved;
-	if (x.status == VERIFY_DRIFT && spec_image && w->c && strcmp(spec_image, w->c->image) != 0 &&
+	if (x.status == VERIFY_DRIFT && spec_image && w->c &&
+	    strcmp(spec_image, w->c->image) != 0 &&
 	    buf_printf(&why, "; the cluster's %s still specifies %s (Git's change not applied)",
-		       w->c->kind, spec_image) < 0)
+	               w->c->kind, spec_image) < 0)
 		goto fail;
 	if (!(x.reason = buf_detach(&why)) || append(r, &x) < 0)
 		goto fail;
@@ -224,9 +233,9 @@ int verify_metrics_declare(struct metrics *m)
 	static const char *const labels[] = {"policy", "workload"};
 
 	return metrics_declare(m, VERIFY_METRIC_DRIFT, METRICS_GAUGE,
-			       "1 when a container of the workload runs another image than Git "
-			       "pins for the policy, else 0",
-			       labels, 2, NULL, 0);
+	                       "1 when a container of the workload runs another image than Git "
+	                       "pins for the policy, else 0",
+	                       labels, 2, NULL, 0);
 }
 
 int verify_metrics_publish(struct metrics *m, const struct verify_report *r)
@@ -244,7 +253,7 @@ int verify_metrics_publish(struct metrics *m, const struct verify_report *r)
 			if (!x->policy || !x->workload || (pass == 1 && x->status != VERIFY_DRIFT))
 				continue;
 			if ((error = metrics_set(m, VERIFY_METRIC_DRIFT, values,
-						 pass == 1 ? 1.0 : 0.0)) < 0)
+			                         pass == 1 ? 1.0 : 0.0)) < 0)
 				return error;
 		}
 	return 0;

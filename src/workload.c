@@ -13,13 +13,13 @@
 static const struct {
 	const char *kind, *group_path, *plural;
 } kinds[] = {
-	{"Deployment", "/apis/apps/v1", "deployments"},
-	{"StatefulSet", "/apis/apps/v1", "statefulsets"},
-	{"DaemonSet", "/apis/apps/v1", "daemonsets"},
-	{"ReplicaSet", "/apis/apps/v1", "replicasets"},
-	{"Job", "/apis/batch/v1", "jobs"},
-	{"CronJob", "/apis/batch/v1", "cronjobs"},
-	{"Pod", "/api/v1", "pods"},
+    {"Deployment", "/apis/apps/v1", "deployments"},
+    {"StatefulSet", "/apis/apps/v1", "statefulsets"},
+    {"DaemonSet", "/apis/apps/v1", "daemonsets"},
+    {"ReplicaSet", "/apis/apps/v1", "replicasets"},
+    {"Job", "/apis/batch/v1", "jobs"},
+    {"CronJob", "/apis/batch/v1", "cronjobs"},
+    {"Pod", "/api/v1", "pods"},
 };
 
 static int kind_index(const char *kind)
@@ -36,7 +36,7 @@ char *workload_api_path(const char *kind, const char *ns, const char *name)
 	int k = kind_index(kind);
 
 	if (k < 0 || buf_printf(&b, "%s/namespaces/%s/%s/%s", kinds[k].group_path, ns,
-				kinds[k].plural, name) < 0) {
+	                        kinds[k].plural, name) < 0) {
 		buf_release(&b);
 		return NULL;
 	}
@@ -78,7 +78,7 @@ static yaml_node_t *pod_spec(yaml_document_t *doc, yaml_node_t *root, const char
 }
 
 static int push(struct workload_set *s, const char *kind, const char *ns, const char *name,
-		const char *container, bool init, const yaml_node_t *image)
+                const char *container, bool init, const yaml_node_t *image)
 {
 	struct workload_container *c;
 
@@ -134,8 +134,8 @@ static int read_document(struct workload_set *out, yaml_document_t *doc)
 	return 0;
 }
 
-int workload_scan_buffer(struct workload_set *out, const char *file, const char *data,
-			 size_t len, struct error *err)
+int workload_scan_buffer(struct workload_set *out, const char *file, const char *data, size_t len,
+                         struct error *err)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
@@ -147,8 +147,8 @@ int workload_scan_buffer(struct workload_set *out, const char *file, const char 
 	for (;;) {
 		if (!yaml_parser_load(&parser, &doc)) {
 			error = error_set(err, IG_EINVALID, "'%s': line %zu: %s", file,
-					  parser.problem_mark.line + 1,
-					  parser.problem ? parser.problem : "does not parse");
+			                  parser.problem_mark.line + 1,
+			                  parser.problem ? parser.problem : "does not parse");
 			break;
 		}
 		if (!yaml_document_get_root_node(&doc)) {

@@ -35,71 +35,80 @@ static const struct {
 	const char *server, *ca_file, *ca_pem, *token, *token_file, *cert, *key, *ns;
 	const char *msg; /* substring of the error, with rc < 0 */
 } configs[] = {
-	{"token and CA data", HEAD CTX CLUSTER "    certificate-authority-data: " PEM_B64 "\n"
-	 "users:\n- name: u1\n  user:\n    token: abc.def\n", 0, "https://10.0.0.1:6443", NULL,
-	 "-----BEGIN X-----\n", "abc.def", NULL, NULL, NULL, "default", NULL},
-	{"relative CA and key files, context namespace",
-	 HEAD "contexts:\n- name: c1\n  context:\n    cluster: k1\n    user: u1\n    namespace: prod\n"
-	 CLUSTER "    certificate-authority: certs/ca.crt\nusers:\n- name: u1\n  user:\n"
-	 "    client-certificate: /abs/c.crt\n    client-key: k.key\n", 0, "https://10.0.0.1:6443",
-	 "/etc/kube/certs/ca.crt", NULL, NULL, NULL, "/abs/c.crt", "/etc/kube/k.key", "prod", NULL},
-	{"client cert data, trailing slash", HEAD CTX
-	 "clusters:\n- name: k1\n  cluster:\n    server: https://h:443/\n"
-	 "    insecure-skip-tls-verify: true\nusers:\n- name: u1\n  user:\n"
-	 "    client-certificate-data: " PEM_B64 "\n    client-key-data: " PEM_B64 "\n", 0,
-	 "https://h:443", NULL, NULL, NULL, NULL, "-----BEGIN X-----\n", "-----BEGIN X-----\n",
-	 "default", NULL},
-	{"tokenFile", HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n    tokenFile: tok\n", 0,
-	 "https://10.0.0.1:6443", NULL, NULL, NULL, "/etc/kube/tok", NULL, NULL, "default", NULL},
-	{"no user", HEAD "contexts:\n- name: c1\n  context:\n    cluster: k1\n" CLUSTER, 0,
-	 "https://10.0.0.1:6443", NULL, NULL, NULL, NULL, NULL, NULL, "default", NULL},
-	{"picks current-context among several", HEAD
-	 "contexts:\n- name: c0\n  context:\n    cluster: k0\n- name: c1\n  context:\n    cluster: k1\n"
-	 "clusters:\n- name: k0\n  cluster:\n    server: https://wrong\n"
-	 "- name: k1\n  cluster:\n    server: http://127.0.0.1:8001\n", 0, "http://127.0.0.1:8001",
-	 NULL, NULL, NULL, NULL, NULL, NULL, "default", NULL},
-	{"no current-context", "apiVersion: v1\nkind: Config\n" CTX CLUSTER, IG_EINVALID, NULL,
-	 NULL, NULL, NULL, NULL, NULL, NULL, NULL, "current-context: missing"},
-	{"unknown context", "current-context: nope\n" CTX CLUSTER, IG_EINVALID, NULL, NULL, NULL,
-	 NULL, NULL, NULL, NULL, NULL, "line 3: contexts: no entry named 'nope'"},
-	{"unknown cluster", HEAD CTX "clusters:\n- name: k2\n  cluster:\n    server: https://x\n",
-	 IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 "clusters: no entry named 'k1'"},
-	{"no server", HEAD CTX "clusters:\n- name: k1\n  cluster:\n    insecure-skip-tls-verify: "
-	 "true\n", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 "clusters[k1].cluster.server: missing"},
-	{"server not a URL", HEAD CTX "clusters:\n- name: k1\n  cluster:\n    server: 10.0.0.1\n",
-	 IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 "line 12: clusters[k1].cluster.server: expected an https:// or http:// URL"},
-	{"bad CA base64", HEAD CTX CLUSTER "    certificate-authority-data: '@@@'\n", IG_EINVALID,
-	 NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 "line 13: clusters[k1].cluster.certificate-authority-data: not valid base64"},
-	{"empty CA data", HEAD CTX CLUSTER "    certificate-authority-data: ''\n", IG_EINVALID,
-	 NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "certificate-authority-data: empty"},
-	{"bad insecure flag", HEAD CTX CLUSTER "    insecure-skip-tls-verify: maybe\n",
-	 IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "expected true or false"},
-	{"exec plugin", HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n    exec:\n"
-	 "      command: aws\n", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 "users[u1].user.exec: not supported"},
-	{"basic auth", HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n    password: hunter2\n",
-	 IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 "users[u1].user.password: not supported"},
-	{"cert without key", HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n"
-	 "    client-certificate: c.crt\n", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 NULL, "users[u1].user: a client certificate needs a client key"},
-	{"token is a list", HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n    token: [a]\n",
-	 IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 "users[u1].user.token: expected a string"},
-	{"clusters not a list", HEAD CTX "clusters: {}\n", IG_EINVALID, NULL, NULL, NULL, NULL,
-	 NULL, NULL, NULL, NULL, "clusters: expected a list"},
-	{"context body missing", HEAD "contexts:\n- name: c1\n" CLUSTER, IG_EINVALID, NULL, NULL,
-	 NULL, NULL, NULL, NULL, NULL, NULL, "contexts[c1].context: missing"},
-	{"not a mapping", "- a\n- b\n", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 NULL, "document: expected a mapping"},
-	{"YAML syntax", "current-context: [\n", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL,
-	 NULL, NULL, "kubeconfig '/etc/kube/config': line 2:"},
-	{"empty file", "", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	 "document: expected a mapping"},
+    {"token and CA data",
+     HEAD CTX CLUSTER "    certificate-authority-data: " PEM_B64 "\n"
+                      "users:\n- name: u1\n  user:\n    token: abc.def\n",
+     0, "https://10.0.0.1:6443", NULL, "-----BEGIN X-----\n", "abc.def", NULL, NULL, NULL,
+     "default", NULL},
+    {"relative CA and key files, context namespace",
+     HEAD "contexts:\n- name: c1\n  context:\n    cluster: k1\n    user: u1\n    namespace: "
+          "prod\n" CLUSTER "    certificate-authority: certs/ca.crt\nusers:\n- name: u1\n  user:\n"
+          "    client-certificate: /abs/c.crt\n    client-key: k.key\n",
+     0, "https://10.0.0.1:6443", "/etc/kube/certs/ca.crt", NULL, NULL, NULL, "/abs/c.crt",
+     "/etc/kube/k.key", "prod", NULL},
+    {"client cert data, trailing slash",
+     HEAD CTX "clusters:\n- name: k1\n  cluster:\n    server: https://h:443/\n"
+              "    insecure-skip-tls-verify: true\nusers:\n- name: u1\n  user:\n"
+              "    client-certificate-data: " PEM_B64 "\n    client-key-data: " PEM_B64 "\n",
+     0, "https://h:443", NULL, NULL, NULL, NULL, "-----BEGIN X-----\n", "-----BEGIN X-----\n",
+     "default", NULL},
+    {"tokenFile", HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n    tokenFile: tok\n", 0,
+     "https://10.0.0.1:6443", NULL, NULL, NULL, "/etc/kube/tok", NULL, NULL, "default", NULL},
+    {"no user", HEAD "contexts:\n- name: c1\n  context:\n    cluster: k1\n" CLUSTER, 0,
+     "https://10.0.0.1:6443", NULL, NULL, NULL, NULL, NULL, NULL, "default", NULL},
+    {"picks current-context among several",
+     HEAD
+     "contexts:\n- name: c0\n  context:\n    cluster: k0\n- name: c1\n  context:\n    cluster: k1\n"
+     "clusters:\n- name: k0\n  cluster:\n    server: https://wrong\n"
+     "- name: k1\n  cluster:\n    server: http://127.0.0.1:8001\n",
+     0, "http://127.0.0.1:8001", NULL, NULL, NULL, NULL, NULL, NULL, "default", NULL},
+    {"no current-context", "apiVersion: v1\nkind: Config\n" CTX CLUSTER, IG_EINVALID, NULL, NULL,
+     NULL, NULL, NULL, NULL, NULL, NULL, "current-context: missing"},
+    {"unknown context", "current-context: nope\n" CTX CLUSTER, IG_EINVALID, NULL, NULL, NULL, NULL,
+     NULL, NULL, NULL, NULL, "line 3: contexts: no entry named 'nope'"},
+    {"unknown cluster", HEAD CTX "clusters:\n- name: k2\n  cluster:\n    server: https://x\n",
+     IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "clusters: no entry named 'k1'"},
+    {"no server",
+     HEAD CTX "clusters:\n- name: k1\n  cluster:\n    insecure-skip-tls-verify: "
+              "true\n",
+     IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "clusters[k1].cluster.server: missing"},
+    {"server not a URL", HEAD CTX "clusters:\n- name: k1\n  cluster:\n    server: 10.0.0.1\n",
+     IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "line 12: clusters[k1].cluster.server: expected an https:// or http:// URL"},
+    {"bad CA base64", HEAD CTX CLUSTER "    certificate-authority-data: '@@@'\n", IG_EINVALID, NULL,
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "line 13: clusters[k1].cluster.certificate-authority-data: not valid base64"},
+    {"empty CA data", HEAD CTX CLUSTER "    certificate-authority-data: ''\n", IG_EINVALID, NULL,
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL, "certificate-authority-data: empty"},
+    {"bad insecure flag", HEAD CTX CLUSTER "    insecure-skip-tls-verify: maybe\n", IG_EINVALID,
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "expected true or false"},
+    {"exec plugin",
+     HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n    exec:\n"
+                      "      command: aws\n",
+     IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "users[u1].user.exec: not supported"},
+    {"basic auth", HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n    password: hunter2\n",
+     IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "users[u1].user.password: not supported"},
+    {"cert without key",
+     HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n"
+                      "    client-certificate: c.crt\n",
+     IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "users[u1].user: a client certificate needs a client key"},
+    {"token is a list", HEAD CTX CLUSTER "users:\n- name: u1\n  user:\n    token: [a]\n",
+     IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "users[u1].user.token: expected a string"},
+    {"clusters not a list", HEAD CTX "clusters: {}\n", IG_EINVALID, NULL, NULL, NULL, NULL, NULL,
+     NULL, NULL, NULL, "clusters: expected a list"},
+    {"context body missing", HEAD "contexts:\n- name: c1\n" CLUSTER, IG_EINVALID, NULL, NULL, NULL,
+     NULL, NULL, NULL, NULL, NULL, "contexts[c1].context: missing"},
+    {"not a mapping", "- a\n- b\n", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "document: expected a mapping"},
+    {"YAML syntax", "current-context: [\n", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     NULL, "kubeconfig '/etc/kube/config': line 2:"},
+    {"empty file", "", IG_EINVALID, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "document: expected a mapping"},
 };
 
 START_TEST(kubeconfig_table)
@@ -122,9 +131,9 @@ START_TEST(kubeconfig_table)
 		ck_assert_str_eq(kc.source, "kubeconfig '/etc/kube/config'");
 	} else {
 		ck_assert_msg(strstr(err.msg, configs[_i].msg) != NULL, "%s: %s", configs[_i].what,
-			      err.msg);
+		              err.msg);
 		ck_assert_msg(strstr(err.msg, "kubeconfig '/etc/kube/config'") == err.msg, "%s",
-			      err.msg);
+		              err.msg);
 		ck_assert_msg(!strstr(err.msg, "hunter2"), "a secret in the error: %s", err.msg);
 		ck_assert_ptr_null(kc.server);
 	}
@@ -147,15 +156,11 @@ static const struct {
 	const char *in, *out;
 	int rc;
 } b64[] = {
-	{"aGVsbG8=", "hello", 0},
-	{"aGVsbG8", "hello", 0},
-	{"aGVs\nbG8=\n", "hello", 0},
-	{"", "", 0},
-	{"aGVsbG8=x", NULL, IG_EINVALID},
-	{"a", NULL, IG_EINVALID},
-	{"aGVsbG9=", NULL, IG_EINVALID}, /* non-zero trailing bits */
-	{"a-b_", NULL, IG_EINVALID},
-	{"====", NULL, IG_EINVALID},
+    {"aGVsbG8=", "hello", 0},         {"aGVsbG8", "hello", 0},
+    {"aGVs\nbG8=\n", "hello", 0},     {"", "", 0},
+    {"aGVsbG8=x", NULL, IG_EINVALID}, {"a", NULL, IG_EINVALID},
+    {"aGVsbG9=", NULL, IG_EINVALID}, /* non-zero trailing bits */
+    {"a-b_", NULL, IG_EINVALID},      {"====", NULL, IG_EINVALID},
 };
 
 START_TEST(base64_table)
@@ -244,7 +249,7 @@ START_TEST(client_token_file)
 	write_file(dir, "token", "line1\nline2\n");
 	ck_assert_int_eq(kube_client_new(&c, &kc, NULL, &err), IG_EINVALID);
 	ck_assert_msg(strstr(err.msg, "several lines") != NULL && !strstr(err.msg, "line1"), "%s",
-		      err.msg);
+	              err.msg);
 	write_file(dir, "token", "good\n");
 	ck_assert_int_eq(kube_client_new(&c, &kc, NULL, &err), 0);
 	ck_assert_str_eq(kube_namespace(c), "default");
@@ -264,21 +269,21 @@ static const struct {
 	int rc;
 	const char *digest;
 } image_ids[] = {
-	{"docker-pullable://ghcr.io/o/app@sha256:" HEX, 0, "sha256:" HEX},
-	{"ghcr.io/o/app@sha256:" HEX, 0, "sha256:" HEX},
-	{"docker.io/library/nginx@sha256:" HEX, 0, "sha256:" HEX},
-	{"docker://127.0.0.1:5000/o/app@sha256:" HEX, 0, "sha256:" HEX},
-	{"docker://sha256:" HEX, IG_ENOTFOUND, NULL},
-	{"sha256:" HEX, IG_ENOTFOUND, NULL},
-	{"", IG_ENOTFOUND, NULL},
-	{NULL, IG_ENOTFOUND, NULL},
-	{"docker-pullable://", IG_ENOTFOUND, NULL},
-	{"ghcr.io/o/app@sha256:abc", IG_EINVALID, NULL},
-	{"ghcr.io/o/app@sha256:" HEX "00", IG_EINVALID, NULL},
-	{"ghcr.io/o/app@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
-	 IG_EINVALID, NULL},
-	{"ghcr.io/o/app@md5:" HEX, IG_EINVALID, NULL},
-	{"ghcr.io/o/app@", IG_EINVALID, NULL},
+    {"docker-pullable://ghcr.io/o/app@sha256:" HEX, 0, "sha256:" HEX},
+    {"ghcr.io/o/app@sha256:" HEX, 0, "sha256:" HEX},
+    {"docker.io/library/nginx@sha256:" HEX, 0, "sha256:" HEX},
+    {"docker://127.0.0.1:5000/o/app@sha256:" HEX, 0, "sha256:" HEX},
+    {"docker://sha256:" HEX, IG_ENOTFOUND, NULL},
+    {"sha256:" HEX, IG_ENOTFOUND, NULL},
+    {"", IG_ENOTFOUND, NULL},
+    {NULL, IG_ENOTFOUND, NULL},
+    {"docker-pullable://", IG_ENOTFOUND, NULL},
+    {"ghcr.io/o/app@sha256:abc", IG_EINVALID, NULL},
+    {"ghcr.io/o/app@sha256:" HEX "00", IG_EINVALID, NULL},
+    {"ghcr.io/o/app@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+     IG_EINVALID, NULL},
+    {"ghcr.io/o/app@md5:" HEX, IG_EINVALID, NULL},
+    {"ghcr.io/o/app@", IG_EINVALID, NULL},
 };
 
 START_TEST(image_id_table)
@@ -298,15 +303,15 @@ END_TEST
 static const struct {
 	const char *image, *tag;
 } image_tags[] = {
-	{"ghcr.io/o/app:v1.2", "v1.2"},
-	{"127.0.0.1:5000/o/app:v1", "v1"},
-	{"127.0.0.1:5000/o/app", NULL},
-	{"nginx:1.25@sha256:" HEX, "1.25"},
-	{"nginx@sha256:" HEX, NULL},
-	{"sha256:" HEX, NULL},
-	{"docker-pullable://nginx:1", "1"},
-	{"", NULL},
-	{NULL, NULL},
+    {"ghcr.io/o/app:v1.2", "v1.2"},
+    {"127.0.0.1:5000/o/app:v1", "v1"},
+    {"127.0.0.1:5000/o/app", NULL},
+    {"nginx:1.25@sha256:" HEX, "1.25"},
+    {"nginx@sha256:" HEX, NULL},
+    {"sha256:" HEX, NULL},
+    {"docker-pullable://nginx:1", "1"},
+    {"", NULL},
+    {NULL, NULL},
 };
 
 START_TEST(image_tag_table)
@@ -324,22 +329,23 @@ static const struct {
 	int rc;
 	const char *out;
 } selectors[] = {
-	{"{\"matchLabels\": {\"app\": \"web\"}}", 0, "app=web"},
-	{"{\"matchLabels\": {\"a\": \"1\", \"b\": \"2\"}}", 0, "a=1,b=2"},
-	{"{\"matchLabels\": {\"a\": \"1\"}, \"matchExpressions\": [{\"key\": \"t\", \"operator\": "
-	 "\"In\", \"values\": [\"x\", \"y\"]}, {\"key\": \"u\", \"operator\": \"NotIn\", \"values\": "
-	 "[\"z\"]}, {\"key\": \"e\", \"operator\": \"Exists\"}, {\"key\": \"n\", \"operator\": "
-	 "\"DoesNotExist\"}]}", 0, "a=1,t in (x,y),u notin (z),e,!n"},
-	{"{}", IG_EINVALID, NULL},
-	{"{\"matchLabels\": {}}", IG_EINVALID, NULL},
-	{"null", IG_EINVALID, NULL},
-	{"{\"matchLabels\": {\"a\": 1}}", IG_EINVALID, NULL},
-	{"{\"matchExpressions\": [{\"key\": \"a\", \"operator\": \"Gt\", \"values\": [\"1\"]}]}",
-	 IG_EINVALID, NULL},
-	{"{\"matchExpressions\": [{\"key\": \"a\", \"operator\": \"In\"}]}", IG_EINVALID, NULL},
-	{"{\"matchExpressions\": [{\"operator\": \"Exists\"}]}", IG_EINVALID, NULL},
-	{"{\"matchExpressions\": [{\"key\": \"a\", \"operator\": \"In\", \"values\": [1]}]}",
-	 IG_EINVALID, NULL},
+    {"{\"matchLabels\": {\"app\": \"web\"}}", 0, "app=web"},
+    {"{\"matchLabels\": {\"a\": \"1\", \"b\": \"2\"}}", 0, "a=1,b=2"},
+    {"{\"matchLabels\": {\"a\": \"1\"}, \"matchExpressions\": [{\"key\": \"t\", \"operator\": "
+     "\"In\", \"values\": [\"x\", \"y\"]}, {\"key\": \"u\", \"operator\": \"NotIn\", \"values\": "
+     "[\"z\"]}, {\"key\": \"e\", \"operator\": \"Exists\"}, {\"key\": \"n\", \"operator\": "
+     "\"DoesNotExist\"}]}",
+     0, "a=1,t in (x,y),u notin (z),e,!n"},
+    {"{}", IG_EINVALID, NULL},
+    {"{\"matchLabels\": {}}", IG_EINVALID, NULL},
+    {"null", IG_EINVALID, NULL},
+    {"{\"matchLabels\": {\"a\": 1}}", IG_EINVALID, NULL},
+    {"{\"matchExpressions\": [{\"key\": \"a\", \"operator\": \"Gt\", \"values\": [\"1\"]}]}",
+     IG_EINVALID, NULL},
+    {"{\"matchExpressions\": [{\"key\": \"a\", \"operator\": \"In\"}]}", IG_EINVALID, NULL},
+    {"{\"matchExpressions\": [{\"operator\": \"Exists\"}]}", IG_EINVALID, NULL},
+    {"{\"matchExpressions\": [{\"key\": \"a\", \"operator\": \"In\", \"values\": [1]}]}",
+     IG_EINVALID, NULL},
 };
 
 START_TEST(selector_table)
@@ -359,20 +365,20 @@ START_TEST(selector_table)
 END_TEST
 
 static const char manifest[] =
-	"apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n" /* 1-4 */
-	"---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"   /* 5-9 */
-	"spec:\n  template:\n    spec:\n      initContainers:\n"                 /* 10-13 */
-	"        - name: init\n          image: busybox:1\n"                    /* 14-15 */
-	"      containers:\n        - name: app\n"                              /* 16-17 */
-	"          image: ghcr.io/o/app:v1 # {\"$imagepolicy\": \"a:b\"}\n"     /* 18 */
-	"        - {name: side, image: \"ghcr.io/o/side:v2\"}\n"                /* 19 */
-	"        - name: noimage\n"                                             /* 20 */
-	"---\nkind: CronJob\nmetadata:\n  name: nightly\n  namespace: batch\n"  /* 21-25 */
-	"spec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n"    /* 26-30 */
-	"          containers:\n          - name: job\n            image: j:3\n" /* 31-33 */
-	"---\nkind: Pod\nmetadata:\n  name: solo\nspec:\n  containers:\n"       /* 34-39 */
-	"  - name: c\n    image: p:4\n"                                          /* 40-41 */
-	"---\nkind: Deployment\nspec: {template: {spec: {containers: [{name: x, image: y}]}}}\n";
+    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"                /* 1-4 */
+    "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"   /* 5-9 */
+    "spec:\n  template:\n    spec:\n      initContainers:\n"                 /* 10-13 */
+    "        - name: init\n          image: busybox:1\n"                     /* 14-15 */
+    "      containers:\n        - name: app\n"                               /* 16-17 */
+    "          image: ghcr.io/o/app:v1 # {\"$imagepolicy\": \"a:b\"}\n"      /* 18 */
+    "        - {name: side, image: \"ghcr.io/o/side:v2\"}\n"                 /* 19 */
+    "        - name: noimage\n"                                              /* 20 */
+    "---\nkind: CronJob\nmetadata:\n  name: nightly\n  namespace: batch\n"   /* 21-25 */
+    "spec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n"     /* 26-30 */
+    "          containers:\n          - name: job\n            image: j:3\n" /* 31-33 */
+    "---\nkind: Pod\nmetadata:\n  name: solo\nspec:\n  containers:\n"        /* 34-39 */
+    "  - name: c\n    image: p:4\n"                                          /* 40-41 */
+    "---\nkind: Deployment\nspec: {template: {spec: {containers: [{name: x, image: y}]}}}\n";
 
 START_TEST(workloads)
 {
@@ -437,8 +443,9 @@ static void api_start(void)
 {
 	const char *src = getenv("IMAGEGUARD_SRC") ? getenv("IMAGEGUARD_SRC") : ".";
 	char script[512], port_file[128];
-	const char *argv[] = {"/usr/bin/python3", script, "serve", "--dir", api.dir, "--pods", "7",
-			      "--page-size", "3", "--token", "client-token", NULL};
+	const char *argv[] = {"/usr/bin/python3", script, "serve",       "--dir", api.dir,
+	                      "--pods",           "7",    "--page-size", "3",     "--token",
+	                      "client-token",     NULL};
 	posix_spawn_file_actions_t fa;
 	struct buf port = BUF_INIT;
 
@@ -449,7 +456,7 @@ static void api_start(void)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	ck_assert_int_eq(posix_spawn(&api.pid, argv[0], &fa, NULL, (char *const *)argv, environ),
-			 0);
+	                 0);
 	posix_spawn_file_actions_destroy(&fa);
 	for (int i = 0; i < 400 && !port.len; i++) {
 		struct timespec ts = {0, 50000000L};
@@ -476,7 +483,7 @@ static void api_stop(void)
 
 /* A client for the fixture: token or client certificate, the fixture's CA or none. */
 static struct kube_client *client(const char *token, bool cert, bool ca,
-				  const struct kube_options *o)
+                                  const struct kube_options *o)
 {
 	struct kubeconfig kc = KUBECONFIG_INIT;
 	struct kube_client *c = NULL;
@@ -512,7 +519,7 @@ START_TEST(client_requests)
 	kube_options_init(&o);
 	c = client("client-token", false, true, &o);
 	ck_assert_msg(kube_list(&j, c, "/api/v1/namespaces/prod/pods", "app=web", &err) == 0, "%s",
-		      err.msg);
+	              err.msg);
 	ck_assert_uint_eq(json_array_size(j), 7); /* three pages of at most 3 */
 	json_decref(j);
 	ck_assert_int_eq(kube_list(&j, c, "/api/v1/namespaces/prod/pods", "app=other", &err), 0);
@@ -524,7 +531,7 @@ START_TEST(client_requests)
 	rc = kube_get(&j, c, "/apis/apps/v1/namespaces/prod/deployments/nope", &err);
 	ck_assert_int_eq(rc, IG_ENOTFOUND);
 	ck_assert_str_eq(err.msg, "kubernetes api 'GET /apis/apps/v1/namespaces/prod/deployments/"
-				  "nope': 404 not found: deployments.apps \"nope\" not found");
+	                          "nope': 404 not found: deployments.apps \"nope\" not found");
 	ck_assert_ptr_null(j);
 	kube_client_free(c);
 
@@ -560,16 +567,16 @@ START_TEST(client_auth_and_tls)
 	c = client("wrong-secret", false, true, NULL);
 	ck_assert_int_eq(kube_list(&j, c, "/api/v1/namespaces/prod/pods", NULL, &err), IG_EAUTH);
 	ck_assert_str_eq(err.msg, "kubernetes api 'GET /api/v1/namespaces/prod/pods': 401 "
-				  "unauthorized: Unauthorized");
+	                          "unauthorized: Unauthorized");
 	kube_client_free(c);
 	c = client(NULL, false, true, NULL);
 	ck_assert_int_eq(kube_get(&j, c, "/api/v1/namespaces/prod/pods/web-1", &err), IG_EAUTH);
 	kube_client_free(c);
 	c = client(NULL, true, true, NULL);
 	ck_assert_msg(kube_get(&j, c, "/api/v1/namespaces/prod/pods/web-1", &err) == 0, "%s",
-		      err.msg);
+	              err.msg);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "metadata"), "name")),
-			 "web-1");
+	                 "web-1");
 	json_decref(j);
 	kube_client_free(c);
 	c = client("client-token", false, false, NULL);

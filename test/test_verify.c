@@ -16,23 +16,26 @@ static const struct {
 	enum verify_status status;
 	const char *reason; /* substring */
 } cases[] = {
-	{"v1", A, "r/app:v1", "docker-pullable://r/app@" A, VERIFY_OK, "runs the digest Git wants"},
-	{"v1", A, "r/app:v1", "r/app@" A, VERIFY_OK, ""},
-	{NULL, A, "r/app@" A, "r/app@" A, VERIFY_OK, ""},
-	{"v1", A, "r/app@" A, "r/app@" A, VERIFY_OK, ""}, /* running by digest: no tag to compare */
-	{"v1", A, "r/app:v1", "r/app@" B, VERIFY_DRIFT,
-	 "runs sha256:bbbbbbbbbbbb, Git wants sha256:aaaaaaaaaaaa (v1)"},
-	{NULL, A, "r/app@" B, "r/app@" B, VERIFY_DRIFT, "Git wants sha256:aaaaaaaaaaaa"},
-	{"v2", A, "r/app:v1", "r/app@" A, VERIFY_DRIFT, "runs tag v1, Git has v2"},
-	{"v2", NULL, "r/app:v1", "r/app@" A, VERIFY_DRIFT, "runs tag v1, Git has v2"},
-	{"v2", A, "r/app:v1", "", VERIFY_DRIFT, "runs tag v1"}, /* waiting on the old tag */
-	{"v1", A, "r/app:v1", "", VERIFY_NOT_RUNNING, "has not started"},
-	{"v1", A, "r/app:v1", NULL, VERIFY_NOT_RUNNING, "has not started"},
-	{"v1", A, "r/app:v1", "docker://sha256:" "cccccccccccccccccccccccccccccccccccccccccccccccccc"
-	 "cccccccccccccc", VERIFY_UNKNOWN, "no repository digest"},
-	{"v1", A, "r/app:v1", "r/app@sha256:short", VERIFY_UNKNOWN, "not a sha256 digest"},
-	{"v1", NULL, "r/app:v1", "r/app@" A, VERIFY_UNKNOWN, "digest of the committed tag is unknown"},
-	{"v1", A, NULL, "r/app@" A, VERIFY_OK, ""},
+    {"v1", A, "r/app:v1", "docker-pullable://r/app@" A, VERIFY_OK, "runs the digest Git wants"},
+    {"v1", A, "r/app:v1", "r/app@" A, VERIFY_OK, ""},
+    {NULL, A, "r/app@" A, "r/app@" A, VERIFY_OK, ""},
+    {"v1", A, "r/app@" A, "r/app@" A, VERIFY_OK, ""}, /* running by digest: no tag to compare */
+    {"v1", A, "r/app:v1", "r/app@" B, VERIFY_DRIFT,
+     "runs sha256:bbbbbbbbbbbb, Git wants sha256:aaaaaaaaaaaa (v1)"},
+    {NULL, A, "r/app@" B, "r/app@" B, VERIFY_DRIFT, "Git wants sha256:aaaaaaaaaaaa"},
+    {"v2", A, "r/app:v1", "r/app@" A, VERIFY_DRIFT, "runs tag v1, Git has v2"},
+    {"v2", NULL, "r/app:v1", "r/app@" A, VERIFY_DRIFT, "runs tag v1, Git has v2"},
+    {"v2", A, "r/app:v1", "", VERIFY_DRIFT, "runs tag v1"}, /* waiting on the old tag */
+    {"v1", A, "r/app:v1", "", VERIFY_NOT_RUNNING, "has not started"},
+    {"v1", A, "r/app:v1", NULL, VERIFY_NOT_RUNNING, "has not started"},
+    {"v1", A, "r/app:v1",
+     "docker://sha256:"
+     "cccccccccccccccccccccccccccccccccccccccccccccccccc"
+     "cccccccccccccc",
+     VERIFY_UNKNOWN, "no repository digest"},
+    {"v1", A, "r/app:v1", "r/app@sha256:short", VERIFY_UNKNOWN, "not a sha256 digest"},
+    {"v1", NULL, "r/app:v1", "r/app@" A, VERIFY_UNKNOWN, "digest of the committed tag is unknown"},
+    {"v1", A, NULL, "r/app@" A, VERIFY_OK, ""},
 };
 
 START_TEST(compare)
@@ -41,10 +44,10 @@ START_TEST(compare)
 	char *reason = NULL;
 
 	ck_assert_int_eq(verify_compare(&st, &reason, cases[_i].want_tag, cases[_i].want_digest,
-					cases[_i].image, cases[_i].image_id),
-			 0);
+	                                cases[_i].image, cases[_i].image_id),
+	                 0);
 	ck_assert_msg(st == cases[_i].status, "case %d: %s, reason %s", _i, verify_status_name(st),
-		      reason);
+	              reason);
 	ck_assert_msg(strstr(reason, cases[_i].reason) != NULL, "case %d: %s", _i, reason);
 	free(reason);
 }
@@ -67,33 +70,33 @@ START_TEST(gauge)
 	struct buf out = BUF_INIT;
 
 	memset(items, 0, sizeof(items));
-	items[0] = (struct verify_result){.policy = "default/web", .workload = "prod/Deployment/web",
-					  .status = VERIFY_OK};
-	items[1] = (struct verify_result){.policy = "default/web", .workload = "prod/Deployment/web",
-					  .status = VERIFY_DRIFT};
-	items[2] = (struct verify_result){.policy = "default/api", .workload = "prod/StatefulSet/api",
-					  .status = VERIFY_OK};
-	items[3] = (struct verify_result){.policy = "default/web", .workload = NULL,
-					  .status = VERIFY_UNKNOWN};
+	items[0] = (struct verify_result){
+	    .policy = "default/web", .workload = "prod/Deployment/web", .status = VERIFY_OK};
+	items[1] = (struct verify_result){
+	    .policy = "default/web", .workload = "prod/Deployment/web", .status = VERIFY_DRIFT};
+	items[2] = (struct verify_result){
+	    .policy = "default/api", .workload = "prod/StatefulSet/api", .status = VERIFY_OK};
+	items[3] = (struct verify_result){
+	    .policy = "default/web", .workload = NULL, .status = VERIFY_UNKNOWN};
 	ck_assert_int_eq(metrics_new(&m), 0);
 	ck_assert_int_eq(verify_metrics_declare(m), 0);
 	ck_assert_int_eq(verify_metrics_publish(m, &r), 0);
 	ck_assert_int_eq(metrics_render(&out, m), 0);
 	ck_assert_msg(strstr(out.data, "# TYPE imageguard_running_drift gauge\n") != NULL, "%s",
-		      out.data);
+	              out.data);
 	ck_assert_msg(strstr(out.data, "imageguard_running_drift{policy=\"default/web\","
-				       "workload=\"prod/Deployment/web\"} 1\n") != NULL,
-		      "%s", out.data);
+	                               "workload=\"prod/Deployment/web\"} 1\n") != NULL,
+	              "%s", out.data);
 	ck_assert_msg(strstr(out.data, "imageguard_running_drift{policy=\"default/api\","
-				       "workload=\"prod/StatefulSet/api\"} 0\n") != NULL,
-		      "%s", out.data);
+	                               "workload=\"prod/StatefulSet/api\"} 0\n") != NULL,
+	              "%s", out.data);
 	/* the next pass replaces the series: the drift is gone, the api workload too */
 	r.len = 1;
 	ck_assert_int_eq(verify_metrics_publish(m, &r), 0);
 	buf_reset(&out);
 	ck_assert_int_eq(metrics_render(&out, m), 0);
 	ck_assert_msg(strstr(out.data, "workload=\"prod/Deployment/web\"} 0\n") != NULL, "%s",
-		      out.data);
+	              out.data);
 	ck_assert_msg(strstr(out.data, "StatefulSet") == NULL, "%s", out.data);
 	buf_release(&out);
 	metrics_free(m);

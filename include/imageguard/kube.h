@@ -29,7 +29,7 @@ struct kube_client;
  * so a fresh client picks up a rotated service account token. opts NULL: defaults. Returns 0,
  * IG_EINVALID (unreadable token file, bad server URL) or IG_EFAIL; free with kube_client_free. */
 int kube_client_new(struct kube_client **out, const struct kubeconfig *cfg,
-		    const struct kube_options *opts, struct error *err);
+                    const struct kube_options *opts, struct error *err);
 void kube_client_free(struct kube_client *c);
 
 /* GET path (absolute API path, e.g. "/apis/apps/v1/namespaces/prod/deployments/web").
@@ -42,7 +42,7 @@ int kube_get(json_t **out, struct kube_client *c, const char *path, struct error
  * until the last page. Returns 0 with *out a new JSON array of every item (json_decref it), or
  * the errors of kube_get; a list cut by max_pages/max_items is IG_ETOOBIG, never shorter. */
 int kube_list(json_t **out, struct kube_client *c, const char *path, const char *label_selector,
-	      struct error *err);
+              struct error *err);
 
 /* The labelSelector query value of a LabelSelector object ({matchLabels, matchExpressions}):
  * "a=b,c in (d,e),!f". Returns 0 with *out newly allocated (free() it); IG_EINVALID (err

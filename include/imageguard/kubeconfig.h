@@ -33,7 +33,10 @@ struct kubeconfig {
 	char *ns;         /* the context's namespace or the service account's; "default" */
 };
 
-#define KUBECONFIG_INIT {NULL, NULL, NULL, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+#define KUBECONFIG_INIT                                                                            \
+	{                                                                                          \
+		NULL, NULL, NULL, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL            \
+	}
 
 /* Reads a kubeconfig file: current-context, then its cluster (server, certificate-authority
  * or certificate-authority-data, insecure-skip-tls-verify) and user (token, tokenFile,
@@ -47,7 +50,7 @@ int kubeconfig_load(struct kubeconfig *out, const char *path, struct error *err)
 /* The same from bytes; name is the file name used in messages and to resolve relative
  * paths (its folder). */
 int kubeconfig_parse(struct kubeconfig *out, const char *name, const char *data, size_t len,
-		     struct error *err);
+                     struct error *err);
 
 /* The in-cluster configuration: KUBERNETES_SERVICE_HOST and _PORT from the environment,
  * sa_dir (NULL: KUBECONFIG_SERVICE_ACCOUNT_DIR) for token, ca.crt and namespace. Returns 0,

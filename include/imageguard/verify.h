@@ -25,10 +25,10 @@ enum verify_status {
 /* One container of one pod (or of a workload without pods, pod NULL). Every string is
  * owned; NULL when not known. */
 struct verify_result {
-	char *policy;     /* "ns/name" from the marker */
-	char *file;       /* relative to the Git checkout */
+	char *policy; /* "ns/name" from the marker */
+	char *file;   /* relative to the Git checkout */
 	size_t line;
-	char *workload;   /* "ns/Kind/name" */
+	char *workload; /* "ns/Kind/name" */
 	char *kind, *ns, *name;
 	char *container;
 	char *pod;
@@ -49,7 +49,10 @@ struct verify_report {
 	size_t failures;  /* items with failed set */
 };
 
-#define VERIFY_REPORT_INIT {NULL, 0, 0, {0, 0, 0, 0}, 0}
+#define VERIFY_REPORT_INIT                                                                         \
+	{                                                                                          \
+		NULL, 0, 0, {0, 0, 0, 0}, 0                                                        \
+	}
 
 struct verify_options {
 	const struct config *config;      /* borrowed */
@@ -74,7 +77,7 @@ void verify_report_release(struct verify_report *r);
  * repository digest, or an unknown want_digest, is unknown. *reason gets one line (free()
  * it). Returns 0 or IG_EFAIL (out of memory). */
 int verify_compare(enum verify_status *out, char **reason, const char *want_tag,
-		   const char *want_digest, const char *running_image, const char *image_id);
+                   const char *want_digest, const char *running_image, const char *image_id);
 
 /* "ok", "drift", "not-running", "unknown" (static storage). */
 const char *verify_status_name(enum verify_status s);

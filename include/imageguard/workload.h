@@ -24,14 +24,17 @@ struct workload_set {
 	size_t len, cap;
 };
 
-#define WORKLOAD_SET_INIT {NULL, 0, 0}
+#define WORKLOAD_SET_INIT                                                                          \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* Appends every container image field of every workload document in data (named file in
  * messages). Documents of other kinds, or without a name, are skipped. Returns 0,
  * IG_EINVALID when the YAML does not parse (err names file:line; items found before stay),
  * or IG_EFAIL out of memory. */
-int workload_scan_buffer(struct workload_set *out, const char *file, const char *data,
-			 size_t len, struct error *err);
+int workload_scan_buffer(struct workload_set *out, const char *file, const char *data, size_t len,
+                         struct error *err);
 
 /* The container whose image value starts on line, or NULL (borrowed from s). */
 const struct workload_container *workload_at_line(const struct workload_set *s, size_t line);
