@@ -206,6 +206,34 @@ def scenarios(env, api, d, tmp):
             "--repo-dir reads a local checkout", r)
 
     in_cluster(env, api, tmp)
+    command_line(env)
+
+
+def command_line(env):
+    """--help, usage errors and an invalid configuration."""
+    exe = env.args("verify")[0]
+    r = subprocess.run([exe, "verify", "--help"], capture_output=True, text=True, timeout=30)
+    t.check(r.returncode == 0 and r.stdout.startswith("usage: imageguard verify"), "--help: exit 0",
+            r.stdout + r.stderr)
+    for args, msg in ((["--kubeconfig", "x"], "option '--config': required"),
+                      (["--config", env.config_dir, "--kubeconfig"],
+                       "option '--kubeconfig': missing value"),
+                      (["--config", env.config_dir, "--audit-log", "-"],
+                       "option '--audit-log': not used by verify"),
+                      (["--config", env.config_dir, "-o", "yaml"], "expected text or json"),
+                      (["--config", env.config_dir, "--bogus"], "option '--bogus': unknown")):
+        r = subprocess.run([exe, "verify"] + args, capture_output=True, text=True, timeout=30)
+        t.check(r.returncode == 2 and r.stderr.startswith("imageguard: verify: ") and msg in r.stderr,
+                "usage error exits 2: %s" % msg, r.stderr)
+    bad = os.path.join(env.dir, "bad-config")
+    os.makedirs(bad)
+    with open(os.path.join(bad, "c.yaml"), "w") as f:
+        f.write("apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicy\nmetadata:\n"
+                "  name: p\nspec: {}\n")
+    r = subprocess.run([exe, "verify", "--config", bad, "--kubeconfig", "x"], capture_output=True,
+                       text=True, timeout=30)
+    t.check(r.returncode == 2 and "c.yaml:" in r.stderr, "an invalid configuration exits 2",
+            r.stderr)
 
 
 def in_cluster(env, api, tmp):
