@@ -187,10 +187,15 @@ static void prepare(struct kube_client *c, const char *url, struct curl_slist *h
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "imageguard/" IMAGEGUARD_VERSION);
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-	if (c->cfg.ca_pem)
+	/* A configured CA is the only trust anchor (as client-go): no system CA file or path. */
+	if (c->cfg.ca_pem || c->cfg.ca_file)
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	if (c->cfg.ca_pem) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
 		set_blob(h, CURLOPT_CAINFO_BLOB, c->cfg.ca_pem);
-	else if (c->cfg.ca_file)
+	} else if (c->cfg.ca_file) {
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
+	}
 	if (c->cfg.insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);

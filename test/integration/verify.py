@@ -186,6 +186,14 @@ def scenarios(env, api, d, tmp):
     r = env.imageguard("verify", "--kubeconfig", noca)
     t.check(r.rc == 1 and "certificate" in r.err.lower(),
             "an API server certificate the system CAs do not trust is refused", r)
+    other = os.path.join(tmp, "other-pki")
+    os.makedirs(other)
+    other_ca = kubeapi.make_pki(other)["ca"]
+    wrong = kubeapi.kubeconfig(api, os.path.join(tmp, "wrong-ca"), token=TOKEN, ca=None,
+                               extra_cluster="    certificate-authority: %s\n" % other_ca)
+    r = env.imageguard("verify", "--kubeconfig", wrong)
+    t.check(r.rc == 1 and "certificate" in r.err.lower() and TOKEN not in r.err,
+            "a CA that did not sign the API server's certificate is refused", r)
     with open(os.path.join(tmp, "broken"), "w") as f:
         f.write("apiVersion: v1\nkind: Config\ncurrent-context: fixture\nclusters:\n"
                 "- name: c\n  cluster:\n    server: %s\n"
