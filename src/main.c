@@ -39,6 +39,13 @@ static const struct command commands[] = {
 	{"verify", cmd_verify, "compare running images with what Git pins"},
 };
 
+/* Commands that touch neither the network nor Git skip the libraries' global init: it costs
+ * ~5 MB of RSS and milliseconds (OpenSSL tables), which matters for `eval` in scripts. */
+static bool needs_global_init(const char *name)
+{
+	return strcmp(name, "eval") != 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: imageguard <command> [options]\n\n"
@@ -68,6 +75,8 @@ int main(int argc, char **argv)
 			continue;
 		bool git = needs_git(commands[i].name);
 
+		if (!needs_global_init(commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		if (git)
 			git_libgit2_init();
