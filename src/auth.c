@@ -105,7 +105,7 @@ static char *dup_or_null(const char *s)
 static void remember_host(struct auth *a, const char *host, const struct wwwauth_challenge *ch)
 {
 	struct host_entry e = {strdup(host), strdup(ch->scheme), dup_or_null(ch->realm),
-			       dup_or_null(ch->service)};
+	                       dup_or_null(ch->service)};
 	size_t i;
 
 	if (!e.host || !e.scheme) {
@@ -167,7 +167,8 @@ static char *token_lookup(struct auth *a, const char *key, bool drop)
 
 static void token_store(struct auth *a, const char *key, const char *token, long expires_in)
 {
-	struct token_entry e = {strdup(key), strdup(token), now_mono() + expires_in - EXPIRY_MARGIN};
+	struct token_entry e = {strdup(key), strdup(token),
+	                        now_mono() + expires_in - EXPIRY_MARGIN};
 	time_t now = now_mono();
 	size_t i, oldest = 0;
 
@@ -203,14 +204,15 @@ static int basic_header(char **out, const struct registry_creds *creds)
 	if (!creds || !creds->username)
 		return 0;
 	if ((error = buf_printf(&plain, "%s:%s", creds->username,
-				creds->password ? creds->password : "")) < 0)
+	                        creds->password ? creds->password : "")) < 0)
 		goto done;
 	if (!(enc = malloc(6 + (plain.len + 2) / 3 * 4 + 1))) {
 		error = IG_EFAIL;
 		goto done;
 	}
 	memcpy(enc, "Basic ", 6);
-	EVP_EncodeBlock((unsigned char *)enc + 6, (const unsigned char *)plain.data, (int)plain.len);
+	EVP_EncodeBlock((unsigned char *)enc + 6, (const unsigned char *)plain.data,
+	                (int)plain.len);
 	*out = enc;
 done:
 	if (plain.data)
@@ -242,13 +244,13 @@ static int token_url(char **out, const char *realm, const char *service, const c
 	if (!u || curl_url_set(u, CURLUPART_URL, realm, 0) != CURLUE_OK)
 		goto done;
 	if (service && (buf_printf(&q, "service=%s", service) < 0 ||
-			curl_url_set(u, CURLUPART_QUERY, q.data,
-				     CURLU_APPENDQUERY | CURLU_URLENCODE) != CURLUE_OK))
+	                curl_url_set(u, CURLUPART_QUERY, q.data,
+	                             CURLU_APPENDQUERY | CURLU_URLENCODE) != CURLUE_OK))
 		goto done;
 	buf_reset(&q);
 	if (scope && (buf_printf(&q, "scope=%s", scope) < 0 ||
-		      curl_url_set(u, CURLUPART_QUERY, q.data,
-				   CURLU_APPENDQUERY | CURLU_URLENCODE) != CURLUE_OK))
+	              curl_url_set(u, CURLUPART_QUERY, q.data,
+	                           CURLU_APPENDQUERY | CURLU_URLENCODE) != CURLUE_OK))
 		goto done;
 	if (curl_url_get(u, CURLUPART_URL, &got, 0) != CURLUE_OK || !(*out = strdup(got)))
 		goto done;
@@ -286,8 +288,8 @@ done:
 }
 
 static int fetch_token(char **out, long *expires_in, struct http_client *http,
-		       const struct auth_target *t, const char *realm, const char *service,
-		       const char *scope, struct error *err)
+                       const struct auth_target *t, const char *realm, const char *service,
+                       const char *scope, struct error *err)
 {
 	struct http_response resp = HTTP_RESPONSE_INIT;
 	struct http_request req = {0};
@@ -317,21 +319,21 @@ static int fetch_token(char **out, long *expires_in, struct http_client *http,
 		goto done;
 	}
 	if (resp.status == 401 || resp.status == 403) {
-		error = error_set(err, IG_EAUTH, "token request to '%s': %ld %s%s", where, resp.status,
-				  http_reason(resp.status),
-				  basic ? " (credentials refused)" : " (credentials required)");
+		error = error_set(err, IG_EAUTH, "token request to '%s': %ld %s%s", where,
+		                  resp.status, http_reason(resp.status),
+		                  basic ? " (credentials refused)" : " (credentials required)");
 		goto done;
 	}
 	if (resp.status != 200) {
-		error = error_set(err, IG_EFAIL, "token request to '%s': %ld %s", where, resp.status,
-				  http_reason(resp.status));
+		error = error_set(err, IG_EFAIL, "token request to '%s': %ld %s", where,
+		                  resp.status, http_reason(resp.status));
 		goto done;
 	}
 	if ((error = parse_token(out, expires_in, &resp.body)) < 0)
 		error_set(err, error, "token request to '%s': response has no token", where);
 	else
 		log_debug("auth.token", "token from '%s' for scope '%s', expires in %ld s", where,
-			  scope ? scope : "", *expires_in);
+		          scope ? scope : "", *expires_in);
 done:
 	http_response_release(&resp);
 	free(url);
@@ -342,9 +344,9 @@ done:
 	return error;
 }
 
-static int bearer(char **out, struct auth *a, struct http_client *http,
-		  const struct auth_target *t, const struct wwwauth_challenge *ch, const char *scope,
-		  bool stale, struct error *err)
+static int bearer(char **out, struct auth *a, struct http_client *http, const struct auth_target *t,
+                  const struct wwwauth_challenge *ch, const char *scope, bool stale,
+                  struct error *err)
 {
 	struct buf key = BUF_INIT;
 	char *token = NULL;
@@ -361,12 +363,12 @@ static int bearer(char **out, struct auth *a, struct http_client *http,
 	if (!ch->realm)
 		return error_set(err, IG_EINVALID, "Bearer challenge without realm");
 	if ((error = buf_printf(&key, "%s\n%s\n%s\n%s", ch->realm, ch->service ? ch->service : "",
-				scope ? scope : "",
-				t->creds && t->creds->username ? t->creds->username : "")) < 0)
+	                        scope ? scope : "",
+	                        t->creds && t->creds->username ? t->creds->username : "")) < 0)
 		goto done;
 	if (!(token = token_lookup(a, key.data, stale))) {
-		if ((error = fetch_token(&token, &expires_in, http, t, ch->realm, ch->service, scope,
-					 err)) < 0)
+		if ((error = fetch_token(&token, &expires_in, http, t, ch->realm, ch->service,
+		                         scope, err)) < 0)
 			goto done;
 		token_store(a, key.data, token, expires_in);
 	}
@@ -379,15 +381,16 @@ done:
 	return error;
 }
 
-static int answer(char **out, struct auth *a, struct http_client *http,
-		  const struct auth_target *t, const struct wwwauth_challenge *ch, const char *scope,
-		  bool stale, struct error *err)
+static int answer(char **out, struct auth *a, struct http_client *http, const struct auth_target *t,
+                  const struct wwwauth_challenge *ch, const char *scope, bool stale,
+                  struct error *err)
 {
 	if (strcmp(ch->scheme, "bearer") == 0)
 		return bearer(out, a, http, t, ch, scope, stale, err);
 	if (strcmp(ch->scheme, "basic") == 0) {
 		if (!t->creds || !t->creds->username)
-			return error_set(err, IG_EAUTH, "401 unauthorized: credentials required (Basic)");
+			return error_set(err, IG_EAUTH,
+			                 "401 unauthorized: credentials required (Basic)");
 		if (stale)
 			return error_set(err, IG_EAUTH, "401 unauthorized: credentials refused");
 		return basic_header(out, t->creds);
@@ -396,8 +399,8 @@ static int answer(char **out, struct auth *a, struct http_client *http,
 }
 
 int auth_authorize(char **out, struct auth *a, struct http_client *http,
-		   const struct auth_target *t, const char *challenge, bool stale,
-		   struct error *err)
+                   const struct auth_target *t, const char *challenge, bool stale,
+                   struct error *err)
 {
 	struct wwwauth_challenge ch = WWWAUTH_CHALLENGE_INIT;
 	const char *scope = t->scope;

@@ -36,15 +36,18 @@ static void usage(FILE *out)
 	      "  --current TAG           also compare TAG with the pick: forward, same,\n"
 	      "                          backward or incomparable\n"
 	      "  -o, --output text|json  text (default): the tag; json: {latest, candidates,\n"
-	      "                          skipped, current, verdict}\n"
+	      "                          skipped, current, verdict}: candidates are the tags\n"
+	      "                          the policy can order; skipped those that passed the\n"
+	      "                          filter but are not orderable (not semver, outside the\n"
+	      "                          range, not a number), plus unreadable lines\n"
 	      "\n"
 	      "Exit status: 0 a tag was picked, 1 no candidate, 2 usage or invalid policy.\n",
 	      out);
 }
 
 /* Takes `--name VALUE` or `--name=VALUE` (or a short alias); 1 taken, 0 not this option. */
-static int take_value(const char **out, const char *name, const char *alias, int argc,
-		      char **argv, int *i, struct error *err)
+static int take_value(const char **out, const char *name, const char *alias, int argc, char **argv,
+                      int *i, struct error *err)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
@@ -76,24 +79,24 @@ static int parse_args(struct eval_opts *o, int argc, char **argv, struct error *
 				return rc;
 			continue;
 		}
-		return error_set(err, IG_EUSAGE, "'%s': unknown argument (see imageguard eval --help)",
-				 argv[i]);
+		return error_set(err, IG_EUSAGE,
+		                 "'%s': unknown argument (see imageguard eval --help)", argv[i]);
 	}
 	if (strcmp(output, "json") == 0)
 		o->json = true;
 	else if (strcmp(output, "text") != 0)
 		return error_set(err, IG_EUSAGE, "option '-o': expected text or json, got '%s'",
-				 output);
+		                 output);
 	if ((rc = policyflags_finish(&o->pf, err)) < 0)
 		return rc;
 	if (!o->pf.set)
 		return error_set(err, IG_EUSAGE,
-				 "one of --semver, --numerical, --alphabetical is required");
+		                 "one of --semver, --numerical, --alphabetical is required");
 	return 0;
 }
 
 static int print_json(const struct policy_result *r, size_t unreadable, const char *current,
-		      const char *verdict)
+                      const char *verdict)
 {
 	json_t *o = json_object();
 	char *s = NULL;
@@ -103,7 +106,8 @@ static int print_json(const struct policy_result *r, size_t unreadable, const ch
 		return -1;
 	if (json_object_set_new(o, "latest", r->latest ? json_string(r->latest) : json_null()) ||
 	    json_object_set_new(o, "candidates", json_integer((json_int_t)r->candidates)) ||
-	    json_object_set_new(o, "skipped", json_integer((json_int_t)(r->skipped + unreadable))) ||
+	    json_object_set_new(o, "skipped",
+	                        json_integer((json_int_t)(r->skipped + unreadable))) ||
 	    json_object_set_new(o, "current", current ? json_string(current) : json_null()) ||
 	    json_object_set_new(o, "verdict", verdict ? json_string(verdict) : json_null()))
 		goto done;
@@ -147,10 +151,11 @@ int cmd_eval(int argc, char **argv)
 	if ((rc = taglines_read_fd(&tl, 0, TAGLINES_INPUT_MAX, &err)) < 0)
 		goto fail;
 	if (tl.unreadable)
-		fprintf(stderr,
-			"imageguard: eval: stdin: skipped %zu unreadable line(s), first at line %zu "
-			"(%s)\n",
-			tl.unreadable, tl.first_bad, tl.first_bad_why);
+		fprintf(
+		    stderr,
+		    "imageguard: eval: stdin: skipped %zu unreadable line(s), first at line %zu "
+		    "(%s)\n",
+		    tl.unreadable, tl.first_bad, tl.first_bad_why);
 	if ((rc = policy_select(&r, p, tl.tags, tl.n, &err)) < 0)
 		goto fail;
 	if (o.current && r.latest)
@@ -163,9 +168,9 @@ int cmd_eval(int argc, char **argv)
 		printf("%s\n", r.latest);
 	if (!r.latest) {
 		fprintf(stderr,
-			"imageguard: eval: no candidate: %zu tag(s) read, none passes the policy "
-			"(%zu skipped)\n",
-			tl.n, r.skipped + tl.unreadable);
+		        "imageguard: eval: no candidate: %zu tag(s) read, none passes the policy "
+		        "(%zu skipped)\n",
+		        tl.n, r.skipped + tl.unreadable);
 		exit_code = 1;
 		goto done;
 	}
@@ -175,8 +180,8 @@ bad_current:
 	error_set(&err, IG_EUSAGE, "option '--current': not valid UTF-8");
 fail:
 	fprintf(stderr, "imageguard: eval: %s\n", err.msg);
-	exit_code = err.code == IG_EUSAGE || err.code == IG_EINVALID || err.code == IG_ETOOBIG ? 2
-														  : 1;
+	exit_code =
+	    err.code == IG_EUSAGE || err.code == IG_EINVALID || err.code == IG_ETOOBIG ? 2 : 1;
 done:
 	policy_result_release(&r);
 	policy_free(p);

@@ -8,6 +8,7 @@
 
 #include "imageguard/commands.h"
 #include "imageguard/creds.h"
+#include "imageguard/duration.h"
 #include "imageguard/error.h"
 #include "imageguard/imageref.h"
 #include "imageguard/log.h"
@@ -16,30 +17,31 @@
 #include "imageguard/registry.h"
 
 static const char usage_text[] =
-	"usage: imageguard tags IMAGE [--insecure] [--ca-file F] [--docker-config F]\n"
-	"                            [POLICY FLAGS] [--timeout DURATION] [--log-level L] [-o text|json]\n"
-	"\n"
-	"Lists every tag of IMAGE (a repository, no tag) the way imageguard reads it: all pages,\n"
-	"deduplicated, byte-wise sorted. A listing that fails or is cut short is an error.\n"
-	"\n"
-	"  --insecure          talk plain HTTP to the registry\n"
-	"  --ca-file F         trust the CA certificates in F (PEM) instead of the system's\n"
-	"  --docker-config F   credentials from a Docker config JSON (.dockerconfigjson)\n"
-	"  --timeout DURATION  per request (e.g. 30s, 2m, 500ms; default 30s)\n"
-	"  --page-size N       the page size asked for (`n`, default 1000; 0: none)\n"
-	"  --max-pages N       pages followed at most (default 10000)\n"
-	"  --max-bytes N       listing bytes at most, all pages (default 268435456)\n"
-	"  --log-level L       error|warn|info|debug (default warn)\n"
-	"  -o text|json        text: one tag per line; json: {image, tags, count, pages, sha256}\n"
-	"\n"
-	"POLICY FLAGS (show the candidates in policy order, best first):\n"
-	"  --pattern RE  --extract TEMPLATE  --exclude RE (repeatable)\n"
-	"  and one of --semver RANGE, --numerical asc|desc, --alphabetical asc|desc\n"
-	"With them, JSON `tags` and `count` are the candidates; `sha256` always identifies the\n"
-	"whole sorted listing (as the audit log's tags_sha256 does).\n"
-	"\n"
-	"Exit: 0 listed, 1 the registry failed (the error names it and the HTTP status),\n"
-	"2 usage or invalid input (image, policy, Docker config).\n";
+    "usage: imageguard tags IMAGE [--insecure] [--ca-file F] [--docker-config F]\n"
+    "                            [POLICY FLAGS] [--timeout DURATION] [--log-level L] [-o "
+    "text|json]\n"
+    "\n"
+    "Lists every tag of IMAGE (a repository, no tag) the way imageguard reads it: all pages,\n"
+    "deduplicated, byte-wise sorted. A listing that fails or is cut short is an error.\n"
+    "\n"
+    "  --insecure          talk plain HTTP to the registry\n"
+    "  --ca-file F         trust the CA certificates in F (PEM) instead of the system's\n"
+    "  --docker-config F   credentials from a Docker config JSON (.dockerconfigjson)\n"
+    "  --timeout DURATION  per request, a Go duration (30s, 2m, 500ms; default 30s)\n"
+    "  --page-size N       the page size asked for (`n`, default 1000; 0: none)\n"
+    "  --max-pages N       pages followed at most (default 10000)\n"
+    "  --max-bytes N       listing bytes at most, all pages (default 268435456)\n"
+    "  --log-level L       error|warn|info|debug (default warn)\n"
+    "  -o text|json        text: one tag per line; json: {image, tags, count, pages, sha256}\n"
+    "\n"
+    "POLICY FLAGS (show the candidates in policy order, best first):\n"
+    "  --pattern RE  --extract TEMPLATE  --exclude RE (repeatable)\n"
+    "  and one of --semver RANGE, --numerical asc|desc, --alphabetical asc|desc\n"
+    "With them, JSON `tags` and `count` are the candidates; `sha256` always identifies the\n"
+    "whole sorted listing (as the audit log's tags_sha256 does).\n"
+    "\n"
+    "Exit: 0 listed, 1 the registry failed (the error names it and the HTTP status),\n"
+    "2 usage or invalid input (image, policy, Docker config).\n";
 
 struct tags_opts {
 	const char *image;
@@ -52,36 +54,17 @@ struct tags_opts {
 	struct policyflags pf;
 };
 
-/* "30s", "2m", "500ms", "1h" or bare seconds; returns milliseconds or -1. */
-static long parse_duration_ms(const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (end == s || v <= 0 || v > 86400000L)
-		return -1;
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return v <= 86400 ? v * 1000 : -1;
-	if (strcmp(end, "ms") == 0)
-		return v;
-	if (strcmp(end, "m") == 0)
-		return v <= 1440 ? v * 60000 : -1;
-	if (strcmp(end, "h") == 0)
-		return v <= 24 ? v * 3600000L : -1;
-	return -1;
-}
-
 /* A non-negative count for a cap option. */
 static int parse_size(size_t *out, const char *flag, const char *s, bool allow_zero,
-		      struct error *err)
+                      struct error *err)
 {
 	char *end;
 	unsigned long long v;
 
-	if (*s < '0' || *s > '9' || (v = strtoull(s, &end, 10), *end != '\0') || (!v && !allow_zero) ||
-	    v > (unsigned long long)SIZE_MAX)
-		return error_set(err, IG_EUSAGE, "option '%s': expected a %s number, got '%s'", flag,
-				 allow_zero ? "non-negative" : "positive", s);
+	if (*s < '0' || *s > '9' || (v = strtoull(s, &end, 10), *end != '\0') ||
+	    (!v && !allow_zero) || v > (unsigned long long)SIZE_MAX)
+		return error_set(err, IG_EUSAGE, "option '%s': expected a %s number, got '%s'",
+		                 flag, allow_zero ? "non-negative" : "positive", s);
 	*out = (size_t)v;
 	return 0;
 }
@@ -97,6 +80,7 @@ static int value_of(const char **out, int argc, char **argv, int *i, struct erro
 static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *err)
 {
 	const char *v = NULL;
+	int64_t ns;
 	int i = 1, rc;
 	enum log_level level = LOG_WARN;
 
@@ -119,30 +103,39 @@ static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *
 		} else if (strcmp(a, "--timeout") == 0) {
 			if (value_of(&v, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
-			if ((o->timeout_ms = parse_duration_ms(v)) < 0)
-				return error_set(err, IG_EUSAGE, "option '--timeout': bad duration '%s'", v);
+			if (duration_parse(&ns, v, err) < 0 || ns < 1000000 ||
+			    ns > (int64_t)86400 * 1000000000)
+				return error_set(
+				    err, IG_EUSAGE,
+				    "option '--timeout': bad duration '%s' (1ms to 24h)", v);
+			o->timeout_ms = (long)(ns / 1000000);
 		} else if (strcmp(a, "--page-size") == 0 || strcmp(a, "--max-pages") == 0 ||
-			   strcmp(a, "--max-bytes") == 0) {
-			size_t *slot = a[2] == 'p' ? &o->ro.page_size
-				       : a[6] == 'p' ? &o->ro.max_pages : &o->ro.max_bytes;
+		           strcmp(a, "--max-bytes") == 0) {
+			bool page_size = strcmp(a, "--page-size") == 0;
+			size_t *slot = page_size                       ? &o->ro.page_size
+			               : strcmp(a, "--max-pages") == 0 ? &o->ro.max_pages
+			                                               : &o->ro.max_bytes;
 
 			if (value_of(&v, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
-			if (parse_size(slot, a, v, a[2] == 'p', err) < 0)
+			if (parse_size(slot, a, v, page_size, err) < 0)
 				return IG_EUSAGE;
 		} else if (strcmp(a, "--log-level") == 0) {
 			if (value_of(&v, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
 			if (log_parse_level(&level, v) < 0)
-				return error_set(err, IG_EUSAGE, "option '--log-level': bad level '%s'", v);
+				return error_set(err, IG_EUSAGE,
+				                 "option '--log-level': bad level '%s'", v);
 		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
 			if (value_of(&v, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
 			if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0)
-				return error_set(err, IG_EUSAGE, "option '-o': expected text or json, got '%s'", v);
+				return error_set(err, IG_EUSAGE,
+				                 "option '-o': expected text or json, got '%s'", v);
 			o->json = strcmp(v, "json") == 0;
 		} else if (a[0] == '-' && a[1] != '\0') {
-			return error_set(err, IG_EUSAGE, "option '%s': unknown (see imageguard tags --help)", a);
+			return error_set(err, IG_EUSAGE,
+			                 "option '%s': unknown (see imageguard tags --help)", a);
 		} else if (o->image) {
 			return error_set(err, IG_EUSAGE, "tags: one IMAGE only ('%s' is extra)", a);
 		} else {
@@ -152,12 +145,13 @@ static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *
 	}
 	log_configure(level, LOG_TEXT);
 	if (!o->image)
-		return error_set(err, IG_EUSAGE, "tags: IMAGE is required (see imageguard tags --help)");
+		return error_set(err, IG_EUSAGE,
+		                 "tags: IMAGE is required (see imageguard tags --help)");
 	return policyflags_finish(&o->pf, err);
 }
 
 static int print_json(const struct imageref *ref, const struct strvec *tags,
-		      const struct registry_listing *l)
+                      const struct registry_listing *l)
 {
 	json_t *list = json_array(), *root;
 	char *name = imageref_name(ref), *text = NULL;
@@ -167,7 +161,7 @@ static int print_json(const struct imageref *ref, const struct strvec *tags,
 		if (json_array_append_new(list, json_string(tags->items[i])) < 0)
 			goto done;
 	root = json_pack("{s:s?,s:o,s:I,s:I,s:s}", "image", name, "tags", list, "count",
-			 (json_int_t)tags->len, "pages", (json_int_t)l->pages, "sha256", l->sha256);
+	                 (json_int_t)tags->len, "pages", (json_int_t)l->pages, "sha256", l->sha256);
 	list = NULL;
 	if (root && (text = json_dumps(root, JSON_INDENT(2))))
 		rc = printf("%s\n", text) < 0 ? 1 : 0;
@@ -212,13 +206,15 @@ static int run(const struct tags_opts *o, bool *bad_input, struct error *err)
 		goto done;
 	shown = &l.tags;
 	if (p) {
-		if ((error = policy_order(&ordered, p, (const char *const *)l.tags.items, l.tags.len,
-					  err)) < 0)
+		if ((error = policy_order(&ordered, p, (const char *const *)l.tags.items,
+		                          l.tags.len, err)) < 0)
 			goto done;
 		shown = &ordered;
 	}
 	if (o->json) {
-		error = print_json(&ref, shown, &l) ? error_set(err, IG_EFAIL, "tags: cannot write output") : 0;
+		error = print_json(&ref, shown, &l)
+		            ? error_set(err, IG_EFAIL, "tags: cannot write output")
+		            : 0;
 	} else {
 		for (size_t i = 0; i < shown->len; i++)
 			if (fputs(shown->items[i], stdout) < 0 || putchar('\n') < 0) {

@@ -8,9 +8,11 @@
 
 #include "config_private.h"
 #include "imageguard/buf.h"
+#include "imageguard/commitmsg.h"
 #include "imageguard/duration.h"
 #include "imageguard/error.h"
 #include "imageguard/policy.h"
+#include "imageguard/yamldepth.h"
 
 #define API_IMAGEGUARD "imageguard.io/v1alpha1"
 #define DEFAULT_INTERVAL_MS (INT64_C(5) * 60 * 1000)
@@ -557,7 +559,16 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 	config_yaml_get_nonempty(d, ref, "spec.git.checkout.ref", "branch", &a->checkout_branch);
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "email", &a->author_email);
-	config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate", &a->message_template);
+	if (config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate",
+	                        &a->message_template) && a->message_template) {
+		struct error err = ERROR_INIT;
+
+		/* A template the commit step would refuse is a configuration error now, not a
+		 * failed commit later. */
+		if (commitmsg_check(a->message_template, "messageTemplate", &err) < 0)
+			config_doc_error(d, line_of(config_yaml_lookup(d, commit, "messageTemplate")),
+			                 "'spec.git.commit.messageTemplate': %s", err.msg);
+	}
 	config_yaml_get_nonempty(d, push, "spec.git.push", "branch", &a->push_branch);
 }
 
@@ -714,6 +725,7 @@ void config_kinds_read_file(struct loader *L, const char *file)
 	yaml_parser_t parser;
 	yaml_document_t y;
 	struct doc d = {L, &y, file, NULL, false, {0}};
+	size_t line;
 	int rc = buf_read_file(&data, file);
 
 	if (rc == IG_ETOOBIG) {
@@ -724,7 +736,12 @@ void config_kinds_read_file(struct loader *L, const char *file)
 		config_diag_error(L, file, 0, "cannot read: %s", strerror(errno));
 		goto done;
 	}
-	if (!yaml_parser_initialize(&parser)) {
+	if ((rc = yamldepth_check(&line, data.data, data.len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
+		config_diag_error(L, file, line, "invalid YAML: nested deeper than %d levels",
+		                  YAMLDEPTH_MAX);
+		goto done;
+	}
+	if (rc < 0 || !yaml_parser_initialize(&parser)) {
 		L->oom = true;
 		goto done;
 	}

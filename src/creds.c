@@ -102,8 +102,8 @@ static const char *opt_string(json_t *entry, const char *field, bool *bad)
 	return json_string_value(v)[0] ? json_string_value(v) : NULL;
 }
 
-static int from_entry(struct registry_creds *out, json_t *entry, const char *path,
-		      const char *key, struct error *err)
+static int from_entry(struct registry_creds *out, json_t *entry, const char *path, const char *key,
+                      struct error *err)
 {
 	bool bad = false;
 	const char *auth = opt_string(entry, "auth", &bad);
@@ -113,8 +113,8 @@ static int from_entry(struct registry_creds *out, json_t *entry, const char *pat
 	int error;
 
 	if (bad || !json_is_object(entry))
-		return error_set(err, IG_EINVALID, "'%s': auths.\"%s\": fields must be strings", path,
-				 key);
+		return error_set(err, IG_EINVALID, "'%s': auths.\"%s\": fields must be strings",
+		                 path, key);
 	if (user) {
 		out->username = strdup(user);
 		out->password = strdup(pass ? pass : "");
@@ -122,7 +122,7 @@ static int from_entry(struct registry_creds *out, json_t *entry, const char *pat
 			return error_set(err, IG_EFAIL, "'%s': out of memory", path);
 	} else if (auth && (error = base64_userpass(out, auth)) < 0) {
 		return error_set(err, error, "'%s': auths.\"%s\".auth: not base64 of user:password",
-				 path, key);
+		                 path, key);
 	}
 	if (token && !(out->token = strdup(token)))
 		return error_set(err, IG_EFAIL, "'%s': out of memory", path);
@@ -140,7 +140,8 @@ static json_t *find_entry(json_t *auths, const char *registry_host, const char *
 		*key_out = registry_host;
 		return v;
 	}
-	json_object_foreach(auths, key, v) {
+	json_object_foreach(auths, key, v)
+	{
 		key_host(host, sizeof(host), key);
 		if (strcasecmp(host, registry_host) == 0) {
 			*key_out = key;
@@ -151,7 +152,7 @@ static json_t *find_entry(json_t *auths, const char *registry_host, const char *
 }
 
 int creds_load_docker_config(struct registry_creds *out, const char *path,
-			     const char *registry_host, struct error *err)
+                             const char *registry_host, struct error *err)
 {
 	struct buf b = BUF_INIT_MAX(MAX_CONFIG);
 	json_error_t jerr;
@@ -162,22 +163,22 @@ int creds_load_docker_config(struct registry_creds *out, const char *path,
 	memset(out, 0, sizeof(*out));
 	if ((error = buf_read_file(&b, path)) < 0) {
 		error_set(err, error, "'%s': %s", path,
-			  error == IG_ENOTFOUND ? "no such file"
-			  : error == IG_ETOOBIG ? "larger than 1 MiB"
-						: "cannot read");
+		          error == IG_ENOTFOUND ? "no such file"
+		          : error == IG_ETOOBIG ? "larger than 1 MiB"
+		                                : "cannot read");
 		goto done;
 	}
 	/* jansson's message may quote the text near the error, which can be a secret: only the
 	 * position is reported. */
 	if (!(root = json_loadb(b.data, b.len, 0, &jerr))) {
 		error = error_set(err, IG_EINVALID, "'%s':%d:%d: invalid JSON", path, jerr.line,
-				  jerr.column);
+		                  jerr.column);
 		goto done;
 	}
 	auths = json_object_get(root, "auths");
 	if (!json_is_object(root) || (auths && !json_is_object(auths))) {
-		error = error_set(err, IG_EINVALID, "'%s': expected an object with an \"auths\" object",
-				  path);
+		error = error_set(err, IG_EINVALID,
+		                  "'%s': expected an object with an \"auths\" object", path);
 		goto done;
 	}
 	if (auths && (entry = find_entry(auths, registry_host, &key)))
@@ -204,7 +205,7 @@ static int read_value(char **out, const char *dir, const char *name, struct erro
 	if ((error = buf_read_file(&b, path.data)) < 0) {
 		if (error != IG_ENOTFOUND)
 			error_set(err, error, "'%s': %s", path.data,
-				  error == IG_ETOOBIG ? "larger than 64 KiB" : "cannot read");
+			          error == IG_ETOOBIG ? "larger than 64 KiB" : "cannot read");
 		goto done;
 	}
 	while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
@@ -221,8 +222,8 @@ done:
 	return error;
 }
 
-int creds_load_secret(struct registry_creds *out, const char *secret_dir,
-		      const char *registry_host, struct error *err)
+int creds_load_secret(struct registry_creds *out, const char *secret_dir, const char *registry_host,
+                      struct error *err)
 {
 	struct buf path = BUF_INIT;
 	int error;
@@ -240,8 +241,8 @@ int creds_load_secret(struct registry_creds *out, const char *secret_dir,
 	if (out->username) {
 		if ((error = read_value(&out->password, secret_dir, "password", err)) < 0) {
 			if (error == IG_ENOTFOUND)
-				error = error_set(err, IG_EINVALID, "'%s': username without password",
-						  secret_dir);
+				error = error_set(err, IG_EINVALID,
+				                  "'%s': username without password", secret_dir);
 			goto done;
 		}
 	}

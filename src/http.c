@@ -140,7 +140,8 @@ char *http_header(const struct http_response *r, const char *name)
 				v++;
 			while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
 				e--;
-			if ((out.len && buf_puts(&out, ", ") < 0) || buf_append(&out, v, (size_t)(e - v)) < 0) {
+			if ((out.len && buf_puts(&out, ", ") < 0) ||
+			    buf_append(&out, v, (size_t)(e - v)) < 0) {
 				buf_release(&out);
 				return NULL;
 			}
@@ -153,18 +154,32 @@ char *http_header(const struct http_response *r, const char *name)
 const char *http_reason(long status)
 {
 	switch (status) {
-	case 400: return "bad request";
-	case 401: return "unauthorized";
-	case 403: return "forbidden";
-	case 404: return "not found";
-	case 405: return "method not allowed";
-	case 408: return "request timeout";
-	case 429: return "too many requests";
-	case 500: return "internal server error";
-	case 502: return "bad gateway";
-	case 503: return "service unavailable";
-	case 504: return "gateway timeout";
-	default: return status >= 500 ? "server error" : status >= 400 ? "client error" : "unexpected status";
+	case 400:
+		return "bad request";
+	case 401:
+		return "unauthorized";
+	case 403:
+		return "forbidden";
+	case 404:
+		return "not found";
+	case 405:
+		return "method not allowed";
+	case 408:
+		return "request timeout";
+	case 429:
+		return "too many requests";
+	case 500:
+		return "internal server error";
+	case 502:
+		return "bad gateway";
+	case 503:
+		return "service unavailable";
+	case 504:
+		return "gateway timeout";
+	default:
+		return status >= 500   ? "server error"
+		       : status >= 400 ? "client error"
+		                       : "unexpected status";
 	}
 }
 
@@ -262,7 +277,7 @@ struct attempt {
 };
 
 static int set_headers(struct curl_slist **list, const struct http_request *req,
-		       const char *authorization)
+                       const char *authorization)
 {
 	struct curl_slist *l = NULL, *t;
 	char line[8192];
@@ -289,7 +304,7 @@ fail:
 
 /* One request, no retry, no redirect. Returns the curl code; the response is reset first. */
 static CURLcode perform(struct http_client *c, const struct http_request *req,
-			const struct attempt *a, struct http_response *out, bool *too_big)
+                        const struct attempt *a, struct http_response *out, bool *too_big)
 {
 	struct sink sink = {&out->body, &out->header, false};
 	struct curl_slist *headers = NULL;
@@ -313,7 +328,8 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, req->timeout_ms ? req->timeout_ms : c->opts.timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+	                 req->timeout_ms ? req->timeout_ms : c->opts.timeout_ms);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
@@ -404,13 +420,14 @@ static void sleep_ms(long ms)
 }
 
 static int transport_error(struct error *err, CURLcode rc, bool too_big, size_t cap,
-			   const char *url)
+                           const char *url)
 {
 	char where[256];
 
 	url_for_message(where, sizeof(where), url);
 	if (too_big)
-		return error_set(err, IG_ETOOBIG, "'%s': response larger than %zu bytes", where, cap);
+		return error_set(err, IG_ETOOBIG, "'%s': response larger than %zu bytes", where,
+		                 cap);
 	if (rc == CURLE_OPERATION_TIMEDOUT)
 		return error_set(err, IG_ETIMEOUT, "'%s': timed out", where);
 	return error_set(err, IG_EFAIL, "'%s': %s", where, curl_easy_strerror(rc));
@@ -418,8 +435,8 @@ static int transport_error(struct error *err, CURLcode rc, bool too_big, size_t 
 
 /* One hop with retries. */
 static int perform_retrying(struct http_response *out, struct http_client *c,
-			    const struct http_request *req, const struct attempt *a,
-			    struct error *err)
+                            const struct http_request *req, const struct attempt *a,
+                            struct error *err)
 {
 	unsigned seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)out ^ (unsigned)clock();
 	const char *label = req->label ? req->label : "http";
@@ -432,7 +449,8 @@ static int perform_retrying(struct http_response *out, struct http_client *c,
 		rc = perform(c, req, a, out, &too_big);
 		out->attempts++;
 		if (c->opts.observe)
-			c->opts.observe(c->opts.observe_ctx, label, rc == CURLE_OK ? out->status : 0);
+			c->opts.observe(c->opts.observe_ctx, label,
+			                rc == CURLE_OK ? out->status : 0);
 		if (too_big)
 			return transport_error(err, rc, true, out->body.max, a->url);
 		if (rc == CURLE_OK && !retryable_status(out->status))
@@ -447,8 +465,8 @@ static int perform_retrying(struct http_response *out, struct http_client *c,
 		if (wait > c->opts.max_backoff_ms)
 			wait = c->opts.max_backoff_ms;
 		log_info("http.retry", "%s: %s %s, retry %u/%u in %ld ms", label, a->method,
-			 rc == CURLE_OK ? http_reason(out->status) : curl_easy_strerror(rc),
-			 attempt + 1, c->opts.max_retries, wait);
+		         rc == CURLE_OK ? http_reason(out->status) : curl_easy_strerror(rc),
+		         attempt + 1, c->opts.max_retries, wait);
 		sleep_ms(wait);
 	}
 }
@@ -459,7 +477,7 @@ static bool is_redirect(long status)
 }
 
 int http_do(struct http_response *out, struct http_client *c, const struct http_request *req,
-	    struct error *err)
+            struct error *err)
 {
 	struct attempt a = {req->method ? req->method : "GET", req->url, req->authorization};
 	char *url = strdup(req->url), *next = NULL, *location = NULL;
@@ -478,30 +496,34 @@ int http_do(struct http_response *out, struct http_client *c, const struct http_
 		url_for_message(where, sizeof(where), url);
 		if (hop >= MAX_REDIRECTS) {
 			error = error_set(err, IG_EFAIL, "'%s': more than %d redirects", where,
-					  MAX_REDIRECTS);
+			                  MAX_REDIRECTS);
 			goto done;
 		}
 		free(location);
 		if (!(location = http_header(out, "Location")) ||
 		    !(next = http_resolve(url, location))) {
-			error = error_set(err, IG_EFAIL, "'%s': %ld redirect without a usable Location",
-					  where, out->status);
+			error =
+			    error_set(err, IG_EFAIL, "'%s': %ld redirect without a usable Location",
+			              where, out->status);
 			goto done;
 		}
 		if (is_https(url) && !is_https(next) && !req->allow_http) {
-			error = error_set(err, IG_EFAIL, "'%s': refusing a redirect from https to http",
-					  where);
+			error = error_set(err, IG_EFAIL,
+			                  "'%s': refusing a redirect from https to http", where);
 			goto done;
 		}
 		/* Credentials belong to the origin they were given for: once a redirect leaves it,
 		 * nothing is sent again, even if a later hop comes back. */
 		if (a.authorization && !http_same_origin(req->url, next)) {
 			a.authorization = NULL;
-			log_debug("http.redirect", "%s: redirect to another origin, credentials dropped",
-				  req->label ? req->label : "http");
+			log_debug("http.redirect",
+			          "%s: redirect to another origin, credentials dropped",
+			          req->label ? req->label : "http");
 		}
-		if (out->status == 303 || (out->status != 307 && out->status != 308 &&
-					   strcmp(a.method, "POST") == 0))
+		/* As browsers do: 303 (and 301/302 after a POST) become GET; HEAD stays HEAD. */
+		if (strcmp(a.method, "HEAD") != 0 &&
+		    (out->status == 303 ||
+		     (out->status != 307 && out->status != 308 && strcmp(a.method, "POST") == 0)))
 			a.method = "GET";
 		free(url);
 		url = next;

@@ -112,7 +112,8 @@ int linkheader_next(char **out, const char *value, const char *base_url, struct 
 		*out = http_resolve(base_url, target);
 		free(target);
 		if (!*out)
-			return error_set(err, IG_EINVALID, "Link header: next link does not resolve");
+			return error_set(err, IG_EINVALID,
+			                 "Link header: next link does not resolve");
 		return 0;
 	}
 }

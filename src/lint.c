@@ -16,6 +16,7 @@
 #include "imageguard/imageref.h"
 #include "imageguard/lint.h"
 #include "imageguard/markers.h"
+#include "imageguard/yamldepth.h"
 #include "imageguard/strvec.h"
 
 static const char *const default_mutable[] = {"latest",  "main", "master",  "dev",
@@ -691,9 +692,13 @@ int lint_scan_buffer(struct lint_report *out, const struct lint_options *opts, c
 	struct scan s = {out, opts, file, NULL, NULL, is_kustomization_name(file), err};
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	int error = 0;
+	size_t line;
+	int error = yamldepth_check(&line, data, len, YAMLDEPTH_MAX);
 
-	if (!yaml_parser_initialize(&parser))
+	if (error == IG_ETOOBIG)
+		return lint_add_problem(out, file, line, err, "YAML nested deeper than %d levels",
+		                        YAMLDEPTH_MAX);
+	if (error < 0 || !yaml_parser_initialize(&parser))
 		return error_set(err, IG_EFAIL, "lint: out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	while (error >= 0) {

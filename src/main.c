@@ -38,6 +38,13 @@ static const struct command commands[] = {
 	{"tags", cmd_tags, "list the tags of an image repository"},
 };
 
+/* Commands that touch neither the network nor Git skip the libraries' global init: it costs
+ * ~5 MB of RSS and milliseconds (OpenSSL tables), which matters for `eval` in scripts. */
+static bool needs_global_init(const char *name)
+{
+	return strcmp(name, "eval") != 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: imageguard <command> [options]\n\n"
@@ -65,6 +72,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name) != 0)
 			continue;
+		if (!needs_global_init(commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
 		bool git = needs_git(commands[i].name);
 
 		curl_global_init(CURL_GLOBAL_DEFAULT);

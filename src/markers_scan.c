@@ -10,9 +10,9 @@
 
 #include "imageguard/error.h"
 #include "imageguard/markers.h"
+#include "imageguard/yamldepth.h"
 
 #define MARKER_KEY "$imagepolicy"
-#define MAX_DEPTH 10000
 
 /* Converts libyaml character indices into byte offsets, moving a cursor both ways. */
 struct pos {
@@ -522,7 +522,7 @@ static int roles_node(struct roles *r, bool *is_key, bool opens, bool is_map)
 	if (r->depth == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
 		void *n;
-		if (cap > MAX_DEPTH)
+		if (cap > YAMLDEPTH_MAX)
 			return IG_ETOOBIG;
 		n = realloc(r->stack, cap);
 		if (!n)
@@ -585,7 +585,7 @@ static int event_pass(struct scan *s)
 			if (rc == IG_ETOOBIG)
 				rc = add_problem(s->out, s->file, e.start_mark.line + 1,
 				                 "invalid YAML: nested deeper than %d levels",
-				                 MAX_DEPTH) < 0
+				                 YAMLDEPTH_MAX) < 0
 				         ? IG_EFAIL
 				         : 1;
 			break;
@@ -652,6 +652,14 @@ int markers_scan_buffer(struct marker_set *out, const char *file, const char *da
 	}
 	if (!mentions_key(data, len))
 		goto done;
+	if ((rc = yamldepth_check(&s.line, data, len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
+		rc = add_problem(out, file, s.line, "invalid YAML: nested deeper than %d levels",
+		                 YAMLDEPTH_MAX);
+		goto done;
+	} else if (rc < 0) {
+		goto done;
+	}
+	s.line = 1;
 	s.pos.data = u;
 	s.pos.len = len;
 	s.pos.base = (len >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF) ? 3 : 0;

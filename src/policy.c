@@ -14,6 +14,17 @@
 #include "imageguard/semver.h"
 #include "imageguard/strvec.h"
 
+/* pcre2's JIT code reads words past what memcheck considers initialised (by design); under
+ * valgrind the interpreter runs instead, which matches exactly the same way. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #define DEFAULT_EXCLUDE "^.*\\.sig$"
 #define VALUE_MAX (64 * 1024) /* an extracted value longer than this is skipped, not ordered */
 
@@ -76,15 +87,16 @@ static int compile_re(pcre2_code **out, const char *what, const char *re, struct
 	int code;
 
 	*out = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED,
-			     PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY, &code, &off,
-			     NULL);
+	                     PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY, &code,
+	                     &off, NULL);
 	if (!*out) {
 		pcre2_get_error_message(code, msg, sizeof(msg));
 		return error_set(err, IG_EINVALID, "%s '%.200s': %s at offset %zu", what, re,
-				 (char *)msg, (size_t)off);
+		                 (char *)msg, (size_t)off);
 	}
 	/* JIT is an optimisation: without it (no JIT support) pcre2_match interprets. */
-	(void)pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE);
+	if (!RUNNING_ON_VALGRIND)
+		(void)pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE);
 	return 0;
 }
 
@@ -96,7 +108,7 @@ static bool is_name_char(char c)
 
 /* Resolves a $name/${name} reference to a group number of the pattern. */
 static int resolve_group(uint32_t *out, const struct policy *p, const char *name, size_t len,
-			 struct error *err)
+                         struct error *err)
 {
 	uint32_t ncap = 0;
 	char tmp[256];
@@ -112,9 +124,10 @@ static int resolve_group(uint32_t *out, const struct policy *p, const char *name
 		for (size_t k = 0; k < len && v <= ncap; k++)
 			v = v * 10 + (uint64_t)(name[k] - '0');
 		if (v > ncap)
-			return error_set(err, IG_EINVALID,
-					 "extract '%.200s': group %.*s does not exist in the pattern",
-					 p->extract, (int)len, name);
+			return error_set(
+			    err, IG_EINVALID,
+			    "extract '%.200s': group %.*s does not exist in the pattern",
+			    p->extract, (int)len, name);
 		*out = (uint32_t)v;
 		return 0;
 	}
@@ -125,8 +138,8 @@ static int resolve_group(uint32_t *out, const struct policy *p, const char *name
 	n = pcre2_substring_number_from_name(p->pattern, (PCRE2_SPTR)tmp);
 	if (n < 0)
 		return error_set(err, IG_EINVALID,
-				 "extract '%.200s': group '%s' does not exist in the pattern",
-				 p->extract, tmp);
+		                 "extract '%.200s': group '%s' does not exist in the pattern",
+		                 p->extract, tmp);
 	*out = (uint32_t)n;
 	return 0;
 }
@@ -172,18 +185,19 @@ static int compile_template(struct policy *p, struct error *err)
 				end++;
 			if (s[end] != '}' || end == start)
 				return error_set(err, IG_EINVALID,
-						 "extract '%.200s': malformed ${...} at offset %zu", s,
-						 i);
+				                 "extract '%.200s': malformed ${...} at offset %zu",
+				                 s, i);
 			next = end + 1;
 		} else {
 			start = end = i + 1;
 			while (is_name_char(s[end]))
 				end++;
 			if (end == start)
-				return error_set(err, IG_EINVALID,
-						 "extract '%.200s': '$' at offset %zu names no group "
-						 "(use $$ for a literal $)",
-						 s, i);
+				return error_set(
+				    err, IG_EINVALID,
+				    "extract '%.200s': '$' at offset %zu names no group "
+				    "(use $$ for a literal $)",
+				    s, i);
 			next = end;
 		}
 		if ((rc = resolve_group(&g, p, s + start, end - start, err)) < 0)
@@ -230,10 +244,20 @@ void policy_free(struct policy *p)
 	free(p);
 }
 
+static int compile_extract(struct policy *p, const char *extract, struct error *err)
+{
+	if (!p->pattern)
+		return error_set(err, IG_EINVALID,
+		                 "extract '%.200s': needs a pattern to extract from", extract);
+	if (!(p->extract = strdup(extract)))
+		return error_set(err, IG_EFAIL, "extract: out of memory");
+	return compile_template(p, err);
+}
+
 int policy_new(struct policy **out, const struct policy_spec *spec, struct error *err)
 {
 	struct policy *p = calloc(1, sizeof(*p));
-	int rc = IG_EFAIL;
+	int rc = 0;
 
 	*out = NULL;
 	if (!p)
@@ -244,28 +268,16 @@ int policy_new(struct policy **out, const struct policy_spec *spec, struct error
 		goto done;
 	if ((rc = compile_excludes(p, spec, err)) < 0)
 		goto done;
-	if (spec->extract && spec->extract[0]) {
-		rc = error_set(err, IG_EINVALID, "extract '%.200s': needs a pattern to extract from",
-			       spec->extract);
-		if (!p->pattern)
-			goto done;
-		rc = error_set(err, IG_EFAIL, "extract: out of memory");
-		if (!(p->extract = strdup(spec->extract)))
-			goto done;
-		if ((rc = compile_template(p, err)) < 0)
-			goto done;
-	}
-	if (p->kind == POLICY_SEMVER) {
+	if (spec->extract && spec->extract[0] && (rc = compile_extract(p, spec->extract, err)) < 0)
+		goto done;
+	if (p->kind == POLICY_SEMVER && !spec->range) {
 		rc = error_set(err, IG_EINVALID, "semver policy: a range is required");
-		if (!spec->range)
-			goto done;
-		if ((rc = semver_range_new(&p->range, spec->range, err)) < 0)
-			goto done;
+		goto done;
 	}
+	if (p->kind == POLICY_SEMVER && (rc = semver_range_new(&p->range, spec->range, err)) < 0)
+		goto done;
 	*out = p;
 	p = NULL;
-	rc = 0;
-	error_clear(err);
 done:
 	policy_free(p);
 	return rc;
@@ -273,9 +285,53 @@ done:
 
 /* ---- evaluating one tag ---- */
 
-static bool re_matches(const pcre2_code *re, const char *s, size_t len, pcre2_match_data *md)
+/* Width of the UTF-8 sequence at s (1 for an invalid byte), as Go's DecodeRuneInString. */
+static size_t utf8_width(const unsigned char *s, size_t n)
 {
-	return pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, md, NULL) >= 0;
+	size_t w = s[0] < 0x80                   ? 1
+	           : s[0] >= 0xf0 && s[0] < 0xf5 ? 4
+	           : s[0] >= 0xe0                ? 3
+	           : s[0] >= 0xc2                ? 2
+	                                         : 1;
+
+	if (w > n)
+		return 1;
+	for (size_t k = 1; k < w; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 1;
+	return w;
+}
+
+static bool re_matches(const pcre2_code *re, const char *s, size_t len, uint32_t mopt,
+                       pcre2_match_data *md)
+{
+	return pcre2_match(re, (PCRE2_SPTR)s, len, 0, mopt, md, NULL) >= 0;
+}
+
+/* True for valid UTF-8: then pcre2 may skip its own O(n) check on every call (PCRE2_NO_UTF_CHECK);
+ * invalid tags still match safely, only slower, thanks to PCRE2_MATCH_INVALID_UTF. */
+static bool utf8_valid(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t w;
+
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		w = utf8_width(s + i, len - i);
+		if (w == 1)
+			return false;
+		if ((w == 3 &&
+		     ((s[i] == 0xe0 && s[i + 1] < 0xa0) || (s[i] == 0xed && s[i + 1] >= 0xa0))) ||
+		    (w == 4 &&
+		     ((s[i] == 0xf0 && s[i + 1] < 0x90) || (s[i] == 0xf4 && s[i + 1] >= 0x90))))
+			return false; /* overlong, surrogate, past U+10FFFF */
+		i += w;
+	}
+	return true;
 }
 
 static bool buf_add(struct scratch *sc, const char *s, size_t n)
@@ -314,33 +370,18 @@ static bool expand(const struct policy *p, struct scratch *sc, const char *s)
 				return false;
 		} else if (t->group < pairs && ov[2 * t->group] != PCRE2_UNSET) {
 			if (!buf_add(sc, s + ov[2 * t->group],
-				     ov[2 * t->group + 1] - ov[2 * t->group]))
+			             ov[2 * t->group + 1] - ov[2 * t->group]))
 				return false;
 		}
 	}
 	return true;
 }
 
-/* Width of the UTF-8 sequence at s (1 for an invalid byte), as Go's DecodeRuneInString. */
-static size_t utf8_width(const unsigned char *s, size_t n)
-{
-	size_t w = s[0] < 0x80 ? 1 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : s[0] >= 0xe0 ? 3
-				 : s[0] >= 0xc2			   ? 2
-								   : 1;
-
-	if (w > n)
-		return 1;
-	for (size_t k = 1; k < w; k++)
-		if ((s[k] & 0xc0) != 0x80)
-			return 1;
-	return w;
-}
-
 /* Go's Regexp.ReplaceAllString(tag, extract), which is what Flux applies: every match is
  * replaced by the expanded template, the text between matches is kept. False when the pattern
  * does not match or the value is over the cap. */
 static bool extract_value(const struct policy *p, struct scratch *sc, const char *s, size_t len,
-			  bool *matched)
+                          uint32_t mopt, bool *matched)
 {
 	size_t last = 0, pos = 0;
 
@@ -350,11 +391,13 @@ static bool extract_value(const struct policy *p, struct scratch *sc, const char
 		PCRE2_SIZE *ov;
 		size_t a0, a1;
 
-		if (pcre2_match(p->pattern, (PCRE2_SPTR)s, len, pos, 0, sc->md, NULL) < 0)
+		if (pcre2_match(p->pattern, (PCRE2_SPTR)s, len, pos, mopt, sc->md, NULL) < 0)
 			break;
 		ov = pcre2_get_ovector_pointer(sc->md);
 		a0 = ov[0];
 		a1 = ov[1];
+		if (a0 < last || a1 < a0) /* \K games: no sane replacement, treat as no match */
+			break;
 		*matched = true;
 		if (!buf_add(sc, s + last, a0 - last))
 			return false;
@@ -449,23 +492,27 @@ static int bytes_compare(const char *a, size_t alen, const char *b, size_t blen)
 /* Runs exclusion, filter, extract and the order's parse on one tag. On OUT_CANDIDATE c holds
  * the value (in sc->buf when extracted) and its key. */
 static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct cand *c,
-			     const char *tag, size_t len)
+                             const char *tag, size_t len)
 {
+	uint32_t mopt;
 	bool matched;
 
 	c->p = p;
 	c->tag = tag;
 	c->tag_len = len;
+	if (len > POLICY_TAG_MAX) /* bounded work per tag, whatever the input */
+		return OUT_SKIPPED;
+	mopt = utf8_valid((const unsigned char *)tag, len) ? PCRE2_NO_UTF_CHECK : 0;
 	for (size_t k = 0; k < p->nexclude; k++)
-		if (re_matches(p->exclude[k], tag, len, sc->md))
+		if (re_matches(p->exclude[k], tag, len, mopt, sc->md))
 			return OUT_FILTERED;
 	if (p->pattern && p->parts) {
-		if (!extract_value(p, sc, tag, len, &matched))
+		if (!extract_value(p, sc, tag, len, mopt, &matched))
 			return matched ? OUT_SKIPPED : OUT_FILTERED;
 		c->val = sc->buf;
 		c->val_len = sc->len;
 	} else {
-		if (p->pattern && !re_matches(p->pattern, tag, len, sc->md))
+		if (p->pattern && !re_matches(p->pattern, tag, len, mopt, sc->md))
 			return OUT_FILTERED;
 		c->val = tag;
 		c->val_len = len;
@@ -513,7 +560,7 @@ static int scratch_init(struct scratch *sc, const struct policy *p)
 {
 	memset(sc, 0, sizeof(*sc));
 	sc->md = p->pattern ? pcre2_match_data_create_from_pattern(p->pattern, NULL)
-			    : pcre2_match_data_create(1, NULL);
+	                    : pcre2_match_data_create(1, NULL);
 	return sc->md ? 0 : IG_EFAIL;
 }
 
@@ -527,7 +574,7 @@ static void scratch_release(struct scratch *sc)
 /* ---- picking ---- */
 
 int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
-		  size_t n, struct error *err)
+                  size_t n, struct error *err)
 {
 	struct scratch sc[2];
 	struct cand best, cur;
@@ -602,10 +649,10 @@ static const char *arena_copy(struct arena_block **head, const char *s, size_t n
 /* Re-points a key computed on `from` to the same bytes at `to`. */
 static void rebase(struct cand *c, const struct policy *p, const char *from, const char *to)
 {
-#define MOVE(ptr)                                                                              \
-	do {                                                                                   \
-		if ((ptr) && (ptr) >= from && (ptr) <= from + c->val_len)                      \
-			(ptr) = to + ((ptr)-from);                                             \
+#define MOVE(ptr)                                                                                  \
+	do {                                                                                       \
+		if ((ptr) && (ptr) >= from && (ptr) <= from + c->val_len)                          \
+			(ptr) = to + ((ptr)-from);                                                 \
 	} while (0)
 	c->val = to;
 	if (p->kind == POLICY_SEMVER) {
@@ -627,7 +674,7 @@ static int order_cmp(const void *a, const void *b)
 }
 
 int policy_order(struct strvec *out, const struct policy *p, const char *const *tags, size_t n,
-		 struct error *err)
+                 struct error *err)
 {
 	struct arena_block *arena = NULL;
 	struct scratch sc;
@@ -675,7 +722,7 @@ done:
 /* ---- comparing ---- */
 
 enum policy_verdict policy_compare(const struct policy *p, const char *current,
-				   const char *candidate)
+                                   const char *candidate)
 {
 	struct scratch sc[2];
 	struct cand cur, cand;

@@ -11,8 +11,8 @@ static const struct {
 	const char *name;
 	enum flag_id id;
 } flags[] = {
-	{"--pattern", F_PATTERN},     {"--extract", F_EXTRACT},     {"--exclude", F_EXCLUDE},
-	{"--semver", F_SEMVER},       {"--numerical", F_NUMERICAL}, {"--alphabetical", F_ALPHABETICAL},
+    {"--pattern", F_PATTERN}, {"--extract", F_EXTRACT},     {"--exclude", F_EXCLUDE},
+    {"--semver", F_SEMVER},   {"--numerical", F_NUMERICAL}, {"--alphabetical", F_ALPHABETICAL},
 };
 
 static bool has_order(const struct policyflags *pf)
@@ -40,8 +40,7 @@ static int flag_lookup(const char *arg, const char **value)
 	return -1;
 }
 
-static int parse_direction(bool *ascending, const char *flag, const char *value,
-			   struct error *err)
+static int parse_direction(bool *ascending, const char *flag, const char *value, struct error *err)
 {
 	if (strcmp(value, "asc") == 0)
 		*ascending = true;
@@ -49,18 +48,18 @@ static int parse_direction(bool *ascending, const char *flag, const char *value,
 		*ascending = false;
 	else
 		return error_set(err, IG_EUSAGE, "option '%s': expected asc or desc, got '%s'",
-				 flag, value);
+		                 flag, value);
 	return 0;
 }
 
 static int apply(struct policyflags *pf, enum flag_id id, const char *flag, const char *value,
-		 struct error *err)
+                 struct error *err)
 {
 	if (id >= F_SEMVER && has_order(pf))
 		return error_set(err, IG_EUSAGE,
-				 "option '%s': only one of --semver, --numerical, "
-				 "--alphabetical may be given",
-				 flag);
+		                 "option '%s': only one of --semver, --numerical, "
+		                 "--alphabetical may be given",
+		                 flag);
 	switch (id) {
 	case F_PATTERN:
 		pf->spec.pattern = value;
@@ -99,7 +98,7 @@ int policyflags_take(struct policyflags *pf, int argc, char **argv, int *i, stru
 	if (!value) {
 		if (*i + 1 >= argc)
 			return error_set(err, IG_EUSAGE, "option '%s': missing value",
-					 flags[k].name);
+			                 flags[k].name);
 		value = argv[*i + 1];
 		*i += 1;
 	}
@@ -116,8 +115,8 @@ int policyflags_finish(struct policyflags *pf, struct error *err)
 		return 0;
 	if (!has_order(pf))
 		return error_set(err, IG_EUSAGE,
-				 "policy flags: one of --semver, --numerical, --alphabetical "
-				 "is required");
+		                 "policy flags: one of --semver, --numerical, --alphabetical "
+		                 "is required");
 	if (pf->excludes.len > 0) {
 		pf->spec.exclude = (const char *const *)pf->excludes.items;
 		pf->spec.exclude_len = pf->excludes.len;

@@ -21,11 +21,11 @@
 #define MAX_AUTH_ROUNDS 3
 
 static const char *const manifest_accept[] = {
-	"Accept: application/vnd.oci.image.index.v1+json, "
-	"application/vnd.oci.image.manifest.v1+json, "
-	"application/vnd.docker.distribution.manifest.list.v2+json, "
-	"application/vnd.docker.distribution.manifest.v2+json",
-	NULL,
+    "Accept: application/vnd.oci.image.index.v1+json, "
+    "application/vnd.oci.image.manifest.v1+json, "
+    "application/vnd.docker.distribution.manifest.list.v2+json, "
+    "application/vnd.docker.distribution.manifest.v2+json",
+    NULL,
 };
 static const char *const json_accept[] = {"Accept: application/json", NULL};
 
@@ -48,7 +48,7 @@ void registry_options_init(struct registry_options *opts)
 }
 
 int registry_client_new(struct registry_client **out, const struct registry_options *opts,
-			struct error *err)
+                        struct error *err)
 {
 	struct registry_client *c = calloc(1, sizeof(*c));
 	struct http_options ho = {0};
@@ -137,7 +137,7 @@ static void call_release(struct call *k)
 }
 
 static int call_init(struct call *k, struct registry_client *c, const struct registry_target *t,
-		     struct error *err)
+                     struct error *err)
 {
 	struct buf base = BUF_INIT, scope = BUF_INIT;
 
@@ -166,7 +166,8 @@ static void oci_errors(char *out, size_t n, const struct buf *body)
 	size_t i, used = 0;
 
 	out[0] = '\0';
-	json_array_foreach(errors, i, e) {
+	json_array_foreach(errors, i, e)
+	{
 		const char *code = json_string_value(json_object_get(e, "code"));
 		const char *msg = json_string_value(json_object_get(e, "message"));
 		int w;
@@ -174,7 +175,7 @@ static void oci_errors(char *out, size_t n, const struct buf *body)
 		if (!code && !msg)
 			continue;
 		w = snprintf(out + used, n - used, "%s%s%s%s", used ? "; " : "", code ? code : "",
-			     code && msg ? ": " : "", msg ? msg : "");
+		             code && msg ? ": " : "", msg ? msg : "");
 		if (w < 0 || (size_t)w >= n - used)
 			break;
 		used += (size_t)w;
@@ -185,16 +186,16 @@ static void oci_errors(char *out, size_t n, const struct buf *body)
 }
 
 static int status_error(const struct call *k, const struct http_response *r, const char *what,
-			struct error *err)
+                        struct error *err)
 {
 	char detail[512];
 	int code = r->status == 401 || r->status == 403 ? IG_EAUTH
-		   : r->status == 404			 ? IG_ENOTFOUND
-							 : IG_EFAIL;
+	           : r->status == 404                   ? IG_ENOTFOUND
+	                                                : IG_EFAIL;
 
 	oci_errors(detail, sizeof(detail), &r->body);
 	return error_set(err, code, "registry '%s': %s%s%ld %s", k->name, what ? what : "",
-			 what ? ": " : "", r->status, detail[0] ? detail : http_reason(r->status));
+	                 what ? ": " : "", r->status, detail[0] ? detail : http_reason(r->status));
 }
 
 static void log_ratelimit(const struct call *k, const struct http_response *r)
@@ -206,22 +207,22 @@ static void log_ratelimit(const struct call *k, const struct http_response *r)
 
 		if (left <= 10)
 			log_info("registry.ratelimit", "registry '%s': %ld requests left (%s)",
-				 k->t->ref->registry, left, v);
+			         k->t->ref->registry, left, v);
 		else
 			log_debug("registry.ratelimit", "registry '%s': ratelimit-remaining %s",
-				  k->t->ref->registry, v);
+			          k->t->ref->registry, v);
 	}
 	free(v);
 }
 
 /* A request with the authorisation dance: preemptive from what the host challenged before,
  * then one answer per 401 (a refused token is fetched again once). */
-static int request(struct http_response *out, struct call *k, const char *method,
-		   const char *url, const char *const *headers, size_t max_body, struct error *err)
+static int request(struct http_response *out, struct call *k, const char *method, const char *url,
+                   const char *const *headers, size_t max_body, struct error *err)
 {
 	const struct registry_target *t = k->t;
-	struct auth_target at = {t->ref->registry, k->scope, t->creds, t->insecure, t->ca_file,
-				 t->timeout_ms};
+	struct auth_target at = {t->ref->registry, k->scope,   t->creds,
+	                         t->insecure,      t->ca_file, t->timeout_ms};
 	struct http_request req = {0};
 	char *authz = NULL, *challenge = NULL;
 	int error;
@@ -249,7 +250,7 @@ static int request(struct http_response *out, struct call *k, const char *method
 			break;
 		free(authz);
 		if ((error = auth_authorize(&authz, k->c->auth, k->c->http, &at, challenge,
-					    req.authorization != NULL, err)) < 0)
+		                            req.authorization != NULL, err)) < 0)
 			goto fail;
 		if (!authz)
 			break;
@@ -281,7 +282,7 @@ static int first_url(char **out, const struct call *k, size_t n)
 
 /* Appends the page's tags; `"tags": null` is an empty page, anything else unexpected fails. */
 static int parse_page(struct strvec *tags, const struct call *k, const struct buf *body,
-		      struct error *err)
+                      struct error *err)
 {
 	json_error_t jerr;
 	json_t *root = json_loadb(body->data, body->len, 0, &jerr), *list, *v;
@@ -290,22 +291,24 @@ static int parse_page(struct strvec *tags, const struct call *k, const struct bu
 
 	if (!root) {
 		error = error_set(err, IG_EINVALID,
-				  "registry '%s': tag list is not valid JSON (line %d, column %d)",
-				  k->name, jerr.line, jerr.column);
+		                  "registry '%s': tag list is not valid JSON (line %d, column %d)",
+		                  k->name, jerr.line, jerr.column);
 		goto done;
 	}
 	list = json_object_get(root, "tags");
 	if (!json_is_object(root) || !list || !(json_is_array(list) || json_is_null(list))) {
 		error = error_set(err, IG_EINVALID, "registry '%s': tag list has no \"tags\" array",
-				  k->name);
+		                  k->name);
 		goto done;
 	}
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		const char *s = json_string_value(v);
 
 		if (!s) {
-			error = error_set(err, IG_EINVALID,
-					  "registry '%s': tag list has a non-string entry", k->name);
+			error =
+			    error_set(err, IG_EINVALID,
+			              "registry '%s': tag list has a non-string entry", k->name);
 			goto done;
 		}
 		if (!imageref_is_valid_tag(s, json_string_length(v))) {
@@ -318,8 +321,9 @@ static int parse_page(struct strvec *tags, const struct call *k, const struct bu
 		}
 	}
 	if (bad)
-		log_warn("registry.tags", "registry '%s': ignored %zu entries that are not valid tags",
-			 k->name, bad);
+		log_warn("registry.tags",
+		         "registry '%s': ignored %zu entries that are not valid tags", k->name,
+		         bad);
 done:
 	json_decref(root);
 	return error;
@@ -327,7 +331,7 @@ done:
 
 /* Follows the page's Link to the next page; *next NULL on the last page. */
 static int next_page(char **next, const struct call *k, const struct http_response *r,
-		     const char *url, struct error *err)
+                     const char *url, struct error *err)
 {
 	char *link = http_header(r, "Link");
 	int error = 0;
@@ -339,11 +343,11 @@ static int next_page(char **next, const struct call *k, const struct http_respon
 		char *host = http_host(*next);
 
 		error = error_set(err, IG_EINVALID, "registry '%s': refusing a next link to '%s'",
-				  k->name, host ? host : "another host");
+		                  k->name, host ? host : "another host");
 		free(host);
 	} else if (*next && strcmp(*next, url) == 0) {
 		error = error_set(err, IG_EINVALID, "registry '%s': next link points to itself",
-				  k->name);
+		                  k->name);
 	}
 	if (error < 0) {
 		free(*next);
@@ -380,18 +384,26 @@ static int fetch_all(struct strvec *tags, size_t *pages, struct call *k, struct 
 	for (;;) {
 		if (*pages >= o->max_pages) {
 			error = error_set(err, IG_ETOOBIG, "registry '%s': more than %zu pages",
-					  k->name, o->max_pages);
+			                  k->name, o->max_pages);
 			goto done;
 		}
-		if ((error = request(&r, k, "GET", url, json_accept, o->max_bytes - total, err)) < 0) {
+		if (total >= o->max_bytes) {
+			error = error_set(err, IG_ETOOBIG,
+			                  "registry '%s': tag list larger than %zu bytes", k->name,
+			                  o->max_bytes);
+			goto done;
+		}
+		if ((error = request(&r, k, "GET", url, json_accept, o->max_bytes - total, err)) <
+		    0) {
 			if (error == IG_ETOOBIG)
-				error_set(err, error, "registry '%s': tag list larger than %zu bytes",
-					  k->name, o->max_bytes);
+				error_set(err, error,
+				          "registry '%s': tag list larger than %zu bytes", k->name,
+				          o->max_bytes);
 			goto done;
 		}
 		if (r.status == 400 && *pages == 0 && smaller_page(&n)) {
-			log_info("registry.page-size", "registry '%s': 400 for the page size, asking %zu",
-				 k->name, n);
+			log_info("registry.page-size",
+			         "registry '%s': 400 for the page size, asking %zu", k->name, n);
 			free(url);
 			if ((error = first_url(&url, k, n)) < 0)
 				goto oom;
@@ -419,7 +431,7 @@ done:
 }
 
 int registry_list_tags(struct registry_listing *out, struct registry_client *c,
-		       const struct registry_target *t, struct error *err)
+                       const struct registry_target *t, struct error *err)
 {
 	struct call k;
 	int error;
@@ -434,7 +446,7 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 	strvec_sort_unique(&out->tags);
 	registry_tags_sha256(out->sha256, &out->tags);
 	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages", k.name, out->tags.len,
-		  out->pages);
+	          out->pages);
 done:
 	call_release(&k);
 	return error;
@@ -459,7 +471,7 @@ static int body_digest(char **out, const struct buf *body)
 /* The manifest GET when HEAD gave no digest: the digest is computed from the body, and a
  * header that disagrees with the body is an error. */
 static int get_digest(char **out, struct call *k, const char *url, const char *what,
-		      struct error *err)
+                      struct error *err)
 {
 	struct http_response r = HTTP_RESPONSE_INIT;
 	char *header = NULL;
@@ -477,9 +489,10 @@ static int get_digest(char **out, struct call *k, const char *url, const char *w
 	}
 	header = http_header(&r, "Docker-Content-Digest");
 	if (header && strncmp(header, "sha256:", 7) == 0 && strcmp(header, *out) != 0) {
-		error = error_set(err, IG_EINVALID,
-				  "registry '%s': %s: Docker-Content-Digest does not match the body",
-				  k->name, what);
+		error =
+		    error_set(err, IG_EINVALID,
+		              "registry '%s': %s: Docker-Content-Digest does not match the body",
+		              k->name, what);
 		free(*out);
 		*out = NULL;
 	}
@@ -490,7 +503,8 @@ done:
 }
 
 int registry_head_manifest(char **digest_out, struct registry_client *c,
-			   const struct registry_target *t, const char *reference, struct error *err)
+                           const struct registry_target *t, const char *reference,
+                           struct error *err)
 {
 	struct http_response r = HTTP_RESPONSE_INIT;
 	struct buf url = BUF_INIT, what = BUF_INIT;
@@ -503,8 +517,9 @@ int registry_head_manifest(char **digest_out, struct registry_client *c,
 	if ((error = call_init(&k, c, t, err)) < 0)
 		return error;
 	if (!imageref_is_valid_tag(reference, len) && !imageref_is_valid_digest(reference, len)) {
-		error = error_set(err, IG_EINVALID, "registry '%s': '%.140s' is not a tag or digest",
-				  k.name, reference);
+		error =
+		    error_set(err, IG_EINVALID, "registry '%s': '%.140s' is not a tag or digest",
+		              k.name, reference);
 		goto done;
 	}
 	if (buf_printf(&url, "%s/v2/%s/manifests/%s", k.base, t->ref->repository, reference) < 0 ||
@@ -521,8 +536,8 @@ int registry_head_manifest(char **digest_out, struct registry_client *c,
 	digest = http_header(&r, "Docker-Content-Digest");
 	if (digest && !imageref_is_valid_digest(digest, strlen(digest))) {
 		error = error_set(err, IG_EINVALID,
-				  "registry '%s': %s: malformed Docker-Content-Digest", k.name,
-				  what.data);
+		                  "registry '%s': %s: malformed Docker-Content-Digest", k.name,
+		                  what.data);
 		goto done;
 	}
 	if (!digest && (error = get_digest(&digest, &k, url.data, what.data, err)) < 0)

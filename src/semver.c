@@ -93,7 +93,7 @@ int semver_parse(struct semver *out, const char *s, size_t len, struct error *er
 	    i != len) {
 		if (err)
 			error_set(err, IG_EINVALID, "version '%.*s': not a semantic version",
-				  (int)(len > 200 ? 200 : len), s);
+			          (int)(len > 200 ? 200 : len), s);
 		return IG_EINVALID;
 	}
 	return 0;
@@ -198,10 +198,9 @@ static const struct {
 	const char *s;
 	enum op op;
 } ops[] = {
-	/* longest first: "~>" before "~", ">=" before ">" */
-	{"!=", OP_NE}, {">=", OP_GE}, {"=>", OP_GE}, {"<=", OP_LE}, {"=<", OP_LE},
-	{"~>", OP_TILDE}, {">", OP_GT}, {"<", OP_LT}, {"=", OP_EQ}, {"~", OP_TILDE},
-	{"^", OP_CARET},
+    /* longest first: "~>" before "~", ">=" before ">" */
+    {"!=", OP_NE}, {">=", OP_GE}, {"=>", OP_GE}, {"<=", OP_LE},   {"=<", OP_LE},   {"~>", OP_TILDE},
+    {">", OP_GT},  {"<", OP_LT},  {"=", OP_EQ},  {"~", OP_TILDE}, {"^", OP_CARET},
 };
 
 static bool is_space(char c)
@@ -438,7 +437,7 @@ int semver_range_new(struct semver_range **out, const char *range, struct error 
 	}
 	if (rc == IG_EINVALID) {
 		error_set(err, IG_EINVALID, "semver range '%.200s': %s at offset %zu", range, why,
-			  i);
+		          i);
 		semver_range_free(r);
 		return IG_EINVALID;
 	}
@@ -469,8 +468,8 @@ static bool check_tilde(const struct semver *v, const struct constraint *c)
 	if (semver_compare(v, &c->con) < 0)
 		return false;
 	/* ~0.0.0 (and ~*) accept everything at or above 0.0.0 */
-	if (num_is_zero(c->con.major) && num_is_zero(c->con.minor) &&
-	    num_is_zero(c->con.patch) && !c->minor_dirty && !c->patch_dirty)
+	if (num_is_zero(c->con.major) && num_is_zero(c->con.minor) && num_is_zero(c->con.patch) &&
+	    !c->minor_dirty && !c->patch_dirty)
 		return true;
 	if (cmp_major(v, c) != 0)
 		return false;

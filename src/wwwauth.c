@@ -186,7 +186,7 @@ int wwwauth_parse(struct wwwauth_challenge *out, const char *header, struct erro
 	}
 	if ((error = parse_all(list, &n, header)) < 0) {
 		error_set(err, error, "WWW-Authenticate: %s",
-			  error == IG_EFAIL ? "out of memory" : "malformed challenge");
+		          error == IG_EFAIL ? "out of memory" : "malformed challenge");
 		goto done;
 	}
 	if (n == 0) {

@@ -58,39 +58,39 @@ static const struct {
 	int rc;
 	const char *user, *pass, *token;
 } configs[] = {
-	{"{\"auths\":{\"ghcr.io\":{\"auth\":\"" AUTH_B64 "\"}}}", "ghcr.io", 0, "alice", SECRET, NULL},
-	{"{\"auths\":{\"https://ghcr.io/v2/\":{\"username\":\"bob\",\"password\":\"" SECRET "\"}}}",
-	 "ghcr.io", 0, "bob", SECRET, NULL},
-	{"{\"auths\":{\"http://127.0.0.1:5000\":{\"auth\":\"" AUTH_B64 "\"}}}", "127.0.0.1:5000", 0,
-	 "alice", SECRET, NULL},
-	/* Docker Hub's historical key and its aliases */
-	{"{\"auths\":{\"https://index.docker.io/v1/\":{\"auth\":\"" AUTH_B64 "\"}}}",
-	 "registry-1.docker.io", 0, "alice", SECRET, NULL},
-	{"{\"auths\":{\"docker.io\":{\"auth\":\"" AUTH_B64 "\"}}}", "registry-1.docker.io", 0, "alice",
-	 SECRET, NULL},
-	/* an exact key wins over a normalised one */
-	{"{\"auths\":{\"https://ghcr.io\":{\"username\":\"x\",\"password\":\"y\"},"
-	 "\"ghcr.io\":{\"auth\":\"" AUTH_B64 "\"}}}",
-	 "ghcr.io", 0, "alice", SECRET, NULL},
-	/* a registry token */
-	{"{\"auths\":{\"q.example\":{\"registrytoken\":\"tok\"}}}", "q.example", 0, NULL, NULL, "tok"},
-	/* no entry for the host, no auths at all: anonymous */
-	{"{\"auths\":{\"other.example\":{\"auth\":\"" AUTH_B64 "\"}}}", "ghcr.io", 0, NULL, NULL, NULL},
-	{"{\"credsStore\":\"desktop\"}", "ghcr.io", 0, NULL, NULL, NULL},
-	/* a port is part of the host */
-	{"{\"auths\":{\"127.0.0.1:5001\":{\"auth\":\"" AUTH_B64 "\"}}}", "127.0.0.1:5000", 0, NULL,
-	 NULL, NULL},
-	/* malformed */
-	{"{\"auths\":{\"ghcr.io\":{\"auth\":\"not base64!\"}}}", "ghcr.io", IG_EINVALID, NULL, NULL,
-	 NULL},
-	{"{\"auths\":{\"ghcr.io\":{\"auth\":\"YWxpY2U=\"}}}", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
-	{"{\"auths\":{\"ghcr.io\":{\"username\":42}}}", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
-	{"{\"auths\":{\"ghcr.io\":\"" SECRET "\"}}", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
-	{"{\"auths\":[\"" SECRET "\"]}", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
-	{"[\"" SECRET "\"]", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
-	{"{\"auths\":{\"ghcr.io\":{\"auth\":\"" SECRET, "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
-	{SECRET, "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
-	{"", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
+    {"{\"auths\":{\"ghcr.io\":{\"auth\":\"" AUTH_B64 "\"}}}", "ghcr.io", 0, "alice", SECRET, NULL},
+    {"{\"auths\":{\"https://ghcr.io/v2/\":{\"username\":\"bob\",\"password\":\"" SECRET "\"}}}",
+     "ghcr.io", 0, "bob", SECRET, NULL},
+    {"{\"auths\":{\"http://127.0.0.1:5000\":{\"auth\":\"" AUTH_B64 "\"}}}", "127.0.0.1:5000", 0,
+     "alice", SECRET, NULL},
+    /* Docker Hub's historical key and its aliases */
+    {"{\"auths\":{\"https://index.docker.io/v1/\":{\"auth\":\"" AUTH_B64 "\"}}}",
+     "registry-1.docker.io", 0, "alice", SECRET, NULL},
+    {"{\"auths\":{\"docker.io\":{\"auth\":\"" AUTH_B64 "\"}}}", "registry-1.docker.io", 0, "alice",
+     SECRET, NULL},
+    /* an exact key wins over a normalised one */
+    {"{\"auths\":{\"https://ghcr.io\":{\"username\":\"x\",\"password\":\"y\"},"
+     "\"ghcr.io\":{\"auth\":\"" AUTH_B64 "\"}}}",
+     "ghcr.io", 0, "alice", SECRET, NULL},
+    /* a registry token */
+    {"{\"auths\":{\"q.example\":{\"registrytoken\":\"tok\"}}}", "q.example", 0, NULL, NULL, "tok"},
+    /* no entry for the host, no auths at all: anonymous */
+    {"{\"auths\":{\"other.example\":{\"auth\":\"" AUTH_B64 "\"}}}", "ghcr.io", 0, NULL, NULL, NULL},
+    {"{\"credsStore\":\"desktop\"}", "ghcr.io", 0, NULL, NULL, NULL},
+    /* a port is part of the host */
+    {"{\"auths\":{\"127.0.0.1:5001\":{\"auth\":\"" AUTH_B64 "\"}}}", "127.0.0.1:5000", 0, NULL,
+     NULL, NULL},
+    /* malformed */
+    {"{\"auths\":{\"ghcr.io\":{\"auth\":\"not base64!\"}}}", "ghcr.io", IG_EINVALID, NULL, NULL,
+     NULL},
+    {"{\"auths\":{\"ghcr.io\":{\"auth\":\"YWxpY2U=\"}}}", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
+    {"{\"auths\":{\"ghcr.io\":{\"username\":42}}}", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
+    {"{\"auths\":{\"ghcr.io\":\"" SECRET "\"}}", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
+    {"{\"auths\":[\"" SECRET "\"]}", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
+    {"[\"" SECRET "\"]", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
+    {"{\"auths\":{\"ghcr.io\":{\"auth\":\"" SECRET, "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
+    {SECRET, "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
+    {"", "ghcr.io", IG_EINVALID, NULL, NULL, NULL},
 };
 
 START_TEST(docker_config)
@@ -108,9 +108,10 @@ START_TEST(docker_config)
 	ck_assert_pstr_eq(c.password, configs[_i].pass);
 	ck_assert_pstr_eq(c.token, configs[_i].token);
 	if (rc < 0) {
-		ck_assert_msg(strstr(err.msg, path) != NULL, "error does not name the file: %s", err.msg);
+		ck_assert_msg(strstr(err.msg, path) != NULL, "error does not name the file: %s",
+		              err.msg);
 		ck_assert_msg(strstr(err.msg, SECRET) == NULL && strstr(err.msg, "s3cr") == NULL,
-			      "error leaks the secret: %s", err.msg);
+		              "error leaks the secret: %s", err.msg);
 	}
 	creds_release(&c);
 }
@@ -122,7 +123,7 @@ START_TEST(missing_file)
 	struct error err = ERROR_INIT;
 
 	ck_assert_int_eq(creds_load_docker_config(&c, "/nonexistent/config.json", "ghcr.io", &err),
-			 IG_ENOTFOUND);
+	                 IG_ENOTFOUND);
 	ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/config.json"));
 }
 END_TEST

@@ -16,36 +16,36 @@ static const struct {
 	int rc;
 	const char *next; /* NULL: no next link */
 } cases[] = {
-	/* distribution: relative path */
-	{"</v2/o/app/tags/list?last=v9&n=100>; rel=\"next\"", 0,
-	 "https://r.example:5000/v2/o/app/tags/list?last=v9&n=100"},
-	/* absolute, same host */
-	{"<https://r.example:5000/v2/o/app/tags/list?n=100&last=b>; rel=\"next\"", 0,
-	 "https://r.example:5000/v2/o/app/tags/list?n=100&last=b"},
-	/* absolute, other host: resolved as given (the registry layer refuses it) */
-	{"<https://cdn.example/v2/x>; rel=\"next\"", 0, "https://cdn.example/v2/x"},
-	/* query only, resolved against the request URL */
-	{"<?n=100&last=c>; rel=\"next\"", 0, "https://r.example:5000/v2/o/app/tags/list?n=100&last=c"},
-	/* path-relative */
-	{"<list?last=d>; rel=\"next\"", 0, "https://r.example:5000/v2/o/app/tags/list?last=d"},
-	/* unquoted rel, any case, extra whitespace */
-	{"</p2>;rel=next", 0, "https://r.example:5000/p2"},
-	{"</p2> ;  REL = NEXT", 0, "https://r.example:5000/p2"},
-	/* several links, next not first; relation lists; quoted commas and semicolons */
-	{"</first>; rel=\"first\", </p3>; title=\"a, b; c\"; rel=\"prefetch next\"", 0,
-	 "https://r.example:5000/p3"},
-	{"</a>; rel=\"prev\", </b>; rel=\"last\"", 0, NULL},
-	{"</a>; rel=\"nextish\"", 0, NULL},
-	{"</a>; foo; rel=next", 0, "https://r.example:5000/a"},
-	{"", 0, NULL},
-	{" , ", 0, NULL},
-	/* malformed: errors, so a broken header never reads as "the last page" */
-	{"/v2/o/app/tags/list?last=x; rel=\"next\"", IG_EINVALID, NULL},
-	{"</unterminated; rel=\"next\"", IG_EINVALID, NULL},
-	{"</a>; rel=\"next", IG_EINVALID, NULL},
-	{"</a> rel=next", IG_EINVALID, NULL},
-	{"</a>; =next", IG_EINVALID, NULL},
-	{"<>; rel=next", IG_EINVALID, NULL},
+    /* distribution: relative path */
+    {"</v2/o/app/tags/list?last=v9&n=100>; rel=\"next\"", 0,
+     "https://r.example:5000/v2/o/app/tags/list?last=v9&n=100"},
+    /* absolute, same host */
+    {"<https://r.example:5000/v2/o/app/tags/list?n=100&last=b>; rel=\"next\"", 0,
+     "https://r.example:5000/v2/o/app/tags/list?n=100&last=b"},
+    /* absolute, other host: resolved as given (the registry layer refuses it) */
+    {"<https://cdn.example/v2/x>; rel=\"next\"", 0, "https://cdn.example/v2/x"},
+    /* query only, resolved against the request URL */
+    {"<?n=100&last=c>; rel=\"next\"", 0, "https://r.example:5000/v2/o/app/tags/list?n=100&last=c"},
+    /* path-relative */
+    {"<list?last=d>; rel=\"next\"", 0, "https://r.example:5000/v2/o/app/tags/list?last=d"},
+    /* unquoted rel, any case, extra whitespace */
+    {"</p2>;rel=next", 0, "https://r.example:5000/p2"},
+    {"</p2> ;  REL = NEXT", 0, "https://r.example:5000/p2"},
+    /* several links, next not first; relation lists; quoted commas and semicolons */
+    {"</first>; rel=\"first\", </p3>; title=\"a, b; c\"; rel=\"prefetch next\"", 0,
+     "https://r.example:5000/p3"},
+    {"</a>; rel=\"prev\", </b>; rel=\"last\"", 0, NULL},
+    {"</a>; rel=\"nextish\"", 0, NULL},
+    {"</a>; foo; rel=next", 0, "https://r.example:5000/a"},
+    {"", 0, NULL},
+    {" , ", 0, NULL},
+    /* malformed: errors, so a broken header never reads as "the last page" */
+    {"/v2/o/app/tags/list?last=x; rel=\"next\"", IG_EINVALID, NULL},
+    {"</unterminated; rel=\"next\"", IG_EINVALID, NULL},
+    {"</a>; rel=\"next", IG_EINVALID, NULL},
+    {"</a> rel=next", IG_EINVALID, NULL},
+    {"</a>; =next", IG_EINVALID, NULL},
+    {"<>; rel=next", IG_EINVALID, NULL},
 };
 
 START_TEST(next_link)
@@ -74,9 +74,20 @@ static void parse_quietly(const char *s)
 }
 
 static const char *const garbage[] = {
-	"<", ">", "<>", "<<>>; rel=next", "<\x01>; rel=next", "<a b>; rel=next",
-	"<http://[::1>; rel=next", "<http://%zz/>; rel=next", "<javascript:x>; rel=next",
-	"<a>;;;;", "<a>; rel=\"\\", "<a>; rel=\"next\\\"", ";;;,,,", "\xff<\xfe>",
+    "<",
+    ">",
+    "<>",
+    "<<>>; rel=next",
+    "<\x01>; rel=next",
+    "<a b>; rel=next",
+    "<http://[::1>; rel=next",
+    "<http://%zz/>; rel=next",
+    "<javascript:x>; rel=next",
+    "<a>;;;;",
+    "<a>; rel=\"\\",
+    "<a>; rel=\"next\\\"",
+    ";;;,,,",
+    "\xff<\xfe>",
 };
 
 START_TEST(fuzz_table)

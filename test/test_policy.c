@@ -76,65 +76,87 @@ static const struct {
 	const char *tags, *latest;
 	size_t candidates, skipped;
 } selects[] = {
-	/* semver */
-	{{SEMVER, ">=1.0.0"}, "v1.2.0 v1.10.0 v1.9.3", "v1.10.0", 3, 0},
-	{{SEMVER, ">=1.0.0"}, "1.0.0 1.1.0-rc.1 latest sha256-abc.sig", "1.0.0", 1, 2},
-	{{SEMVER, ">=1.1.0-0"}, "1.0.0 1.1.0-rc.1 1.1.0-rc.2", "1.1.0-rc.2", 2, 1},
-	{{SEMVER, "^1.2"}, "1.2.0 1.9.9 2.0.0 1.1.9", "1.9.9", 2, 2},
-	{{SEMVER, "~1.2"}, "1.2.0 1.2.7 1.3.0", "1.2.7", 2, 1},
-	{{SEMVER, "^0.2"}, "0.2.1 0.2.9 0.3.0", "0.2.9", 2, 1},
-	{{SEMVER, "1.2 - 1.4.5"}, "1.2.0 1.4.5 1.4.6 1.1.0", "1.4.5", 2, 2},
-	{{SEMVER, "<1.0.0 || >=3.0.0"}, "0.9.0 2.5.0 3.1.0", "3.1.0", 2, 1},
-	{{SEMVER, "*"}, "1.0.0 2.0.0-rc.1 1.5.0", "1.5.0", 2, 1},
-	{{SEMVER, ">=1.0.0"}, "1.0.0 v1.0.0 V1.0.0", "v1.0.0", 3, 0},
-	{{SEMVER, ">=1.0.0"}, "1.0.0+build.1 1.0.0+build.2", "1.0.0+build.2", 2, 0},
-	{{SEMVER, ">=1.0.0"}, "1.2.3-alpine 1.2.2", "1.2.2", 1, 1},
-	{{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
-	 "1.2.3-alpine 1.2.10-alpine 1.2.11 1.3.0-debian", "1.2.10-alpine", 2, 0},
-	{{SEMVER, ">=1.0.0"}, "99999999999999999999.0.0 100000000000000000000.0.0",
-	 "100000000000000000000.0.0", 2, 0},
-	{{SEMVER, ">=0.0.0"}, "2024.05.01 2024.5.1 latest", "2024.5.1", 1, 2},
-	/* numerical: exact, no float64 */
-	{{NUM, "asc"}, "20240501123456788 20240501123456789 20240501123456787",
-	 "20240501123456789", 3, 0},
-	{{NUM, "desc"}, "20240501123456788 20240501123456789 20240501123456787",
-	 "20240501123456787", 3, 0},
-	{{NUM, "asc"}, "1.5 1.25 -3 +2 0.0001 abc 1e3", "+2", 5, 2},
-	{{NUM, "desc"}, "1.5 1.25 -3 +2 0.0001 abc", "-3", 5, 1},
-	{{NUM, "asc"}, "-1.5 -1.25 -10", "-1.25", 3, 0},
-	{{NUM, "asc"}, "1.5 1.50 01.5", "1.50", 3, 0},
-	{{NUM, "asc"}, "0 -0 0.0", "0.0", 3, 0},
-	{{NUM, "asc"}, "123456789012345678901234567890.000000000000000000001 "
-		       "123456789012345678901234567890",
-	 "123456789012345678901234567890.000000000000000000001", 2, 0},
-	{{NUM, "asc"}, ". - + 1. .5", "1.", 2, 3},
-	{{NUM, "asc", "^release-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
-	 "release-" SHA "-1700000000000000001 release-fffffff-1700000000000000002 "
-	 "release-0000000-1699999999999999999 main-" SHA "-1800000000000000000",
-	 "release-fffffff-1700000000000000002", 3, 0},
-	{{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)", "${ts}"},
-	 "main-" SHA "-1712000000 main-bbbbbbb-1712000001 main-ccccccc-1712000001 dev-x-9",
-	 "main-ccccccc-1712000001", 3, 0},
-	/* Flux applies ReplaceAllString: with an unanchored pattern the rest of the tag stays */
-	{{NUM, "asc", "([0-9]+)$", "$1"}, "build-42 7 19", "19", 2, 1},
-	{{NUM, "asc", "^build-([0-9]+)$", "$1"}, "build-42 build-7 build-x", "build-42", 2, 0},
-	/* alphabetical: byte-wise */
-	{{ALPHA, "asc"}, "2024.05.01 2024.12.01 2023.11.30", "2024.12.01", 3, 0},
-	{{ALPHA, "desc"}, "2024.05.01 2024.12.01 2023.11.30", "2023.11.30", 3, 0},
-	{{ALPHA, "asc"}, "B a A b", "b", 4, 0},
-	{{ALPHA, "asc", "^main-"}, "main-b main-a dev-z", "main-b", 2, 0},
-	{{ALPHA, "asc", "^(?P<d>[0-9]{4}\\.[0-9]{2}\\.[0-9]{2})-(?:rc|final)$", "$d"},
-	 "2024.05.01-final 2024.05.01-rc 2024.04.30-final", "2024.05.01-rc", 3, 0},
-	{{ALPHA, "asc", "^(x)-(y)$", "$2$$$1"}, "x-y", "x-y", 1, 0},
-	/* exclusion */
-	{{ALPHA, "asc"}, "sha256-abc.sig sha256-abc.att v1", "v1", 2, 0},
-	{{ALPHA, "asc", NULL, NULL, "-"}, "sha256-abc.sig v1", "v1", 2, 0},
-	{{ALPHA, "desc", NULL, NULL, "-"}, "sha256-abc.sig v1", "sha256-abc.sig", 2, 0},
-	{{ALPHA, "asc", NULL, NULL, "^v"}, "sha256-abc.sig v1 v2", "sha256-abc.sig", 1, 0},
-	/* nothing qualifies */
-	{{SEMVER, ">=1.0.0"}, "latest main", NULL, 0, 2},
-	{{SEMVER, ">=1.0.0"}, "", NULL, 0, 0},
-	{{ALPHA, "asc", "^v"}, "latest main", NULL, 0, 0},
+    /* semver */
+    {{SEMVER, ">=1.0.0"}, "v1.2.0 v1.10.0 v1.9.3", "v1.10.0", 3, 0},
+    {{SEMVER, ">=1.0.0"}, "1.0.0 1.1.0-rc.1 latest sha256-abc.sig", "1.0.0", 1, 2},
+    {{SEMVER, ">=1.1.0-0"}, "1.0.0 1.1.0-rc.1 1.1.0-rc.2", "1.1.0-rc.2", 2, 1},
+    {{SEMVER, "^1.2"}, "1.2.0 1.9.9 2.0.0 1.1.9", "1.9.9", 2, 2},
+    {{SEMVER, "~1.2"}, "1.2.0 1.2.7 1.3.0", "1.2.7", 2, 1},
+    {{SEMVER, "^0.2"}, "0.2.1 0.2.9 0.3.0", "0.2.9", 2, 1},
+    {{SEMVER, "1.2 - 1.4.5"}, "1.2.0 1.4.5 1.4.6 1.1.0", "1.4.5", 2, 2},
+    {{SEMVER, "<1.0.0 || >=3.0.0"}, "0.9.0 2.5.0 3.1.0", "3.1.0", 2, 1},
+    {{SEMVER, "*"}, "1.0.0 2.0.0-rc.1 1.5.0", "1.5.0", 2, 1},
+    {{SEMVER, ">=1.0.0"}, "1.0.0 v1.0.0 V1.0.0", "v1.0.0", 3, 0},
+    {{SEMVER, ">=1.0.0"}, "1.0.0+build.1 1.0.0+build.2", "1.0.0+build.2", 2, 0},
+    {{SEMVER, ">=1.0.0"}, "1.2.3-alpine 1.2.2", "1.2.2", 1, 1},
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "1.2.3-alpine 1.2.10-alpine 1.2.11 1.3.0-debian",
+     "1.2.10-alpine",
+     2,
+     0},
+    {{SEMVER, ">=1.0.0"},
+     "99999999999999999999.0.0 100000000000000000000.0.0",
+     "100000000000000000000.0.0",
+     2,
+     0},
+    {{SEMVER, ">=0.0.0"}, "2024.05.01 2024.5.1 latest", "2024.5.1", 1, 2},
+    /* numerical: exact, no float64 */
+    {{NUM, "asc"},
+     "20240501123456788 20240501123456789 20240501123456787",
+     "20240501123456789",
+     3,
+     0},
+    {{NUM, "desc"},
+     "20240501123456788 20240501123456789 20240501123456787",
+     "20240501123456787",
+     3,
+     0},
+    {{NUM, "asc"}, "1.5 1.25 -3 +2 0.0001 abc 1e3", "+2", 5, 2},
+    {{NUM, "desc"}, "1.5 1.25 -3 +2 0.0001 abc", "-3", 5, 1},
+    {{NUM, "asc"}, "-1.5 -1.25 -10", "-1.25", 3, 0},
+    {{NUM, "asc"}, "1.5 1.50 01.5", "1.50", 3, 0},
+    {{NUM, "asc"}, "0 -0 0.0", "0.0", 3, 0},
+    {{NUM, "asc"},
+     "123456789012345678901234567890.000000000000000000001 "
+     "123456789012345678901234567890",
+     "123456789012345678901234567890.000000000000000000001",
+     2,
+     0},
+    {{NUM, "asc"}, ". - + 1. .5", "1.", 2, 3},
+    {{NUM, "asc", "^release-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
+     "release-" SHA "-1700000000000000001 release-fffffff-1700000000000000002 "
+     "release-0000000-1699999999999999999 main-" SHA "-1800000000000000000",
+     "release-fffffff-1700000000000000002",
+     3,
+     0},
+    {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)", "${ts}"},
+     "main-" SHA "-1712000000 main-bbbbbbb-1712000001 main-ccccccc-1712000001 dev-x-9",
+     "main-ccccccc-1712000001",
+     3,
+     0},
+    /* Flux applies ReplaceAllString: with an unanchored pattern the rest of the tag stays */
+    {{NUM, "asc", "([0-9]+)$", "$1"}, "build-42 7 19", "19", 2, 1},
+    {{NUM, "asc", "^build-([0-9]+)$", "$1"}, "build-42 build-7 build-x", "build-42", 2, 0},
+    /* alphabetical: byte-wise */
+    {{ALPHA, "asc"}, "2024.05.01 2024.12.01 2023.11.30", "2024.12.01", 3, 0},
+    {{ALPHA, "desc"}, "2024.05.01 2024.12.01 2023.11.30", "2023.11.30", 3, 0},
+    {{ALPHA, "asc"}, "B a A b", "b", 4, 0},
+    {{ALPHA, "asc", "^main-"}, "main-b main-a dev-z", "main-b", 2, 0},
+    {{ALPHA, "asc", "^(?P<d>[0-9]{4}\\.[0-9]{2}\\.[0-9]{2})-(?:rc|final)$", "$d"},
+     "2024.05.01-final 2024.05.01-rc 2024.04.30-final",
+     "2024.05.01-rc",
+     3,
+     0},
+    {{ALPHA, "asc", "^(x)-(y)$", "$2$$$1"}, "x-y", "x-y", 1, 0},
+    /* exclusion */
+    {{ALPHA, "asc"}, "sha256-abc.sig sha256-abc.att v1", "v1", 2, 0},
+    {{ALPHA, "asc", NULL, NULL, "-"}, "sha256-abc.sig v1", "v1", 2, 0},
+    {{ALPHA, "desc", NULL, NULL, "-"}, "sha256-abc.sig v1", "sha256-abc.sig", 2, 0},
+    {{ALPHA, "asc", NULL, NULL, "^v"}, "sha256-abc.sig v1 v2", "sha256-abc.sig", 1, 0},
+    /* nothing qualifies */
+    {{SEMVER, ">=1.0.0"}, "latest main", NULL, 0, 2},
+    {{SEMVER, ">=1.0.0"}, "", NULL, 0, 0},
+    {{ALPHA, "asc", "^v"}, "latest main", NULL, 0, 0},
 };
 
 START_TEST(select_)
@@ -196,38 +218,46 @@ static const struct {
 	const char *current, *candidate;
 	enum policy_verdict v;
 } compares[] = {
-	{{SEMVER, ">=1.0.0"}, "1.2.0", "1.3.0", POLICY_FORWARD},
-	{{SEMVER, ">=1.0.0"}, "1.3.0", "1.2.0", POLICY_BACKWARD},
-	{{SEMVER, ">=1.0.0"}, "1.3.0", "1.3.0", POLICY_SAME},
-	{{SEMVER, ">=1.0.0"}, "v1.9.3", "v1.10.0", POLICY_FORWARD},
-	{{SEMVER, ">=1.0.0"}, "1.0.0", "v1.0.0", POLICY_FORWARD},  /* equal rank: byte-wise */
-	{{SEMVER, ">=1.0.0"}, "v1.0.0", "1.0.0", POLICY_BACKWARD}, /* consistent with select */
-	{{SEMVER, ">=1.0.0"}, "latest", "1.0.0", POLICY_INCOMPARABLE},
-	{{SEMVER, ">=1.0.0"}, "1.0.0", "latest", POLICY_INCOMPARABLE},
-	{{SEMVER, ">=1.0.0"}, "", "1.0.0", POLICY_INCOMPARABLE},
-	{{SEMVER, ">=2.0.0"}, "1.9.0", "2.0.0", POLICY_INCOMPARABLE}, /* current out of range */
-	{{SEMVER, ">=1.0.0"}, "1.1.0-rc.1", "1.0.0", POLICY_INCOMPARABLE},
-	{{SEMVER, ">=1.0.0-0"}, "1.1.0-rc.1", "1.1.0", POLICY_FORWARD},
-	{{SEMVER, ">=1.0.0-0"}, "1.1.0", "1.1.0-rc.1", POLICY_BACKWARD},
-	{{SEMVER, ">=1.0.0"}, "1.0.0+b1", "1.0.0+b2", POLICY_FORWARD},
-	{{SEMVER, ">=0.0.0"}, "sha256-abc.sig", "1.0.0", POLICY_INCOMPARABLE},
-	{{NUM, "asc"}, "20240501123456788", "20240501123456789", POLICY_FORWARD},
-	{{NUM, "asc"}, "20240501123456789", "20240501123456788", POLICY_BACKWARD},
-	{{NUM, "desc"}, "20240501123456789", "20240501123456788", POLICY_FORWARD},
-	{{NUM, "asc"}, "1.5", "1.50", POLICY_FORWARD},
-	{{NUM, "asc"}, "1.50", "1.5", POLICY_BACKWARD},
-	{{NUM, "asc"}, "abc", "1", POLICY_INCOMPARABLE},
-	{{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"}, "main-" SHA "-1712000000",
-	 "main-0000000-1712000001", POLICY_FORWARD},
-	{{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"}, "main-" SHA "-1712000001",
-	 "main-fffffff-1712000000", POLICY_BACKWARD},
-	{{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"}, "latest",
-	 "main-fffffff-1712000000", POLICY_INCOMPARABLE},
-	{{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"}, "release-" SHA "-1712000000",
-	 "main-fffffff-1712000000", POLICY_INCOMPARABLE},
-	{{ALPHA, "asc"}, "2024.05.01", "2024.12.01", POLICY_FORWARD},
-	{{ALPHA, "desc"}, "2024.05.01", "2024.12.01", POLICY_BACKWARD},
-	{{ALPHA, "asc", "^v"}, "latest", "v2", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "1.2.0", "1.3.0", POLICY_FORWARD},
+    {{SEMVER, ">=1.0.0"}, "1.3.0", "1.2.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "1.3.0", "1.3.0", POLICY_SAME},
+    {{SEMVER, ">=1.0.0"}, "v1.9.3", "v1.10.0", POLICY_FORWARD},
+    {{SEMVER, ">=1.0.0"}, "1.0.0", "v1.0.0", POLICY_FORWARD},  /* equal rank: byte-wise */
+    {{SEMVER, ">=1.0.0"}, "v1.0.0", "1.0.0", POLICY_BACKWARD}, /* consistent with select */
+    {{SEMVER, ">=1.0.0"}, "latest", "1.0.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "1.0.0", "latest", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "", "1.0.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=2.0.0"}, "1.9.0", "2.0.0", POLICY_INCOMPARABLE}, /* current out of range */
+    {{SEMVER, ">=1.0.0"}, "1.1.0-rc.1", "1.0.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0-0"}, "1.1.0-rc.1", "1.1.0", POLICY_FORWARD},
+    {{SEMVER, ">=1.0.0-0"}, "1.1.0", "1.1.0-rc.1", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "1.0.0+b1", "1.0.0+b2", POLICY_FORWARD},
+    {{SEMVER, ">=0.0.0"}, "sha256-abc.sig", "1.0.0", POLICY_INCOMPARABLE},
+    {{NUM, "asc"}, "20240501123456788", "20240501123456789", POLICY_FORWARD},
+    {{NUM, "asc"}, "20240501123456789", "20240501123456788", POLICY_BACKWARD},
+    {{NUM, "desc"}, "20240501123456789", "20240501123456788", POLICY_FORWARD},
+    {{NUM, "asc"}, "1.5", "1.50", POLICY_FORWARD},
+    {{NUM, "asc"}, "1.50", "1.5", POLICY_BACKWARD},
+    {{NUM, "asc"}, "abc", "1", POLICY_INCOMPARABLE},
+    {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
+     "main-" SHA "-1712000000",
+     "main-0000000-1712000001",
+     POLICY_FORWARD},
+    {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
+     "main-" SHA "-1712000001",
+     "main-fffffff-1712000000",
+     POLICY_BACKWARD},
+    {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
+     "latest",
+     "main-fffffff-1712000000",
+     POLICY_INCOMPARABLE},
+    {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
+     "release-" SHA "-1712000000",
+     "main-fffffff-1712000000",
+     POLICY_INCOMPARABLE},
+    {{ALPHA, "asc"}, "2024.05.01", "2024.12.01", POLICY_FORWARD},
+    {{ALPHA, "desc"}, "2024.05.01", "2024.12.01", POLICY_BACKWARD},
+    {{ALPHA, "asc", "^v"}, "latest", "v2", POLICY_INCOMPARABLE},
 };
 
 START_TEST(compare)
@@ -236,8 +266,8 @@ START_TEST(compare)
 	enum policy_verdict v = policy_compare(p, compares[_i].current, compares[_i].candidate);
 
 	ck_assert_msg(v == compares[_i].v, "%s -> %s: %s, expected %s", compares[_i].current,
-		      compares[_i].candidate, policy_verdict_name(v),
-		      policy_verdict_name(compares[_i].v));
+	              compares[_i].candidate, policy_verdict_name(v),
+	              policy_verdict_name(compares[_i].v));
 	policy_free(p);
 }
 END_TEST
@@ -258,26 +288,26 @@ END_TEST
 
 /* A mixed list of real tag shapes for the consistency properties below. */
 static const char *const mixed =
-	"v1.2.3 1.2.3 V1.2.3 1.2.3+b1 1.2.3+b2 1.2.3-alpine 1.2.4-alpine 1.10.0 1.9.9 2.0.0-rc.1 "
-	"2.0.0 v2.0.0 0.9.0 latest main dev sha256-0123abcd.sig sha256-0123abcd.att "
-	"2024.05.01 2024.12.01 2023.11.30 20240501123456788 20240501123456789 1.5 1.50 -3 "
-	"main-a1b2c3d-1712000000 main-fffffff-1712000000 main-0000000-1712000001 "
-	"release-a1b2c3d-1700000000000000001 release-bbbbbbb-1700000000000000002 "
-	"release-ccccccc-1700000000000000002 1e3 0x10 10 9 010";
+    "v1.2.3 1.2.3 V1.2.3 1.2.3+b1 1.2.3+b2 1.2.3-alpine 1.2.4-alpine 1.10.0 1.9.9 2.0.0-rc.1 "
+    "2.0.0 v2.0.0 0.9.0 latest main dev sha256-0123abcd.sig sha256-0123abcd.att "
+    "2024.05.01 2024.12.01 2023.11.30 20240501123456788 20240501123456789 1.5 1.50 -3 "
+    "main-a1b2c3d-1712000000 main-fffffff-1712000000 main-0000000-1712000001 "
+    "release-a1b2c3d-1700000000000000001 release-bbbbbbb-1700000000000000002 "
+    "release-ccccccc-1700000000000000002 1e3 0x10 10 9 010";
 
 static const struct spec props[] = {
-	{SEMVER, ">=0.0.0"},
-	{SEMVER, ">=1.0.0-0"},
-	{SEMVER, "^1.2 || >=2.0.0-0"},
-	{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)(-alpine)?$", "$v"},
-	{NUM, "asc"},
-	{NUM, "desc"},
-	{NUM, "asc", "^(?:main|release)-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
-	{NUM, "desc", "^(?:main|release)-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
-	{ALPHA, "asc"},
-	{ALPHA, "desc"},
-	{ALPHA, "asc", "^(?:main|release)-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
-	{ALPHA, "desc", NULL, NULL, "-"},
+    {SEMVER, ">=0.0.0"},
+    {SEMVER, ">=1.0.0-0"},
+    {SEMVER, "^1.2 || >=2.0.0-0"},
+    {SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)(-alpine)?$", "$v"},
+    {NUM, "asc"},
+    {NUM, "desc"},
+    {NUM, "asc", "^(?:main|release)-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
+    {NUM, "desc", "^(?:main|release)-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
+    {ALPHA, "asc"},
+    {ALPHA, "desc"},
+    {ALPHA, "asc", "^(?:main|release)-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
+    {ALPHA, "desc", NULL, NULL, "-"},
 };
 
 /* policy_compare is a strict total order over accepted tags that agrees with policy_order and
@@ -297,8 +327,9 @@ START_TEST(compare_consistency)
 	ck_assert_msg(order.len > 1, "property needs at least two candidates");
 	ck_assert_str_eq(order.items[0], r.latest);
 	for (size_t k = 0; k + 1 < order.len; k++)
-		ck_assert_msg(policy_compare(p, order.items[k + 1], order.items[k]) == POLICY_FORWARD,
-			      "%s -> %s not forward", order.items[k + 1], order.items[k]);
+		ck_assert_msg(policy_compare(p, order.items[k + 1], order.items[k]) ==
+		                  POLICY_FORWARD,
+		              "%s -> %s not forward", order.items[k + 1], order.items[k]);
 	for (size_t a = 0; a < n; a++) {
 		bool acc_a = policy_accepts(p, tags[a]);
 
@@ -318,9 +349,9 @@ START_TEST(compare_consistency)
 				continue;
 			}
 			ck_assert_msg((ab == POLICY_FORWARD && ba == POLICY_BACKWARD) ||
-					      (ab == POLICY_BACKWARD && ba == POLICY_FORWARD),
-				      "%s vs %s: %s / %s", tags[a], tags[b], policy_verdict_name(ab),
-				      policy_verdict_name(ba));
+			                  (ab == POLICY_BACKWARD && ba == POLICY_FORWARD),
+			              "%s vs %s: %s / %s", tags[a], tags[b],
+			              policy_verdict_name(ab), policy_verdict_name(ba));
 		}
 	}
 	policy_result_release(&r);
@@ -337,9 +368,9 @@ START_TEST(order)
 	struct policy *p = make(&s);
 	struct strvec out = STRVEC_INIT;
 	const char *tags[] = {"main-bbbbbbb-2", "main-aaaaaaa-10", "latest", "main-ccccccc-2",
-			      "main-ddddddd-1"};
+	                      "main-ddddddd-1"};
 	const char *want[] = {"main-aaaaaaa-10", "main-ccccccc-2", "main-bbbbbbb-2",
-			      "main-ddddddd-1"};
+	                      "main-ddddddd-1"};
 
 	ck_assert_int_eq(policy_order(&out, p, tags, 5, NULL), 0);
 	ck_assert_uint_eq(out.len, 4);
@@ -354,18 +385,18 @@ static const struct {
 	struct policy_spec s;
 	const char *want; /* substring of the message */
 } bad_specs[] = {
-	{{"(", NULL, NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "pattern '(': missing closing"},
-	{{"a{2,1}", NULL, NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "at offset"},
-	{{"^(?P<x>a)$", "$y", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "group 'y' does not"},
-	{{"^(a)$", "$2", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "group 2 does not"},
-	{{"^(a)$", "$", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "names no group"},
-	{{"^(a)$", "x$-", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "names no group"},
-	{{"^(a)$", "${1", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "malformed ${...}"},
-	{{"^(a)$", "${}", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "malformed ${...}"},
-	{{NULL, "$1", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "needs a pattern"},
-	{{NULL, NULL, NULL, 0, POLICY_SEMVER, NULL, true}, "a range is required"},
-	{{NULL, NULL, NULL, 0, POLICY_SEMVER, ">= x.y.z.w", true}, "semver range '>= x.y.z.w'"},
-	{{NULL, NULL, NULL, 0, POLICY_SEMVER, "latest", true}, "semver range 'latest'"},
+    {{"(", NULL, NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "pattern '(': missing closing"},
+    {{"a{2,1}", NULL, NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "at offset"},
+    {{"^(?P<x>a)$", "$y", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "group 'y' does not"},
+    {{"^(a)$", "$2", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "group 2 does not"},
+    {{"^(a)$", "$", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "names no group"},
+    {{"^(a)$", "x$-", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "names no group"},
+    {{"^(a)$", "${1", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "malformed ${...}"},
+    {{"^(a)$", "${}", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "malformed ${...}"},
+    {{NULL, "$1", NULL, 0, POLICY_ALPHABETICAL, NULL, true}, "needs a pattern"},
+    {{NULL, NULL, NULL, 0, POLICY_SEMVER, NULL, true}, "a range is required"},
+    {{NULL, NULL, NULL, 0, POLICY_SEMVER, ">= x.y.z.w", true}, "semver range '>= x.y.z.w'"},
+    {{NULL, NULL, NULL, 0, POLICY_SEMVER, "latest", true}, "semver range 'latest'"},
 };
 
 START_TEST(bad_spec)
@@ -378,11 +409,12 @@ START_TEST(bad_spec)
 	ck_assert_ptr_null(p);
 	ck_assert_msg(strstr(err.msg, bad_specs[_i].want), "%s", err.msg);
 	if (_i == 0) {
-		struct policy_spec s = {NULL, NULL, bad_exclude, 1, POLICY_ALPHABETICAL, NULL, true};
+		struct policy_spec s = {NULL, NULL, bad_exclude, 1, POLICY_ALPHABETICAL,
+		                        NULL, true};
 
 		ck_assert_int_eq(policy_new(&p, &s, &err), IG_EINVALID);
 		ck_assert_msg(strstr(err.msg, "exclude '[z-a]'") && strstr(err.msg, "offset"), "%s",
-			      err.msg);
+		              err.msg);
 	}
 }
 END_TEST
@@ -391,9 +423,10 @@ END_TEST
 START_TEST(hostile_tags)
 {
 	struct spec specs[] = {
-		{SEMVER, ">=0.0.0"},
-		{ALPHA, "asc", "^(.*)$", "$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1"}, /* over the value cap */
-		{ALPHA, "asc", "(?P<c>.)", "${c}${c}"},
+	    {SEMVER, ">=0.0.0"},
+	    {ALPHA, "asc", "^(.*)$",
+	     "$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1$1"}, /* over the value cap */
+	    {ALPHA, "asc", "(?P<c>.)", "${c}${c}"},
 	};
 	char *big = malloc(1 << 20);
 	const char *tags[5];
@@ -417,15 +450,21 @@ START_TEST(hostile_tags)
 		(void)policy_compare(p, tags[1], tags[4]);
 		policy_free(p);
 	}
-	/* the 1 MB all-nines tag is the greatest number when not expanded past the cap */
+	/* a tag over POLICY_TAG_MAX is skipped, never a candidate, whatever the policy */
 	{
 		struct spec s = {NUM, "asc"};
 		struct policy *p = make(&s);
+		const char *nums[] = {big, "12", "7"};
 
-		ck_assert_int_eq(policy_select(&r, p, tags, 5, NULL), 0);
-		ck_assert_ptr_nonnull(r.latest);
-		ck_assert_uint_eq(strlen(r.latest), (1 << 20) - 1);
-		ck_assert_int_eq(policy_compare(p, "1.0", big), POLICY_FORWARD);
+		ck_assert_int_eq(policy_select(&r, p, nums, 3, NULL), 0);
+		ck_assert_str_eq(r.latest, "12");
+		ck_assert_uint_eq(r.candidates, 2);
+		ck_assert_uint_eq(r.skipped, 1);
+		ck_assert_int_eq(policy_compare(p, "12", big), POLICY_INCOMPARABLE);
+		ck_assert(!policy_accepts(p, big));
+		big[POLICY_TAG_MAX] = '\0';
+		ck_assert(policy_accepts(p, big));
+		ck_assert_int_eq(policy_compare(p, "12", big), POLICY_FORWARD);
 		policy_result_release(&r);
 		policy_free(p);
 	}

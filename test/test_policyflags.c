@@ -9,28 +9,38 @@
 
 static const struct {
 	const char *argv[8];
-	int rc;          /* of the take loop / finish: 0 ok, else the error code */
-	int taken;       /* number of policy flags consumed */
-	int kind;        /* expected kind when rc == 0 and set */
+	int rc;    /* of the take loop / finish: 0 ok, else the error code */
+	int taken; /* number of policy flags consumed */
+	int kind;  /* expected kind when rc == 0 and set */
 	bool asc;
 	const char *want; /* message substring on error, or the range/pattern/extract "r|p|e" */
 	size_t excludes;
 } cases[] = {
-	{{"--semver", ">=1.0.0"}, 0, 1, POLICY_SEMVER, false, ">=1.0.0||", 0},
-	{{"--semver=^1.2", "--pattern", "^v", "--extract=$0"}, 0, 3, POLICY_SEMVER, false,
-	 "^1.2|^v|$0", 0},
-	{{"--numerical", "asc", "--exclude", "a", "--exclude=b"}, 0, 3, POLICY_NUMERICAL, true,
-	 "||", 2},
-	{{"--alphabetical=desc"}, 0, 1, POLICY_ALPHABETICAL, false, "||", 0},
-	{{"--alphabetical", "up"}, IG_EUSAGE, 0, 0, false, "expected asc or desc, got 'up'", 0},
-	{{"--semver"}, IG_EUSAGE, 0, 0, false, "option '--semver': missing value", 0},
-	{{"--semver", ""}, IG_EUSAGE, 0, 0, false, "empty range", 0},
-	{{"--semver", "1", "--numerical", "asc"}, IG_EUSAGE, 1, 0, false, "only one of", 0},
-	{{"--numerical", "asc", "--numerical", "desc"}, IG_EUSAGE, 1, 0, false, "only one of", 0},
-	{{"--pattern", "^v"}, IG_EUSAGE, 1, 0, false, "is required", 0},
-	{{"--exclude", "x"}, IG_EUSAGE, 1, 0, false, "is required", 0},
-	{{"--current", "v1"}, 0, 0, 0, false, NULL, 0},
-	{{"--semverx", "1"}, 0, 0, 0, false, NULL, 0},
+    {{"--semver", ">=1.0.0"}, 0, 1, POLICY_SEMVER, false, ">=1.0.0||", 0},
+    {{"--semver=^1.2", "--pattern", "^v", "--extract=$0"},
+     0,
+     3,
+     POLICY_SEMVER,
+     false,
+     "^1.2|^v|$0",
+     0},
+    {{"--numerical", "asc", "--exclude", "a", "--exclude=b"},
+     0,
+     3,
+     POLICY_NUMERICAL,
+     true,
+     "||",
+     2},
+    {{"--alphabetical=desc"}, 0, 1, POLICY_ALPHABETICAL, false, "||", 0},
+    {{"--alphabetical", "up"}, IG_EUSAGE, 0, 0, false, "expected asc or desc, got 'up'", 0},
+    {{"--semver"}, IG_EUSAGE, 0, 0, false, "option '--semver': missing value", 0},
+    {{"--semver", ""}, IG_EUSAGE, 0, 0, false, "empty range", 0},
+    {{"--semver", "1", "--numerical", "asc"}, IG_EUSAGE, 1, 0, false, "only one of", 0},
+    {{"--numerical", "asc", "--numerical", "desc"}, IG_EUSAGE, 1, 0, false, "only one of", 0},
+    {{"--pattern", "^v"}, IG_EUSAGE, 1, 0, false, "is required", 0},
+    {{"--exclude", "x"}, IG_EUSAGE, 1, 0, false, "is required", 0},
+    {{"--current", "v1"}, 0, 0, 0, false, NULL, 0},
+    {{"--semverx", "1"}, 0, 0, 0, false, NULL, 0},
 };
 
 START_TEST(take)
@@ -64,8 +74,8 @@ START_TEST(take)
 		if (cases[_i].kind != POLICY_SEMVER)
 			ck_assert(pf.spec.ascending == cases[_i].asc);
 		snprintf(got, sizeof(got), "%s|%s|%s", pf.spec.range ? pf.spec.range : "",
-			 pf.spec.pattern ? pf.spec.pattern : "",
-			 pf.spec.extract ? pf.spec.extract : "");
+		         pf.spec.pattern ? pf.spec.pattern : "",
+		         pf.spec.extract ? pf.spec.extract : "");
 		ck_assert_str_eq(got, cases[_i].want);
 		ck_assert_uint_eq(pf.spec.exclude_len, cases[_i].excludes);
 		ck_assert(cases[_i].excludes ? pf.spec.exclude != NULL : pf.spec.exclude == NULL);

@@ -23,11 +23,12 @@ static int started;
 
 static void start_peers(void)
 {
-	started = fixture_registry_start(&reg, NULL) == 0 && fixture_fault_start(&fault, NULL) == 0 &&
-		  fixture_registry_push(&reg, "team/app", "multi", 1, index_digest,
-					sizeof(index_digest)) == 0 &&
-		  fixture_registry_push(&reg, "team/app", "v1.0.0", 0, plain_digest,
-					sizeof(plain_digest)) == 0;
+	started = fixture_registry_start(&reg, NULL) == 0 &&
+	          fixture_fault_start(&fault, NULL) == 0 &&
+	          fixture_registry_push(&reg, "team/app", "multi", 1, index_digest,
+	                                sizeof(index_digest)) == 0 &&
+	          fixture_registry_push(&reg, "team/app", "v1.0.0", 0, plain_digest,
+	                                sizeof(plain_digest)) == 0;
 }
 
 static void stop_peers(void)
@@ -127,14 +128,15 @@ START_TEST(list_real)
 	ck_assert_str_eq(l.tags.items[1], "v1.0.0");
 	ck_assert_int_eq((int)l.pages, 1);
 	/* sha256("multi\nv1.0.0") */
-	ck_assert_str_eq(l.sha256, "f43480bfbd1608d3e6379c2e287cb7a4e4acb378c63a0359d2fab68e1b6a0cd4");
+	ck_assert_str_eq(l.sha256,
+	                 "f43480bfbd1608d3e6379c2e287cb7a4e4acb378c63a0359d2fab68e1b6a0cd4");
 	registry_listing_release(&l);
 	ctx_release(&x);
 	ctx_init(&x, reg.host, "team/none");
 	ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), IG_ENOTFOUND);
 	snprintf(want, sizeof(want),
-		 "registry '%s/team/none': 404 NAME_UNKNOWN: repository name not known to registry",
-		 reg.host);
+	         "registry '%s/team/none': 404 NAME_UNKNOWN: repository name not known to registry",
+	         reg.host);
 	ck_assert_str_eq(x.err.msg, want);
 	ck_assert_int_eq((int)l.tags.len, 0);
 	ctx_release(&x);
@@ -242,7 +244,8 @@ static int count_requests(const char *prefix)
 	snprintf(url, sizeof(url), "http://%s/_fault/requests", fault.host);
 	ck_assert_int_eq(fixture_http_get(&body, url), 200);
 	log = json_loads(body.data, 0, NULL);
-	json_array_foreach(log, i, e) {
+	json_array_foreach(log, i, e)
+	{
 		const char *p = json_string_value(json_object_get(e, "path"));
 
 		if (p && strncmp(p, prefix, strlen(prefix)) == 0)
@@ -297,7 +300,7 @@ START_TEST(retry_after)
 	ck_assert_int_eq((int)l.tags.len, 3);
 	ck_assert_int_eq(x.codes[429], 1);
 	ck_assert_msg((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 >= 950,
-		      "Retry-After: 1 was not honoured");
+	              "Retry-After: 1 was not honoured");
 	registry_listing_release(&l);
 	ctx_release(&x);
 }

@@ -11,20 +11,22 @@
 
 static const struct {
 	const char *in;
-	size_t len; /* 0: strlen(in) */
+	size_t len;       /* 0: strlen(in) */
 	const char *tags; /* the expected tags joined by '|' */
 	size_t unreadable, first_bad;
 } cases[] = {
-	{"", 0, "", 0, 0},
-	{"\n\n\r\n  \n\t\n", 0, "", 0, 0},
-	{"v1\nv2\nv1\n", 0, "v1|v2", 0, 0},
-	{"v1\r\nv2\r\nv2\n", 0, "v1|v2", 0, 0},
-	{"v1\nv2", 0, "v1|v2", 0, 0},
-	{"a\nb\0" "c\nd\n", 8, "a|d", 1, 2},
-	{"a\n\xff\xfe\nb\n\xc3\x28\n", 0, "a|b", 2, 2},
-	{"ok\n\xed\xa0\x80\n\xc0\xaf\n\xf4\x90\x80\x80\ncaf\xc3\xa9\n", 0, "ok|caf\xc3\xa9", 3, 2},
-	{"a\rb\n", 0, "a\rb", 0, 0}, /* only a final CR is a line ending */
-	{" v1 \n", 0, " v1 ", 0, 0},
+    {"", 0, "", 0, 0},
+    {"\n\n\r\n  \n\t\n", 0, "", 0, 0},
+    {"v1\nv2\nv1\n", 0, "v1|v2", 0, 0},
+    {"v1\r\nv2\r\nv2\n", 0, "v1|v2", 0, 0},
+    {"v1\nv2", 0, "v1|v2", 0, 0},
+    {"a\nb\0"
+     "c\nd\n",
+     8, "a|d", 1, 2},
+    {"a\n\xff\xfe\nb\n\xc3\x28\n", 0, "a|b", 2, 2},
+    {"ok\n\xed\xa0\x80\n\xc0\xaf\n\xf4\x90\x80\x80\ncaf\xc3\xa9\n", 0, "ok|caf\xc3\xa9", 3, 2},
+    {"a\rb\n", 0, "a\rb", 0, 0}, /* only a final CR is a line ending */
+    {" v1 \n", 0, " v1 ", 0, 0},
 };
 
 static void check_tags(const struct taglines *t, const char *want)

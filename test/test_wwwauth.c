@@ -12,49 +12,49 @@ static const struct {
 	int rc;
 	const char *scheme, *realm, *service, *scope, *error;
 } cases[] = {
-	/* Docker Hub */
-	{"Bearer realm=\"https://auth.docker.io/token\",service=\"registry.docker.io\","
-	 "scope=\"repository:library/nginx:pull\"",
-	 0, "bearer", "https://auth.docker.io/token", "registry.docker.io",
-	 "repository:library/nginx:pull", NULL},
-	/* GHCR: scope with several actions (a comma inside quotes) */
-	{"Bearer realm=\"https://ghcr.io/token\",service=\"ghcr.io\",scope=\"repository:o/a:pull,push\"",
-	 0, "bearer", "https://ghcr.io/token", "ghcr.io", "repository:o/a:pull,push", NULL},
-	/* ECR: Basic with parameters */
-	{"Basic realm=\"https://1.dkr.ecr.us-east-1.amazonaws.com/\",service=\"ecr.amazonaws.com\"", 0,
-	 "basic", "https://1.dkr.ecr.us-east-1.amazonaws.com/", "ecr.amazonaws.com", NULL, NULL},
-	/* distribution registry with htpasswd */
-	{"Basic realm=\"basic-realm\"", 0, "basic", "basic-realm", NULL, NULL, NULL},
-	/* expired token */
-	{"Bearer realm=\"https://r/t\",error=\"invalid_token\",error_description=\"expired\"", 0,
-	 "bearer", "https://r/t", NULL, NULL, "invalid_token"},
-	/* case-insensitive scheme and names, spaces around '=', unquoted tokens */
-	{"BEARER Realm = \"https://r/t\" , SERVICE=svc", 0, "bearer", "https://r/t", "svc", NULL,
-	 NULL},
-	/* escapes inside quoted strings */
-	{"Bearer realm=\"https://r/t\",scope=\"a\\\"b\\\\c\"", 0, "bearer", "https://r/t", NULL,
-	 "a\"b\\c", NULL},
-	/* several challenges: Bearer preferred whatever the order */
-	{"Basic realm=\"x\", Bearer realm=\"https://r/t\",service=\"s\"", 0, "bearer",
-	 "https://r/t", "s", NULL, NULL},
-	{"Negotiate, Basic realm=\"x\"", 0, "basic", "x", NULL, NULL, NULL},
-	/* token68 form, then another challenge */
-	{"Negotiate YWJjZA==, Basic realm=\"y\"", 0, "basic", "y", NULL, NULL, NULL},
-	{"Custom", 0, "custom", NULL, NULL, NULL, NULL},
-	/* the first occurrence of a parameter wins */
-	{"Bearer realm=\"https://a\",realm=\"https://b\"", 0, "bearer", "https://a", NULL, NULL, NULL},
-	{"", IG_ENOTFOUND, NULL, NULL, NULL, NULL, NULL},
-	{" , ,", IG_ENOTFOUND, NULL, NULL, NULL, NULL, NULL},
-	{"Bearer realm=\"unterminated", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
-	{"realm=\"x\"", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
-	/* "realm=" alone is a token68 by the grammar: a challenge without parameters */
-	{"Bearer realm=", 0, "bearer", NULL, NULL, NULL, NULL},
-	{"Bearer realm=, service=x", 0, "bearer", NULL, "x", NULL, NULL},
-	{"Bearer service=x, realm=", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
-	{"Bearer realm=\"x\" junk", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
-	{"Bearer =x", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
-	{"\"Bearer\"", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
-	{"Bearer realm=\"a\"\"b\"", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
+    /* Docker Hub */
+    {"Bearer realm=\"https://auth.docker.io/token\",service=\"registry.docker.io\","
+     "scope=\"repository:library/nginx:pull\"",
+     0, "bearer", "https://auth.docker.io/token", "registry.docker.io",
+     "repository:library/nginx:pull", NULL},
+    /* GHCR: scope with several actions (a comma inside quotes) */
+    {"Bearer "
+     "realm=\"https://ghcr.io/token\",service=\"ghcr.io\",scope=\"repository:o/a:pull,push\"",
+     0, "bearer", "https://ghcr.io/token", "ghcr.io", "repository:o/a:pull,push", NULL},
+    /* ECR: Basic with parameters */
+    {"Basic realm=\"https://1.dkr.ecr.us-east-1.amazonaws.com/\",service=\"ecr.amazonaws.com\"", 0,
+     "basic", "https://1.dkr.ecr.us-east-1.amazonaws.com/", "ecr.amazonaws.com", NULL, NULL},
+    /* distribution registry with htpasswd */
+    {"Basic realm=\"basic-realm\"", 0, "basic", "basic-realm", NULL, NULL, NULL},
+    /* expired token */
+    {"Bearer realm=\"https://r/t\",error=\"invalid_token\",error_description=\"expired\"", 0,
+     "bearer", "https://r/t", NULL, NULL, "invalid_token"},
+    /* case-insensitive scheme and names, spaces around '=', unquoted tokens */
+    {"BEARER Realm = \"https://r/t\" , SERVICE=svc", 0, "bearer", "https://r/t", "svc", NULL, NULL},
+    /* escapes inside quoted strings */
+    {"Bearer realm=\"https://r/t\",scope=\"a\\\"b\\\\c\"", 0, "bearer", "https://r/t", NULL,
+     "a\"b\\c", NULL},
+    /* several challenges: Bearer preferred whatever the order */
+    {"Basic realm=\"x\", Bearer realm=\"https://r/t\",service=\"s\"", 0, "bearer", "https://r/t",
+     "s", NULL, NULL},
+    {"Negotiate, Basic realm=\"x\"", 0, "basic", "x", NULL, NULL, NULL},
+    /* token68 form, then another challenge */
+    {"Negotiate YWJjZA==, Basic realm=\"y\"", 0, "basic", "y", NULL, NULL, NULL},
+    {"Custom", 0, "custom", NULL, NULL, NULL, NULL},
+    /* the first occurrence of a parameter wins */
+    {"Bearer realm=\"https://a\",realm=\"https://b\"", 0, "bearer", "https://a", NULL, NULL, NULL},
+    {"", IG_ENOTFOUND, NULL, NULL, NULL, NULL, NULL},
+    {" , ,", IG_ENOTFOUND, NULL, NULL, NULL, NULL, NULL},
+    {"Bearer realm=\"unterminated", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
+    {"realm=\"x\"", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
+    /* "realm=" alone is a token68 by the grammar: a challenge without parameters */
+    {"Bearer realm=", 0, "bearer", NULL, NULL, NULL, NULL},
+    {"Bearer realm=, service=x", 0, "bearer", NULL, "x", NULL, NULL},
+    {"Bearer service=x, realm=", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
+    {"Bearer realm=\"x\" junk", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
+    {"Bearer =x", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
+    {"\"Bearer\"", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
+    {"Bearer realm=\"a\"\"b\"", IG_EINVALID, NULL, NULL, NULL, NULL, NULL},
 };
 
 START_TEST(parse)
@@ -80,11 +80,24 @@ END_TEST
 
 /* Malformed input of every kind must give 0 or an error, never a crash or a leak. */
 static const char *const garbage[] = {
-	"\"", "\\", "=", ",,,,=", "Bearer \"", "Bearer realm=\"\\", "Bearer realm=\"a\\\"",
-	"Bearer ,realm=x,", "Bearer realm=x,,,service", "B\x01 realm=x", "Bearer realm=\x7f",
-	"Basic ====", "Basic a=b=c", "Bearer realm=\"x\",", "Bearer\trealm=\"x\"",
-	"a b c d e f g h i j k l m n o p q r s t u v w x y z", /* more than 16 challenges */
-	"\xff\xfe\xfd", "Bearer realm=\"\xc3\x28\"",
+    "\"",
+    "\\",
+    "=",
+    ",,,,=",
+    "Bearer \"",
+    "Bearer realm=\"\\",
+    "Bearer realm=\"a\\\"",
+    "Bearer ,realm=x,",
+    "Bearer realm=x,,,service",
+    "B\x01 realm=x",
+    "Bearer realm=\x7f",
+    "Basic ====",
+    "Basic a=b=c",
+    "Bearer realm=\"x\",",
+    "Bearer\trealm=\"x\"",
+    "a b c d e f g h i j k l m n o p q r s t u v w x y z", /* more than 16 challenges */
+    "\xff\xfe\xfd",
+    "Bearer realm=\"\xc3\x28\"",
 };
 
 static void parse_quietly(const char *s)

@@ -33,7 +33,7 @@ struct auth_target {
  * scheme, credentials required), IG_EINVALID (bad challenge or token response) or a transport
  * code, with err naming the realm host, never a secret. */
 int auth_authorize(char **out, struct auth *a, struct http_client *http,
-		   const struct auth_target *t, const char *challenge, bool stale,
-		   struct error *err);
+                   const struct auth_target *t, const char *challenge, bool stale,
+                   struct error *err);
 
 #endif

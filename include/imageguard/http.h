@@ -30,7 +30,7 @@ int http_client_new(struct http_client **out, const struct http_options *opts, s
 void http_client_free(struct http_client *c);
 
 struct http_request {
-	const char *method;         /* "GET", "HEAD" or "POST"; NULL: GET */
+	const char *method; /* "GET", "HEAD" or "POST"; NULL: GET */
 	const char *url;
 	const char *const *headers; /* NULL-terminated "Name: value" lines, or NULL */
 	const char *authorization;  /* Authorization value, sent only to url's origin; or NULL */
@@ -50,7 +50,10 @@ struct http_response {
 	unsigned attempts; /* requests made, retries and redirects included */
 };
 
-#define HTTP_RESPONSE_INIT {0, BUF_INIT, BUF_INIT, NULL, 0}
+#define HTTP_RESPONSE_INIT                                                                         \
+	{                                                                                          \
+		0, BUF_INIT, BUF_INIT, NULL, 0                                                     \
+	}
 
 /* Performs req. Transport errors, 429 and 5xx are retried up to max_retries times (exponential
  * backoff with full jitter, Retry-After honoured up to the cap); up to 10 redirects are followed,
@@ -60,7 +63,7 @@ struct http_response {
  * bad redirect) with err set to a one-line message without the URL's query. out is caller-owned:
  * release it with http_response_release. */
 int http_do(struct http_response *out, struct http_client *c, const struct http_request *req,
-	    struct error *err);
+            struct error *err);
 void http_response_release(struct http_response *r);
 
 /* Every value of header name (case-insensitive) joined with ", " and trimmed, newly allocated

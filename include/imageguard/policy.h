@@ -19,11 +19,15 @@ struct policy_spec {
 	const char *const *exclude; /* NULL: the default exclusion list ("^.*\\.sig$") */
 	size_t exclude_len;         /* with exclude != NULL; 0 with a non-NULL exclude: none */
 	enum policy_kind kind;
-	const char *range;          /* POLICY_SEMVER: Masterminds v3 range (e.g. ">=1.0.0") */
-	bool ascending;             /* numerical/alphabetical: asc picks the greatest */
+	const char *range; /* POLICY_SEMVER: Masterminds v3 range (e.g. ">=1.0.0") */
+	bool ascending;    /* numerical/alphabetical: asc picks the greatest */
 };
 
 struct policy; /* opaque, immutable after policy_new: safe to share between threads */
+
+/* Tags longer than this are never candidates (counted as skipped, no regex runs on them):
+ * OCI tags are at most 128 bytes, and it bounds the work per tag. */
+#define POLICY_TAG_MAX 4096
 
 /* Compiles the spec (pcre2 with JIT when available, the semver range). Invalid regexes are
  * IG_EINVALID naming the offset and pcre2's message; invalid ranges are IG_EINVALID. */
@@ -34,20 +38,24 @@ struct policy_result {
 	char *latest;      /* owned; NULL when no candidate */
 	size_t candidates; /* tags that passed filter, exclusion and the order's parse/range */
 	size_t skipped;    /* tags that matched the filter but could not be ordered (not a number,
-	                      not semver, outside the range) */
+	                      not semver, outside the range), and tags over POLICY_TAG_MAX */
 };
 
-#define POLICY_RESULT_INIT {NULL, 0, 0}
+#define POLICY_RESULT_INIT                                                                         \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
-/* Picks the best of n tags. Returns 0 (latest may be NULL when nothing qualifies) or a
+/* Picks the best of n tags in one pass without per-tag allocation. Duplicates are counted as
+ * given (fold them first). Returns 0 (latest may be NULL when nothing qualifies) or a
  * negative code (out of memory). */
 int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
-		  size_t n, struct error *err);
+                  size_t n, struct error *err);
 void policy_result_release(struct policy_result *r);
 
 /* Appends the candidates in policy order, best first, to out. */
 int policy_order(struct strvec *out, const struct policy *p, const char *const *tags, size_t n,
-		 struct error *err);
+                 struct error *err);
 
 enum policy_verdict {
 	POLICY_FORWARD,     /* candidate strictly ahead of current */
@@ -59,7 +67,7 @@ enum policy_verdict {
 /* Compares current with candidate under the policy (filter and extract applied to both).
  * The guard trusts this with every commit. */
 enum policy_verdict policy_compare(const struct policy *p, const char *current,
-				   const char *candidate);
+                                   const char *candidate);
 
 /* True when tag passes filter and exclusion and is orderable (in range for semver). */
 bool policy_accepts(const struct policy *p, const char *tag);

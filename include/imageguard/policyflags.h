@@ -17,8 +17,10 @@ struct policyflags {
 	bool set;                /* any policy flag seen */
 };
 
-#define POLICYFLAGS_INIT                                                                       \
-	{{NULL, NULL, NULL, 0, POLICY_SEMVER, NULL, false}, STRVEC_INIT, false}
+#define POLICYFLAGS_INIT                                                                           \
+	{                                                                                          \
+		{NULL, NULL, NULL, 0, POLICY_SEMVER, NULL, false}, STRVEC_INIT, false              \
+	}
 
 /* If argv[*i] is a policy flag (`--flag VALUE` or `--flag=VALUE`), consumes it and its value,
  * advances *i past them and returns 1; returns 0 (and leaves *i) when it is not a policy flag.

@@ -18,7 +18,7 @@ struct semver_num {
 /* A parsed version; every pointer borrows the parsed string, which must outlive it. */
 struct semver {
 	struct semver_num major, minor, patch;
-	const char *pre;   /* prerelease without the '-', pre_len 0 when none */
+	const char *pre; /* prerelease without the '-', pre_len 0 when none */
 	size_t pre_len;
 	const char *build; /* build metadata without the '+' (ignored for precedence) */
 	size_t build_len;

@@ -8,20 +8,23 @@
 
 struct error;
 
-#define TAGLINES_LINE_MAX 4096              /* longer lines are skipped */
-#define TAGLINES_INPUT_MAX (1024UL << 20)   /* default cap on the whole input: 1 GiB */
+#define TAGLINES_LINE_MAX 4096            /* longer lines are skipped */
+#define TAGLINES_INPUT_MAX (1024UL << 20) /* default cap on the whole input: 1 GiB */
 
 struct taglines {
-	char *data;         /* owned: the input, each kept line NUL-terminated in place */
+	char *data; /* owned: the input, each kept line NUL-terminated in place */
 	size_t len, cap;
-	const char **tags;  /* owned array; unique tags in first-seen order, pointing into data */
+	const char **tags; /* owned array; unique tags in first-seen order, pointing into data */
 	size_t n;
-	size_t unreadable;  /* lines skipped as unreadable */
-	size_t first_bad;   /* 1-based line number of the first unreadable line, 0 when none */
+	size_t unreadable; /* lines skipped as unreadable */
+	size_t first_bad;  /* 1-based line number of the first unreadable line, 0 when none */
 	const char *first_bad_why; /* static text: why that line was skipped */
 };
 
-#define TAGLINES_INIT {NULL, 0, 0, NULL, 0, 0, 0, NULL}
+#define TAGLINES_INIT                                                                              \
+	{                                                                                          \
+		NULL, 0, 0, NULL, 0, 0, 0, NULL                                                    \
+	}
 
 /* Reads fd to its end (at most max bytes, IG_ETOOBIG beyond) and splits it into tags.
  * Returns 0, IG_ETOOBIG or IG_EFAIL (read error, out of memory) with err set. */

@@ -8,14 +8,17 @@
 struct error;
 
 struct wwwauth_challenge {
-	char *scheme;  /* lower-cased ("bearer", "basic"); owned */
-	char *realm;   /* owned, NULL when absent (as every field below) */
+	char *scheme; /* lower-cased ("bearer", "basic"); owned */
+	char *realm;  /* owned, NULL when absent (as every field below) */
 	char *service;
 	char *scope;
-	char *error;   /* Bearer's error="invalid_token" and the like */
+	char *error; /* Bearer's error="invalid_token" and the like */
 };
 
-#define WWWAUTH_CHALLENGE_INIT {NULL, NULL, NULL, NULL, NULL}
+#define WWWAUTH_CHALLENGE_INIT                                                                     \
+	{                                                                                          \
+		NULL, NULL, NULL, NULL, NULL                                                       \
+	}
 
 /* Parses header (every WWW-Authenticate value joined by ", ") and returns in out the
  * challenge imageguard prefers: Bearer, else Basic, else the first one. Parameter names are

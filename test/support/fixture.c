@@ -64,8 +64,8 @@ static void trim(struct buf *b)
 static int make_dir(struct fixture *f, const char *prefix)
 {
 	memset(f, 0, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "%s/%s.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-		 prefix);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s.XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", prefix);
 	return mkdtemp(f->dir) ? 0 : -1;
 }
 
@@ -101,11 +101,20 @@ int fixture_registry_start(struct fixture *f, const char *const extra[])
 }
 
 int fixture_registry_push(const struct fixture *f, const char *repo, const char *tag,
-			  int multi_arch, char *digest, size_t digest_size)
+                          int multi_arch, char *digest, size_t digest_size)
 {
 	char script[512], url[256];
-	const char *argv[] = {"/usr/bin/python3", script, "push", "--url", url, "--repo", repo,
-			      "--tag", tag, multi_arch ? "--multi-arch" : NULL, NULL};
+	const char *argv[] = {"/usr/bin/python3",
+	                      script,
+	                      "push",
+	                      "--url",
+	                      url,
+	                      "--repo",
+	                      repo,
+	                      "--tag",
+	                      tag,
+	                      multi_arch ? "--multi-arch" : NULL,
+	                      NULL};
 	struct buf out = BUF_INIT;
 	int rc;
 
@@ -134,8 +143,9 @@ void fixture_registry_stop(struct fixture *f)
 int fixture_fault_start(struct fixture *f, const char *upstream)
 {
 	char script[512], port_file[300];
-	const char *argv[] = {"/usr/bin/python3", script, "--port-file", port_file,
-			      upstream ? "--upstream" : NULL, upstream, NULL};
+	const char *argv[] = {
+	    "/usr/bin/python3", script, "--port-file", port_file, upstream ? "--upstream" : NULL,
+	    upstream,           NULL};
 	posix_spawn_file_actions_t fa;
 	struct buf port = BUF_INIT;
 

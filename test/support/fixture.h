@@ -24,7 +24,7 @@ int fixture_registry_start(struct fixture *f, const char *const extra[]);
 /* Pushes `tag` to repo; with multi_arch an OCI index. Writes the digest into digest (72+ bytes).
  * Returns 0 or -1. */
 int fixture_registry_push(const struct fixture *f, const char *repo, const char *tag,
-			  int multi_arch, char *digest, size_t digest_size);
+                          int multi_arch, char *digest, size_t digest_size);
 void fixture_registry_stop(struct fixture *f);
 
 /* Starts faultserver.py (upstream may be NULL) on a free port. Returns 0 or -1. */
