@@ -34,6 +34,7 @@ mentions() {
 # The top-level help lists every command and exits 0.
 if "$IMAGEGUARD" --help >"$tmp/out" 2>"$tmp/err"; then ok "imageguard --help exits 0"; else bad "imageguard --help exits 0"; fi
 grep -q '^usage:' "$tmp/out" && ok "imageguard --help prints usage" || bad "imageguard --help prints usage"
+grep -qi 'exit' "$tmp/out" && ok "imageguard --help describes the exit status" || bad "imageguard --help describes the exit status"
 for c in $commands; do
 	grep -qE "^  $c " "$tmp/out" && ok "imageguard --help lists $c" || bad "imageguard --help lists $c"
 done
