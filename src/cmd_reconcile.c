@@ -4,7 +4,6 @@
 #include "imageguard/cmdopts.h"
 #include "imageguard/cmdpass.h"
 #include "imageguard/commands.h"
-#include "imageguard/error.h"
 
 static void usage(FILE *out)
 {
@@ -37,21 +36,10 @@ static void usage(FILE *out)
 int cmd_reconcile(int argc, char **argv)
 {
 	struct cmdopts o;
-	struct error err = ERROR_INIT;
-	int rc;
+	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_OUTPUT, usage);
 
-	if (cmdopts_parse(&o, argc, argv, CMDOPTS_OUTPUT, &err) < 0) {
-		fprintf(stderr, "imageguard: reconcile: %s\n", err.msg);
-		usage(stderr);
-		cmdopts_release(&o);
-		return 2;
-	}
-	if (o.help) {
-		usage(stdout);
-		cmdopts_release(&o);
-		return 0;
-	}
-	rc = cmdpass_once(&o, false);
+	if (rc < 0)
+		rc = cmdpass_once(&o, false);
 	cmdopts_release(&o);
 	return rc;
 }
