@@ -34,6 +34,7 @@ void config_diag_v(struct loader *L, enum config_severity sev, const char *file,
 
 	if (buf_vprintf(&msg, fmt, ap) < 0 || !f)
 		goto oom;
+	error_flatten(msg.data); /* values quoted from the YAML may span lines */
 	if (d->len == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 16;
 		struct config_diag *p = realloc(d->items, cap * sizeof(*p));

@@ -4,8 +4,7 @@
 
 #include "imageguard/error.h"
 
-/* Keeps messages on one line: control characters from outside input become spaces. */
-static void flatten(char *s)
+void error_flatten(char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
@@ -22,7 +21,7 @@ int error_set(struct error *err, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
-	flatten(err->msg);
+	error_flatten(err->msg);
 	return code;
 }
 
@@ -47,7 +46,7 @@ int error_prefix(struct error *err, const char *fmt, ...)
 	memmove(err->msg + plen, err->msg, mlen);
 	memcpy(err->msg, prefix, plen);
 	err->msg[plen + mlen] = '\0';
-	flatten(err->msg);
+	error_flatten(err->msg);
 	return err->code ? err->code : IG_EFAIL;
 }
 

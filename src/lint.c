@@ -136,10 +136,7 @@ int lint_add_problem(struct lint_report *out, const char *file, size_t line, str
 		buf_release(&msg);
 		return error_set(err, IG_EFAIL, "lint: out of memory");
 	}
-	/* One line whatever the input held. */
-	for (char *c = msg.data; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = ' ';
+	error_flatten(msg.data); /* one line whatever the input held */
 	p.message = buf_detach(&msg);
 	out->problems[out->problems_len++] = p;
 	return 0;

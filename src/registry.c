@@ -183,9 +183,7 @@ static void oci_errors(char *out, size_t n, const struct buf *body)
 			break;
 	}
 	/* The registry's words go into one-line messages and logs: no line breaks or controls. */
-	for (char *c = out; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = ' ';
+	error_flatten(out);
 	json_decref(root);
 }
 

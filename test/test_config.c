@@ -316,6 +316,12 @@ static const struct snippet {
 	 "    strategy: Kustomize\n", /* 18 */
 	 {{17, "must be relative to the repository root"}, {18, "'Kustomize' is not supported"}},
 	 {{0}}},
+	{"a value spanning lines is quoted on one line (fuzz regression)",
+	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+	 "  name: \"app\\nx\"\n" /* 4 */
+	 "spec:\n  image: ghcr.io/acme/app\n",
+	 {{4, "'app x' is not a valid Kubernetes name"}},
+	 {{0}}},
 	{"messageTemplate the commit step would refuse",
 	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
 	 "spec:\n  url: https://example.com/fleet.git\n---\n"

@@ -34,6 +34,9 @@ int error_set(struct error *err, int code, const char *fmt, ...)
  * returns the stored code. Safe with err == NULL. */
 int error_prefix(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Keeps text from outside on one line: control characters become spaces, in place. */
+void error_flatten(char *s);
+
 /* Clears the error. */
 void error_clear(struct error *err);
 
