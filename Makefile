@@ -83,7 +83,13 @@ lint:
 format:
 	clang-format -i src/*.c include/imageguard/*.h test/*.c
 
-bench: deps $(BIN)
+# Benchmark drivers: bench/<name>.c -> $(BUILD)/bench/<name>, linked against the library.
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(sort $(wildcard bench/*.c)))
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
+bench: deps $(BIN) $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run
 
 install: $(BIN)

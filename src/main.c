@@ -2,44 +2,49 @@
  * commands[]). Everything else lives in the library. */
 #include <curl/curl.h>
 #include <git2.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "imageguard/commands.h"
 
+/* Which libraries' global init a command needs: libgit2's loads the TLS trust store (7-40 ms)
+ * and curl's the OpenSSL tables (~5 MB RSS), costs that `eval` in a script or `tags`
+ * benchmarked against curl should not pay. */
+enum { USES_CURL = 1, USES_GIT = 2 };
+
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	unsigned uses;
 	const char *summary;
 };
 
-/* libgit2's global init loads the TLS trust store: 7-40 ms that a command which never touches
- * Git (`tags`, benchmarked against curl) should not pay. */
-static const char *const without_git[] = {"tags"};
-
-static bool needs_git(const char *name)
-{
-	for (size_t i = 0; i < sizeof(without_git) / sizeof(without_git[0]); i++)
-		if (strcmp(name, without_git[i]) == 0)
-			return false;
-	return true;
-}
-
 static const struct command commands[] = {
-	{"version", cmd_version, "print the version"},
-	{"eval", cmd_eval, "pick the tag a policy selects from tags on stdin"},
-	{"check-config", cmd_check_config, "validate the configuration"},
-	{"markers", cmd_markers, "list the image policy markers under a path"},
-	{"lint", cmd_lint, "mutable tags, missing digests, pull policies in manifests"},
-	{"tags", cmd_tags, "list the tags of an image repository"},
+	{"version", cmd_version, 0, "print the version"},
+	{"eval", cmd_eval, 0, "pick the tag a policy selects from tags on stdin"},
+	{"tags", cmd_tags, USES_CURL, "list the tags of an image repository"},
+	{"check-config", cmd_check_config, 0, "validate the configuration"},
+	{"plan", cmd_plan, USES_CURL | USES_GIT, "show every decision of a pass, write nothing"},
+	{"reconcile", cmd_reconcile, USES_CURL | USES_GIT, "one pass: decide and commit forward moves"},
+	{"run", cmd_run, USES_CURL | USES_GIT, "reconcile on the configured intervals (controller)"},
+	{"markers", cmd_markers, 0, "list the image policy markers under a path"},
+	{"lint", cmd_lint, 0, "mutable tags, missing digests, pull policies in manifests"},
 };
 
-/* Commands that touch neither the network nor Git skip the libraries' global init: it costs
- * ~5 MB of RSS and milliseconds (OpenSSL tables), which matters for `eval` in scripts. */
-static bool needs_global_init(const char *name)
+static int run_command(const struct command *c, int argc, char **argv)
 {
-	return strcmp(name, "eval") != 0;
+	int rc;
+
+	if (c->uses & USES_CURL)
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (c->uses & USES_GIT)
+		git_libgit2_init();
+	rc = c->fn(argc, argv);
+	if (c->uses & USES_GIT)
+		git_libgit2_shutdown();
+	if (c->uses & USES_CURL)
+		curl_global_cleanup();
+	return rc;
 }
 
 static void usage(FILE *out)
@@ -53,8 +58,6 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	int rc = 2;
-
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -66,22 +69,9 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0)
 		argv[1] = "version";
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[1], commands[i].name) != 0)
-			continue;
-		if (!needs_global_init(commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
-		bool git = needs_git(commands[i].name);
-
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		if (git)
-			git_libgit2_init();
-		rc = commands[i].fn(argc - 1, argv + 1);
-		if (git)
-			git_libgit2_shutdown();
-		curl_global_cleanup();
-		return rc;
-	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return run_command(&commands[i], argc - 1, argv + 1);
 	fprintf(stderr, "imageguard: '%s': unknown command (see imageguard --help)\n", argv[1]);
 	return 2;
 }

@@ -9,6 +9,9 @@ int cmd_eval(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
 int cmd_markers(int argc, char **argv);
 int cmd_lint(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_reconcile(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_tags(int argc, char **argv);
 
 #endif

@@ -23,14 +23,17 @@ struct gitstore_options {
 
 struct gitstore;
 
-/* Opens (cloning once) and refreshes the cache to the remote branch head.
- * Credentials never appear in errors. */
+/* Opens (cloning once) and refreshes the cache to the remote branch head: the push branch's
+ * head when the remote has that branch (pushes are never forced, so work continues on it),
+ * else the checkout branch's. The cache is locked (flock) until gitstore_free: a second open
+ * of the same URL, from another thread or process, waits. Credentials never appear in errors.
+ * See docs/git.md. */
 int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, struct error *err);
 void gitstore_free(struct gitstore *g);
 
 /* The work tree of the checkout (borrowed, valid until gitstore_free). */
 const char *gitstore_workdir(const struct gitstore *g);
-/* The hex id of the checked-out head commit (borrowed). */
+/* The hex id of the checked-out head commit, the base edits apply to (borrowed). */
 const char *gitstore_head(const struct gitstore *g);
 
 /* Edits the work tree for one commit: writes the files it changes and sets the commit

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# One image update end to end on a repository of 5,000 manifests (a realistic Deployment each,
+# one marker each), pushed to a local bare remote:
+#   imageguard: warm clone: fetch + hard reset, scan every manifest for markers, splice the new
+#               tag, commit, push (bench/git_bench.c, the library's gitstore + markers)
+#   peer way:   git clone --depth 1, grep for the marker, sed, git commit, git push
+# Each side applies UPDATES distinct updates in a row; the mean per update and the ratio are
+# printed. Environment: BUILD (build dir), FILES (default 5000), UPDATES (default 5).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+FILES=${FILES:-5000}
+UPDATES=${UPDATES:-5}
+make -s "$BUILD/bench/git_bench" >/dev/null
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/imageguard-bench-git.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# The manifests: apps/app-N/deployment.yaml, ~2 KB each.
+/usr/bin/python3 - "$tmp/seed" "$FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+tmpl = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app-{i}
+  namespace: apps
+  labels:
+    app.kubernetes.io/name: app-{i}
+    app.kubernetes.io/part-of: shop
+    team: team-{t}
+  annotations:
+    deployment.kubernetes.io/revision: "12"
+spec:
+  replicas: 3
+  revisionHistoryLimit: 5
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: app-{i}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      maxSurge: 25%
+      maxUnavailable: 0
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: app-{i}
+        team: team-{t}
+    spec:
+      serviceAccountName: app-{i}
+      securityContext:
+        runAsNonRoot: true
+        seccompProfile:
+          type: RuntimeDefault
+      containers:
+        - name: app
+          image: registry.example.com/team-{t}/app-{i}:1.0.0 # {{"$imagepolicy": "apps:app-{i}"}}
+          imagePullPolicy: IfNotPresent
+          args: ["--port=8080", "--log-format=json"]
+          ports:
+            - name: http
+              containerPort: 8080
+          env:
+            - name: APP_NAME
+              value: app-{i}
+            - name: OTEL_EXPORTER_OTLP_ENDPOINT
+              value: http://otel-collector.observability:4317
+          resources:
+            requests:
+              cpu: 100m
+              memory: 128Mi
+            limits:
+              memory: 256Mi
+          readinessProbe:
+            httpGet:
+              path: /healthz
+              port: http
+            periodSeconds: 10
+          livenessProbe:
+            httpGet:
+              path: /livez
+              port: http
+            initialDelaySeconds: 10
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities:
+              drop: ["ALL"]
+"""
+for i in range(n):
+    d = os.path.join(root, "apps", f"app-{i}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "deployment.yaml"), "w") as f:
+        f.write(tmpl.format(i=i, t=i % 20))
+PY
+test/fixtures/gitpeers.sh bare "$tmp/remote.git" "$tmp/seed" >/dev/null
+bytes=$(find "$tmp/seed/apps" -name '*.yaml' -printf '%s\n' | awk '{s += $1} END {print s}')
+echo "repository: $FILES manifests, $((bytes / 1024)) KiB; $UPDATES updates per side"
+
+target=$((FILES / 2))
+# imageguard: the first open clones (not timed), then UPDATES warm updates
+"$BUILD/bench/git_bench" "file://$tmp/remote.git" "$tmp/state" "apps/app-$target" 1.0.1 1 >/dev/null 2>&1
+ig=$("$BUILD/bench/git_bench" "file://$tmp/remote.git" "$tmp/state" "apps/app-$target" 2.0 "$UPDATES" 2>/dev/null)
+[[ $(git --git-dir="$tmp/remote.git" rev-list --count main) -eq $((UPDATES + 2)) ]]
+
+# the peer way, per update
+start=$(date +%s%N)
+for i in $(seq 1 "$UPDATES"); do
+	rm -rf "$tmp/peer"
+	git clone -q --depth 1 "file://$tmp/remote.git" "$tmp/peer"
+	file=$(grep -rl --include='*.yaml' "\"apps:app-$target\"" "$tmp/peer/apps")
+	sed -i -E "s|(image: [^ ]+:)[^ ]+( # \{\"\\\$imagepolicy\": \"apps:app-$target\"\})|\13.0.$i\2|" "$file"
+	git -C "$tmp/peer" -c user.name=peer -c user.email=peer@localhost -c gc.auto=0 \
+		-c maintenance.auto=false commit -q -am "apps/app-$target: 3.0.$i"
+	git -C "$tmp/peer" push -q origin main
+done
+end=$(date +%s%N)
+peer=$(/usr/bin/python3 -c "print(f'{($end - $start) / 1e6 / $UPDATES:.1f}')")
+grep -q "app-$target:3.0.$UPDATES #" <(git --git-dir="$tmp/remote.git" show "main:apps/app-$target/deployment.yaml")
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+echo "imageguard warm clone: $ig ms per update"
+echo "git clone --depth 1 + sed + commit + push: $peer ms per update"
+/usr/bin/python3 -c "print(f'ratio: {$peer / $ig:.1f}x faster (target >= 5x)')"

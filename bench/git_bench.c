@@ -1,0 +1,134 @@
+/* Benchmark driver for bench/git.sh: applies one image update end to end with the warm clone
+ * (open = fetch + reset, scan every manifest for markers, splice the new tag into the marked
+ * files, commit, push). Usage: git_bench URL STATE_DIR POLICY NEW_TAG [COUNT] — COUNT updates
+ * in a row (tags NEW_TAG.0, .1, ...), printing the mean milliseconds per update. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "imageguard/buf.h"
+#include "imageguard/commitmsg.h"
+#include "imageguard/error.h"
+#include "imageguard/gitstore.h"
+#include "imageguard/markers.h"
+
+#define FILE_MAX (4 * 1024 * 1024)
+
+struct update {
+	const char *policy;
+	const char *tag;
+	size_t changed;
+};
+
+static int write_file(const char *path, const struct buf *b)
+{
+	FILE *f = fopen(path, "wb");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fwrite(b->data, 1, b->len, f) == b->len;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Rewrites each marker of the policy (TAG part, or the tag of an IMAGE) to u->tag. */
+static int edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
+{
+	struct update *u = ctx;
+	struct marker_set set = MARKER_SET_INIT;
+	struct buf data = BUF_INIT_MAX(FILE_MAX), out = BUF_INIT_MAX(FILE_MAX), path = BUF_INIT;
+	struct commitmsg_change ch = {u->policy, NULL, u->tag, NULL, NULL};
+	char *value = NULL;
+	size_t i;
+	int rc;
+
+	u->changed = 0;
+	if ((rc = markers_scan_tree(&set, workdir, NULL, err)) < 0)
+		goto done;
+	for (i = 0; i < set.len; i++) {
+		struct marker *m = &set.items[i];
+		struct marker_edit e;
+
+		if (strcmp(m->policy, u->policy) != 0)
+			continue;
+		buf_reset(&path);
+		buf_printf(&path, "%s%s", workdir, m->file);
+		if ((rc = buf_read_file(&data, path.data)) < 0) {
+			rc = error_set(err, rc, "'%s': cannot read", path.data);
+			goto done;
+		}
+		free(value);
+		value = NULL;
+		if ((rc = markers_value_for(&value, m, "", u->tag, NULL, err)) < 0)
+			goto done;
+		if (strcmp(value, m->value) == 0)
+			continue;
+		e.marker = m;
+		e.value = value;
+		if ((rc = markers_apply(&out, data.data, data.len, &e, 1, err)) < 0)
+			goto done;
+		if (write_file(path.data, &out) < 0) {
+			rc = error_set(err, IG_EFAIL, "'%s': cannot write", path.data);
+			goto done;
+		}
+		ch.old_value = m->value;
+		ch.file = m->file;
+		u->changed++;
+		if ((rc = commitmsg_render(message, NULL, "bench", "bench/apps", &ch, 1, err)) < 0)
+			goto done;
+	}
+done:
+	free(value);
+	markers_release(&set);
+	buf_release(&data);
+	buf_release(&out);
+	buf_release(&path);
+	return rc;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	struct gitstore_options o = {NULL, "main", NULL, NULL, NULL, "bench", "bench@localhost", 0};
+	struct error err = ERROR_INIT;
+	struct gitstore *g = NULL;
+	char commit[41], tag[128];
+	long count = argc > 5 ? strtol(argv[5], NULL, 10) : 1;
+	double start, total = 0;
+	long i;
+
+	if (argc < 5 || count < 1) {
+		fprintf(stderr, "usage: git_bench URL STATE_DIR POLICY NEW_TAG [COUNT]\n");
+		return 2;
+	}
+	o.url = argv[1];
+	o.state_dir = argv[2];
+	for (i = 0; i < count; i++) {
+		struct update u = {argv[3], tag, 0};
+
+		snprintf(tag, sizeof(tag), "%s.%ld", argv[4], i);
+		start = now_ms();
+		if (gitstore_open(&g, &o, &err) < 0 || gitstore_commit_push(commit, g, edit, &u, &err) < 0) {
+			fprintf(stderr, "git_bench: %s\n", err.msg);
+			gitstore_free(g);
+			return 1;
+		}
+		gitstore_free(g);
+		g = NULL;
+		total += now_ms() - start;
+		if (u.changed != 1 || !commit[0]) {
+			fprintf(stderr, "git_bench: expected one change and a commit, got %zu\n", u.changed);
+			return 1;
+		}
+	}
+	printf("%.1f\n", total / (double)count);
+	return 0;
+}

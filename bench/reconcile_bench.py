@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""The body of bench/reconcile.sh. Tags are laid out directly in the registry's filesystem
+storage (one image pushed through the API, then per-repository links), which takes seconds
+instead of the minutes 55000 manifest PUTs would."""
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.environ["IMAGEGUARD_SRC"], "test", "fixtures"))
+from guard_env import Env, git  # noqa: E402
+
+N = int(os.environ.get("BENCH_POLICIES", "500"))
+PASSES = int(os.environ.get("BENCH_PASSES", "5"))
+rnd = random.Random(5)
+
+
+def layout(env, counts):
+    digest = env.push("bench/r0", ["1.0.0"])
+    hexd = digest.split(":")[1]
+    root = os.path.join(env.reg.dir, "data", "docker", "registry", "v2", "repositories", "bench")
+    src = os.path.join(root, "r0")
+    for i, n in enumerate(counts):
+        repo = os.path.join(root, "r%d" % i)
+        if i:
+            os.makedirs(os.path.join(repo, "_manifests"))
+            shutil.copytree(os.path.join(src, "_layers"), os.path.join(repo, "_layers"))
+            shutil.copytree(os.path.join(src, "_manifests", "revisions"),
+                            os.path.join(repo, "_manifests", "revisions"))
+        for k in range(n):
+            tag = os.path.join(repo, "_manifests", "tags", "1.%d.0" % k)
+            os.makedirs(os.path.join(tag, "current"), exist_ok=True)
+            os.makedirs(os.path.join(tag, "index", "sha256", hexd), exist_ok=True)
+            for p in (os.path.join(tag, "current", "link"),
+                      os.path.join(tag, "index", "sha256", hexd, "link")):
+                with open(p, "w") as f:
+                    f.write(digest)
+
+
+def marker(env, i, tag):
+    return ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: r%d\nspec:\n  template:\n"
+            "    spec:\n      containers:\n        - name: app\n"
+            "          image: %s:%s # {\"$imagepolicy\": \"default:p%d\"}\n"
+            % (i, env.image("bench/r%d" % i), tag, i))
+
+
+def timed(env, *args):
+    t0 = time.monotonic()
+    r = env.imageguard(*args, timeout=600)
+    dt = time.monotonic() - t0
+    if r.rc != 0:
+        raise RuntimeError("%s failed: %r" % (args, r))
+    return dt, r
+
+
+def run_rss(env):
+    cfg = os.path.join(env.config_dir, "config.yaml")
+    text = open(cfg).read().replace("interval: 1m", "interval: 1s")
+    with open(cfg, "w") as f:
+        f.write(text)
+    log = open(os.path.join(env.dir, "run.log"), "w+")
+    proc = subprocess.Popen(env.args("run"), stdout=subprocess.DEVNULL, stderr=log)
+    peak = 0
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            with open("/proc/%d/status" % proc.pid) as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]))
+            if open(log.name).read().count("reconcile.pass") >= PASSES:
+                break
+            time.sleep(0.2)
+        passes = open(log.name).read().count("reconcile.pass")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    return peak, passes
+
+
+def main():
+    counts = [rnd.randint(20, 200) for _ in range(N)]
+    with Env() as env:
+        t0 = time.monotonic()
+        layout(env, counts)
+        env.seed({"apps/r%d.yaml" % i: marker(env, i, "1.%d.0" % (n - 1)) for i, n in enumerate(counts)})
+        cfg = []
+        for i in range(N):
+            cfg.append(env.repository("r%d" % i, "bench/r%d" % i))
+            cfg.append(env.policy("p%d" % i, "r%d" % i, semver=">=1.0.0"))
+        env.config("".join(cfg) + env.automation())
+        print("setup: %d repositories, %d tags, %.1fs" % (N, sum(counts), time.monotonic() - t0))
+
+        timed(env, "reconcile")  # clones the cache
+        up = [timed(env, "reconcile")[0] for _ in range(3)]
+        print("reconcile, all up to date: min %.3fs median %.3fs (target < 2s)"
+              % (min(up), statistics.median(up)))
+        plan = [timed(env, "plan")[0] for _ in range(3)]
+        print("plan, all up to date:      min %.3fs median %.3fs" % (min(plan), statistics.median(plan)))
+
+        upd = []
+        for _ in range(3):
+            moved = rnd.sample(range(N), N // 10)
+            env.seed({"apps/r%d.yaml" % i: marker(env, i, "1.%d.0" % (counts[i] // 2)) for i in moved},
+                     message="move 10% back")
+            dt, r = timed(env, "reconcile", "-o", "json")
+            updates = sum(1 for x in r.json() if x["decision"] == "update")
+            if updates != len(moved):
+                raise RuntimeError("expected %d updates, got %d" % (len(moved), updates))
+            upd.append(dt)
+        print("reconcile, 10%% updating (%d markers, one commit): min %.3fs median %.3fs"
+              % (N // 10, min(upd), statistics.median(upd)))
+
+        peak, passes = run_rss(env)
+        print("run: peak RSS %.1f MiB over %d passes (target < 32 MiB)" % (peak / 1024.0, passes))
+
+
+main()

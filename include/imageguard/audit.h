@@ -1,0 +1,42 @@
+/* The audit log: one JSON line per marker decision per pass (CONTRACT §8), enough to prove
+ * after an incident what the registry served (tag count, sha256 and optionally every tag). */
+#ifndef IMAGEGUARD_AUDIT_H
+#define IMAGEGUARD_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct error;
+struct strvec;
+
+/* One decision. Every pointer is borrowed; NULL strings are written as JSON null. */
+struct audit_record {
+	const char *policy; /* "ns/name" */
+	const char *image;  /* "host/repo" */
+	bool listed;        /* false: no listing this pass (tag_count/tags_sha256 null) */
+	size_t tag_count;
+	const char *tags_sha256;
+	const struct strvec *tags; /* written only when the log was opened with_tags */
+	const char *current, *candidate, *decision, *reason;
+	const struct strvec *warnings; /* NULL: [] */
+	const char *file;              /* NULL for a policy without markers */
+	size_t line;
+	const char *commit, *digest;
+	const char *message;         /* error text, or NULL */
+	const char *rollback_reason; /* the override's reason while one is in force, or NULL */
+};
+
+struct audit;
+
+/* Opens path for appending (created 0640 when missing); "-" is stdout. with_tags puts the
+ * whole tag list into each record (--audit-tags). Returns 0 or IG_EFAIL naming the file. */
+int audit_open(struct audit **out, const char *path, bool with_tags, struct error *err);
+/* Appends one record as a single write(2) of one line (whole lines even with several writers
+ * on O_APPEND). `time` is now, RFC 3339 UTC with milliseconds. */
+int audit_write(struct audit *a, const struct audit_record *r, struct error *err);
+/* fsync at the end of a pass (a no-op on stdout or a pipe). */
+int audit_sync(struct audit *a, struct error *err);
+/* Closes the file (not stdout) and frees a; NULL-safe. */
+void audit_close(struct audit *a);
+
+#endif

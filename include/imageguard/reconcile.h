@@ -1,0 +1,45 @@
+/* One reconcile pass (CONTRACT §1, §6): list each repository once, read the markers of every
+ * automation's Git tree, decide each marker with the guard, confirm by manifest HEAD, and
+ * write one commit per automation that re-decides on the fresh head at every push attempt.
+ * With dry_run (plan) nothing is written: no commit, push, audit record or metric. */
+#ifndef IMAGEGUARD_RECONCILE_H
+#define IMAGEGUARD_RECONCILE_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+struct audit;
+struct config;
+struct error;
+struct metrics;
+struct registry_client;
+struct report;
+
+struct reconcile_options {
+	const struct config *config; /* borrowed */
+	const char *state_dir;       /* the Git clone cache lives below it */
+	const char *secrets_dir;     /* NULL: secrets resolve against "." */
+	unsigned concurrency;        /* registry scans at once */
+	bool dry_run;                /* plan: decide only */
+	struct audit *audit;         /* NULL: no audit records */
+	struct metrics *metrics;     /* NULL: no metrics (declared by reconcile_metrics_declare) */
+	struct registry_client *client; /* NULL: a client is made for the pass */
+	/* When non-NULL and set (by a signal handler), no further automation is started; a commit
+	 * already being pushed is finished. */
+	const volatile sig_atomic_t *stop;
+};
+
+/* Runs one pass and fills out (caller-owned, REPORT_INIT; release with report_release).
+ * Per-policy and per-repository failures are items with decision error (out->errors counts
+ * them), never a stop for the others. Returns 0, or negative only when the pass could not
+ * run at all (out of memory, threads). */
+int reconcile_pass(struct report *out, const struct reconcile_options *o, struct error *err);
+
+/* Declares the families CONTRACT §8 lists (and imageguard_current_missing_total). */
+int reconcile_metrics_declare(struct metrics *m);
+
+/* A registry client whose every response is counted in
+ * imageguard_registry_requests_total{registry,code} (m may be NULL). */
+int reconcile_client_new(struct registry_client **out, struct metrics *m, struct error *err);
+
+#endif

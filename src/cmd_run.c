@@ -1,0 +1,360 @@
+/* `imageguard run`: passes on the configured intervals (with jitter) until SIGTERM/SIGINT,
+ * configuration reloads on SIGHUP and on file change (a broken new configuration is reported
+ * and the old one kept), and /healthz, /readyz, /metrics on --listen. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "imageguard/audit.h"
+#include "imageguard/buf.h"
+#include "imageguard/cmdopts.h"
+#include "imageguard/cmdpass.h"
+#include "imageguard/commands.h"
+#include "imageguard/config.h"
+#include "imageguard/error.h"
+#include "imageguard/httpd.h"
+#include "imageguard/log.h"
+#include "imageguard/metrics.h"
+#include "imageguard/reconcile.h"
+#include "imageguard/registry.h"
+#include "imageguard/report.h"
+
+#define MIN_INTERVAL_MS 100
+#define WATCH_EVERY_MS 1000
+#define WATCH_MAX_DEPTH 16
+
+/* Signal handlers can only reach process state: these two flags are the whole of it. */
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void on_reload(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
+	        "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
+	        "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
+	        "N (8)]\n\n"
+	        "Reconciles on the shortest configured interval (ImageRepository and\n"
+	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
+	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
+	        "file, reloads the configuration; a broken one is reported and the old one kept.\n"
+	        "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
+	        "/metrics (Prometheus text format).\n");
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop; /* no SA_RESTART: sleeps wake up at once */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_reload;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---- configuration change detection: a hash of every YAML file's stat ---- */
+
+static void hash_bytes(uint64_t *h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		*h ^= b[i];
+		*h *= 1099511628211ull; /* FNV-1a */
+	}
+}
+
+static void hash_stat(uint64_t *h, const char *path, const struct stat *st)
+{
+	hash_bytes(h, path, strlen(path));
+	hash_bytes(h, &st->st_mtim, sizeof(st->st_mtim));
+	hash_bytes(h, &st->st_size, sizeof(st->st_size));
+	hash_bytes(h, &st->st_ino, sizeof(st->st_ino));
+}
+
+static bool is_yaml(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) ||
+	       (n > 4 && strcmp(name + n - 4, ".yml") == 0);
+}
+
+static void hash_tree(uint64_t *h, const char *path, int depth)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+
+	if (stat(path, &st) < 0) {
+		hash_bytes(h, "missing", 7);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		hash_stat(h, path, &st);
+		return;
+	}
+	if (depth >= WATCH_MAX_DEPTH || !(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		struct buf child = BUF_INIT;
+		struct stat cst;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (buf_printf(&child, "%s/%s", path, e->d_name) == 0 &&
+		    stat(child.data, &cst) == 0) {
+			if (S_ISDIR(cst.st_mode))
+				hash_tree(h, child.data, depth + 1);
+			else if (is_yaml(e->d_name))
+				hash_stat(h, child.data, &cst);
+		}
+		buf_release(&child);
+	}
+	closedir(d);
+}
+
+static uint64_t fingerprint(const char *path)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	hash_tree(&h, path, 0);
+	return h;
+}
+
+/* ---- scheduling ---- */
+
+static int64_t pass_interval_ms(const struct config *cfg)
+{
+	int64_t ms = 0;
+
+	for (size_t i = 0; i < cfg->automations_len; i++)
+		if (!ms || cfg->automations[i].interval_ms < ms)
+			ms = cfg->automations[i].interval_ms;
+	for (size_t i = 0; i < cfg->repositories_len; i++)
+		if (!ms || cfg->repositories[i].interval_ms < ms)
+			ms = cfg->repositories[i].interval_ms;
+	if (!ms)
+		ms = 5 * 60 * 1000;
+	return ms < MIN_INTERVAL_MS ? MIN_INTERVAL_MS : ms;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL); /* EINTR on a signal: the caller re-checks the flags */
+}
+
+/* ---- the loop ---- */
+
+struct runner {
+	const struct cmdopts *o;
+	struct config *cfg;
+	struct metrics *metrics;
+	struct registry_client *client;
+	struct httpd *httpd;
+	struct audit *audit;
+	unsigned seed;
+	uint64_t fingerprint;
+};
+
+static void log_report(const struct report *r, double seconds)
+{
+	for (size_t i = 0; i < r->len; i++) {
+		struct report one = {&r->items[i], 1, 1, 0, 0};
+		struct buf line = BUF_INIT;
+		enum guard_decision_kind d = r->items[i].decision;
+
+		if (report_text(&line, &one) == 0 && line.len) {
+			line.data[--line.len] = '\0';
+			log_event(d == GUARD_ERROR  ? LOG_ERROR
+			          : d == GUARD_NONE ? LOG_DEBUG
+			                            : LOG_INFO,
+			          "decision", "%s", line.data);
+		}
+		buf_release(&line);
+	}
+	log_info("reconcile.pass", "%zu decisions, %zu commits, %zu errors in %.3fs", r->len,
+	         r->commits, r->errors, seconds);
+}
+
+static int run_pass(struct runner *rn)
+{
+	struct reconcile_options ro = {0};
+	struct report report = REPORT_INIT;
+	struct error err = ERROR_INIT;
+	int64_t t0 = now_ms();
+	int error;
+
+	ro.config = rn->cfg;
+	ro.state_dir = rn->o->state_dir;
+	ro.secrets_dir = rn->o->secrets_dir;
+	ro.concurrency = rn->o->concurrency;
+	ro.audit = rn->audit;
+	ro.metrics = rn->metrics;
+	ro.client = rn->client;
+	ro.stop = &stop_requested;
+	error = reconcile_pass(&report, &ro, &err);
+	if (error < 0)
+		log_error("reconcile.pass", "%s", err.msg);
+	else
+		log_report(&report, (double)(now_ms() - t0) / 1000.0);
+	report_release(&report);
+	return error;
+}
+
+static void try_reload(struct runner *rn, const char *why)
+{
+	struct config *cfg = NULL;
+
+	rn->fingerprint = fingerprint(rn->o->config);
+	if (cmdpass_load_config(&cfg, rn->o->config, true) != 0) {
+		log_error("config.reload",
+		          "%s: the new configuration is invalid; keeping the "
+		          "previous one",
+		          why);
+		return;
+	}
+	config_free(rn->cfg);
+	rn->cfg = cfg;
+	/* images and policies may have gone: drop their gauges rather than report stale ones */
+	metrics_clear(rn->metrics, "imageguard_registry_tags");
+	log_info("config.reload", "%s: configuration reloaded", why);
+}
+
+/* Waits for the next pass: returns early on stop, or after a reload. */
+static void wait_next(struct runner *rn)
+{
+	int64_t interval = pass_interval_ms(rn->cfg);
+	int64_t jitter = interval / 10;
+	int64_t due = now_ms() + interval - jitter +
+	              (jitter ? (int64_t)(rand_r(&rn->seed) % (unsigned)(2 * jitter + 1)) : 0);
+	int64_t next_watch = now_ms() + WATCH_EVERY_MS;
+
+	while (!stop_requested) {
+		int64_t now = now_ms();
+
+		if (reload_requested) {
+			reload_requested = 0;
+			try_reload(rn, "SIGHUP");
+			return;
+		}
+		if (now >= next_watch) {
+			next_watch = now + WATCH_EVERY_MS;
+			if (fingerprint(rn->o->config) != rn->fingerprint) {
+				try_reload(rn, "configuration changed");
+				return;
+			}
+		}
+		if (now >= due)
+			return;
+		sleep_ms(due - now < 200 ? (long)(due - now) : 200);
+	}
+}
+
+static int start(struct runner *rn, struct error *err)
+{
+	int error;
+
+	if ((error = metrics_new(&rn->metrics)) < 0 ||
+	    (error = reconcile_metrics_declare(rn->metrics)) < 0)
+		return error_set(err, IG_EFAIL, "metrics: out of memory");
+	if ((error = reconcile_client_new(&rn->client, rn->metrics, err)) < 0)
+		return error;
+	if (rn->o->audit_log &&
+	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
+		return error;
+	if (rn->o->listen) {
+		if ((error = httpd_start(&rn->httpd, rn->o->listen, rn->metrics, err)) < 0)
+			return error;
+		log_info("httpd.listen", "serving /healthz /readyz /metrics on port %u",
+		         httpd_port(rn->httpd));
+	}
+	return 0;
+}
+
+static int run_loop(const struct cmdopts *o)
+{
+	struct runner rn = {.o = o};
+	struct error err = ERROR_INIT;
+	int rc;
+
+	rn.seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+	rn.fingerprint = fingerprint(o->config);
+	if ((rc = cmdpass_load_config(&rn.cfg, o->config, false)) != 0)
+		goto done;
+	if (start(&rn, &err) < 0) {
+		fprintf(stderr, "imageguard: run: %s\n", err.msg);
+		rc = err.code == IG_EUSAGE ? 2 : 1;
+		goto done;
+	}
+	install_handlers();
+	while (!stop_requested) {
+		if (run_pass(&rn) == 0)
+			httpd_set_ready(rn.httpd, true);
+		wait_next(&rn);
+	}
+	log_info("run.stop", "stopping");
+	rc = 0;
+done:
+	httpd_stop(rn.httpd);
+	audit_close(rn.audit);
+	registry_client_free(rn.client);
+	metrics_free(rn.metrics);
+	config_free(rn.cfg);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct cmdopts o;
+	struct error err = ERROR_INIT;
+	int rc;
+
+	if (cmdopts_parse(&o, argc, argv, CMDOPTS_LISTEN, &err) < 0) {
+		fprintf(stderr, "imageguard: run: %s\n", err.msg);
+		usage(stderr);
+		cmdopts_release(&o);
+		return 2;
+	}
+	if (o.help) {
+		usage(stdout);
+		cmdopts_release(&o);
+		return 0;
+	}
+	rc = run_loop(&o);
+	cmdopts_release(&o);
+	return rc;
+}

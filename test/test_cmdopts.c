@@ -1,0 +1,101 @@
+/* Unit tests for the COMMON FLAGS shared by plan, reconcile and run. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/cmdopts.h"
+#include "imageguard/error.h"
+
+static const struct {
+	const char *args[8];
+	unsigned allow;
+	int rc;
+	const char *msg; /* prefix of the error, or NULL */
+} cases[] = {
+    {{"plan", "--config", "c.yaml"}, 0, 0, NULL},
+    {{"plan", "--config=c.yaml", "--state-dir", "/s", "--concurrency=3"}, 0, 0, NULL},
+    {{"plan"}, 0, IG_EUSAGE, "option '--config': required"},
+    {{"plan", "--help"}, 0, 0, NULL},
+    {{"plan", "--config"}, 0, IG_EUSAGE, "option '--config': missing value"},
+    {{"plan", "--config", "c", "--bogus"}, 0, IG_EUSAGE, "option '--bogus': unknown"},
+    {{"run", "--config", "c", "-o", "json"}, CMDOPTS_LISTEN, IG_EUSAGE, "option '-o': unknown"},
+    {{"plan", "--config", "c", "-o", "yaml"}, CMDOPTS_OUTPUT, IG_EUSAGE, "option '-o': expected"},
+    {{"plan", "--config", "c", "--listen", ":1"},
+     CMDOPTS_OUTPUT,
+     IG_EUSAGE,
+     "option '--listen': unknown"},
+    {{"plan", "--config", "c", "--concurrency", "0"}, 0, IG_EUSAGE, "option '--concurrency'"},
+    {{"plan", "--config", "c", "--concurrency", "-1"}, 0, IG_EUSAGE, "option '--concurrency'"},
+    {{"plan", "--config", "c", "--concurrency", "9x"}, 0, IG_EUSAGE, "option '--concurrency'"},
+    {{"plan", "--config", "c", "--log-level", "loud"}, 0, IG_EUSAGE, "option '--log-level'"},
+    {{"plan", "--config", "c", "--log-format", "xml"}, 0, IG_EUSAGE, "option '--log-format'"},
+    {{"plan", "--config", "c", "--audit-tags=1"}, 0, IG_EUSAGE, "option '--audit-tags=1'"},
+};
+
+START_TEST(parse)
+{
+	struct cmdopts o;
+	struct error err = ERROR_INIT;
+	int argc = 0;
+
+	while (cases[_i].args[argc])
+		argc++;
+	ck_assert_int_eq(cmdopts_parse(&o, argc, (char **)cases[_i].args, cases[_i].allow, &err),
+	                 cases[_i].rc);
+	if (cases[_i].msg)
+		ck_assert_msg(strncmp(err.msg, cases[_i].msg, strlen(cases[_i].msg)) == 0, "%s",
+		              err.msg);
+	cmdopts_release(&o);
+}
+END_TEST
+
+START_TEST(values)
+{
+	const char *args[] = {
+	    "run",  "--config",         "dir",      "--state-dir=/s", "--audit-log",
+	    "-",    "--audit-tags",     "--listen", ":9090",          "--secrets-dir",
+	    "/sec", "--log-level=error"};
+	struct cmdopts o;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(cmdopts_parse(&o, 12, (char **)args, CMDOPTS_LISTEN, &err), 0);
+	ck_assert_str_eq(o.config, "dir");
+	ck_assert_str_eq(o.state_dir, "/s");
+	ck_assert_str_eq(o.audit_log, "-");
+	ck_assert(o.audit_tags);
+	ck_assert_str_eq(o.listen, ":9090");
+	ck_assert_str_eq(o.secrets_dir, "/sec");
+	ck_assert_int_eq(o.log_level, LOG_ERROR);
+	ck_assert_uint_eq(o.concurrency, 8);
+	cmdopts_release(&o);
+	log_configure(LOG_INFO, LOG_TEXT);
+}
+END_TEST
+
+START_TEST(default_state_dir)
+{
+	char *d = cmdopts_default_state_dir();
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert(strstr(d, "imageguard") != NULL);
+	free(d);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cmdopts");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_loop_test(tc, parse, 0, sizeof(cases) / sizeof(cases[0]));
+	tcase_add_test(tc, values);
+	tcase_add_test(tc, default_state_dir);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,999 @@
+/* The Git store against real peers: bare repositories over file:// and paths, sshd on loopback
+ * (right, wrong and unknown keys), git http-backend with basic auth and bearer tokens, a racing
+ * writer, broken caches and processes killed mid-clone, mid-edit and mid-push. */
+#include <check.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+
+#include "imageguard/buf.h"
+#include "imageguard/error.h"
+#include "imageguard/gitauth.h"
+#include "imageguard/gitstore.h"
+#include "imageguard/knownhosts.h"
+
+static char peers[256];   /* sshd and http server of this suite */
+static char ssh_port[64];
+static char http_port[64];
+static char https_port[64];
+
+static const char *src_dir(void)
+{
+	const char *s = getenv("IMAGEGUARD_SRC");
+
+	return s && *s ? s : ".";
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	rc = system(b.data);
+	buf_release(&b);
+	return rc;
+}
+
+/* First line of a command's output, in out. */
+static void sh_out(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void sh_out(char *out, size_t cap, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	out[0] = '\0';
+	f = popen(b.data, "r");
+	if (f) {
+		if (!fgets(out, (int)cap, f))
+			out[0] = '\0';
+		pclose(f);
+	}
+	out[strcspn(out, "\n")] = '\0';
+	buf_release(&b);
+}
+
+static void read_small(char *out, size_t cap, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(out, 1, cap - 1, f);
+		fclose(f);
+	}
+	out[n] = '\0';
+}
+
+/* A temp dir with remote.git seeded with app.yaml (image v1) and other.txt; state/ for caches. */
+struct fx {
+	char dir[128];
+	char remote[192];
+	char url[512];
+	char state[192];
+};
+
+static void fx_init(struct fx *f)
+{
+	snprintf(f->dir, sizeof(f->dir), "/tmp/ig-gitstore.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(f->dir));
+	snprintf(f->remote, sizeof(f->remote), "%s/remote.git", f->dir);
+	snprintf(f->url, sizeof(f->url), "file://%s", f->remote);
+	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
+	ck_assert_int_eq(sh("mkdir -p %s/seed/apps && printf 'image: app:v1\\n' >%s/seed/apps/app.yaml"
+			    " && printf 'x\\n' >%s/seed/other.txt && %s/test/fixtures/gitpeers.sh bare %s %s/seed",
+			    f->dir, f->dir, f->dir, src_dir(), f->remote, f->dir),
+			 0);
+}
+
+static void fx_done(struct fx *f)
+{
+	sh("rm -rf %s", f->dir);
+}
+
+static void remote_head(char out[64], const struct fx *f, const char *branch)
+{
+	sh_out(out, 64, "git --git-dir=%s rev-parse --verify -q refs/heads/%s", f->remote, branch);
+}
+
+static int remote_count(const struct fx *f, const char *branch)
+{
+	char out[64];
+
+	sh_out(out, sizeof(out), "git --git-dir=%s rev-list --count refs/heads/%s", f->remote, branch);
+	return (int)strtol(out, NULL, 10);
+}
+
+/* The edit: sets app.yaml's image to `value`, re-reading the file each time (a no-op when it
+ * already holds the value). `hook` runs before it on every call (a racing writer, a crash). */
+struct edit {
+	const char *value;
+	int calls;
+	void (*hook)(struct edit *e, const char *workdir);
+	const struct fx *f;
+	char extra[64]; /* a second file to write, "" for none */
+};
+
+static int do_edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
+{
+	struct edit *e = ctx;
+	char path[512], content[256], want[128];
+	FILE *fp;
+
+	e->calls++;
+	if (e->hook)
+		e->hook(e, workdir);
+	snprintf(path, sizeof(path), "%sapps/app.yaml", workdir);
+	read_small(content, sizeof(content), path);
+	snprintf(want, sizeof(want), "image: app:%s\n", e->value);
+	if (strcmp(content, want) != 0) {
+		if (!(fp = fopen(path, "w")))
+			return error_set(err, IG_EFAIL, "cannot write '%s'", path);
+		fputs(want, fp);
+		fclose(fp);
+	}
+	if (e->extra[0]) {
+		snprintf(path, sizeof(path), "%s%s", workdir, e->extra);
+		if ((fp = fopen(path, "w"))) {
+			fputs("new\n", fp);
+			fclose(fp);
+		}
+	}
+	buf_printf(message, "default/app: -> %s (apps/app.yaml)", e->value);
+	return 0;
+}
+
+static struct gitstore_options opts_for(const struct fx *f)
+{
+	struct gitstore_options o = {f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0};
+
+	return o;
+}
+
+static void check_remote_app(const struct fx *f, const char *branch, const char *value)
+{
+	char out[128], want[128];
+
+	sh_out(out, sizeof(out), "git --git-dir=%s show refs/heads/%s:apps/app.yaml", f->remote, branch);
+	snprintf(want, sizeof(want), "image: app:%s", value);
+	ck_assert_str_eq(out, want);
+}
+
+/* --- file:// and local paths --------------------------------------------------------------- */
+
+START_TEST(file_clone_commit_push)
+{
+	static const char *forms[] = {"file://%s", "%s"};
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], head[64], out[256];
+
+	fx_init(&f);
+	snprintf(f.url, sizeof(f.url), forms[_i], f.remote);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	remote_head(head, &f, "main");
+	ck_assert_str_eq(gitstore_head(g), head);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	remote_head(head, &f, "main");
+	ck_assert_str_eq(commit, head);
+	ck_assert_str_eq(gitstore_head(g), head);
+	check_remote_app(&f, "main", "v2");
+	sh_out(out, sizeof(out), "git --git-dir=%s log -1 --format='%%an <%%ae>|%%cn|%%s' main", f.remote);
+	ck_assert_str_eq(out, "Robot <robot@example.com>|Robot|default/app: -> v2 (apps/app.yaml)");
+	sh_out(out, sizeof(out), "git --git-dir=%s show --format= --name-only main | tr '\\n' ' '",
+	       f.remote);
+	ck_assert_str_eq(out, "apps/app.yaml ");
+	gitstore_free(g);
+
+	/* warm: fetch + reset; nothing to change means no commit */
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), head);
+	ck_assert_int_eq(gitstore_commit_push(commit, g, do_edit, &e, &err), 0);
+	ck_assert_str_eq(commit, "");
+	ck_assert_int_eq(remote_count(&f, "main"), 2);
+	gitstore_free(g);
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(new_file_and_remote_moves_between_opens)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v3", 0, NULL, NULL, "apps/new.yaml"};
+	char commit[41], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	/* someone else commits between passes; the next open must see it */
+	ck_assert_int_eq(sh("cd %s && git clone -q %s other && cd other && echo y >other.txt && "
+			    "git -c user.name=o -c user.email=o@x commit -qam other && git push -q",
+			    f.dir, f.remote),
+			 0);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	sh_out(out, sizeof(out), "git --git-dir=%s show main:other.txt", f.remote);
+	ck_assert_str_eq(out, "y");
+	sh_out(out, sizeof(out), "git --git-dir=%s show --format= --name-only main | sort | tr '\\n' ' '",
+	       f.remote);
+	ck_assert_str_eq(out, "apps/app.yaml apps/new.yaml ");
+	gitstore_free(g);
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(push_branch_created_then_extended)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], main_before[64], main_after[64], out[128];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	o.push_branch = "imageguard/updates";
+	remote_head(main_before, &f, "main");
+	/* a warm cache first: the fetch then asks for a push branch the remote lacks */
+	o.push_branch = NULL;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	o.push_branch = "imageguard/updates";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), main_before);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	remote_head(main_after, &f, "main");
+	ck_assert_str_eq(main_before, main_after);
+	check_remote_app(&f, "imageguard/updates", "v2");
+	sh_out(out, sizeof(out), "git --git-dir=%s rev-parse imageguard/updates^", f.remote);
+	ck_assert_str_eq(out, main_before);
+
+	/* the branch exists now: the next change goes on top of it, never forced */
+	e.value = "v3";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	check_remote_app(&f, "imageguard/updates", "v3");
+	ck_assert_int_eq(remote_count(&f, "imageguard/updates"), 3);
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(missing_branch_and_bad_options)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	o.branch = "nope";
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_ENOTFOUND);
+	ck_assert_msg(strstr(err.msg, "branch 'nope' not found"), "%s", err.msg);
+	ck_assert_ptr_null(g);
+	o.branch = "bad..name";
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "'bad..name'"), "%s", err.msg);
+	o = opts_for(&f);
+	o.url = "ftp://example.com/x.git";
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "unsupported"), "%s", err.msg);
+	o = opts_for(&f);
+	snprintf(f.url, sizeof(f.url), "file://%s/none.git", f.dir);
+	o.url = f.url;
+	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
+	ck_assert_msg(strstr(err.msg, "git clone"), "%s", err.msg);
+	fx_done(&f);
+}
+END_TEST
+
+/* --- the racing writer ----------------------------------------------------------------------- */
+
+static void racer(struct edit *e, const char *workdir)
+{
+	const struct fx *f = e->f;
+
+	(void)workdir;
+	if (e->calls > 1 && e->value[0] != '!')
+		return;
+	ck_assert_int_eq(sh("cd %s && rm -rf racer && git clone -q %s racer && cd racer && "
+			    "date +%%s%%N >>other.txt && git -c user.name=racer -c user.email=r@x "
+			    "commit -qam 'racer %d' && git push -q",
+			    f->dir, f->remote, e->calls),
+			 0);
+}
+
+START_TEST(race_reapplies_on_new_head)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, racer, NULL, ""};
+	char commit[41], out[128];
+
+	fx_init(&f);
+	e.f = &f;
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(e.calls, 2);
+	gitstore_free(g);
+	/* seed, racer, ours on top */
+	ck_assert_int_eq(remote_count(&f, "main"), 3);
+	sh_out(out, sizeof(out), "git --git-dir=%s log -1 --format=%%s main^", f.remote);
+	ck_assert_str_eq(out, "racer 1");
+	sh_out(out, sizeof(out), "git --git-dir=%s rev-parse main", f.remote);
+	ck_assert_str_eq(out, commit);
+	check_remote_app(&f, "main", "v2");
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(race_forever_is_a_conflict)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"!v2", 0, racer, NULL, ""};
+	char commit[41];
+
+	fx_init(&f);
+	e.f = &f;
+	o = opts_for(&f);
+	o.max_attempts = 3;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(gitstore_commit_push(commit, g, do_edit, &e, &err), IG_ECONFLICT);
+	ck_assert_msg(strstr(err.msg, "3 attempts") && strstr(err.msg, "non-fast-forward"), "%s",
+		      err.msg);
+	ck_assert_str_eq(commit, "");
+	ck_assert_int_eq(e.calls, 3);
+	gitstore_free(g);
+	/* every racer commit is there, nothing of ours */
+	ck_assert_int_eq(remote_count(&f, "main"), 4);
+	check_remote_app(&f, "main", "v1");
+	fx_done(&f);
+}
+END_TEST
+
+/* --- broken caches --------------------------------------------------------------------------- */
+
+static const struct {
+	const char *what;
+	const char *damage; /* shell, run in the cache dir */
+	int keeps_clone;    /* the warm clone survives (a marker file in .git stays) */
+} damages[] = {
+	{"stale locks", "touch .git/index.lock .git/HEAD.lock .git/refs/heads/main.lock "
+			".git/config.lock .git/packed-refs.lock",
+	 1},
+	{"dirty tree", "echo junk >apps/app.yaml && echo junk >stray.txt && mkdir -p d && echo j >d/f", 1},
+	{"garbage HEAD", "echo garbage >.git/HEAD", 0},
+	{"no objects", "rm -rf .git/objects", 0},
+	{"no .git", "rm -rf .git", 0},
+	{"truncated index", "head -c 20 .git/index >i && mv i .git/index", 0},
+	{"leftover temp clone", "mkdir -p ../$(basename $PWD).tmp-99999/.git && rm -rf .git", 0},
+};
+
+START_TEST(broken_cache_recovers)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], cache[512], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
+	gitstore_free(g);
+	ck_assert_int_eq(sh("cd %s && touch .git/ig-marker && %s", cache, damages[_i].damage), 0);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s: %s", damages[_i].what, err.msg);
+	ck_assert_str_eq(gitstore_workdir(g), cache);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s: %s",
+		      damages[_i].what, err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(remote_count(&f, "main"), 2);
+	check_remote_app(&f, "main", "v2");
+	sh_out(out, sizeof(out), "git --git-dir=%s show --format= --name-only main | tr '\\n' ' '",
+	       f.remote);
+	ck_assert_str_eq(out, "apps/app.yaml ");
+	ck_assert_int_eq(sh("test -f %s.git/ig-marker", cache) == 0, damages[_i].keeps_clone);
+	/* no leftovers beside the cache and its lock */
+	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
+	ck_assert_str_eq(out, "2");
+	fx_done(&f);
+}
+END_TEST
+
+/* --- crashes: a child process is killed with SIGKILL, then a fresh run converges ------------ */
+
+static void die_in_edit(struct edit *e, const char *workdir)
+{
+	char path[512];
+	FILE *fp;
+
+	(void)e;
+	snprintf(path, sizeof(path), "%sapps/app.yaml", workdir);
+	if ((fp = fopen(path, "w"))) {
+		fputs("image: app:v", fp); /* half-written */
+		fclose(fp);
+	}
+	snprintf(path, sizeof(path), "%s.git/index.lock", workdir);
+	if ((fp = fopen(path, "w")))
+		fclose(fp);
+	raise(SIGKILL);
+}
+
+static void run_child(const struct gitstore_options *o, struct edit *e)
+{
+	struct gitstore *g = NULL;
+	struct error err = ERROR_INIT;
+	char commit[41];
+
+	if (gitstore_open(&g, o, &err) == 0)
+		gitstore_commit_push(commit, g, do_edit, e, &err);
+	_exit(0);
+}
+
+static void converge(const struct fx *f, const struct gitstore_options *o)
+{
+	struct gitstore *g = NULL;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], out[64];
+
+	ck_assert_msg(gitstore_open(&g, o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(remote_count(f, "main"), 2);
+	check_remote_app(f, "main", "v2");
+	sh_out(out, sizeof(out), "ls %s/git | grep -c -e '\\.tmp-' -e '\\.old-'", f->state);
+	ck_assert_str_eq(out, "0");
+}
+
+START_TEST(killed_mid_edit_converges)
+{
+	struct fx f;
+	struct gitstore_options o;
+	struct edit e = {"v2", 0, die_in_edit, NULL, ""};
+	int status = 0;
+	pid_t pid;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		run_child(&o, &e);
+	waitpid(pid, &status, 0);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ck_assert_int_eq(remote_count(&f, "main"), 1);
+	converge(&f, &o);
+	fx_done(&f);
+}
+END_TEST
+
+/* Waits up to 20 s for a file; true when it appeared. */
+static int wait_file(const char *path)
+{
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (access(path, F_OK) == 0)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* --- ssh --------------------------------------------------------------------------------- */
+
+static void peers_up(void)
+{
+	char out[64];
+
+	snprintf(peers, sizeof(peers), "/tmp/ig-gitpeers.XXXXXX");
+	if (!mkdtemp(peers))
+		abort();
+	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh sshd %s/ssh", src_dir(), peers);
+	snprintf(ssh_port, sizeof(ssh_port), "%s", out);
+	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh http %s/http / user 's3cret-pw'",
+	       src_dir(), peers);
+	snprintf(http_port, sizeof(http_port), "%s", out);
+	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh https %s/https / user 's3cret-pw'",
+	       src_dir(), peers);
+	snprintf(https_port, sizeof(https_port), "%s", out);
+	if (!ssh_port[0] || !http_port[0] || !https_port[0])
+		abort();
+}
+
+static void peers_down(void)
+{
+	sh("%s/test/fixtures/gitpeers.sh stop %s/ssh; %s/test/fixtures/gitpeers.sh stop %s/http; "
+	   "%s/test/fixtures/gitpeers.sh stop %s/https; rm -rf %s",
+	   src_dir(), peers, src_dir(), peers, src_dir(), peers, peers);
+}
+
+struct ssh_case {
+	const char *what;
+	const char *secret; /* under the sshd dir */
+	int rc;
+	const char *msg;
+};
+
+static const struct ssh_case ssh_cases[] = {
+	{"right key", "secret", 0, NULL},
+	{"encrypted key with passphrase", "passphrase", 0, NULL},
+	{"wrong key", "wrong", IG_EAUTH, "ssh key refused"},
+	{"changed host key", "unknown", IG_EAUTH, "does not match known_hosts"},
+	{"no secret", NULL, IG_EAUTH, "no known_hosts"},
+	{"no identity", "noidentity", IG_EAUTH, "identity"},
+};
+
+START_TEST(ssh_transport)
+{
+	const struct ssh_case *c = &ssh_cases[_i];
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], secret[320], key[8192];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(f.url, sizeof(f.url), "ssh://root@127.0.0.1:%s%s", ssh_port, f.remote);
+	snprintf(secret, sizeof(secret), "%s/ssh/%s", peers, c->secret ? c->secret : "");
+	o.secret_dir = c->secret ? secret : NULL;
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), c->rc);
+	if (c->rc == 0) {
+		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+		gitstore_free(g);
+		check_remote_app(&f, "main", "v2");
+	} else {
+		ck_assert_msg(strstr(err.msg, c->msg) && strstr(err.msg, "ssh://root@127.0.0.1:"),
+			      "%s: %s", c->what, err.msg);
+		read_small(key, sizeof(key), secret);
+		snprintf(secret, sizeof(secret), "%s/ssh/wrong/identity", peers);
+		read_small(key, sizeof(key), secret);
+		ck_assert(strstr(err.msg, "PRIVATE") == NULL);
+		/* a refused host leaves no clone behind */
+		ck_assert_int_ne(sh("ls %s/git | grep -q -v '\\.lock$'", f.state), 0);
+	}
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(ssh_unknown_host)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	char secret[320];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	/* known_hosts that names only another host: an unknown host, never a prompt */
+	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
+	ck_assert_int_eq(sh("mkdir -p %s && cp %s/ssh/secret/identity %s/ && sed 's/^\\[127.0.0.1\\]/[127.0.0.2]/' "
+			    "%s/ssh/secret/known_hosts >%s/known_hosts",
+			    secret, peers, secret, peers, secret),
+			 0);
+	snprintf(f.url, sizeof(f.url), "ssh://root@127.0.0.1:%s%s", ssh_port, f.remote);
+	o.secret_dir = secret;
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "unknown host"), "%s", err.msg);
+	/* and none at all */
+	ck_assert_int_eq(sh("rm %s/known_hosts", secret), 0);
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "no known_hosts"), "%s", err.msg);
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(ssh_killed_mid_clone_converges)
+{
+	struct fx f;
+	struct gitstore_options o;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char secret[320], path[320];
+	int status = 0;
+	pid_t pid;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(f.url, sizeof(f.url), "ssh://root@127.0.0.1:%s%s", ssh_port, f.remote);
+	snprintf(secret, sizeof(secret), "%s/ssh/secret", peers);
+	o.secret_dir = secret;
+	/* a per-test sshd switch would race with parallel cases; the delay file is keyed by the
+	 * peers dir, which only this suite uses, and the cases of a tcase run one at a time */
+	ck_assert_int_eq(sh("rm -f %s/ssh/started && echo 10 >%s/ssh/delay", peers, peers), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		run_child(&o, &e);
+	snprintf(path, sizeof(path), "%s/ssh/started", peers);
+	ck_assert(wait_file(path));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(sh("rm -f %s/ssh/delay", peers), 0);
+	ck_assert_int_eq(sh("ls -d %s/git/*.tmp-* >/dev/null 2>&1", f.state), 0); /* it was mid-way */
+	converge(&f, &o);
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(ssh_killed_mid_push_converges)
+{
+	struct fx f;
+	struct gitstore_options o;
+	struct gitstore *g = NULL;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char secret[320], path[320];
+	int status = 0;
+	pid_t pid;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(f.url, sizeof(f.url), "ssh://root@127.0.0.1:%s%s", ssh_port, f.remote);
+	snprintf(secret, sizeof(secret), "%s/ssh/secret", peers);
+	o.secret_dir = secret;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg); /* warm clone */
+	gitstore_free(g);
+	/* the server stalls after receiving the pack, before updating the branch */
+	ck_assert_int_eq(sh("printf '#!/bin/sh\\ntouch %s/started\\nsleep 2\\ntouch %s/hook-done\\n' "
+			    ">%s/hooks/pre-receive && chmod +x %s/hooks/pre-receive",
+			    f.dir, f.dir, f.remote, f.remote),
+			 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		run_child(&o, &e);
+	snprintf(path, sizeof(path), "%s/started", f.dir);
+	ck_assert(wait_file(path));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	ck_assert(WIFSIGNALED(status));
+	snprintf(path, sizeof(path), "%s/hook-done", f.dir);
+	ck_assert(wait_file(path));
+	sh("rm -f %s/hooks/pre-receive", f.remote);
+	converge(&f, &o); /* whether the killed push landed or not: one commit with v2 */
+	fx_done(&f);
+}
+END_TEST
+
+/* --- smart HTTP ------------------------------------------------------------------------------ */
+
+static const struct {
+	const char *what;
+	const char *username, *password, *token, *userinfo;
+	int rc;
+} http_cases[] = {
+	{"basic auth", "user", "s3cret-pw", NULL, "", 0},
+	{"bearer token", NULL, NULL, "s3cret-pw", "", 0},
+	{"wrong password", "user", "wrong-pw-123", NULL, "", IG_EAUTH},
+	{"no credentials", NULL, NULL, NULL, "", IG_EAUTH},
+	{"password in url", NULL, NULL, NULL, "user:bad-url-pw@", IG_EAUTH},
+};
+
+static void write_secret(const char *dir, const char *name, const char *value)
+{
+	char path[512];
+	FILE *fp;
+
+	if (!value)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp, "%s\n", value);
+	fclose(fp);
+}
+
+START_TEST(http_transport)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], secret[320], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
+	mkdir(secret, 0700);
+	write_secret(secret, "username", http_cases[_i].username);
+	write_secret(secret, "password", http_cases[_i].password);
+	write_secret(secret, "bearerToken", http_cases[_i].token);
+	o.secret_dir = secret;
+	snprintf(f.url, sizeof(f.url), "http://%s127.0.0.1:%s%s", http_cases[_i].userinfo, http_port,
+		 f.remote);
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), http_cases[_i].rc);
+	if (http_cases[_i].rc == 0) {
+		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+		gitstore_free(g);
+		check_remote_app(&f, "main", "v2");
+	} else {
+		ck_assert_msg(strstr(err.msg, "http://127.0.0.1:"), "%s", err.msg);
+		ck_assert_msg(!strstr(err.msg, "pw"), "%s: leaks: %s", http_cases[_i].what, err.msg);
+	}
+	/* the cache dir name never holds credentials */
+	sh_out(out, sizeof(out), "ls %s/git 2>/dev/null | grep -c pw", f.state);
+	ck_assert_str_eq(out, "0");
+	fx_done(&f);
+}
+END_TEST
+
+/* HTTPS with the test CA in the secret's ca.crt; without it the server is not trusted. The
+ * CA location is process-global in libgit2: the trusted run must not leak into the next. */
+START_TEST(https_ca)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], secret[320], other[320], cache[512];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
+	snprintf(other, sizeof(other), "%s/noca", f.dir);
+	mkdir(secret, 0700);
+	mkdir(other, 0700);
+	write_secret(secret, "username", "user");
+	write_secret(secret, "password", "s3cret-pw");
+	write_secret(other, "username", "user");
+	write_secret(other, "password", "s3cret-pw");
+	ck_assert_int_eq(sh("cp %s/https/ca.crt %s/ca.crt", peers, secret), 0);
+	snprintf(f.url, sizeof(f.url), "https://127.0.0.1:%s%s", https_port, f.remote);
+	o.secret_dir = secret;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v2");
+
+	/* warm: a refused fetch is a remote failure, the cache is kept */
+	ck_assert_int_eq(sh("touch %s.git/ig-marker", cache), 0);
+	o.secret_dir = other;
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "not trusted"), "%s", err.msg);
+	ck_assert_int_eq(sh("test -f %s.git/ig-marker", cache), 0);
+	o.state_dir = other; /* cold */
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "not trusted"), "%s", err.msg);
+	fx_done(&f);
+}
+END_TEST
+
+/* --- pure functions: URL scrubbing and known_hosts ------------------------------------------ */
+
+static const struct {
+	const char *in, *out;
+} scrubs[] = {
+	{"https://user:tok@github.com/o/r.git", "https://github.com/o/r.git"},
+	{"https://tok@github.com/o/r.git", "https://github.com/o/r.git"},
+	{"ssh://git:pw@host:2222/r.git", "ssh://git@host:2222/r.git"},
+	{"ssh://git@host/r.git", "ssh://git@host/r.git"},
+	{"git@github.com:o/r.git", "git@github.com:o/r.git"},
+	{"/srv/git/r.git", "/srv/git/r.git"},
+	{"file:///srv/r.git", "file:///srv/r.git"},
+};
+
+START_TEST(scrub_url)
+{
+	char *s = gitauth_scrub_url(scrubs[_i].in);
+
+	ck_assert_str_eq(s, scrubs[_i].out);
+	free(s);
+}
+END_TEST
+
+static const struct {
+	const char *url;
+	int rc;
+	enum gitauth_transport t;
+	const char *host;
+	unsigned port;
+} classes[] = {
+	{"ssh://git@example.com/r.git", 0, GITAUTH_SSH, "example.com", 22},
+	{"ssh://git@[::1]:2222/r.git", 0, GITAUTH_SSH, "::1", 2222},
+	{"git@github.com:o/r.git", 0, GITAUTH_SSH, "github.com", 22},
+	{"https://u:p@h.example:8443/r.git", 0, GITAUTH_HTTP, "h.example", 8443},
+	{"http://h.example/r.git", 0, GITAUTH_HTTP, "h.example", 80},
+	{"file:///x", 0, GITAUTH_LOCAL, NULL, 0},
+	{"./rel/path", 0, GITAUTH_LOCAL, NULL, 0},
+	{"/abs/path", 0, GITAUTH_LOCAL, NULL, 0},
+	{"ssh://h:99999/r", IG_EINVALID, GITAUTH_SSH, NULL, 0},
+	{"gopher://h/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+};
+
+START_TEST(classify_url)
+{
+	struct gitauth a;
+	struct error err = ERROR_INIT;
+	int rc = gitauth_load(&a, classes[_i].url, NULL, &err);
+
+	ck_assert_msg(rc == classes[_i].rc, "%s: %d %s", classes[_i].url, rc, err.msg);
+	if (rc == 0) {
+		ck_assert_int_eq(a.transport, classes[_i].t);
+		ck_assert_pstr_eq(a.host, classes[_i].host);
+		ck_assert_uint_eq(a.port, classes[_i].port);
+	} else {
+		ck_assert(strstr(err.msg, "p@") == NULL);
+	}
+	gitauth_release(&a);
+}
+END_TEST
+
+START_TEST(scrub_messages)
+{
+	struct gitauth a;
+	struct error err = ERROR_INIT;
+	char msg[256];
+	char dir[] = "/tmp/ig-scrub.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_secret(dir, "password", "hunter22");
+	write_secret(dir, "bearerToken", "tok-abc");
+	ck_assert_int_eq(gitauth_load(&a, "https://bob:urlpw@h/r", dir, &err), 0);
+	snprintf(msg, sizeof(msg), "failed hunter22 and tok-abc at https://bob:urlpw@h/r or x://a:b@c/d");
+	gitauth_scrub(&a, msg, sizeof(msg));
+	ck_assert_str_eq(msg, "failed *** and *** at https://h/r or x://c/d");
+	gitauth_release(&a);
+	sh("rm -rf %s", dir);
+}
+END_TEST
+
+/* A fixed 32-byte ed25519-like blob, and a second one. */
+static const unsigned char blob_a[] = {0, 0, 0, 11, 's', 's', 'h', '-', 'e', 'd', '2', '5', '5', '1', '9', 1, 2, 3};
+static const unsigned char blob_b[] = {0, 0, 0, 11, 's', 's', 'h', '-', 'e', 'd', '2', '5', '5', '1', '9', 9, 9, 9};
+
+static void b64(char *out, const unsigned char *in, size_t n)
+{
+	EVP_EncodeBlock((unsigned char *)out, in, (int)n);
+}
+
+static void hashed(char *out, size_t cap, const char *name)
+{
+	unsigned char salt[20] = "0123456789abcdefghi", mac[20];
+	char s64[64], m64[64];
+	unsigned len = 0;
+
+	HMAC(EVP_sha1(), salt, sizeof(salt), (const unsigned char *)name, strlen(name), mac, &len);
+	b64(s64, salt, sizeof(salt));
+	b64(m64, mac, sizeof(mac));
+	snprintf(out, cap, "|1|%s|%s", s64, m64);
+}
+
+static const struct {
+	const char *hosts; /* "HASH:name" means the hashed form of name */
+	const char *marker;
+	int key_b;          /* the line holds blob_b instead of blob_a */
+	const char *host;
+	unsigned port;
+	int rc;
+} khs[] = {
+	{"example.com", "", 0, "example.com", 22, 0},
+	{"other.com,example.com", "", 0, "example.com", 22, 0},
+	{"[example.com]:2222", "", 0, "example.com", 2222, 0},
+	{"example.com", "", 0, "example.com", 2222, IG_ENOTFOUND},
+	{"HASH:example.com", "", 0, "example.com", 22, 0},
+	{"HASH:[example.com]:2222", "", 0, "example.com", 2222, 0},
+	{"HASH:example.org", "", 0, "example.com", 22, IG_ENOTFOUND},
+	{"*.example.com", "", 0, "git.example.com", 22, 0},
+	{"*.example.com,!git.example.com", "", 0, "git.example.com", 22, IG_ENOTFOUND},
+	{"example.com", "", 1, "example.com", 22, IG_EAUTH},
+	{"example.com", "@revoked", 0, "example.com", 22, IG_EAUTH},
+	{"example.com", "@cert-authority", 0, "example.com", 22, IG_ENOTFOUND},
+};
+
+START_TEST(known_hosts)
+{
+	char line[512], hosts[256], key64[128], data[1200];
+	struct knownhosts_key key = {blob_a, sizeof(blob_a), NULL};
+	unsigned char digest[32];
+	struct error err = ERROR_INIT;
+	int rc;
+
+	if (strncmp(khs[_i].hosts, "HASH:", 5) == 0)
+		hashed(hosts, sizeof(hosts), khs[_i].hosts + 5);
+	else
+		snprintf(hosts, sizeof(hosts), "%s", khs[_i].hosts);
+	b64(key64, khs[_i].key_b ? blob_b : blob_a, sizeof(blob_a));
+	snprintf(line, sizeof(line), "%s %s ssh-ed25519 %s comment", khs[_i].marker, hosts, key64);
+	/* malformed lines and comments around it are skipped */
+	snprintf(data, sizeof(data), "# comment\n\nbroken-line\nx ssh-ed25519 !!notbase64\r\n%s\r\n", line);
+	rc = knownhosts_check(data, strlen(data), khs[_i].host, khs[_i].port, &key, &err);
+	ck_assert_msg(rc == khs[_i].rc, "%s: %d %s", line, rc, err.msg);
+	/* the fingerprint path agrees */
+	SHA256(blob_a, sizeof(blob_a), digest);
+	key.raw = NULL;
+	key.sha256 = digest;
+	ck_assert_int_eq(knownhosts_check(data, strlen(data), khs[_i].host, khs[_i].port, &key, &err),
+			 khs[_i].rc);
+}
+END_TEST
+
+static Suite *gitstore_suite(void)
+{
+	Suite *s = suite_create("gitstore");
+	TCase *pure = tcase_create("pure"), *file = tcase_create("file"), *net = tcase_create("net");
+
+	tcase_add_loop_test(pure, scrub_url, 0, sizeof(scrubs) / sizeof(scrubs[0]));
+	tcase_add_loop_test(pure, classify_url, 0, sizeof(classes) / sizeof(classes[0]));
+	tcase_add_test(pure, scrub_messages);
+	tcase_add_loop_test(pure, known_hosts, 0, sizeof(khs) / sizeof(khs[0]));
+	suite_add_tcase(s, pure);
+
+	tcase_set_timeout(file, 120);
+	tcase_add_loop_test(file, file_clone_commit_push, 0, 2);
+	tcase_add_test(file, new_file_and_remote_moves_between_opens);
+	tcase_add_test(file, push_branch_created_then_extended);
+	tcase_add_test(file, missing_branch_and_bad_options);
+	tcase_add_test(file, race_reapplies_on_new_head);
+	tcase_add_test(file, race_forever_is_a_conflict);
+	tcase_add_loop_test(file, broken_cache_recovers, 0, sizeof(damages) / sizeof(damages[0]));
+	tcase_add_test(file, killed_mid_edit_converges);
+	suite_add_tcase(s, file);
+
+	tcase_set_timeout(net, 300);
+	tcase_add_unchecked_fixture(net, peers_up, peers_down);
+	tcase_add_loop_test(net, ssh_transport, 0, sizeof(ssh_cases) / sizeof(ssh_cases[0]));
+	tcase_add_test(net, ssh_unknown_host);
+	tcase_add_test(net, ssh_killed_mid_clone_converges);
+	tcase_add_test(net, ssh_killed_mid_push_converges);
+	tcase_add_test(net, https_ca);
+	tcase_add_loop_test(net, http_transport, 0, sizeof(http_cases) / sizeof(http_cases[0]));
+	suite_add_tcase(s, net);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(gitstore_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,107 @@
+/* Unit tests for pass reports: the text line of CONTRACT §3/§6 and the JSON object fields. */
+#include <check.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/buf.h"
+#include "imageguard/report.h"
+
+static const struct {
+	const char *file;
+	const char *current, *candidate, *commit, *message;
+	enum guard_decision_kind decision;
+	enum guard_reason reason;
+	unsigned warnings;
+	const char *text;
+} items[] = {
+    {"apps/a.yaml", "v1", "v2", NULL, NULL, GUARD_UPDATE, GUARD_FORWARD, 0,
+     "ns/p apps/a.yaml:7 v1 -> v2 update/forward\n"},
+    {"apps/a.yaml", "v3", "v2", NULL, NULL, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED,
+     GUARD_WARN_CURRENT_MISSING,
+     "ns/p apps/a.yaml:7 v3 -> v2 hold/downgrade-blocked [current-missing]\n"},
+    {"a.yaml", "v1", NULL, NULL, "registry 'x': 500", GUARD_ERROR, GUARD_REGISTRY, 0,
+     "ns/p a.yaml:7 v1 -> - error/registry: registry 'x': 500\n"},
+    {"a.yaml", "v1", "v0", "0123456789abcdef0123456789abcdef01234567", "bad release",
+     GUARD_ROLLBACK, GUARD_OVERRIDE, GUARD_WARN_CURRENT_MISSING | GUARD_WARN_OVERRIDE_LAPSED,
+     "ns/p a.yaml:7 v1 -> v0 rollback/override [current-missing,override-lapsed] commit "
+     "0123456789ab\n"},
+    {NULL, NULL, NULL, NULL, NULL, GUARD_NONE, GUARD_NO_MARKERS, 0, "ns/p - none/no-markers\n"},
+};
+
+static void fill(struct report *r, size_t i)
+{
+	struct report_item *it;
+
+	ck_assert_int_eq(report_add(&it, r), 0);
+	ck_assert_int_eq(report_set(&it->policy, "ns/p"), 0);
+	ck_assert_int_eq(report_set(&it->file, items[i].file), 0);
+	ck_assert_int_eq(report_set(&it->current, items[i].current), 0);
+	ck_assert_int_eq(report_set(&it->candidate, items[i].candidate), 0);
+	ck_assert_int_eq(report_set(&it->commit, items[i].commit), 0);
+	ck_assert_int_eq(report_set(&it->message, items[i].message), 0);
+	it->line = 7;
+	it->decision = items[i].decision;
+	it->reason = items[i].reason;
+	it->warnings = items[i].warnings;
+}
+
+START_TEST(text)
+{
+	struct report r = REPORT_INIT;
+	struct buf out = BUF_INIT;
+
+	fill(&r, (size_t)_i);
+	ck_assert_int_eq(report_text(&out, &r), 0);
+	ck_assert_str_eq(out.data, items[_i].text);
+	buf_release(&out);
+	report_release(&r);
+}
+END_TEST
+
+START_TEST(json)
+{
+	struct report r = REPORT_INIT;
+	struct buf out = BUF_INIT;
+	json_error_t je;
+	json_t *a, *o;
+
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+		fill(&r, i);
+	ck_assert_int_eq(report_json(&out, &r), 0);
+	a = json_loads(out.data, 0, &je);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(json_array_size(a), 5);
+	o = json_array_get(a, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "decision")), "hold");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(o, "warnings"), 0)),
+	                 "current-missing");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "line")), 7);
+	ck_assert_ptr_null(json_object_get(o, "commit"));
+	o = json_array_get(a, 4);
+	ck_assert(json_is_null(json_object_get(o, "file")));
+	ck_assert(json_is_null(json_object_get(o, "line")));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "reason")), "no-markers");
+	ck_assert_int_eq(json_array_size(json_object_get(o, "warnings")), 0);
+	json_decref(a);
+	buf_release(&out);
+	report_release(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_loop_test(tc, text, 0, sizeof(items) / sizeof(items[0]));
+	tcase_add_test(tc, json);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
