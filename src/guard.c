@@ -8,6 +8,7 @@
 
 #include "imageguard/error.h"
 #include "imageguard/guard.h"
+#include "imageguard/imageconfig.h"
 #include "imageguard/policy.h"
 
 static void set(struct guard_decision *d, enum guard_decision_kind kind, enum guard_reason reason)
@@ -238,26 +239,6 @@ const char *guard_confirm_ref(const struct guard_decision *d, const struct guard
 	return d->candidate;
 }
 
-/* "2026-01-02T03:04:05.5Z"-like text of a created time (UTC, trailing zeros dropped). */
-static void format_time(char *out, size_t n, const struct timespec *t)
-{
-	struct tm tm;
-	char frac[16] = "";
-	time_t sec = t->tv_sec;
-
-	if (!gmtime_r(&sec, &tm)) {
-		snprintf(out, n, "@%lld", (long long)sec);
-		return;
-	}
-	if (t->tv_nsec) {
-		snprintf(frac, sizeof(frac), ".%09ld", t->tv_nsec);
-		for (size_t i = strlen(frac); i > 1 && frac[i - 1] == '0'; i--)
-			frac[i - 1] = '\0';
-	}
-	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", tm.tm_year + 1900, tm.tm_mon + 1,
-	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-}
-
 /* The first side that has no usable time, as a hold or an error; false when both do. */
 static bool created_unusable(struct guard_decision *d, const char *side, const char *digest,
                              const struct guard_created *c)
@@ -305,12 +286,9 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
 	    created_unusable(d, "new", d->digest, candidate) ||
 	    created_unusable(d, "committed", cur, current))
 		return;
-	format_time(tc, sizeof(tc), &current->time);
-	format_time(tn, sizeof(tn), &candidate->time);
-	cmp = candidate->time.tv_sec != current->time.tv_sec
-	          ? (candidate->time.tv_sec < current->time.tv_sec ? -1 : 1)
-	          : (candidate->time.tv_nsec > current->time.tv_nsec) -
-	                (candidate->time.tv_nsec < current->time.tv_nsec);
+	imageconfig_format_time(tc, sizeof(tc), &current->time);
+	imageconfig_format_time(tn, sizeof(tn), &candidate->time);
+	cmp = imageconfig_time_cmp(&candidate->time, &current->time);
 	if (cmp > 0)
 		return;
 	set(d, GUARD_HOLD, cmp < 0 ? GUARD_DOWNGRADE_BLOCKED : GUARD_CREATED_EQUAL);

@@ -122,6 +122,25 @@ int imageconfig_time_cmp(const struct timespec *a, const struct timespec *b)
 	return 0;
 }
 
+void imageconfig_format_time(char *out, size_t n, const struct timespec *t)
+{
+	struct tm tm;
+	char frac[16] = "";
+	time_t sec = t->tv_sec;
+
+	if (!gmtime_r(&sec, &tm)) {
+		snprintf(out, n, "@%lld", (long long)sec);
+		return;
+	}
+	if (t->tv_nsec > 0 && t->tv_nsec < 1000000000) {
+		snprintf(frac, sizeof(frac), ".%09ld", t->tv_nsec);
+		for (size_t i = strlen(frac); i > 1 && frac[i - 1] == '0'; i--)
+			frac[i - 1] = '\0';
+	}
+	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", tm.tm_year + 1900, tm.tm_mon + 1,
+	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+}
+
 /* ---- platforms ---- */
 
 static bool platform_word(const char *s, size_t n)

@@ -55,6 +55,10 @@ int imageconfig_parse_time(struct timespec *out, const char *s, size_t len, stru
 /* True for "os/arch" or "os/arch/variant" (lower-case letters, digits, '_', '.', '-'). */
 bool imageconfig_is_valid_platform(const char *s);
 
+/* Writes t as RFC3339 UTC ("2026-01-02T03:04:05.5Z", fraction without trailing zeros) into
+ * out (48 bytes suffice). */
+void imageconfig_format_time(char *out, size_t n, const struct timespec *t);
+
 /* <0, 0, >0 as a is before, equal to, after b. */
 int imageconfig_time_cmp(const struct timespec *a, const struct timespec *b);
 
