@@ -17,7 +17,7 @@ struct entry {
 };
 
 struct buildtime {
-	struct entry *items;
+	struct entry **items; /* one allocation each: callers keep pointers into entries */
 	size_t len, cap;
 };
 
@@ -31,9 +31,10 @@ void buildtime_free(struct buildtime *b)
 	if (!b)
 		return;
 	for (size_t i = 0; i < b->len; i++) {
-		free(b->items[i].digest);
-		free(b->items[i].platform);
-		free(b->items[i].detail);
+		free(b->items[i]->digest);
+		free(b->items[i]->platform);
+		free(b->items[i]->detail);
+		free(b->items[i]);
 	}
 	free(b->items);
 	free(b);
@@ -43,9 +44,9 @@ static struct entry *find(struct buildtime *b, size_t repo, const char *digest,
                           const char *platform)
 {
 	for (size_t i = 0; i < b->len; i++)
-		if (b->items[i].repo == repo && !strcmp(b->items[i].digest, digest) &&
-		    !strcmp(b->items[i].platform, platform))
-			return &b->items[i];
+		if (b->items[i]->repo == repo && !strcmp(b->items[i]->digest, digest) &&
+		    !strcmp(b->items[i]->platform, platform))
+			return b->items[i];
 	return NULL;
 }
 
@@ -56,22 +57,23 @@ static struct entry *add(struct buildtime *b, size_t repo, const char *digest,
 
 	if (b->len == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 8;
-		struct entry *p = realloc(b->items, cap * sizeof(*p));
+		struct entry **p = realloc(b->items, cap * sizeof(*p));
 
 		if (!p)
 			return NULL;
 		b->items = p;
 		b->cap = cap;
 	}
-	e = &b->items[b->len];
-	memset(e, 0, sizeof(*e));
+	if (!(e = calloc(1, sizeof(*e))))
+		return NULL;
 	e->repo = repo;
 	if (!(e->digest = strdup(digest)) || !(e->platform = strdup(platform))) {
 		free(e->digest);
 		free(e->platform);
+		free(e);
 		return NULL;
 	}
-	b->len++;
+	b->items[b->len++] = e;
 	return e;
 }
 

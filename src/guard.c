@@ -62,7 +62,10 @@ static void decide_override_digest(struct guard_decision *d, const struct guard_
 		guard_fail(d, GUARD_CONFIG, "tracked tag is longer than a tag may be");
 		return;
 	}
-	if (in->current_digest && !strcmp(in->current_digest, in->rollback_to)) {
+	/* A marker that holds no digest (`:tag`) has nothing to roll back but its tag. */
+	if (in->digest_mode == GUARD_DIGEST_NONE ? !strcmp(current_tag(in), in->tracked_tag)
+	                                         : in->current_digest &&
+	                                               !strcmp(in->current_digest, in->rollback_to)) {
 		set(d, GUARD_HOLD, GUARD_OVERRIDE);
 	} else {
 		set(d, GUARD_ROLLBACK, GUARD_OVERRIDE);
