@@ -99,7 +99,11 @@ static int text_line(struct buf *out, const struct report_item *it)
 	}
 	if (error == 0 && it->commit)
 		error = buf_printf(out, " commit %.12s", it->commit);
-	if (error == 0 && it->message && it->decision == GUARD_ERROR)
+	/* errors, and a digest-tracked policy's hold (which builds, created when) explain */
+	if (error == 0 && it->message &&
+	    (it->decision == GUARD_ERROR ||
+	     (it->decision == GUARD_HOLD && it->reason != GUARD_OVERRIDE &&
+	      it->reason != GUARD_CANDIDATE_MISSING)))
 		error = buf_printf(out, ": %s", it->message);
 	if (error == 0)
 		error = buf_puts(out, "\n");
