@@ -50,8 +50,7 @@ static struct entry *find(struct buildtime *b, size_t repo, const char *digest,
 	return NULL;
 }
 
-static struct entry *add(struct buildtime *b, size_t repo, const char *digest,
-                         const char *platform)
+static struct entry *add(struct buildtime *b, size_t repo, const char *digest, const char *platform)
 {
 	struct entry *e;
 
@@ -93,7 +92,8 @@ static int fill(struct entry *e, struct registry_client *c, const struct registr
 		e->created.state = GUARD_CREATED_MISSING;
 		detail = ic.why;
 	} else {
-		e->created.state = rc == IG_ENOTFOUND ? GUARD_CREATED_NOT_FOUND : GUARD_CREATED_FAILED;
+		e->created.state =
+		    rc == IG_ENOTFOUND ? GUARD_CREATED_NOT_FOUND : GUARD_CREATED_FAILED;
 		detail = err.msg;
 		log_warn("registry.created", "image '%s': %s", e->digest, err.msg);
 	}
@@ -103,9 +103,9 @@ static int fill(struct entry *e, struct registry_client *c, const struct registr
 	return 0;
 }
 
-int buildtime_get(const struct guard_created **out, struct buildtime *b,
-                  struct registry_client *c, const struct registry_target *t, size_t repo,
-                  const char *digest, const char *platform)
+int buildtime_get(const struct guard_created **out, struct buildtime *b, struct registry_client *c,
+                  const struct registry_target *t, size_t repo, const char *digest,
+                  const char *platform)
 {
 	const char *key = platform ? platform : "";
 	struct entry *e = find(b, repo, digest, key);

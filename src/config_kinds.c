@@ -312,8 +312,8 @@ static bool read_order(struct doc *d, const yaml_node_t *m, const char *path, bo
 static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct config_policy *p)
 {
 	static const char *const keys[] = {"semver", "numerical", "alphabetical", "digest", NULL};
-	static const char *const range_keys[] = {"range", NULL},
-				 *const tag_keys[] = {"tag", "platform", NULL};
+	static const char *const range_keys[] = {"range", NULL}, *const tag_keys[] = {
+	                                                             "tag", "platform", NULL};
 	yaml_node_t *pol = config_yaml_get_map(d, spec, "spec", "policy", keys), *v;
 	int n = 0;
 
@@ -354,12 +354,14 @@ static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct co
 			                 "'spec.policy.digest.tag': '%s' is not a "
 			                 "valid tag",
 			                 p->digest_tag);
-		if (config_yaml_get_str(d, v, "spec.policy.digest", "platform", &p->digest_platform) &&
+		if (config_yaml_get_str(d, v, "spec.policy.digest", "platform",
+		                        &p->digest_platform) &&
 		    p->digest_platform && !imageconfig_is_valid_platform(p->digest_platform))
-			config_doc_error(d, line_of(config_yaml_lookup(d, v, "platform")),
-			                 "'spec.policy.digest.platform': '%s' is not os/arch[/variant] "
-			                 "(like linux/arm64/v8)",
-			                 p->digest_platform);
+			config_doc_error(
+			    d, line_of(config_yaml_lookup(d, v, "platform")),
+			    "'spec.policy.digest.platform': '%s' is not os/arch[/variant] "
+			    "(like linux/arm64/v8)",
+			    p->digest_platform);
 	}
 	if (n != 1)
 		config_doc_error(

@@ -63,9 +63,9 @@ static void decide_override_digest(struct guard_decision *d, const struct guard_
 		return;
 	}
 	/* A marker that holds no digest (`:tag`) has nothing to roll back but its tag. */
-	if (in->digest_mode == GUARD_DIGEST_NONE ? !strcmp(current_tag(in), in->tracked_tag)
-	                                         : in->current_digest &&
-	                                               !strcmp(in->current_digest, in->rollback_to)) {
+	if (in->digest_mode == GUARD_DIGEST_NONE
+	        ? !strcmp(current_tag(in), in->tracked_tag)
+	        : in->current_digest && !strcmp(in->current_digest, in->rollback_to)) {
 		set(d, GUARD_HOLD, GUARD_OVERRIDE);
 	} else {
 		set(d, GUARD_ROLLBACK, GUARD_OVERRIDE);
@@ -220,7 +220,8 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 	if (digest && strlen(digest) <= GUARD_DIGEST_MAX)
 		memcpy(d->digest, digest, strlen(digest) + 1);
 	/* A HEAD by digest answers with that digest, or the registry is not to be trusted. */
-	if (d->decision == GUARD_ROLLBACK && in->tracked_tag && strcmp(d->digest, in->rollback_to)) {
+	if (d->decision == GUARD_ROLLBACK && in->tracked_tag &&
+	    strcmp(d->digest, in->rollback_to)) {
 		guard_fail(d, GUARD_REGISTRY, "manifest '%s': the registry answered digest '%s'",
 		           in->rollback_to, d->digest);
 		return;
@@ -296,9 +297,9 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
 		return;
 	set(d, GUARD_HOLD, cmp < 0 ? GUARD_DOWNGRADE_BLOCKED : GUARD_CREATED_EQUAL);
 	d->write_digest = false;
-	snprintf(d->message, sizeof(d->message), "new '%s' (created %s) %s committed '%s' (created %s)",
-	         d->digest, tn, cmp < 0 ? "is older than" : "was created at the same time as", cur,
-	         tc);
+	snprintf(d->message, sizeof(d->message),
+	         "new '%s' (created %s) %s committed '%s' (created %s)", d->digest, tn,
+	         cmp < 0 ? "is older than" : "was created at the same time as", cur, tc);
 }
 
 bool guard_writes(const struct guard_decision *d)

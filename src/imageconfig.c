@@ -103,8 +103,8 @@ int imageconfig_parse_time(struct timespec *out, const char *s, size_t len, stru
 	if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
 	    sec > 59)
 		goto bad;
-	out->tv_sec = (time_t)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
-	                       offset);
+	out->tv_sec =
+	    (time_t)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset);
 	out->tv_nsec = ns;
 	return 0;
 bad:
@@ -257,8 +257,8 @@ static int pick_platform(struct imageconfig_ref *out, json_t *list, const char *
 	return set_descriptor(out, best, "index entry", err);
 }
 
-int imageconfig_manifest(struct imageconfig_ref *out, const struct buf *body,
-                         const char *platform, struct error *err)
+int imageconfig_manifest(struct imageconfig_ref *out, const struct buf *body, const char *platform,
+                         struct error *err)
 {
 	json_t *root = body->len ? json_loadb(body->data, body->len, 0, NULL) : NULL;
 	json_t *list = json_object_get(root, "manifests");
@@ -275,10 +275,12 @@ int imageconfig_manifest(struct imageconfig_ref *out, const struct buf *body,
 		error = pick_platform(out, list, platform ? platform : IMAGECONFIG_DEFAULT_PLATFORM,
 		                      err);
 	} else if (json_is_object(json_object_get(root, "config"))) {
-		error = set_descriptor(out, json_object_get(root, "config"), "manifest config", err);
+		error =
+		    set_descriptor(out, json_object_get(root, "config"), "manifest config", err);
 	} else {
-		error = error_set(err, IG_EINVALID, "manifest: neither an index nor an image "
-		                                    "manifest (no manifests, no config)");
+		error = error_set(err, IG_EINVALID,
+		                  "manifest: neither an index nor an image "
+		                  "manifest (no manifests, no config)");
 	}
 	json_decref(root);
 	return error;
@@ -286,8 +288,7 @@ int imageconfig_manifest(struct imageconfig_ref *out, const struct buf *body,
 
 /* ---- configs ---- */
 
-int imageconfig_created(struct imageconfig_created *out, const struct buf *body,
-                        struct error *err)
+int imageconfig_created(struct imageconfig_created *out, const struct buf *body, struct error *err)
 {
 	json_t *root = body->len ? json_loadb(body->data, body->len, 0, NULL) : NULL;
 	json_t *created = json_object_get(root, "created");

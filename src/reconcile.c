@@ -409,7 +409,8 @@ static int decide_one(struct autorun *ar, struct decided *it)
 	if (guard_decide(&it->d, &it->in, &err) < 0)
 		return IG_EFAIL;
 	if (it->d.needs_confirmation) {
-		if (!(h = head_of(p, p->policy_repo[it->policy], guard_confirm_ref(&it->d, &it->in))))
+		if (!(h = head_of(p, p->policy_repo[it->policy],
+		                  guard_confirm_ref(&it->d, &it->in))))
 			return IG_EFAIL;
 		guard_confirm(&it->d, &it->in, h->result, h->digest, h->error);
 	}

@@ -593,8 +593,8 @@ static int get_by_digest(struct http_response *r, struct call *k, const char *ki
 		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
 		goto done;
 	}
-	error = request(r, k, "GET", url.data, strcmp(kind, "blobs") ? manifest_accept : NULL,
-	                max, err);
+	error = request(r, k, "GET", url.data, strcmp(kind, "blobs") ? manifest_accept : NULL, max,
+	                err);
 	if (error == IG_ETOOBIG)
 		error_set(err, error, "registry '%s': %s: larger than %zu bytes", k->name,
 		          what.data, max);
@@ -603,8 +603,9 @@ static int get_by_digest(struct http_response *r, struct call *k, const char *ki
 	if (r->status != 200)
 		error = status_error(k, r, what.data, err);
 	else if (!body_matches(&r->body, digest))
-		error = error_set(err, IG_EINVALID, "registry '%s': %s: the body does not match "
-		                                    "its digest",
+		error = error_set(err, IG_EINVALID,
+		                  "registry '%s': %s: the body does not match "
+		                  "its digest",
 		                  k->name, what.data);
 done:
 	buf_release(&url);
@@ -626,9 +627,10 @@ static int config_descriptor(struct imageconfig_ref *ref, bool *found, struct ca
 	snprintf(current, sizeof(current), "%s", digest);
 	for (int depth = 0;; depth++) {
 		if (depth >= MAX_INDEX_DEPTH) {
-			error = error_set(err, IG_EINVALID,
-			                  "registry '%s': manifest '%s': indexes nested deeper than %d",
-			                  k->name, digest, MAX_INDEX_DEPTH);
+			error =
+			    error_set(err, IG_EINVALID,
+			              "registry '%s': manifest '%s': indexes nested deeper than %d",
+			              k->name, digest, MAX_INDEX_DEPTH);
 			break;
 		}
 		if ((error = get_by_digest(&r, k, "manifests", current, MAX_MANIFEST, err)) < 0)
@@ -672,8 +674,7 @@ int registry_image_created(struct imageconfig_created *out, struct registry_clie
 		                  k.name, digest);
 		goto done;
 	}
-	if ((error = config_descriptor(&ref, &found, &k, digest, platform, out, err)) < 0 ||
-	    !found)
+	if ((error = config_descriptor(&ref, &found, &k, digest, platform, out, err)) < 0 || !found)
 		goto done;
 	if (ref.size > (int64_t)MAX_CONFIG) {
 		error = error_set(err, IG_ETOOBIG,

@@ -74,10 +74,10 @@ static const struct platform_row {
 	const char *in;
 	bool ok;
 } platforms[] = {
-    {"linux/amd64", true},   {"linux/arm64/v8", true},    {"windows/amd64", true},
-    {"linux/arm/v7", true},  {"linux", false},            {"linux/", false},
-    {"/amd64", false},       {"linux/arm/v7/x", false},   {"Linux/amd64", false},
-    {"linux/amd 64", false}, {"linux/arm64/", false},     {"", false},
+    {"linux/amd64", true},   {"linux/arm64/v8", true},  {"windows/amd64", true},
+    {"linux/arm/v7", true},  {"linux", false},          {"linux/", false},
+    {"/amd64", false},       {"linux/arm/v7/x", false}, {"Linux/amd64", false},
+    {"linux/amd 64", false}, {"linux/arm64/", false},   {"", false},
 };
 
 START_TEST(valid_platform)
@@ -94,18 +94,21 @@ END_TEST
 #define DD "sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 
 #define ENTRY(d, os, arch, extra)                                                                  \
-	"{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"size\":500,"             \
+	"{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"size\":500,"              \
 	"\"digest\":\"" d "\",\"platform\":{\"os\":\"" os "\",\"architecture\":\"" arch "\"" extra \
 	"}}"
 
 static const char index_body[] =
     "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.index.v1+json\","
-    "\"manifests\":[" ENTRY(DD, "unknown", "unknown", "") "," ENTRY(DA, "linux", "arm64",
-                                                                    ",\"variant\":\"v8\"") "," ENTRY(DB, "linux", "amd64", ",\"variant\":\"v3\"") "," ENTRY(DC, "linux", "amd64", "") "]}";
+    "\"manifests\":[" ENTRY(DD, "unknown", "unknown", "") "," ENTRY(
+        DA, "linux", "arm64",
+        ",\"variant\":\"v8\"") "," ENTRY(DB, "linux", "amd64",
+                                         ",\"variant\":\"v3\"") "," ENTRY(DC, "linux", "amd64",
+                                                                          "") "]}";
 
-static const char armv7_body[] =
-    "{\"schemaVersion\":2,\"manifests\":[" ENTRY(DA, "linux", "arm", ",\"variant\":\"v6\"") "," ENTRY(
-        DB, "linux", "arm", ",\"variant\":\"v7\"") "]}";
+static const char armv7_body[] = "{\"schemaVersion\":2,\"manifests\":[" ENTRY(
+    DA, "linux", "arm", ",\"variant\":\"v6\"") "," ENTRY(DB, "linux", "arm",
+                                                         ",\"variant\":\"v7\"") "]}";
 
 static const char image_body[] =
     "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
@@ -132,20 +135,19 @@ static const struct manifest_row {
     {"bad platform", index_body, "linux", IG_EINVALID, false, "", -1, "not os/arch"},
     {"image manifest", image_body, NULL, 0, false, DA, 1234, NULL},
     {"image manifest ignores platform", image_body, "linux/arm64", 0, false, DA, 1234, NULL},
-    {"schema 1", "{\"schemaVersion\":1,\"name\":\"x\",\"fsLayers\":[]}", NULL, IG_EINVALID,
-     false, "", -1, "schema 1"},
+    {"schema 1", "{\"schemaVersion\":1,\"name\":\"x\",\"fsLayers\":[]}", NULL, IG_EINVALID, false,
+     "", -1, "schema 1"},
     {"not json", "<html>", NULL, IG_EINVALID, false, "", -1, "not a JSON object"},
     {"empty", "", NULL, IG_EINVALID, false, "", -1, NULL},
     {"array", "[]", NULL, IG_EINVALID, false, "", -1, NULL},
     {"neither", "{\"schemaVersion\":2}", NULL, IG_EINVALID, false, "", -1, "neither"},
     {"config without digest", "{\"config\":{\"size\":3}}", NULL, IG_EINVALID, false, "", -1,
      "no valid digest"},
-    {"config bad digest", "{\"config\":{\"digest\":\"sha256:xyz\"}}", NULL, IG_EINVALID, false,
-     "", -1, NULL},
-    {"config negative size", "{\"config\":{\"digest\":\"" DA "\",\"size\":-1}}", NULL,
-     IG_EINVALID, false, "", -1, "negative"},
-    {"config without size", "{\"config\":{\"digest\":\"" DA "\"}}", NULL, 0, false, DA, -1,
-     NULL},
+    {"config bad digest", "{\"config\":{\"digest\":\"sha256:xyz\"}}", NULL, IG_EINVALID, false, "",
+     -1, NULL},
+    {"config negative size", "{\"config\":{\"digest\":\"" DA "\",\"size\":-1}}", NULL, IG_EINVALID,
+     false, "", -1, "negative"},
+    {"config without size", "{\"config\":{\"digest\":\"" DA "\"}}", NULL, 0, false, DA, -1, NULL},
     {"index entry without digest",
      "{\"manifests\":[{\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}}]}", NULL,
      IG_EINVALID, false, "", -1, NULL},
@@ -181,15 +183,13 @@ static const struct created_row {
 	long nsec;
 	const char *text; /* in why (unknown) or err (error) */
 } createds[] = {
-    {"present", "{\"created\":\"2026-01-02T03:04:05.25Z\",\"os\":\"linux\"}", 0, true,
-     1767323045, 250000000, NULL},
+    {"present", "{\"created\":\"2026-01-02T03:04:05.25Z\",\"os\":\"linux\"}", 0, true, 1767323045,
+     250000000, NULL},
     {"missing", "{\"os\":\"linux\"}", 0, false, 0, 0, "no 'created'"},
     {"null", "{\"created\":null}", 0, false, 0, 0, "no 'created'"},
-    {"epoch placeholder", "{\"created\":\"1970-01-01T00:00:00Z\"}", 0, false, 0, 0,
-     "placeholder"},
+    {"epoch placeholder", "{\"created\":\"1970-01-01T00:00:00Z\"}", 0, false, 0, 0, "placeholder"},
     {"go zero time", "{\"created\":\"0001-01-01T00:00:00Z\"}", 0, false, 0, 0, "placeholder"},
-    {"one second after the epoch", "{\"created\":\"1970-01-01T00:00:01Z\"}", 0, true, 1, 0,
-     NULL},
+    {"one second after the epoch", "{\"created\":\"1970-01-01T00:00:01Z\"}", 0, true, 1, 0, NULL},
     {"number", "{\"created\":1767323045}", IG_EINVALID, false, 0, 0, "not a string"},
     {"garbage", "{\"created\":\"last tuesday\"}", IG_EINVALID, false, 0, 0,
      "'created': time 'last tuesday'"},
@@ -211,7 +211,8 @@ START_TEST(created)
 	if (rc == 0) {
 		ck_assert_msg(c.known == r->known, "%s", r->name);
 		if (c.known)
-			ck_assert_msg((long long)c.time.tv_sec == r->sec && c.time.tv_nsec == r->nsec,
+			ck_assert_msg((long long)c.time.tv_sec == r->sec &&
+			                  c.time.tv_nsec == r->nsec,
 			              "%s", r->name);
 		if (r->text)
 			ck_assert_msg(strstr(c.why, r->text) != NULL, "%s: %s", r->name, c.why);

@@ -314,8 +314,9 @@ static void push_created(char digest[128], const char *repo, const char *tag, co
 {
 	char script[512], url[256];
 	const char *src = getenv("IMAGEGUARD_SRC");
-	const char *argv[16] = {"/usr/bin/python3", script, "push", "--url", url, "--repo", repo,
-	                        "--tag", tag, "--created", created};
+	const char *argv[16] = {
+	    "/usr/bin/python3", script, "push", "--url", url, "--repo", repo, "--tag", tag,
+	    "--created",        created};
 	struct buf out = BUF_INIT;
 	size_t n = 11;
 
@@ -343,7 +344,8 @@ START_TEST(image_created)
 	push_created(plain, "team/created", "plain", "2026-01-02T03:04:05.5+00:00", NULL);
 	push_created(none, "team/created", "none", "none", NULL);
 	push_created(epoch, "team/created", "epoch", "1970-01-01T00:00:00Z", NULL);
-	push_created(multi, "team/created", "multi", "2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z");
+	push_created(multi, "team/created", "multi", "2026-03-01T00:00:00Z",
+	             "2026-04-01T00:00:00Z");
 
 	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, plain, NULL, &x.err), 0);
 	ck_assert(c.known);
@@ -375,7 +377,8 @@ START_TEST(image_created)
 	                                        NULL, &x.err),
 	                 IG_ENOTFOUND);
 	ck_assert_msg(strstr(x.err.msg, "manifest 'sha256:0000") != NULL, "%s", x.err.msg);
-	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, "latest", NULL, &x.err), IG_EINVALID);
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, "latest", NULL, &x.err),
+	                 IG_EINVALID);
 	ctx_release(&x);
 }
 END_TEST

@@ -21,8 +21,8 @@ void buildtime_free(struct buildtime *b); /* NULL-safe */
  * platform, NULL meaning linux/amd64) as the guard wants it: KNOWN, MISSING (why in detail),
  * NOT_FOUND or FAILED (the error in detail). A failure is logged once. *out is borrowed from
  * b until buildtime_free. Returns 0, or IG_EFAIL when out of memory. */
-int buildtime_get(const struct guard_created **out, struct buildtime *b,
-                  struct registry_client *c, const struct registry_target *t, size_t repo,
-                  const char *digest, const char *platform);
+int buildtime_get(const struct guard_created **out, struct buildtime *b, struct registry_client *c,
+                  const struct registry_target *t, size_t repo, const char *digest,
+                  const char *platform);
 
 #endif

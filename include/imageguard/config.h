@@ -94,10 +94,10 @@ struct config_policy {
 	size_t repo_ref_line;      /* line of spec.imageRepositoryRef, for messages */
 	const struct config_repository *repository; /* borrowed; resolved, never NULL */
 	enum config_policy_kind kind;
-	char *pattern, *extract;     /* owned; spec.filterTags, NULL when absent */
-	char *range;                 /* owned; policy.semver.range (kind SEMVER) */
-	bool ascending;              /* numerical/alphabetical order (default asc) */
-	char *digest_tag;            /* owned; policy.digest.tag (kind DIGEST) */
+	char *pattern, *extract; /* owned; spec.filterTags, NULL when absent */
+	char *range;             /* owned; policy.semver.range (kind SEMVER) */
+	bool ascending;          /* numerical/alphabetical order (default asc) */
+	char *digest_tag;        /* owned; policy.digest.tag (kind DIGEST) */
 	/* owned; policy.digest.platform "os/arch[/variant]" whose image config an index's
 	 * `created` is read from (kind DIGEST); NULL: linux/amd64 */
 	char *digest_platform;

@@ -18,9 +18,9 @@ struct error;
 
 /* One step from a manifest body towards the image config. */
 struct imageconfig_ref {
-	bool is_index;                             /* digest names a platform's manifest */
-	char digest[IMAGECONFIG_DIGEST_MAX + 1];   /* the child manifest, or the config blob */
-	int64_t size;                              /* the descriptor's size; -1 when absent */
+	bool is_index;                               /* digest names a platform's manifest */
+	char digest[IMAGECONFIG_DIGEST_MAX + 1];     /* the child manifest, or the config blob */
+	int64_t size;                                /* the descriptor's size; -1 when absent */
 	char platform[IMAGECONFIG_PLATFORM_MAX + 1]; /* with is_index: the entry chosen */
 };
 
@@ -30,8 +30,8 @@ struct imageconfig_ref {
  * are the same), and without one an entry without variant is preferred over the first with
  * one. Returns 0; IG_ENOTFOUND when the index has no such entry; IG_EINVALID (schema 1,
  * not JSON, no config descriptor, a malformed digest) with err set. */
-int imageconfig_manifest(struct imageconfig_ref *out, const struct buf *body,
-                         const char *platform, struct error *err);
+int imageconfig_manifest(struct imageconfig_ref *out, const struct buf *body, const char *platform,
+                         struct error *err);
 
 /* The `created` of an image config. */
 struct imageconfig_created {
@@ -44,8 +44,7 @@ struct imageconfig_created {
  * before 1970-01-01T00:00:00Z (reproducible builds write the epoch, Go tools its zero time)
  * gives known false with why set: nobody can tell when such an image was built. Returns 0;
  * IG_EINVALID when the body is not a JSON object or `created` is not an RFC3339 string. */
-int imageconfig_created(struct imageconfig_created *out, const struct buf *body,
-                        struct error *err);
+int imageconfig_created(struct imageconfig_created *out, const struct buf *body, struct error *err);
 
 /* Parses an RFC3339 date-time with optional fraction (digits past nanoseconds ignored) and a
  * Z or +hh:mm zone into UTC seconds (years 0001-9999) and nanoseconds. Returns 0 or

@@ -22,10 +22,10 @@ struct report_item {
 	char *candidate; /* owned; NULL when none */
 	enum guard_decision_kind decision;
 	enum guard_reason reason;
-	unsigned warnings; /* enum guard_warning bits */
-	char *digest;      /* owned; the confirmed digest, NULL when none */
-	char *commit;      /* owned; the commit that wrote this marker, NULL when none */
-	char *message;     /* owned; error text or the rollback reason, NULL when none */
+	unsigned warnings;    /* enum guard_warning bits */
+	char *digest;         /* owned; the confirmed digest, NULL when none */
+	char *commit;         /* owned; the commit that wrote this marker, NULL when none */
+	char *message;        /* owned; error text or the rollback reason, NULL when none */
 	char *current_digest; /* owned; the digest committed at the marker, NULL when none */
 	/* owned; RFC3339 config `created` of the committed and the new image when a
 	 * digest-tracked policy compared them, NULL otherwise (or when unknown) */
