@@ -8,6 +8,7 @@
 
 #include "config_private.h"
 #include "imageguard/buf.h"
+#include "imageguard/commitmsg.h"
 #include "imageguard/duration.h"
 #include "imageguard/error.h"
 #include "imageguard/imageconfig.h"
@@ -577,7 +578,16 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 	config_yaml_get_nonempty(d, ref, "spec.git.checkout.ref", "branch", &a->checkout_branch);
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "email", &a->author_email);
-	config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate", &a->message_template);
+	if (config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate",
+	                        &a->message_template) && a->message_template) {
+		struct error err = ERROR_INIT;
+
+		/* A template the commit step would refuse is a configuration error now, not a
+		 * failed commit later. */
+		if (commitmsg_check(a->message_template, "messageTemplate", &err) < 0)
+			config_doc_error(d, line_of(config_yaml_lookup(d, commit, "messageTemplate")),
+			                 "'spec.git.commit.messageTemplate': %s", err.msg);
+	}
 	config_yaml_get_nonempty(d, push, "spec.git.push", "branch", &a->push_branch);
 }
 

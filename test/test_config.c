@@ -353,6 +353,15 @@ static const struct snippet {
 	 "    strategy: Kustomize\n", /* 18 */
 	 {{17, "must be relative to the repository root"}, {18, "'Kustomize' is not supported"}},
 	 {{0}}},
+	{"messageTemplate the commit step would refuse",
+	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
+	 "spec:\n  url: https://example.com/fleet.git\n---\n"
+	 "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+	 "  name: auto\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: fleet\n"
+	 "  git:\n    commit:\n"
+	 "      messageTemplate: '{{ if .Changed }}x{{ end }}'\n", /* 18 */
+	 {{18, "unsupported action 'if .Changed'"}},
+	 {{0}}},
 	{"empty branch, author and path",
 	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
 	 "spec:\n  url: https://example.com/fleet.git\n"

@@ -91,10 +91,28 @@ struct fx {
 	char state[192];
 };
 
+/* Temp dirs of this process, removed at exit too: a failed assertion ends the test before
+ * fx_done (Check exits the forked test process). Crash-test children _exit and skip it. */
+static char cleanup_dirs[32][128];
+static int cleanup_len;
+
+static void cleanup_all(void)
+{
+	int i;
+
+	for (i = 0; i < cleanup_len; i++)
+		sh("rm -rf '%s'", cleanup_dirs[i]);
+	cleanup_len = 0;
+}
+
 static void fx_init(struct fx *f)
 {
 	snprintf(f->dir, sizeof(f->dir), "/tmp/ig-gitstore.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(f->dir));
+	if (cleanup_len == 0)
+		atexit(cleanup_all);
+	if (cleanup_len < 32)
+		memcpy(cleanup_dirs[cleanup_len++], f->dir, sizeof(f->dir));
 	snprintf(f->remote, sizeof(f->remote), "%s/remote.git", f->dir);
 	snprintf(f->url, sizeof(f->url), "file://%s", f->remote);
 	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
