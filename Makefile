@@ -77,6 +77,10 @@ unit: $(TEST_BINS)
 memcheck: $(TEST_BINS)
 	@BUILD=$(BUILD) test/run --unit --valgrind
 
+# libFuzzer targets under ASan+UBSan (clang, build-fuzz/), FUZZ_SECONDS each (default 30).
+fuzz:
+	@test/fuzz/run
+
 lint:
 	@scripts/lint
 
@@ -89,7 +93,13 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
 
-bench: deps $(BIN) $(BENCH_BINS)
+# The end-to-end demo (CONTRACT §9): a real registry and Git remote, a downgrade blocked.
+demo: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@IMAGEGUARD=$(abspath $(BIN)) scripts/demo
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run
 
 install: $(BIN)

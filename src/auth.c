@@ -427,3 +427,11 @@ done:
 	wwwauth_release(&ch);
 	return error;
 }
+
+int auth_parse_token(char **token, long *expires_in, const char *data, size_t len)
+{
+	/* parse_token only reads the body. */
+	const struct buf body = {(char *)data, len, len, 0};
+
+	return parse_token(token, expires_in, &body);
+}

@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{"run", cmd_run, USES_CURL | USES_GIT, "reconcile on the configured intervals (controller)"},
 	{"markers", cmd_markers, 0, "list the image policy markers under a path"},
 	{"lint", cmd_lint, 0, "mutable tags, missing digests, pull policies in manifests"},
+	{"verify", cmd_verify, USES_CURL | USES_GIT, "compare running images with what Git pins"},
 };
 
 static int run_command(const struct command *c, int argc, char **argv)

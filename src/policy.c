@@ -699,7 +699,8 @@ int policy_order(struct strvec *out, const struct policy *p, const char *const *
 	}
 	if (sc.oom)
 		goto oom;
-	qsort(cands, nc, sizeof(*cands), order_cmp);
+	if (nc > 1) /* cands is NULL when there are no tags: qsort wants an array */
+		qsort(cands, nc, sizeof(*cands), order_cmp);
 	for (size_t k = 0; k < nc; k++)
 		if (strvec_push(out, cands[k].tag) < 0)
 			goto oom;

@@ -182,6 +182,10 @@ static void oci_errors(char *out, size_t n, const struct buf *body)
 		if (i >= 3)
 			break;
 	}
+	/* The registry's words go into one-line messages and logs: no line breaks or controls. */
+	for (char *c = out; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	json_decref(root);
 }
 
@@ -690,4 +694,21 @@ done:
 	http_response_release(&r);
 	call_release(&k);
 	return error;
+}
+
+int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
+			    struct error *err)
+{
+	/* parse_page only reads body and k->name. */
+	const struct buf body = {(char *)data, len, len, 0};
+	struct call k = {.name = (char *)name};
+
+	return parse_page(tags, &k, &body, err);
+}
+
+void registry_oci_errors(char *out, size_t n, const char *data, size_t len)
+{
+	const struct buf body = {(char *)data, len, len, 0};
+
+	oci_errors(out, n, &body);
 }

@@ -22,6 +22,9 @@
 #include "imageguard/gitstore.h"
 #include "imageguard/knownhosts.h"
 
+/* The ssh tests need LeakSanitizer to unwind through libgit2 (test/support/sanitizer.c). */
+const int sanitizer_slow_unwind = 1;
+
 static char peers[256];   /* sshd and http server of this suite */
 static char ssh_port[64];
 static char http_port[64];

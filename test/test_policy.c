@@ -377,6 +377,9 @@ START_TEST(order)
 	for (size_t k = 0; k < 4; k++)
 		ck_assert_str_eq(out.items[k], want[k]);
 	strvec_release(&out);
+	/* No tags at all (found by fuzzing: qsort was handed a NULL array). */
+	ck_assert_int_eq(policy_order(&out, p, NULL, 0, NULL), 0);
+	ck_assert_uint_eq(out.len, 0);
 	policy_free(p);
 }
 END_TEST

@@ -383,6 +383,57 @@ START_TEST(image_created)
 }
 END_TEST
 
+/* The body parsers without a peer: OCI error bodies become one line (control characters from
+ * the registry were echoed into messages, found by fuzz_ocierror), tag-list pages. */
+static const struct {
+	const char *body, *want;
+} oci_bodies[] = {
+	{"{\"errors\":[{\"code\":\"NAME_UNKNOWN\",\"message\":\"repository name not known\"}]}",
+	 "NAME_UNKNOWN: repository name not known"},
+	{"{\"errors\":[{\"code\":\"DENIED\",\"message\":\"a\\nb\\r\\u007f\\u001b[31m\"}]}",
+	 "DENIED: a b   [31m"},
+	{"{\"errors\":[{\"code\":\"X\\ty\"},{\"message\":\"only\"}]}", "X y; only"},
+	{"<html>502 Bad Gateway</html>", ""},
+};
+
+START_TEST(oci_error_bodies)
+{
+	char out[512];
+
+	registry_oci_errors(out, sizeof(out), oci_bodies[_i].body, strlen(oci_bodies[_i].body));
+	ck_assert_str_eq(out, oci_bodies[_i].want);
+}
+END_TEST
+
+static const struct {
+	const char *body;
+	int rc;
+	size_t ntags;
+} tag_pages[] = {
+	{"{\"name\":\"a/b\",\"tags\":[\"1.0.0\",\"latest\"]}", 0, 2},
+	{"{\"name\":\"a/b\",\"tags\":null}", 0, 0},
+	{"{\"name\":\"a/b\",\"tags\":[\"ok\",\"-bad\",\"sp ace\",\"\"]}", 0, 1},
+	{"{\"name\":\"a/b\",\"tags\":[\"ok\",1]}", IG_EINVALID, 0},
+	{"{\"name\":\"a/b\"}", IG_EINVALID, 0},
+	{"{\"tags\":[\"1\"", IG_EINVALID, 0},
+};
+
+START_TEST(tag_list_pages)
+{
+	struct strvec tags = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	int rc = registry_parse_tag_list(&tags, "r.example/a/b", tag_pages[_i].body,
+					 strlen(tag_pages[_i].body), &err);
+
+	ck_assert_int_eq(rc, tag_pages[_i].rc);
+	if (rc == 0)
+		ck_assert_uint_eq(tags.len, tag_pages[_i].ntags);
+	else
+		ck_assert_msg(strstr(err.msg, "'r.example/a/b'"), "%s", err.msg);
+	strvec_release(&tags);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("registry");
@@ -401,6 +452,10 @@ int main(void)
 	tcase_add_test(tc, token_cached_and_renewed);
 	tcase_add_test(tc, retry_after);
 	tcase_add_test(tc, image_created);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bodies");
+	tcase_add_loop_test(tc, oci_error_bodies, 0, sizeof(oci_bodies) / sizeof(oci_bodies[0]));
+	tcase_add_loop_test(tc, tag_list_pages, 0, sizeof(tag_pages) / sizeof(tag_pages[0]));
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -36,4 +36,10 @@ int auth_authorize(char **out, struct auth *a, struct http_client *http,
                    const struct auth_target *t, const char *challenge, bool stale,
                    struct error *err);
 
+/* The token response parser of auth_authorize, public for the fuzz targets and unit tests:
+ * reads `token` (else `access_token`) and `expires_in` (clamped to [60, 86400], default 60)
+ * from data[0..len). Returns 0 with *token owned by the caller (free() it), IG_EINVALID (no
+ * token) with *token NULL, or IG_EFAIL (out of memory). */
+int auth_parse_token(char **token, long *expires_in, const char *data, size_t len);
+
 #endif

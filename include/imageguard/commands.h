@@ -13,5 +13,6 @@ int cmd_plan(int argc, char **argv);
 int cmd_reconcile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_tags(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

@@ -82,4 +82,15 @@ int registry_image_created(struct imageconfig_created *out, struct registry_clie
 /* The hex SHA-256 of the byte-wise sorted tags joined by "\n" (CONTRACT §3 `tags -o json`). */
 void registry_tags_sha256(char out[65], const struct strvec *sorted_tags);
 
+/* Body parsers of registry_list_tags, public for the fuzz targets and unit tests.
+ * registry_parse_tag_list appends the valid tags of one tag-list page (data[0..len), need not
+ * be NUL-terminated) to tags, skipping entries that are not valid tags; `"tags": null` is an
+ * empty page. Returns 0, IG_EINVALID (not JSON, no "tags" array, a non-string entry; err names
+ * `name`) or IG_EFAIL (out of memory). */
+int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
+			    struct error *err);
+/* Writes into out (n bytes, n > 0, always NUL-terminated) a one-line summary of an OCI error
+ * body ("CODE: message[; CODE: message]"), or "" when data is not one. */
+void registry_oci_errors(char *out, size_t n, const char *data, size_t len);
+
 #endif

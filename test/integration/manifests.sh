@@ -220,7 +220,7 @@ def check_rbac(objs):
         if set(r.get("verbs", [])) - {"get", "list"}:
             bad(f"ClusterRole grants {r['verbs']}: only get/list allowed")
         resources |= set(r.get("resources", []))
-    want = {"pods", "deployments", "statefulsets", "daemonsets", "replicasets", "jobs", "cronjobs"}
+    want = {"pods", "deployments", "statefulsets", "daemonsets", "replicasets", "jobs"}
     if resources != want:
         bad(f"ClusterRole resources {sorted(resources)}, expected {sorted(want)}")
     if binding["roleRef"]["name"] != role["metadata"]["name"]:

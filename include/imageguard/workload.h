@@ -1,0 +1,48 @@
+/* The workloads in Kubernetes manifests (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
+ * CronJob, Pod) and their containers' image fields with line numbers, so that a marker's
+ * file:line leads to the workload and container whose image it sets. */
+#ifndef IMAGEGUARD_WORKLOAD_H
+#define IMAGEGUARD_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct error;
+
+struct workload_container {
+	char *kind;      /* owned; "Deployment" */
+	char *ns;        /* owned; metadata.namespace, "default" when absent */
+	char *name;      /* owned; metadata.name */
+	char *container; /* owned; the container's name */
+	bool init;       /* an initContainers entry */
+	char *image;     /* owned; the image field's value */
+	size_t line;     /* 1-based line of the image value */
+};
+
+struct workload_set {
+	struct workload_container *items;
+	size_t len, cap;
+};
+
+#define WORKLOAD_SET_INIT                                                                          \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+
+/* Appends every container image field of every workload document in data (named file in
+ * messages). Documents of other kinds, or without a name, are skipped. Returns 0,
+ * IG_EINVALID when the YAML does not parse (err names file:line; items found before stay),
+ * or IG_EFAIL out of memory. */
+int workload_scan_buffer(struct workload_set *out, const char *file, const char *data, size_t len,
+                         struct error *err);
+
+/* The container whose image value starts on line, or NULL (borrowed from s). */
+const struct workload_container *workload_at_line(const struct workload_set *s, size_t line);
+
+void workload_set_release(struct workload_set *s);
+
+/* The API path of a workload object ("/apis/apps/v1/namespaces/NS/deployments/NAME"), newly
+ * allocated (free() it), or NULL for an unknown kind or out of memory. */
+char *workload_api_path(const char *kind, const char *ns, const char *name);
+
+#endif
