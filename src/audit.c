@@ -101,6 +101,12 @@ static json_t *record_json(const struct audit *a, const struct audit_record *r)
 		json_object_set_new(o, "message", json_string(r->message));
 	if (r->rollback_reason)
 		json_object_set_new(o, "rollback_reason", json_string(r->rollback_reason));
+	if (r->current_digest)
+		json_object_set_new(o, "current_digest", json_string(r->current_digest));
+	if (r->current_created)
+		json_object_set_new(o, "current_created", json_string(r->current_created));
+	if (r->candidate_created)
+		json_object_set_new(o, "candidate_created", json_string(r->candidate_created));
 	return o;
 }
 

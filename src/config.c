@@ -235,6 +235,7 @@ void config_free(struct config *c)
 
 		free(p->ns), free(p->name), free(p->id), free(p->repo_ns), free(p->repo_name);
 		free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
+		free(p->digest_platform);
 		free(p->override.tag), free(p->override.reason);
 		policy_free(p->policy);
 		policy_free(p->order_policy);

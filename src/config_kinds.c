@@ -11,6 +11,7 @@
 #include "imageguard/commitmsg.h"
 #include "imageguard/duration.h"
 #include "imageguard/error.h"
+#include "imageguard/imageconfig.h"
 #include "imageguard/policy.h"
 #include "imageguard/yamldepth.h"
 
@@ -312,7 +313,8 @@ static bool read_order(struct doc *d, const yaml_node_t *m, const char *path, bo
 static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct config_policy *p)
 {
 	static const char *const keys[] = {"semver", "numerical", "alphabetical", "digest", NULL};
-	static const char *const range_keys[] = {"range", NULL}, *const tag_keys[] = {"tag", NULL};
+	static const char *const range_keys[] = {"range", NULL}, *const tag_keys[] = {
+	                                                             "tag", "platform", NULL};
 	yaml_node_t *pol = config_yaml_get_map(d, spec, "spec", "policy", keys), *v;
 	int n = 0;
 
@@ -353,6 +355,14 @@ static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct co
 			                 "'spec.policy.digest.tag': '%s' is not a "
 			                 "valid tag",
 			                 p->digest_tag);
+		if (config_yaml_get_str(d, v, "spec.policy.digest", "platform",
+		                        &p->digest_platform) &&
+		    p->digest_platform && !imageconfig_is_valid_platform(p->digest_platform))
+			config_doc_error(
+			    d, line_of(config_yaml_lookup(d, v, "platform")),
+			    "'spec.policy.digest.platform': '%s' is not os/arch[/variant] "
+			    "(like linux/arm64/v8)",
+			    p->digest_platform);
 	}
 	if (n != 1)
 		config_doc_error(
@@ -416,7 +426,16 @@ static void read_override(struct doc *d, const struct meta *m, struct config_pol
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-reason",
 	                    &o->reason);
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-until", &until);
-	if (o->tag && !imageref_is_valid_tag(o->tag, strlen(o->tag)))
+	/* A digest-tracked policy has one tag: its rollback names a digest of that tag. */
+	if (o->tag && p->kind == CONFIG_POLICY_DIGEST &&
+	    !imageref_is_valid_digest(o->tag, strlen(o->tag)))
+		config_doc_error(d, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
+		                 "annotation 'imageguard.io/rollback-to': '%s' is not a digest "
+		                 "(policy.digest tracks one tag: roll back to one of its digests, "
+		                 "sha256:...)",
+		                 o->tag);
+	else if (o->tag && p->kind != CONFIG_POLICY_DIGEST &&
+	         !imageref_is_valid_tag(o->tag, strlen(o->tag)))
 		config_doc_error(d, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
 		                 "annotation 'imageguard.io/rollback-to': '%s' is not a valid tag",
 		                 o->tag);

@@ -4,9 +4,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "imageguard/error.h"
 #include "imageguard/guard.h"
+#include "imageguard/imageconfig.h"
 #include "imageguard/policy.h"
 
 static void set(struct guard_decision *d, enum guard_decision_kind kind, enum guard_reason reason)
@@ -39,6 +41,12 @@ void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *
 	va_end(ap);
 }
 
+/* The tag the marker holds; a digest-tracked policy's lone `:digest` marker holds its tag. */
+static const char *current_tag(const struct guard_input *in)
+{
+	return in->current_tag ? in->current_tag : in->tracked_tag;
+}
+
 static bool listed(const struct guard_input *in, const char *tag)
 {
 	for (size_t i = 0; i < in->tags_len; i++)
@@ -47,17 +55,39 @@ static bool listed(const struct guard_input *in, const char *tag)
 	return false;
 }
 
+/* A digest-tracked policy's override names a digest: the tag stays, the digest goes back. */
+static void decide_override_digest(struct guard_decision *d, const struct guard_input *in)
+{
+	if (!set_candidate(d, in->tracked_tag)) {
+		guard_fail(d, GUARD_CONFIG, "tracked tag is longer than a tag may be");
+		return;
+	}
+	/* A marker that holds no digest (`:tag`) has nothing to roll back but its tag. */
+	if (in->digest_mode == GUARD_DIGEST_NONE
+	        ? !strcmp(current_tag(in), in->tracked_tag)
+	        : in->current_digest && !strcmp(in->current_digest, in->rollback_to)) {
+		set(d, GUARD_HOLD, GUARD_OVERRIDE);
+	} else {
+		set(d, GUARD_ROLLBACK, GUARD_OVERRIDE);
+		d->needs_confirmation = true;
+	}
+}
+
 /* An override in force pins the marker to rollback-to and forbids every other move. */
 static void decide_override(struct guard_decision *d, const struct guard_input *in)
 {
 	snprintf(d->message, sizeof(d->message), "%s",
 	         in->rollback_reason ? in->rollback_reason : "");
+	if (in->tracked_tag) {
+		decide_override_digest(d, in);
+		return;
+	}
 	if (!set_candidate(d, in->rollback_to)) {
 		guard_fail(d, GUARD_CONFIG, "rollback-to '%s' is longer than a tag may be",
 		           in->rollback_to);
 		return;
 	}
-	if (in->current_tag && !strcmp(in->current_tag, in->rollback_to)) {
+	if (current_tag(in) && !strcmp(current_tag(in), in->rollback_to)) {
 		set(d, GUARD_HOLD, GUARD_OVERRIDE);
 	} else if (!listed(in, in->rollback_to)) {
 		set(d, GUARD_HOLD, GUARD_CANDIDATE_MISSING);
@@ -85,11 +115,11 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 		           GUARD_TAG_MAX);
 		goto done;
 	}
-	v = in->current_tag ? policy_compare(in->policy, in->current_tag, best.latest)
+	v = current_tag(in) ? policy_compare(in->policy, current_tag(in), best.latest)
 	                    : POLICY_INCOMPARABLE;
 	/* Outside the range is not outside the order: a narrowed range must not roll back. */
-	if (v == POLICY_INCOMPARABLE && in->current_tag && in->order_policy)
-		v = policy_compare(in->order_policy, in->current_tag, best.latest);
+	if (v == POLICY_INCOMPARABLE && current_tag(in) && in->order_policy)
+		v = policy_compare(in->order_policy, current_tag(in), best.latest);
 	if (v == POLICY_FORWARD) {
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {
@@ -128,7 +158,7 @@ int guard_decide(struct guard_decision *out, const struct guard_input *in, struc
 		           in->listing_error ? in->listing_error : "tag listing failed");
 		return 0;
 	}
-	if (in->current_tag && !listed(in, in->current_tag))
+	if (current_tag(in) && !listed(in, current_tag(in)))
 		d->warnings |= GUARD_WARN_CURRENT_MISSING;
 	if (in->tags_len == 0) {
 		set(d, GUARD_HOLD, GUARD_NO_CANDIDATES);
@@ -156,11 +186,13 @@ static void settle_digest(struct guard_decision *d, const struct guard_input *in
 		else if (changed && in->digest_mode == GUARD_DIGEST_ALWAYS)
 			set(d, GUARD_UPDATE, GUARD_FORWARD);
 		d->write_digest = d->decision == GUARD_UPDATE;
+		/* A mutable tag's new digest is forward only if the image is newer. */
+		d->needs_created = changed && in->tracked_tag && d->decision == GUARD_UPDATE;
 		return;
 	}
 	/* A new tag always brings its own digest. Without a known current tag, the marker is the
 	 * digest: equal means there is nothing to write. */
-	if (!in->current_tag && in->current_digest && !changed) {
+	if (!current_tag(in) && in->current_digest && !changed) {
 		if (d->decision == GUARD_ROLLBACK)
 			set(d, GUARD_HOLD, GUARD_OVERRIDE);
 		else
@@ -187,6 +219,13 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 	}
 	if (digest && strlen(digest) <= GUARD_DIGEST_MAX)
 		memcpy(d->digest, digest, strlen(digest) + 1);
+	/* A HEAD by digest answers with that digest, or the registry is not to be trusted. */
+	if (d->decision == GUARD_ROLLBACK && in->tracked_tag &&
+	    strcmp(d->digest, in->rollback_to)) {
+		guard_fail(d, GUARD_REGISTRY, "manifest '%s': the registry answered digest '%s'",
+		           in->rollback_to, d->digest);
+		return;
+	}
 	if (in->digest_mode == GUARD_DIGEST_NONE)
 		return;
 	if (!d->digest[0]) {
@@ -197,9 +236,75 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 	settle_digest(d, in);
 }
 
+const char *guard_confirm_ref(const struct guard_decision *d, const struct guard_input *in)
+{
+	if (d->decision == GUARD_ROLLBACK && in->tracked_tag && in->rollback_to)
+		return in->rollback_to;
+	return d->candidate;
+}
+
+/* The first side that has no usable time, as a hold or an error; false when both do. */
+static bool created_unusable(struct guard_decision *d, const char *side, const char *digest,
+                             const struct guard_created *c)
+{
+	const char *detail = c->detail ? c->detail : "";
+
+	switch (c->state) {
+	case GUARD_CREATED_KNOWN:
+		return false;
+	case GUARD_CREATED_FAILED:
+		guard_fail(d, GUARD_REGISTRY, "image config of %s '%s': %s", side, digest,
+		           *detail ? detail : "could not be read");
+		return true;
+	case GUARD_CREATED_NOT_FOUND:
+		set(d, GUARD_HOLD,
+		    !strcmp(side, "new") ? GUARD_CANDIDATE_MISSING : GUARD_CREATED_UNKNOWN);
+		snprintf(d->message, sizeof(d->message),
+		         "%s '%s' is not in the registry: its build time cannot be read%s%s", side,
+		         digest, *detail ? ": " : "", detail);
+		break;
+	case GUARD_CREATED_MISSING:
+		set(d, GUARD_HOLD, GUARD_CREATED_UNKNOWN);
+		snprintf(d->message, sizeof(d->message), "%s '%s': %s", side, digest,
+		         *detail ? detail : "its image config has no 'created'");
+		break;
+	}
+	d->write_digest = false;
+	return true;
+}
+
+void guard_confirm_created(struct guard_decision *d, const struct guard_input *in,
+                           const struct guard_created *current,
+                           const struct guard_created *candidate)
+{
+	const char *cur = in->current_digest ? in->current_digest : "";
+	char tc[48], tn[48];
+	int cmp;
+
+	if (!d->needs_created)
+		return;
+	d->needs_created = false;
+	/* errors first, then the new image, then the committed one */
+	if ((current->state == GUARD_CREATED_FAILED &&
+	     created_unusable(d, "committed", cur, current)) ||
+	    created_unusable(d, "new", d->digest, candidate) ||
+	    created_unusable(d, "committed", cur, current))
+		return;
+	imageconfig_format_time(tc, sizeof(tc), &current->time);
+	imageconfig_format_time(tn, sizeof(tn), &candidate->time);
+	cmp = imageconfig_time_cmp(&candidate->time, &current->time);
+	if (cmp > 0)
+		return;
+	set(d, GUARD_HOLD, cmp < 0 ? GUARD_DOWNGRADE_BLOCKED : GUARD_CREATED_EQUAL);
+	d->write_digest = false;
+	snprintf(d->message, sizeof(d->message),
+	         "new '%s' (created %s) %s committed '%s' (created %s)", d->digest, tn,
+	         cmp < 0 ? "is older than" : "was created at the same time as", cur, tc);
+}
+
 bool guard_writes(const struct guard_decision *d)
 {
-	return !d->needs_confirmation &&
+	return !d->needs_confirmation && !d->needs_created &&
 	       (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
 }
 
@@ -215,7 +320,8 @@ const char *guard_reason_name(enum guard_reason r)
 	static const char *const names[] = {
 	    "forward",           "adopt",         "up-to-date", "downgrade-blocked",
 	    "candidate-missing", "no-candidates", "suspended",  "override",
-	    "registry",          "git",           "config",     "no-markers"};
+	    "registry",          "git",           "config",     "no-markers",
+	    "created-unknown",   "created-equal"};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }

@@ -3,6 +3,7 @@
  * marker (guard_decide, manifest HEAD, guard_confirm) and commit. The commit's edit callback
  * re-reads the markers and decides again on whatever head it is given, so a value is only
  * ever written forward of what is committed at that moment. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "imageguard/buf.h"
+#include "imageguard/buildtime.h"
 #include "imageguard/commitmsg.h"
 #include "imageguard/config.h"
 #include "imageguard/error.h"
@@ -54,6 +56,7 @@ struct pass {
 	bool *policy_marked;      /* per config policy: a marker names it */
 	struct head *heads;
 	size_t heads_len, heads_cap;
+	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
 	struct report *report;
 	char *git_failure; /* the first automation that could not be read, or NULL */
 };
@@ -66,6 +69,8 @@ struct decided {
 	struct guard_input in;
 	struct guard_decision d;
 	char *new_value; /* owned; what to write, NULL: nothing */
+	/* borrowed from pass->buildtimes; set when the guard compared build times */
+	const struct guard_created *cur_created, *cand_created;
 };
 
 struct autorun {
@@ -302,6 +307,7 @@ static void fill_input(struct autorun *ar, struct decided *it, const struct mark
 	in->current_tag = it->current_tag;
 	in->current_digest = it->current_digest;
 	in->digest_mode = digest_mode(m, pol->reflect);
+	in->tracked_tag = pol->kind == CONFIG_POLICY_DIGEST ? pol->digest_tag : NULL;
 }
 
 /* `repo:tag[@digest]`, `tag`, `digest` or `repo`: the value a writing decision puts at m. */
@@ -369,6 +375,25 @@ static void settle_name(struct decided *it, const struct marker *m, const struct
 	}
 }
 
+/* A digest-tracked policy's moved digest: the build times of the committed and the new image
+ * decide (guard_confirm_created). */
+static int confirm_created(struct pass *p, struct decided *it)
+{
+	const struct config_policy *pol = &p->cfg->policies[it->policy];
+	size_t repo = p->policy_repo[it->policy];
+	struct registry_target t;
+
+	assert(it->current_digest);
+	scan_target(&t, &p->scans[repo]);
+	if (buildtime_get(&it->cur_created, p->buildtimes, p->client, &t, repo, it->current_digest,
+	                  pol->digest_platform) < 0 ||
+	    buildtime_get(&it->cand_created, p->buildtimes, p->client, &t, repo, it->d.digest,
+	                  pol->digest_platform) < 0)
+		return IG_EFAIL;
+	guard_confirm_created(&it->d, &it->in, it->cur_created, it->cand_created);
+	return 0;
+}
+
 static int decide_one(struct autorun *ar, struct decided *it)
 {
 	struct pass *p = ar->p;
@@ -384,10 +409,13 @@ static int decide_one(struct autorun *ar, struct decided *it)
 	if (guard_decide(&it->d, &it->in, &err) < 0)
 		return IG_EFAIL;
 	if (it->d.needs_confirmation) {
-		if (!(h = head_of(p, p->policy_repo[it->policy], it->d.candidate)))
+		if (!(h = head_of(p, p->policy_repo[it->policy],
+		                  guard_confirm_ref(&it->d, &it->in))))
 			return IG_EFAIL;
 		guard_confirm(&it->d, &it->in, h->result, h->digest, h->error);
 	}
+	if (it->d.needs_created && confirm_created(p, it) < 0)
+		return IG_EFAIL;
 	settle_name(it, m, pol);
 	if (guard_writes(&it->d) && (rc = new_value(&it->new_value, it, m, pol)) < 0) {
 		if (rc != IG_EINVALID)
@@ -763,7 +791,10 @@ static int report_marker(struct autorun *ar, const struct decided *d)
 	    report_set(&it->candidate, *d->d.candidate ? d->d.candidate : NULL) < 0 ||
 	    report_set(&it->digest, *d->d.digest ? d->d.digest : NULL) < 0 ||
 	    report_set(&it->commit, wrote ? ar->commit : NULL) < 0 ||
-	    report_set(&it->message, *d->d.message ? d->d.message : NULL) < 0)
+	    report_set(&it->message, *d->d.message ? d->d.message : NULL) < 0 ||
+	    report_set(&it->current_digest, d->current_digest) < 0 ||
+	    report_set_created(&it->current_created, d->cur_created) < 0 ||
+	    report_set_created(&it->candidate_created, d->cand_created) < 0)
 		return IG_EFAIL;
 	count_decision(p, it);
 	return 0;
@@ -881,7 +912,8 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->policy_repo = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(size_t));
 	p->policy_marked = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(bool));
 	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(*p->autoruns));
-	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns)
+	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns ||
+	    buildtime_new(&p->buildtimes) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	for (size_t i = 0; i < cfg->repositories_len; i++)
 		p->scans[i].repo = &cfg->repositories[i];
@@ -908,6 +940,7 @@ static void pass_release(struct pass *p)
 		free(p->heads[i].error);
 	}
 	free(p->heads);
+	buildtime_free(p->buildtimes);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++)
 		autorun_release(&p->autoruns[i]);
 	free(p->autoruns);

@@ -555,6 +555,145 @@ done:
 	return error;
 }
 
+/* ---- image configs ---- */
+
+#define MAX_CONFIG (8u << 20)
+#define MAX_INDEX_DEPTH 3 /* an index of indexes is legal; a loop of them is not */
+
+/* True when body hashes to digest ("sha256:<hex>" or "sha512:<hex>"). */
+static bool body_matches(const struct buf *body, const char *digest)
+{
+	const char *colon = strchr(digest, ':');
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char algo[16], hexd[2 * EVP_MAX_MD_SIZE + 1];
+	const EVP_MD *type;
+	unsigned n = 0;
+
+	if (!colon || colon - digest >= (long)sizeof(algo))
+		return false;
+	memcpy(algo, digest, (size_t)(colon - digest));
+	algo[colon - digest] = '\0';
+	if (strcmp(algo, "sha256") != 0 && strcmp(algo, "sha512") != 0)
+		return false;
+	if (!(type = EVP_get_digestbyname(algo)) ||
+	    EVP_Digest(body->data ? body->data : "", body->len, md, &n, type, NULL) != 1)
+		return false;
+	hex(hexd, md, n);
+	return strcmp(hexd, colon + 1) == 0;
+}
+
+/* GET /v2/<repo>/<kind>/<digest> into r, 200 and matching its digest. */
+static int get_by_digest(struct http_response *r, struct call *k, const char *kind,
+                         const char *digest, size_t max, struct error *err)
+{
+	struct buf url = BUF_INIT, what = BUF_INIT;
+	int error;
+
+	if (buf_printf(&url, "%s/v2/%s/%s/%s", k->base, k->t->ref->repository, kind, digest) < 0 ||
+	    buf_printf(&what, "%s '%s'", strcmp(kind, "blobs") ? "manifest" : "config blob",
+	               digest) < 0) {
+		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
+		goto done;
+	}
+	error = request(r, k, "GET", url.data, strcmp(kind, "blobs") ? manifest_accept : NULL, max,
+	                err);
+	if (error == IG_ETOOBIG)
+		error_set(err, error, "registry '%s': %s: larger than %zu bytes", k->name,
+		          what.data, max);
+	if (error < 0)
+		goto done;
+	if (r->status != 200)
+		error = status_error(k, r, what.data, err);
+	else if (!body_matches(&r->body, digest))
+		error = error_set(err, IG_EINVALID,
+		                  "registry '%s': %s: the body does not match "
+		                  "its digest",
+		                  k->name, what.data);
+done:
+	buf_release(&url);
+	buf_release(&what);
+	return error;
+}
+
+/* From the manifest `digest` down to the config descriptor, through indexes. *found false
+ * (and out->why) when an index has no entry for the platform. */
+static int config_descriptor(struct imageconfig_ref *ref, bool *found, struct call *k,
+                             const char *digest, const char *platform,
+                             struct imageconfig_created *out, struct error *err)
+{
+	struct http_response r = HTTP_RESPONSE_INIT;
+	char current[IMAGECONFIG_DIGEST_MAX + 1];
+	int error = 0;
+
+	*found = true;
+	snprintf(current, sizeof(current), "%s", digest);
+	for (int depth = 0;; depth++) {
+		if (depth >= MAX_INDEX_DEPTH) {
+			error =
+			    error_set(err, IG_EINVALID,
+			              "registry '%s': manifest '%s': indexes nested deeper than %d",
+			              k->name, digest, MAX_INDEX_DEPTH);
+			break;
+		}
+		if ((error = get_by_digest(&r, k, "manifests", current, MAX_MANIFEST, err)) < 0)
+			break;
+		error = imageconfig_manifest(ref, &r.body, platform, err);
+		if (error == IG_ENOTFOUND) {
+			*found = false;
+			snprintf(out->why, sizeof(out->why), "%.150s", err->msg);
+			error_clear(err);
+			error = 0;
+			break;
+		}
+		if (error < 0) {
+			error_prefix(err, "registry '%s': manifest '%s'", k->name, current);
+			break;
+		}
+		if (!ref->is_index)
+			break;
+		memcpy(current, ref->digest, sizeof(current));
+	}
+	http_response_release(&r);
+	return error;
+}
+
+int registry_image_created(struct imageconfig_created *out, struct registry_client *c,
+                           const struct registry_target *t, const char *digest,
+                           const char *platform, struct error *err)
+{
+	struct http_response r = HTTP_RESPONSE_INIT;
+	struct imageconfig_ref ref;
+	bool found;
+	struct call k;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = call_init(&k, c, t, err)) < 0)
+		return error;
+	if (!imageref_is_valid_digest(digest, strlen(digest)) ||
+	    strlen(digest) > IMAGECONFIG_DIGEST_MAX) {
+		error = error_set(err, IG_EINVALID, "registry '%s': '%.140s' is not a digest",
+		                  k.name, digest);
+		goto done;
+	}
+	if ((error = config_descriptor(&ref, &found, &k, digest, platform, out, err)) < 0 || !found)
+		goto done;
+	if (ref.size > (int64_t)MAX_CONFIG) {
+		error = error_set(err, IG_ETOOBIG,
+		                  "registry '%s': config blob '%s': %lld bytes, more than %u",
+		                  k.name, ref.digest, (long long)ref.size, MAX_CONFIG);
+		goto done;
+	}
+	if ((error = get_by_digest(&r, &k, "blobs", ref.digest, MAX_CONFIG, err)) < 0)
+		goto done;
+	if ((error = imageconfig_created(out, &r.body, err)) < 0)
+		error_prefix(err, "registry '%s': config blob '%s'", k.name, ref.digest);
+done:
+	http_response_release(&r);
+	call_release(&k);
+	return error;
+}
+
 int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
 			    struct error *err)
 {

@@ -7,6 +7,7 @@
 #include "imageguard/audit.h"
 #include "imageguard/buf.h"
 #include "imageguard/error.h"
+#include "imageguard/imageconfig.h"
 #include "imageguard/report.h"
 #include "imageguard/strvec.h"
 
@@ -37,6 +38,16 @@ int report_set(char **field, const char *s)
 	return 0;
 }
 
+int report_set_created(char **field, const struct guard_created *c)
+{
+	char text[48];
+
+	if (!c || c->state != GUARD_CREATED_KNOWN)
+		return report_set(field, NULL);
+	imageconfig_format_time(text, sizeof(text), &c->time);
+	return report_set(field, text);
+}
+
 void report_release(struct report *r)
 {
 	for (size_t i = 0; i < r->len; i++) {
@@ -50,6 +61,9 @@ void report_release(struct report *r)
 		free(it->digest);
 		free(it->commit);
 		free(it->message);
+		free(it->current_digest);
+		free(it->current_created);
+		free(it->candidate_created);
 	}
 	free(r->items);
 	memset(r, 0, sizeof(*r));
@@ -85,7 +99,11 @@ static int text_line(struct buf *out, const struct report_item *it)
 	}
 	if (error == 0 && it->commit)
 		error = buf_printf(out, " commit %.12s", it->commit);
-	if (error == 0 && it->message && it->decision == GUARD_ERROR)
+	/* errors, and a digest-tracked policy's hold (which builds, created when) explain */
+	if (error == 0 && it->message &&
+	    (it->decision == GUARD_ERROR ||
+	     (it->decision == GUARD_HOLD && it->reason != GUARD_OVERRIDE &&
+	      it->reason != GUARD_CANDIDATE_MISSING)))
 		error = buf_printf(out, ": %s", it->message);
 	if (error == 0)
 		error = buf_puts(out, "\n");
@@ -136,6 +154,12 @@ static json_t *item_json(const struct report_item *it)
 		json_object_set_new(o, "commit", json_string(it->commit));
 	if (it->message)
 		json_object_set_new(o, "message", json_string(it->message));
+	if (it->current_digest)
+		json_object_set_new(o, "current_digest", json_string(it->current_digest));
+	if (it->current_created)
+		json_object_set_new(o, "current_created", json_string(it->current_created));
+	if (it->candidate_created)
+		json_object_set_new(o, "candidate_created", json_string(it->candidate_created));
 	return o;
 }
 
@@ -191,6 +215,11 @@ int report_audit(struct audit *a, const struct report *r, struct error *err)
 			rec.message = it->message;
 		else if (it->reason == GUARD_OVERRIDE)
 			rec.rollback_reason = it->message;
+		else if (it->decision == GUARD_HOLD && it->reason != GUARD_CANDIDATE_MISSING)
+			rec.message = it->message; /* a digest-tracked policy's hold: both builds */
+		rec.current_digest = it->current_digest;
+		rec.current_created = it->current_created;
+		rec.candidate_created = it->candidate_created;
 		error = audit_write(a, &rec, err);
 		strvec_release(&w);
 	}

@@ -62,6 +62,9 @@ START_TEST(records)
 	r.warnings = &warnings;
 	r.file = "apps/a.yaml";
 	r.line = 7;
+	r.current_digest = "sha256:a";
+	r.current_created = "2026-01-03T00:00:00Z";
+	r.candidate_created = "2026-01-01T00:00:00Z";
 	for (int pass = 0; pass < 2; pass++) {
 		ck_assert_int_eq(audit_open(&a, path, pass == 1, &err), 0);
 		ck_assert_int_eq(audit_write(a, &r, &err), 0);
@@ -85,6 +88,11 @@ START_TEST(records)
 	                 "current-missing");
 	ck_assert(json_is_null(json_object_get(o, "commit")));
 	ck_assert_ptr_null(json_object_get(o, "tags"));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "current_digest")), "sha256:a");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "current_created")),
+	                 "2026-01-03T00:00:00Z");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "candidate_created")),
+	                 "2026-01-01T00:00:00Z");
 	ck_assert_int_eq((int)strlen(json_string_value(json_object_get(o, "time"))), 24);
 	json_decref(o);
 
@@ -98,6 +106,7 @@ START_TEST(records)
 	ck_assert(json_is_null(json_object_get(o, "tag_count")));
 	ck_assert(json_is_null(json_object_get(o, "tags")));
 	ck_assert_int_eq(json_array_size(json_object_get(o, "warnings")), 0);
+	ck_assert_ptr_null(json_object_get(o, "current_created")); /* only when set */
 	json_decref(o);
 	ck_assert_ptr_null(
 	    strchr(strchr(strchr(strchr(text.data, '\n') + 1, '\n') + 1, '\n') + 1, '\n'));

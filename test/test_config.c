@@ -107,6 +107,10 @@ struct expect {
 	"spec:\n"                                       /* 12 */                  \
 	"  imageRepositoryRef:\n"                       /* 13 */                  \
 	"    name: app\n"                               /* 14 */
+#define IG_DIGEST_HEAD \
+	"apiVersion: imageguard.io/v1alpha1\nkind: ImageRepository\nmetadata:\n  name: app\n" \
+	"spec:\n  image: ghcr.io/acme/app\n---\napiVersion: imageguard.io/v1alpha1\n" \
+	"kind: ImagePolicy\nmetadata:\n  name: app\n" /* 11 */
 #define SEMVER_ANY                                                                \
 	"  policy:\n"                                   /* 15 */                  \
 	"    semver:\n"                                 /* 16 */                  \
@@ -237,6 +241,39 @@ static const struct snippet {
 	 {{2, "apiVersion 'image.toolkit.fluxcd.io/v1alpha1' is not supported"}}},
 	{"imageguard unknown kind", "apiVersion: imageguard.io/v1alpha1\nkind: Guard\n", {{0}},
 	 {{2, "kind 'Guard' is not an imageguard kind"}}},
+	{"digest policy platform",
+	 IG_DIGEST_HEAD "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
+			"      tag: latest\n      platform: linux/arm64/v8\n",
+	 {{0}},
+	 {{0}}},
+	{"digest policy bad platform",
+	 IG_DIGEST_HEAD "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
+			"      tag: latest\n      platform: arm64\n", /* 18 */
+	 {{18, "'spec.policy.digest.platform': 'arm64' is not os/arch[/variant]"}},
+	 {{0}}},
+	{"digest policy rollback to a digest",
+	 IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: \"sha256:"
+			"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n"
+			"    imageguard.io/rollback-reason: bad build\n"
+			"spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
+			"      tag: latest\n",
+	 {{0}},
+	 {{0}}},
+	{"digest policy rollback to a tag",
+	 IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: v1.2.3\n" /* 13 */
+			"    imageguard.io/rollback-reason: bad build\n"
+			"spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
+			"      tag: latest\n",
+	 {{13, "'v1.2.3' is not a digest"}},
+	 {{0}}},
+	{"semver policy rollback to a digest",
+	 IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: \"sha256:"
+			"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n" /* 13 */
+			"    imageguard.io/rollback-reason: bad build\n"
+			"spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    semver:\n"
+			"      range: '>=1.0.0'\n",
+	 {{13, "is not a valid tag"}},
+	 {{0}}},
 	{"digest policy needs imageguard apiVersion",
 	 REPO POLICY_HEAD POLICY_REF "  policy:\n"
 				     "    digest:\n" /* 16 */

@@ -13,7 +13,7 @@
 #define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define D2 "sha256:2222222222222222222222222222222222222222222222222222222222222222"
 
-enum pol { SEMVER, NUMERICAL, ALPHA, STAMPED, NARROW, RAISED, ORDER, NPOL };
+enum pol { SEMVER, NUMERICAL, ALPHA, STAMPED, NARROW, RAISED, ORDER, TRACKED, NPOL };
 
 static struct policy *policies[NPOL];
 
@@ -30,6 +30,8 @@ static void setup(void)
 		[NARROW] = {NULL, NULL, NULL, 0, POLICY_SEMVER, "<2.0.0", true},
 		[RAISED] = {NULL, NULL, NULL, 0, POLICY_SEMVER, ">=2.0.0", true},
 		[ORDER] = {NULL, NULL, NULL, 0, POLICY_SEMVER, ">=0.0.0-0", true},
+		/* policy.digest.tag: latest, as config compiles it */
+		[TRACKED] = {"^latest$", NULL, NULL, 0, POLICY_ALPHABETICAL, NULL, true},
 	};
 	struct error err = ERROR_INIT;
 
@@ -490,6 +492,171 @@ START_TEST(invariants)
 }
 END_TEST
 
+#define D3 "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+#define T1 1767323045L /* 2026-01-02T03:04:05Z */
+
+enum { K = GUARD_CREATED_KNOWN, M = GUARD_CREATED_MISSING, NF = GUARD_CREATED_NOT_FOUND,
+       F = GUARD_CREATED_FAILED };
+
+/* Digest-tracked policies (tracked_tag "latest"): a moved digest goes forward only to a newer
+ * build; an override names a digest. */
+static const struct tracked_row {
+	const char *name;
+	const char *current_tag, *current_digest; /* the marker */
+	enum guard_digest_mode mode;
+	const char *rollback_to;
+	const char *head_digest; /* HEAD answer for guard_confirm_ref */
+	enum guard_head head;
+	bool needs_created; /* after guard_confirm */
+	int cur_state, cand_state;
+	long cur_sec, cur_ns, cand_sec, cand_ns;
+	enum guard_decision_kind d;
+	enum guard_reason r;
+	bool writes;
+	const char *confirm_ref; /* what guard_confirm_ref names */
+	const char *msg;         /* in the message, or NULL */
+} tracked[] = {
+    {"newer build", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K, K, T1, 0,
+     T1 + 86400, 0, GUARD_UPDATE, GUARD_FORWARD, true, "latest", NULL},
+    {"newer by a nanosecond", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K,
+     K, T1, 5, T1, 6, GUARD_UPDATE, GUARD_FORWARD, true, "latest", NULL},
+    {"older build (yesterday's under today's name)", "latest", D2, GUARD_DIGEST_ALWAYS, NULL, D1,
+     GUARD_HEAD_OK, true, K, K, T1 + 86400, 0, T1, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false,
+     "latest", "is older than"},
+    {"older by a nanosecond", "latest", D2, GUARD_DIGEST_ALWAYS, NULL, D1, GUARD_HEAD_OK, true, K,
+     K, T1, 6, T1, 5, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, "latest", NULL},
+    {"equal created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K, K, T1,
+     0, T1, 0, GUARD_HOLD, GUARD_CREATED_EQUAL, false, "latest", "same time"},
+    {"new has no created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K, M,
+     T1, 0, 0, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest", "new '" D2 "'"},
+    {"committed has no created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true,
+     M, K, 0, 0, T1, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest",
+     "committed '" D1 "'"},
+    {"neither has created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, M, M,
+     0, 0, 0, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest", NULL},
+    {"committed gone from the registry", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2,
+     GUARD_HEAD_OK, true, NF, K, 0, 0, T1, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest",
+     "not in the registry"},
+    {"new gone since its HEAD", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K,
+     NF, T1, 0, 0, 0, GUARD_HOLD, GUARD_CANDIDATE_MISSING, false, "latest", NULL},
+    {"reading the new config failed", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK,
+     true, M, F, 0, 0, 0, 0, GUARD_ERROR, GUARD_REGISTRY, false, "latest", "boom"},
+    {"reading the committed config failed", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2,
+     GUARD_HEAD_OK, true, F, NF, 0, 0, 0, 0, GUARD_ERROR, GUARD_REGISTRY, false, "latest",
+     "committed"},
+    /* no created needed */
+    {"same digest", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D1, GUARD_HEAD_OK, false, K, K, 0, 0,
+     0, 0, GUARD_NONE, GUARD_UP_TO_DATE, false, "latest", NULL},
+    {"no digest committed yet: adopt", "latest", NULL, GUARD_DIGEST_ALWAYS, NULL, D2,
+     GUARD_HEAD_OK, false, K, K, 0, 0, 0, 0, GUARD_UPDATE, GUARD_ADOPT, true, "latest", NULL},
+    {"lone digest marker, newer", NULL, D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K,
+     K, T1, 0, T1 + 1, 0, GUARD_UPDATE, GUARD_FORWARD, true, "latest", NULL},
+    {"lone digest marker, older", NULL, D2, GUARD_DIGEST_ALWAYS, NULL, D1, GUARD_HEAD_OK, true, K,
+     K, T1 + 1, 0, T1, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, "latest", NULL},
+    {"lone digest marker, same", NULL, D1, GUARD_DIGEST_ALWAYS, NULL, D1, GUARD_HEAD_OK, false, K,
+     K, 0, 0, 0, 0, GUARD_NONE, GUARD_UP_TO_DATE, false, "latest", NULL},
+    {"IfNotPresent keeps the pinned digest", "latest", D1, GUARD_DIGEST_IF_MISSING, NULL, D2,
+     GUARD_HEAD_OK, false, K, K, 0, 0, 0, 0, GUARD_NONE, GUARD_UP_TO_DATE, false, "latest",
+     NULL},
+    {"tag HEAD 404", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, NULL, GUARD_HEAD_NOT_FOUND, false, K,
+     K, 0, 0, 0, 0, GUARD_HOLD, GUARD_CANDIDATE_MISSING, false, "latest", NULL},
+    /* overrides name a digest: backward allowed, no created compared */
+    {"rollback to an older digest", "latest", D2, GUARD_DIGEST_ALWAYS, D1, D1, GUARD_HEAD_OK, false,
+     K, K, 0, 0, 0, 0, GUARD_ROLLBACK, GUARD_OVERRIDE, true, D1, "incident"},
+    {"rollback from a lone digest marker", NULL, D2, GUARD_DIGEST_ALWAYS, D1, D1, GUARD_HEAD_OK,
+     false, K, K, 0, 0, 0, 0, GUARD_ROLLBACK, GUARD_OVERRIDE, true, D1, NULL},
+    {"rollback: a :tag marker already holds the tag", "latest", NULL, GUARD_DIGEST_NONE, D1, D1,
+     GUARD_HEAD_OK, false, K, K, 0, 0, 0, 0, GUARD_HOLD, GUARD_OVERRIDE, false, "latest", NULL},
+    {"rollback: a :tag marker with another tag", "v1", NULL, GUARD_DIGEST_NONE, D1, D1,
+     GUARD_HEAD_OK, false, K, K, 0, 0, 0, 0, GUARD_ROLLBACK, GUARD_OVERRIDE, true, D1, NULL},
+    {"rollback already there", "latest", D1, GUARD_DIGEST_ALWAYS, D1, D1, GUARD_HEAD_OK, false, K,
+     K, 0, 0, 0, 0, GUARD_HOLD, GUARD_OVERRIDE, false, "latest", NULL},
+    {"rollback digest missing", "latest", D2, GUARD_DIGEST_ALWAYS, D3, NULL, GUARD_HEAD_NOT_FOUND,
+     false, K, K, 0, 0, 0, 0, GUARD_HOLD, GUARD_CANDIDATE_MISSING, false, D3, NULL},
+    {"rollback HEAD answers another digest", "latest", D2, GUARD_DIGEST_ALWAYS, D3, D1,
+     GUARD_HEAD_OK, false, K, K, 0, 0, 0, 0, GUARD_ERROR, GUARD_REGISTRY, false, D3,
+     "answered digest"},
+};
+
+START_TEST(tracked_table)
+{
+	const struct tracked_row *r = &tracked[_i];
+	const char *tags[] = {"latest", "v1", "main"};
+	struct guard_input in = GUARD_INPUT_INIT;
+	struct guard_created cur = {(enum guard_created_state)r->cur_state, {r->cur_sec, r->cur_ns},
+	                            "boom"};
+	struct guard_created cand = {(enum guard_created_state)r->cand_state,
+	                             {r->cand_sec, r->cand_ns}, "boom"};
+	struct guard_decision d;
+
+	in.policy = policies[TRACKED];
+	in.listing_ok = true;
+	in.tags = tags;
+	in.tags_len = 3;
+	in.current_tag = r->current_tag;
+	in.current_digest = r->current_digest;
+	in.digest_mode = r->mode;
+	in.tracked_tag = "latest";
+	in.rollback_to = r->rollback_to;
+	in.rollback_reason = r->rollback_to ? "incident 42" : NULL;
+	in.now = NOW;
+	ck_assert_int_eq(guard_decide(&d, &in, NULL), 0);
+	ck_assert_str_eq(d.candidate, "latest");
+	if (d.needs_confirmation) {
+		ck_assert_str_eq(guard_confirm_ref(&d, &in), r->confirm_ref);
+		guard_confirm(&d, &in, r->head, r->head_digest, NULL);
+	}
+	ck_assert_msg(d.needs_created == r->needs_created, "%s: needs_created %d", r->name,
+	              d.needs_created);
+	if (d.needs_created)
+		ck_assert_msg(!guard_writes(&d), "%s: writes before created is settled", r->name);
+	guard_confirm_created(&d, &in, &cur, &cand);
+	ck_assert_msg(!d.needs_created, "%s", r->name);
+	ck_assert_msg(d.decision == r->d && d.reason == r->r, "%s: got %s/%s (%s)", r->name,
+	              guard_decision_name(d.decision), guard_reason_name(d.reason), d.message);
+	ck_assert_msg(guard_writes(&d) == r->writes, "%s: writes %d", r->name, guard_writes(&d));
+	ck_assert_msg(!guard_writes(&d) || d.write_digest || r->mode == GUARD_DIGEST_NONE,
+	              "%s: writes without its digest", r->name);
+	if (r->writes && r->head_digest)
+		ck_assert_str_eq(d.digest, r->head_digest);
+	if (r->msg)
+		ck_assert_msg(strstr(d.message, r->msg) != NULL, "%s: message '%s'", r->name,
+		              d.message);
+}
+END_TEST
+
+/* Holds name both digests and both times, to the nanosecond. */
+START_TEST(tracked_message)
+{
+	const char *tags[] = {"latest"};
+	struct guard_input in = GUARD_INPUT_INIT;
+	struct guard_created cur = {GUARD_CREATED_KNOWN, {T1 + 86400, 500000000}, NULL};
+	struct guard_created cand = {GUARD_CREATED_KNOWN, {T1, 0}, NULL};
+	struct guard_decision d;
+
+	in.policy = policies[TRACKED];
+	in.listing_ok = true;
+	in.tags = tags;
+	in.tags_len = 1;
+	in.current_tag = "latest";
+	in.current_digest = D2;
+	in.digest_mode = GUARD_DIGEST_ALWAYS;
+	in.tracked_tag = "latest";
+	guard_decide(&d, &in, NULL);
+	guard_confirm(&d, &in, GUARD_HEAD_OK, D1, NULL);
+	guard_confirm_created(&d, &in, &cur, &cand);
+	ck_assert_str_eq(d.message, "new '" D1 "' (created 2026-01-02T03:04:05Z) is older than "
+	                            "committed '" D2 "' (created 2026-01-03T03:04:05.5Z)");
+	/* a decision that does not need created is left alone */
+	d.needs_created = false;
+	d.decision = GUARD_UPDATE;
+	guard_confirm_created(&d, &in, &cur, &cand);
+	ck_assert_int_eq(d.decision, GUARD_UPDATE);
+	ck_assert_str_eq(guard_reason_name(GUARD_CREATED_UNKNOWN), "created-unknown");
+	ck_assert_str_eq(guard_reason_name(GUARD_CREATED_EQUAL), "created-equal");
+}
+END_TEST
+
 /* The incident end to end at the decision level: forward, stale list, fresh list. */
 START_TEST(incident)
 {
@@ -539,6 +706,8 @@ static Suite *guard_suite(void)
 	tcase_add_test(tc, names);
 	tcase_add_test(tc, invariants);
 	tcase_add_test(tc, incident);
+	tcase_add_loop_test(tc, tracked_table, 0, sizeof(tracked) / sizeof(tracked[0]));
+	tcase_add_test(tc, tracked_message);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -13,6 +13,7 @@
 
 #include "imageguard/creds.h"
 #include "imageguard/error.h"
+#include "imageguard/imageconfig.h"
 #include "imageguard/imageref.h"
 #include "imageguard/registry.h"
 #include "support/fixture.h"
@@ -306,6 +307,82 @@ START_TEST(retry_after)
 }
 END_TEST
 
+/* Pushes repo:tag with the given created ("none": no field) through registry.py; arm64 set
+ * makes a multi-arch index whose arm64 image has that created. */
+static void push_created(char digest[128], const char *repo, const char *tag, const char *created,
+                         const char *arm64)
+{
+	char script[512], url[256];
+	const char *src = getenv("IMAGEGUARD_SRC");
+	const char *argv[16] = {
+	    "/usr/bin/python3", script, "push", "--url", url, "--repo", repo, "--tag", tag,
+	    "--created",        created};
+	struct buf out = BUF_INIT;
+	size_t n = 11;
+
+	snprintf(script, sizeof(script), "%s/test/fixtures/registry.py", src && *src ? src : ".");
+	snprintf(url, sizeof(url), "http://%s", reg.host);
+	if (arm64) {
+		argv[n++] = "--multi-arch";
+		argv[n++] = "--arm64-created";
+		argv[n++] = arm64;
+	}
+	argv[n] = NULL;
+	ck_assert_int_eq(fixture_run(&out, argv), 0);
+	ck_assert_ptr_nonnull(out.data);
+	snprintf(digest, 128, "%.*s", (int)strcspn(out.data, "\n"), out.data);
+	buf_release(&out);
+}
+
+START_TEST(image_created)
+{
+	struct ctx x;
+	struct imageconfig_created c;
+	char plain[128], none[128], multi[128], epoch[128];
+
+	ctx_init(&x, reg.host, "team/created");
+	push_created(plain, "team/created", "plain", "2026-01-02T03:04:05.5+00:00", NULL);
+	push_created(none, "team/created", "none", "none", NULL);
+	push_created(epoch, "team/created", "epoch", "1970-01-01T00:00:00Z", NULL);
+	push_created(multi, "team/created", "multi", "2026-03-01T00:00:00Z",
+	             "2026-04-01T00:00:00Z");
+
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, plain, NULL, &x.err), 0);
+	ck_assert(c.known);
+	ck_assert_int_eq((long long)c.time.tv_sec, 1767323045LL);
+	ck_assert_int_eq(c.time.tv_nsec, 500000000L);
+
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, none, NULL, &x.err), 0);
+	ck_assert(!c.known);
+	ck_assert_msg(strstr(c.why, "no 'created'") != NULL, "%s", c.why);
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, epoch, NULL, &x.err), 0);
+	ck_assert(!c.known);
+	ck_assert_msg(strstr(c.why, "placeholder") != NULL, "%s", c.why);
+
+	/* an index: linux/amd64 by default, or the platform asked for */
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, multi, NULL, &x.err), 0);
+	ck_assert(c.known);
+	ck_assert_int_eq((long long)c.time.tv_sec, 1772323200LL);
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, multi, "linux/arm64", &x.err), 0);
+	ck_assert(c.known);
+	ck_assert_int_eq((long long)c.time.tv_sec, 1775001600LL);
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, multi, "linux/s390x", &x.err), 0);
+	ck_assert(!c.known);
+	ck_assert_msg(strstr(c.why, "no linux/s390x entry") != NULL, "%s", c.why);
+
+	/* a digest the registry does not have, and one that is not a digest */
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t,
+	                                        "sha256:00000000000000000000000000000000000000"
+	                                        "00000000000000000000000000",
+	                                        NULL, &x.err),
+	                 IG_ENOTFOUND);
+	ck_assert_msg(strstr(x.err.msg, "manifest 'sha256:0000") != NULL, "%s", x.err.msg);
+	ck_assert_int_eq(registry_image_created(&c, x.c, &x.t, "latest", NULL, &x.err),
+	                 IG_EINVALID);
+	ctx_release(&x);
+}
+END_TEST
+
 /* The body parsers without a peer: OCI error bodies become one line (control characters from
  * the registry were echoed into messages, found by fuzz_ocierror), tag-list pages. */
 static const struct {
@@ -374,6 +451,7 @@ int main(void)
 	tcase_add_test(tc, digest_from_body);
 	tcase_add_test(tc, token_cached_and_renewed);
 	tcase_add_test(tc, retry_after);
+	tcase_add_test(tc, image_created);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bodies");
 	tcase_add_loop_test(tc, oci_error_bodies, 0, sizeof(oci_bodies) / sizeof(oci_bodies[0]));

@@ -26,6 +26,12 @@ static const struct {
      GUARD_ROLLBACK, GUARD_OVERRIDE, GUARD_WARN_CURRENT_MISSING | GUARD_WARN_OVERRIDE_LAPSED,
      "ns/p a.yaml:7 v1 -> v0 rollback/override [current-missing,override-lapsed] commit "
      "0123456789ab\n"},
+    {"a.yaml", "latest", "latest", NULL, "new 'sha256:b' (created 2026-01-01T00:00:00Z) is older",
+     GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, 0,
+     "ns/p a.yaml:7 latest -> latest hold/downgrade-blocked: new 'sha256:b' (created "
+     "2026-01-01T00:00:00Z) is older\n"},
+    {"a.yaml", "v1", "v1", NULL, "bad release", GUARD_HOLD, GUARD_OVERRIDE, 0,
+     "ns/p a.yaml:7 v1 -> v1 hold/override\n"},
     {NULL, NULL, NULL, NULL, NULL, GUARD_NONE, GUARD_NO_MARKERS, 0, "ns/p - none/no-markers\n"},
 };
 
@@ -71,18 +77,48 @@ START_TEST(json)
 	ck_assert_int_eq(report_json(&out, &r), 0);
 	a = json_loads(out.data, 0, &je);
 	ck_assert_ptr_nonnull(a);
-	ck_assert_int_eq(json_array_size(a), 5);
+	ck_assert_int_eq(json_array_size(a), 7);
 	o = json_array_get(a, 1);
 	ck_assert_str_eq(json_string_value(json_object_get(o, "decision")), "hold");
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(o, "warnings"), 0)),
 	                 "current-missing");
 	ck_assert_int_eq(json_integer_value(json_object_get(o, "line")), 7);
 	ck_assert_ptr_null(json_object_get(o, "commit"));
-	o = json_array_get(a, 4);
+	ck_assert_ptr_null(json_object_get(o, "current_created"));
+	o = json_array_get(a, 6);
 	ck_assert(json_is_null(json_object_get(o, "file")));
 	ck_assert(json_is_null(json_object_get(o, "line")));
 	ck_assert_str_eq(json_string_value(json_object_get(o, "reason")), "no-markers");
 	ck_assert_int_eq(json_array_size(json_object_get(o, "warnings")), 0);
+	json_decref(a);
+	buf_release(&out);
+	report_release(&r);
+}
+END_TEST
+
+/* Digest-tracked decisions carry the committed digest and both build times. */
+START_TEST(created_fields)
+{
+	struct report r = REPORT_INIT;
+	struct report_item *it;
+	struct buf out = BUF_INIT;
+	struct guard_created known = {GUARD_CREATED_KNOWN, {1767323045, 250000000}, NULL};
+	struct guard_created missing = {GUARD_CREATED_MISSING, {0, 0}, "no 'created'"};
+	json_t *a, *o;
+
+	ck_assert_int_eq(report_add(&it, &r), 0);
+	ck_assert_int_eq(report_set(&it->policy, "ns/p"), 0);
+	ck_assert_int_eq(report_set(&it->current_digest, "sha256:a"), 0);
+	ck_assert_int_eq(report_set_created(&it->current_created, &known), 0);
+	ck_assert_int_eq(report_set_created(&it->candidate_created, &missing), 0);
+	ck_assert_ptr_null(it->candidate_created);
+	ck_assert_int_eq(report_json(&out, &r), 0);
+	a = json_loads(out.data, 0, NULL);
+	o = json_array_get(a, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "current_digest")), "sha256:a");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "current_created")),
+	                 "2026-01-02T03:04:05.25Z");
+	ck_assert_ptr_null(json_object_get(o, "candidate_created"));
 	json_decref(a);
 	buf_release(&out);
 	report_release(&r);
@@ -98,6 +134,7 @@ int main(void)
 
 	tcase_add_loop_test(tc, text, 0, sizeof(items) / sizeof(items[0]));
 	tcase_add_test(tc, json);
+	tcase_add_test(tc, created_fields);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

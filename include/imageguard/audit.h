@@ -24,6 +24,9 @@ struct audit_record {
 	const char *commit, *digest;
 	const char *message;         /* error text, or NULL */
 	const char *rollback_reason; /* the override's reason while one is in force, or NULL */
+	/* Written only when set: the digest committed at the marker, and for digest-tracked
+	 * policies the config `created` of the committed and the new image (RFC3339). */
+	const char *current_digest, *current_created, *candidate_created;
 };
 
 struct audit;

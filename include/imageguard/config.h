@@ -80,7 +80,8 @@ enum config_reflect { CONFIG_REFLECT_NEVER, CONFIG_REFLECT_IF_NOT_PRESENT, CONFI
 
 /* The rollback override of CONTRACT §7 (annotations of an ImagePolicy). */
 struct config_override {
-	char *tag;    /* owned; imageguard.io/rollback-to, NULL: no override */
+	char *tag;    /* owned; imageguard.io/rollback-to, NULL: no override; a digest for
+	                 kind DIGEST, a tag otherwise */
 	char *reason; /* owned; imageguard.io/rollback-reason, never NULL when tag is set */
 	bool has_until;
 	time_t until; /* imageguard.io/rollback-until (RFC3339), with has_until */
@@ -93,10 +94,13 @@ struct config_policy {
 	size_t repo_ref_line;      /* line of spec.imageRepositoryRef, for messages */
 	const struct config_repository *repository; /* borrowed; resolved, never NULL */
 	enum config_policy_kind kind;
-	char *pattern, *extract;     /* owned; spec.filterTags, NULL when absent */
-	char *range;                 /* owned; policy.semver.range (kind SEMVER) */
-	bool ascending;              /* numerical/alphabetical order (default asc) */
-	char *digest_tag;            /* owned; policy.digest.tag (kind DIGEST) */
+	char *pattern, *extract; /* owned; spec.filterTags, NULL when absent */
+	char *range;             /* owned; policy.semver.range (kind SEMVER) */
+	bool ascending;          /* numerical/alphabetical order (default asc) */
+	char *digest_tag;        /* owned; policy.digest.tag (kind DIGEST) */
+	/* owned; policy.digest.platform "os/arch[/variant]" whose image config an index's
+	 * `created` is read from (kind DIGEST); NULL: linux/amd64 */
+	char *digest_platform;
 	enum config_reflect reflect; /* digestReflectionPolicy; kind DIGEST: Always unless set */
 	bool suspend;
 	struct config_override override;

@@ -26,7 +26,11 @@ enum guard_reason {
 	GUARD_REGISTRY,          /* error: listing or HEAD failed */
 	GUARD_GIT,               /* error: set by the caller (guard_fail) */
 	GUARD_CONFIG,            /* error: no compiled policy, or set by the caller */
-	GUARD_NO_MARKERS         /* none: a policy without marker (set by the caller) */
+	GUARD_NO_MARKERS,        /* none: a policy without marker (set by the caller) */
+	/* Digest-tracked policies (tracked_tag), after guard_confirm_created: */
+	GUARD_CREATED_UNKNOWN, /* hold: the committed or the new image has no usable `created`,
+	                          or the committed digest is gone from the registry */
+	GUARD_CREATED_EQUAL    /* hold: both images claim the same `created`: no order */
 };
 
 /* Warnings are bits; several may be set. */
@@ -78,12 +82,21 @@ struct guard_input {
 	 * this order decides instead, so a narrowed range holds (downgrade-blocked) rather than
 	 * adopting a lower version. NULL: INCOMPARABLE means adopt. */
 	const struct policy *order_policy;
+
+	/* Digest-tracked policy (policy.digest.tag): the one tag it follows, else NULL. Then
+	 *  - a marker without tag (a lone `:digest`) counts as holding this tag;
+	 *  - a digest changed under ALWAYS is a move only towards a newer image: guard_confirm
+	 *    leaves it pending (needs_created) until guard_confirm_created compares the config
+	 *    `created` of current_digest and of the new digest;
+	 *  - rollback_to is a digest (config guarantees it): held when current_digest equals it,
+	 *    else rolled back to after a HEAD of that digest (guard_confirm_ref). */
+	const char *tracked_tag;
 };
 
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
 		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE, NULL                                                  \
+		    NULL, GUARD_DIGEST_NONE, NULL, NULL                                            \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
@@ -106,6 +119,10 @@ struct guard_decision {
 	/* After guard_confirm: write `digest` along with the tag (digest_mode allows it and the
 	 * tag changed, the marker has none, or it changed under ALWAYS). */
 	bool write_digest;
+	/* Set by guard_confirm for a digest-tracked policy whose digest moved: the caller must
+	 * read the `created` of in->current_digest and of d->digest and call
+	 * guard_confirm_created before acting. */
+	bool needs_created;
 };
 
 /* Decides one marker from the input, in this order: suspended; failed listing (error/
@@ -136,17 +153,47 @@ enum guard_head {
 void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
                    const char *digest, const char *head_error);
 
+/* What the caller must HEAD to confirm d: the rollback digest for a digest-tracked policy's
+ * rollback, else d->candidate. Borrowed from d or in. */
+const char *guard_confirm_ref(const struct guard_decision *d, const struct guard_input *in);
+
+/* What the caller learnt of one image's config `created` (registry_image_created). */
+enum guard_created_state {
+	GUARD_CREATED_KNOWN,     /* time is the config's `created` */
+	GUARD_CREATED_MISSING,   /* no usable `created` (absent, placeholder, platform absent) */
+	GUARD_CREATED_NOT_FOUND, /* the manifest or config blob is 404 */
+	GUARD_CREATED_FAILED     /* anything else: transport, auth, a body that does not parse */
+};
+
+struct guard_created {
+	enum guard_created_state state;
+	struct timespec time; /* with KNOWN */
+	const char *detail;   /* borrowed, one line or NULL: why it is missing, or the error */
+};
+
+/* Settles a decision that needs_created (does nothing otherwise), forward only by build time:
+ * candidate newer than current stays update/forward; older is hold/downgrade-blocked; equal
+ * hold/created-equal; a MISSING on either side or the committed image NOT_FOUND is
+ * hold/created-unknown; the new image NOT_FOUND hold/candidate-missing; FAILED on either side
+ * error/registry. Every hold and error carries a message naming both digests and times.
+ * in must be the input given to guard_decide. */
+void guard_confirm_created(struct guard_decision *d, const struct guard_input *in,
+                           const struct guard_created *current,
+                           const struct guard_created *candidate);
+
 /* Sets d to decision error with reason (GUARD_GIT, GUARD_CONFIG, GUARD_REGISTRY) and a
  * printf message, keeping candidate and warnings; for the caller's own failures. */
 void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* True when d, after confirmation, asks for a commit (update or rollback). */
+/* True when d, after every confirmation it asked for, asks for a commit (update or
+ * rollback). */
 bool guard_writes(const struct guard_decision *d);
 
 /* Stable names: "update", "none", "hold", "rollback", "error"; "forward", "adopt",
  * "up-to-date", "downgrade-blocked", "candidate-missing", "no-candidates", "suspended",
- * "override", "registry", "git", "config", "no-markers"; "current-missing",
+ * "override", "registry", "git", "config", "no-markers", "created-unknown", "created-equal";
+ * "current-missing",
  * "override-lapsed" (one warning bit). Static storage; "unknown" for other values. */
 const char *guard_decision_name(enum guard_decision_kind d);
 const char *guard_reason_name(enum guard_reason r);

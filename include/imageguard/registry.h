@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "imageguard/imageconfig.h"
 #include "imageguard/strvec.h"
 
 struct error;
@@ -65,6 +66,18 @@ void registry_listing_release(struct registry_listing *l);
  * falling back to GET + sha256 of the body when the header is absent. IG_ENOTFOUND on 404. */
 int registry_head_manifest(char **digest_out, struct registry_client *c,
 			   const struct registry_target *t, const char *reference, struct error *err);
+
+/* The `created` of the image that manifest `digest` names: GET the manifest by digest; for an
+ * index (or manifest list), the entry of platform ("os/arch[/variant]", NULL: linux/amd64),
+ * GET that manifest; then GET the config blob (redirects followed as http_do does). Every body
+ * is capped (4 MiB manifests, 8 MiB config) and checked against its digest. Returns 0 with
+ * out filled: out->known false (and out->why) when the config has no usable `created` or the
+ * index has no entry for the platform — a result, not an error. IG_ENOTFOUND when a manifest
+ * or the blob is 404; IG_EINVALID for a body that does not match its digest or does not parse;
+ * IG_ETOOBIG, IG_EAUTH, IG_ETIMEOUT, IG_EFAIL as for the other calls. */
+int registry_image_created(struct imageconfig_created *out, struct registry_client *c,
+                           const struct registry_target *t, const char *digest,
+                           const char *platform, struct error *err);
 
 /* The hex SHA-256 of the byte-wise sorted tags joined by "\n" (CONTRACT §3 `tags -o json`). */
 void registry_tags_sha256(char out[65], const struct strvec *sorted_tags);

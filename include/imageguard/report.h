@@ -22,10 +22,14 @@ struct report_item {
 	char *candidate; /* owned; NULL when none */
 	enum guard_decision_kind decision;
 	enum guard_reason reason;
-	unsigned warnings; /* enum guard_warning bits */
-	char *digest;      /* owned; the confirmed digest, NULL when none */
-	char *commit;      /* owned; the commit that wrote this marker, NULL when none */
-	char *message;     /* owned; error text or the rollback reason, NULL when none */
+	unsigned warnings;    /* enum guard_warning bits */
+	char *digest;         /* owned; the confirmed digest, NULL when none */
+	char *commit;         /* owned; the commit that wrote this marker, NULL when none */
+	char *message;        /* owned; error text or the rollback reason, NULL when none */
+	char *current_digest; /* owned; the digest committed at the marker, NULL when none */
+	/* owned; RFC3339 config `created` of the committed and the new image when a
+	 * digest-tracked policy compared them, NULL otherwise (or when unknown) */
+	char *current_created, *candidate_created;
 	/* For the audit record: what the registry served this pass. */
 	bool listed;
 	size_t tag_count;
@@ -50,6 +54,8 @@ struct report {
 int report_add(struct report_item **out, struct report *r);
 /* Sets an owned string field from s (NULL allowed); returns 0 or IG_EFAIL. */
 int report_set(char **field, const char *s);
+/* Sets an owned field to c's time in RFC3339 when c is KNOWN, else NULL; 0 or IG_EFAIL. */
+int report_set_created(char **field, const struct guard_created *c);
 void report_release(struct report *r);
 
 /* One line per item: `policy file:line current -> candidate decision/reason [warnings]`. */
