@@ -3,6 +3,7 @@
  * and the old one kept), and /healthz, /readyz, /metrics on --listen. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,20 +31,28 @@
 #define WATCH_EVERY_MS 1000
 #define WATCH_MAX_DEPTH 16
 
-/* Signal handlers can only reach process state: these two flags are the whole of it. */
+/* Set by the signal thread, read by the loop and (stop) by reconcile between commits. */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t reload_requested;
+static sigset_t control_signals; /* SIGTERM, SIGINT, SIGHUP */
 
-static void on_stop(int sig)
+/* Takes the control signals synchronously. Every other thread blocks them, so no blocking call
+ * anywhere (a git push's socket read, libssh2's poll, a registry request) fails with EINTR: a
+ * commit in flight finishes, and the loop sees the flags within one wait step. */
+static void *signal_thread(void *arg)
 {
-	(void)sig;
-	stop_requested = 1;
-}
+	int sig;
 
-static void on_reload(int sig)
-{
-	(void)sig;
-	reload_requested = 1;
+	(void)arg;
+	for (;;) {
+		if (sigwait(&control_signals, &sig) != 0)
+			continue;
+		if (sig == SIGHUP)
+			reload_requested = 1;
+		else
+			stop_requested = 1;
+	}
+	return NULL;
 }
 
 static void usage(FILE *out)
@@ -61,18 +70,23 @@ static void usage(FILE *out)
 	        "/metrics (Prometheus text format).\n");
 }
 
-static void install_handlers(void)
+/* Blocks the control signals in this thread and every thread it starts later (httpd, pass
+ * workers, resolvers), then hands them to the signal thread. Call before any thread starts. */
+static int install_handlers(struct error *err)
 {
-	struct sigaction sa;
+	pthread_t t;
+	int rc;
 
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop; /* no SA_RESTART: sleeps wake up at once */
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = on_reload;
-	sigaction(SIGHUP, &sa, NULL);
+	sigemptyset(&control_signals);
+	sigaddset(&control_signals, SIGTERM);
+	sigaddset(&control_signals, SIGINT);
+	sigaddset(&control_signals, SIGHUP);
 	signal(SIGPIPE, SIG_IGN);
+	if ((rc = pthread_sigmask(SIG_BLOCK, &control_signals, NULL)) != 0 ||
+	    (rc = pthread_create(&t, NULL, signal_thread, NULL)) != 0)
+		return error_set(err, IG_EFAIL, "signal thread: %s", strerror(rc));
+	pthread_detach(t);
+	return 0;
 }
 
 /* ---- configuration change detection: a hash of every YAML file's stat ---- */
@@ -174,7 +188,7 @@ static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
-	nanosleep(&ts, NULL); /* EINTR on a signal: the caller re-checks the flags */
+	nanosleep(&ts, NULL); /* short steps: the caller re-checks the flags after each */
 }
 
 /* ---- the loop ---- */
@@ -315,12 +329,11 @@ static int run_loop(const struct cmdopts *o)
 	rn.fingerprint = fingerprint(o->config);
 	if ((rc = cmdpass_load_config(&rn.cfg, o->config, false)) != 0)
 		goto done;
-	if (start(&rn, &err) < 0) {
+	if (install_handlers(&err) < 0 || start(&rn, &err) < 0) {
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
 		rc = err.code == IG_EUSAGE ? 2 : 1;
 		goto done;
 	}
-	install_handlers();
 	while (!stop_requested) {
 		if (run_pass(&rn) == 0)
 			httpd_set_ready(rn.httpd, true);

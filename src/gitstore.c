@@ -607,8 +607,42 @@ done:
 	return rc;
 }
 
+/* True for a per-ref refusal whose words say the remote ref moved or was being moved by
+ * another push: non-fast-forward, stale info, and receive-pack's "failed to update ref" /
+ * "failed to lock" / "cannot lock ref" (another push landed or held the ref lock between
+ * its advertisement and our update). */
+static bool reject_means_moved(const char *why)
+{
+	static const char *const words[] = {"non-fast-forward", "fetch first", "stale",
+					    "failed to update ref", "lock"};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(why, words[i]))
+			return true;
+	return false;
+}
+
+/* After a refusal in other words: fetches and tells whether the base moved on the remote
+ * (then the refusal is the same race, whatever its wording). Returns 1 moved, 0 not, <0. */
+static int base_moved(struct gitstore *g, struct error *err)
+{
+	git_oid base;
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc;
+
+	if ((rc = fetch(g, err)) < 0)
+		return rc;
+	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
+	    lookup_remote_oid(&base, g->repo, g->branch) < 0)
+		return 1; /* the branch went away: the remote changed under us */
+	git_oid_tostr(hex, sizeof(hex), &base);
+	return strcmp(hex, g->head) != 0;
+}
+
 /* Pushes the local branch to the push branch, never forced. Returns 0, IG_ECONFLICT when the
- * remote moved (non-fast-forward), or another error. */
+ * remote moved (non-fast-forward, or any refusal after which the remote ref is seen moved),
+ * or another error. */
 static int push(struct gitstore *g, struct error *err)
 {
 	git_push_options po;
@@ -616,6 +650,7 @@ static int push(struct gitstore *g, struct error *err)
 	char spec[1024];
 	char *specs[1] = {spec};
 	git_strarray refspecs = {specs, 1};
+	char why[sizeof(g->auth.push_reject)];
 	int rc;
 
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
@@ -631,19 +666,24 @@ static int push(struct gitstore *g, struct error *err)
 		return IG_ECONFLICT;
 	if (rc < 0)
 		return gitauth_error(&g->auth, rc, "git push", err);
-	if (g->auth.push_reject[0] && (strstr(g->auth.push_reject, "non-fast-forward") || strstr(g->auth.push_reject, "fetch first") ||
-			     strstr(g->auth.push_reject, "stale") || strstr(g->auth.push_reject, "lock")))
+	if (!g->auth.push_reject[0])
+		return 0;
+	if (reject_means_moved(g->auth.push_reject))
 		return IG_ECONFLICT;
-	if (g->auth.push_reject[0])
-		return error_set(err, IG_EFAIL, "git push '%s' branch '%s': rejected by the remote: %s",
-				 g->auth.url_safe, g->push_branch, g->auth.push_reject);
-	return 0;
+	memcpy(why, g->auth.push_reject, sizeof(why));
+	rc = base_moved(g, err); /* its fetch clears the refusal: keep it for the messages */
+	memcpy(g->auth.push_reject, why, sizeof(why));
+	if (rc != 0)
+		return rc > 0 ? IG_ECONFLICT : rc;
+	return error_set(err, IG_EFAIL, "git push '%s' branch '%s': rejected by the remote: %s",
+			 g->auth.url_safe, g->push_branch, g->auth.push_reject);
 }
 
 int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit,
 			 void *ctx, struct error *err)
 {
 	struct buf message = BUF_INIT_MAX(MESSAGE_MAX);
+	char why[sizeof(g->auth.push_reject)] = "non-fast-forward"; /* the last refusal */
 	git_oid id;
 	unsigned attempt;
 	int rc = 0;
@@ -668,16 +708,17 @@ int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_
 		}
 		if (rc != IG_ECONFLICT)
 			goto done;
+		snprintf(why, sizeof(why), "%s",
+			 g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward");
 		log_info("git.push.retry", "'%s' branch '%s' moved (%s), re-applying (attempt %u of %u)",
-			 g->auth.url_safe, g->push_branch, g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward",
-			 attempt, g->max_attempts);
+			 g->auth.url_safe, g->push_branch, why, attempt, g->max_attempts);
 		if ((rc = fetch(g, err)) < 0 || (rc = sync_to_base(g, err)) < 0)
 			goto done;
 	}
 	rc = error_set(err, IG_ECONFLICT,
 		       "git push '%s' branch '%s': the remote moved during each of %u attempts "
-		       "(non-fast-forward); nothing was forced, the change is not pushed",
-		       g->auth.url_safe, g->push_branch, g->max_attempts);
+		       "(%s); nothing was forced, the change is not pushed",
+		       g->auth.url_safe, g->push_branch, g->max_attempts, why);
 done:
 	if (rc < 0 && rc != IG_ECONFLICT && g->repo)
 		sync_to_base(g, &(struct error)ERROR_INIT); /* leave no half-made commit behind */

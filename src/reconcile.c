@@ -674,52 +674,18 @@ static int open_git(struct autorun *ar, struct error *err)
 	return error;
 }
 
-#define REOPEN_ATTEMPTS 2 /* fresh clones tried after a rejected push whose remote moved */
-
-/* After a failed push: true when a fresh look at the remote shows it moved since the pass
- * read it. gitstore retries the non-fast-forward rejections it recognises itself; a remote
- * may also refuse with other words when another push lands between its advertisement and
- * our update ("failed to update ref"), and that is the same race: re-decide on the new head. */
-static bool remote_moved(struct autorun *ar, const char *base)
-{
-	struct error err = ERROR_INIT;
-
-	gitstore_free(ar->g);
-	ar->g = NULL;
-	if (open_git(ar, &err) < 0) {
-		log_warn("git.open", "automation '%s': %s", ar->a->id, err.msg);
-		return false;
-	}
-	return strcmp(base, gitstore_head(ar->g)) != 0;
-}
-
 static int commit(struct autorun *ar)
 {
 	struct pass *p = ar->p;
 	struct error err = ERROR_INIT;
-	char *base = NULL;
 	int error;
 
 	if (p->o->stop && *p->o->stop) {
 		fail_writes(ar, "stopping: commit not started");
 		return 0;
 	}
-	for (unsigned attempt = 0;; attempt++) {
-		free(base);
-		if (!(base = strdup(gitstore_head(ar->g))))
-			return IG_EFAIL;
-		error_clear(&err);
-		error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
-		if (error == 0 || error == IG_ECONFLICT || attempt >= REOPEN_ATTEMPTS ||
-		    !remote_moved(ar, base))
-			break;
-		log_info("git.push.retry",
-		         "automation '%s': the remote moved during the push (%s); "
-		         "deciding again on its new head",
-		         ar->a->id, err.msg);
-	}
-	free(base);
-	if (error < 0 || !ar->g) {
+	error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
+	if (error < 0) {
 		log_error("git.push", "automation '%s': %s", ar->a->id, err.msg);
 		fail_writes(ar, err.msg);
 		return 0;

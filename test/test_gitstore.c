@@ -782,6 +782,81 @@ START_TEST(http_transport)
 }
 END_TEST
 
+/* Another push lands while ours is in receive-pack (git http-backend runs the pre-receive hook
+ * after the advertisement): the ref update fails with "failed to update ref", as it does on a
+ * real server. gitstore must take it as a moved remote and re-apply on the new head. Cases: a
+ * racer's commit pushed from the hook; a ref lock held by another push (removed by the next
+ * push's hook: the lock holder finished); a racer pushed, then a refusal in other words (the
+ * remote is seen moved: the same race); a plain refusal with nothing moved (an error, no retry). */
+#define RACER                                                                                     \
+	"env -u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY "                          \
+	"-u GIT_ALTERNATE_OBJECT_DIRECTORIES sh -c \"cd '%1$s' && rm -rf racer && "               \
+	"git clone -q '%2$s' racer && cd racer && echo raced >>other.txt && "                     \
+	"git -c user.name=racer -c user.email=r@x commit -qam 'racer' && git push -q\"\n"
+static const struct {
+	const char *hook; /* printf format: %1$s the test dir, %2$s the bare remote */
+	int rc, calls, commits; /* commits on the remote afterwards */
+	const char *racer;      /* subject of main^ , NULL: not checked */
+} moved_cases[] = {
+	{"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER, 0, 2, 3, "racer"},
+	{"if [ -f '%1$s/armed' ]; then rm -f '%1$s/armed'; : >'%2$s/refs/heads/main.lock'; "
+	 "else rm -f '%2$s/refs/heads/main.lock'; fi\n",
+	 0, 2, 2, NULL},
+	{"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER "exit 1\n", 0, 2, 3, "racer"},
+	{"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\nexit 1\n", IG_EFAIL, 1, 1, NULL},
+};
+
+START_TEST(http_remote_moved_during_push)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], secret[320], path[512], out[128];
+	FILE *fp;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
+	mkdir(secret, 0700);
+	write_secret(secret, "username", "user");
+	write_secret(secret, "password", "s3cret-pw");
+	o.secret_dir = secret;
+	snprintf(f.url, sizeof(f.url), "http://127.0.0.1:%s%s", http_port, f.remote);
+	snprintf(path, sizeof(path), "%s/hooks/pre-receive", f.remote);
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("#!/bin/sh\ncat >/dev/null\n", fp);
+	fprintf(fp, moved_cases[_i].hook, f.dir, f.remote);
+	fclose(fp);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	ck_assert_int_eq(sh("touch %s/armed", f.dir), 0);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == moved_cases[_i].rc, "%s",
+		      err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(sh("test ! -e %s/armed", f.dir), 0); /* the hook did run its race */
+	ck_assert_int_eq(e.calls, moved_cases[_i].calls);
+	ck_assert_int_eq(remote_count(&f, "main"), moved_cases[_i].commits);
+	if (moved_cases[_i].rc == 0) {
+		remote_head(out, &f, "main");
+		ck_assert_str_eq(out, commit);
+		check_remote_app(&f, "main", "v2");
+	} else {
+		ck_assert_msg(strstr(err.msg, "rejected by the remote: pre-receive hook declined"), "%s",
+			      err.msg);
+		ck_assert_str_eq(commit, "");
+		check_remote_app(&f, "main", "v1");
+	}
+	if (moved_cases[_i].racer) { /* the other writer's commit is kept under ours */
+		sh_out(out, sizeof(out), "git --git-dir=%s log -1 --format=%%s main^", f.remote);
+		ck_assert_str_eq(out, moved_cases[_i].racer);
+	}
+	fx_done(&f);
+}
+END_TEST
+
 /* HTTPS with the test CA in the secret's ca.crt; without it the server is not trusted. The
  * CA location is process-global in libgit2: the trusted run must not leak into the next. */
 START_TEST(https_ca)
@@ -1004,6 +1079,8 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(net, ssh_killed_mid_push_converges);
 	tcase_add_test(net, https_ca);
 	tcase_add_loop_test(net, http_transport, 0, sizeof(http_cases) / sizeof(http_cases[0]));
+	tcase_add_loop_test(net, http_remote_moved_during_push, 0,
+			    sizeof(moved_cases) / sizeof(moved_cases[0]));
 	suite_add_tcase(s, net);
 	return s;
 }

@@ -1,6 +1,7 @@
 /* The Git store: a cached clone per URL in the state dir, refreshed each pass (fetch + hard
- * reset, recloning a broken cache), and commits pushed safely: never forced; on a
- * non-fast-forward rejection the edit is re-applied on the new head and the push retried. */
+ * reset, recloning a broken cache), and commits pushed safely: never forced; when the remote
+ * moved (non-fast-forward, or a refusal such as "failed to update ref" from a push that landed
+ * during ours) the edit is re-applied on the new head and the push retried. */
 #ifndef IMAGEGUARD_GITSTORE_H
 #define IMAGEGUARD_GITSTORE_H
 
@@ -18,7 +19,7 @@ struct gitstore_options {
 	                             username, password, bearerToken, ca.crt, passphrase */
 	const char *author_name;  /* default "imageguard" */
 	const char *author_email; /* default "imageguard@localhost" */
-	unsigned max_attempts;    /* pushes tried on non-fast-forward, default 5 */
+	unsigned max_attempts;    /* pushes tried while the remote moves, default 5 */
 };
 
 struct gitstore;
@@ -42,8 +43,10 @@ const char *gitstore_head(const struct gitstore *g);
 typedef int (*gitstore_edit_fn)(void *ctx, const char *workdir, struct buf *message,
 				struct error *err);
 
-/* Runs edit, commits what changed (nothing changed: no commit, out_commit ""), pushes, and on
- * a non-fast-forward rejection fetches, resets, re-runs edit and retries up to max_attempts;
+/* Runs edit, commits what changed (nothing changed: no commit, out_commit ""), pushes, and when
+ * the remote moved (non-fast-forward, stale, "failed to update ref", a ref lock, or any refusal
+ * after which the remote branch is seen moved) fetches, resets, re-runs edit and retries up to
+ * max_attempts;
  * IG_ECONFLICT when it still fails. out_commit gets the pushed commit's hex id. */
 int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit,
 			 void *ctx, struct error *err);
