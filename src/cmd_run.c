@@ -50,29 +50,30 @@ static void on_reload(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
-	        "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
-	        "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
-	        "N (8)]\n"
-	        "                      [--verify-interval DURATION [--kubeconfig FILE]]\n\n"
-	        "Reconciles on the shortest configured interval (ImageRepository and\n"
-	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
-	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
-	        "file, reloads the configuration; a broken one is reported and the old one kept.\n"
-	        "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
-	        "/metrics (Prometheus text format).\n\n"
-	        "  --verify-interval DURATION  also verify what runs (as `imageguard verify`) every\n"
-	        "                     DURATION (Go syntax: 5m, 1h; +-10%% jitter; 0 or absent:\n"
-	        "                     off), between passes on the same thread, first right after\n"
-	        "                     the first pass. Publishes imageguard_running_drift{policy,\n"
-	        "                     workload} (1 drift, 0 none), logs verify.drift, writes one\n"
-	        "                     audit record per drifting container; a failure (API down)\n"
-	        "                     is logged and counted (imageguard_verify_errors_total) and\n"
-	        "                     changes neither the loop nor /healthz or /readyz.\n"
-	        "  --kubeconfig FILE  the API server and credentials for --verify-interval;\n"
-	        "                     without it the in-cluster service account (its token is\n"
-	        "                     re-read for every verification).\n");
+	fprintf(
+	    out,
+	    "usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
+	    "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
+	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
+	    "N (8)]\n"
+	    "                      [--verify-interval DURATION [--kubeconfig FILE]]\n\n"
+	    "Reconciles on the shortest configured interval (ImageRepository and\n"
+	    "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
+	    "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
+	    "file, reloads the configuration; a broken one is reported and the old one kept.\n"
+	    "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
+	    "/metrics (Prometheus text format).\n\n"
+	    "  --verify-interval DURATION  also verify what runs (as `imageguard verify`) every\n"
+	    "                     DURATION (Go syntax: 5m, 1h; +-10%% jitter; 0 or absent:\n"
+	    "                     off), between passes on the same thread, first right after\n"
+	    "                     the first pass. Publishes imageguard_running_drift{policy,\n"
+	    "                     workload} (1 drift, 0 none), logs verify.drift, writes one\n"
+	    "                     audit record per drifting container; a failure (API down)\n"
+	    "                     is logged and counted (imageguard_verify_errors_total) and\n"
+	    "                     changes neither the loop nor /healthz or /readyz.\n"
+	    "  --kubeconfig FILE  the API server and credentials for --verify-interval;\n"
+	    "                     without it the in-cluster service account (its token is\n"
+	    "                     re-read for every verification).\n");
 }
 
 static void install_handlers(void)
@@ -327,9 +328,9 @@ static int start(struct runner *rn, struct error *err)
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
 		return error;
 	if (rn->o->verify_interval_ms) {
-		struct runverify_options vo = {rn->o->kubeconfig, rn->o->state_dir,
+		struct runverify_options vo = {rn->o->kubeconfig,  rn->o->state_dir,
 		                               rn->o->secrets_dir, rn->metrics,
-		                               rn->client, rn->audit};
+		                               rn->client,         rn->audit};
 
 		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
 			return error_prefix(err, "--verify-interval");

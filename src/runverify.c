@@ -84,9 +84,9 @@ static void audit_drift(struct runverify *v, const struct verify_report *r)
 
 		if (x->status != VERIFY_DRIFT)
 			continue;
-		d = (struct audit_drift){x->policy,     x->workload,       x->container,
-		                         x->pod,        x->file,           x->line,
-		                         x->image,      x->want_tag,       x->want_digest,
+		d = (struct audit_drift){x->policy,        x->workload,       x->container,
+		                         x->pod,           x->file,           x->line,
+		                         x->image,         x->want_tag,       x->want_digest,
 		                         x->running_image, x->running_digest, x->reason};
 		if (audit_write_drift(v->o.audit, &d, &err) < 0) {
 			log_error("verify.audit", "%s", err.msg);
@@ -120,8 +120,8 @@ int runverify_once(struct runverify *v, const struct config *cfg)
 		failed(v, "verification not run: ", err.msg);
 		goto done;
 	}
-	vo = (struct verify_options){cfg,  v->o.state_dir, v->o.secrets_dir, NULL,
-	                             kube, v->o.registry};
+	vo = (struct verify_options){cfg,  v->o.state_dir, v->o.secrets_dir,
+	                             NULL, kube,           v->o.registry};
 	if (verify_pass(&report, &vo, &err) < 0) {
 		failed(v, "verification not run: ", err.msg);
 		goto done;
@@ -135,9 +135,10 @@ int runverify_once(struct runverify *v, const struct config *cfg)
 	         report.counts[VERIFY_NOT_RUNNING], report.counts[VERIFY_UNKNOWN],
 	         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	if (report.failures) {
-		failed(v, "", "some checks failed (Kubernetes API, registry or Git; see the "
-		                "verify.kube/verify.registry/verify.git lines); their workloads keep "
-		                "their last imageguard_running_drift value");
+		failed(v, "",
+		       "some checks failed (Kubernetes API, registry or Git; see the "
+		       "verify.kube/verify.registry/verify.git lines); their workloads keep "
+		       "their last imageguard_running_drift value");
 		goto done;
 	}
 	metrics_set(v->o.metrics, RUNVERIFY_METRIC_LAST_SUCCESS, NULL, (double)time(NULL));

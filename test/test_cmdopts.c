@@ -52,7 +52,10 @@ static const struct {
      CMDOPTS_VERIFY,
      IG_EUSAGE,
      "option '--kubeconfig': only used with --verify-interval"},
-    {{"run", "--config", "c", "--kubeconfig="}, CMDOPTS_VERIFY, IG_EUSAGE, "option '--kubeconfig': empty"},
+    {{"run", "--config", "c", "--kubeconfig="},
+     CMDOPTS_VERIFY,
+     IG_EUSAGE,
+     "option '--kubeconfig': empty"},
 };
 
 START_TEST(parse)
@@ -99,8 +102,8 @@ END_TEST
 
 START_TEST(verify_values)
 {
-	const char *args[] = {"run", "--config", "dir", "--verify-interval", "1m30s",
-	                      "--kubeconfig=/k/config"};
+	const char *args[] = {
+	    "run", "--config", "dir", "--verify-interval", "1m30s", "--kubeconfig=/k/config"};
 	struct cmdopts o;
 	struct error err = ERROR_INIT;
 

@@ -36,10 +36,10 @@ struct audit_drift {
 	const char *container, *pod;
 	const char *file; /* the marker, NULL when unknown */
 	size_t line;
-	const char *image;                            /* the value in Git */
-	const char *expected_tag, *expected_digest;   /* what Git wants */
-	const char *running_image, *running_digest;   /* what the pod status reports */
-	const char *reason;                           /* one line */
+	const char *image;                          /* the value in Git */
+	const char *expected_tag, *expected_digest; /* what Git wants */
+	const char *running_image, *running_digest; /* what the pod status reports */
+	const char *reason;                         /* one line */
 };
 
 struct audit;
