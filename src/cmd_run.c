@@ -357,7 +357,10 @@ static int run_loop(const struct cmdopts *o)
 		goto done;
 	if (start(&rn, &err) < 0) {
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
-		rc = err.code == IG_EFAIL ? 1 : 2;
+		/* a bad address, kubeconfig or service account is invalid input, like a bad flag */
+		rc = err.code == IG_EUSAGE || err.code == IG_EINVALID || err.code == IG_ENOTFOUND
+		         ? 2
+		         : 1;
 		goto done;
 	}
 	install_handlers();

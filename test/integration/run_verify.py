@@ -99,7 +99,12 @@ def scenario(env, api, tmp):
     env.seed({"apps/web.yaml": deployment_yaml(env.image("team/web") + ":v1.1.0")})
     env.config(env.repository("web", "team/web", interval="1s")
                + env.policy("web", "web", semver=">=1.0.0") + env.automation(interval="1s"))
-    kc = kubeapi.kubeconfig(api, os.path.join(tmp, "kubeconfig"), token=TOKEN)
+    # the token in a file, as a projected service account token is: rotated below
+    token_file = os.path.join(tmp, "token")
+    with open(token_file, "w") as f:
+        f.write(TOKEN + "\n")
+    kc = kubeapi.kubeconfig(api, os.path.join(tmp, "kubeconfig"),
+                            extra_user="    tokenFile: %s\n" % token_file)
     cluster(api, env, [b, b])
     port = registry.free_port()
     audit = os.path.join(env.dir, "audit.log")
@@ -166,6 +171,19 @@ def scenario(env, api, tmp):
         t.check(wait_for(lambda: len(drift_records(audit)) >= before + 2),
                 "after recovery both pods on the old tag are audited as drift", drift_records(audit))
         t.check(metric(port, SERIES) == 1.0, "and the gauge stays 1")
+
+        # the token rotates: the next verifications use the new one, without errors
+        errors = metric(port, "imageguard_verify_errors_total")
+        with open(token_file + ".new", "w") as f:
+            f.write("rotated-" + TOKEN + "\n")
+        api.token = "rotated-" + TOKEN
+        os.rename(token_file + ".new", token_file)
+        rotated = time.time()
+        t.check(wait_for(lambda: (metric(port, "imageguard_verify_last_success_timestamp_seconds")
+                                  or 0) > rotated + 1), "a rotated token file is read again",
+                log()[-2000:])
+        t.check(metric(port, "imageguard_verify_errors_total") <= errors + 1,
+                "at most the verification racing the rotation failed")
     finally:
         start = time.time()
         proc.send_signal(signal.SIGTERM)
