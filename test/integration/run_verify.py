@@ -5,7 +5,9 @@ a real docker-registry, a bare Git remote and the fixture Kubernetes API server
 /metrics shows imageguard_running_drift{policy,workload} 0 while the pods run the digest Git
 wants and 1 once a pod runs another one (with a verify.drift log line and an audit record),
 promtool accepts /metrics, and an API server answering 500 is logged and counted while run
-keeps reconciling, /healthz and /readyz stay 200 and the gauge keeps its last value."""
+keeps reconciling, /healthz and /readyz stay 200 and the gauge keeps its last value. A rotated
+token (kubeconfig tokenFile, and the in-cluster service account in a private mount namespace) is
+read again; a bad flag or kubeconfig stops run at startup with exit 2."""
 import json
 import os
 import re
@@ -196,6 +198,57 @@ def scenario(env, api, tmp):
     t.check(rc == 0 and time.time() - start < 30, "SIGTERM: clean exit 0", log()[-3000:])
 
 
+def in_cluster(env, api, tmp):
+    """Without --kubeconfig: the service account as a pod sees it (KUBERNETES_SERVICE_HOST/PORT,
+    token and ca.crt under /var/run/secrets/kubernetes.io/serviceaccount, bind-mounted in a
+    private mount namespace so the host is untouched), and its token rotated in place."""
+    sa = os.path.join(tmp, "sa")
+    os.makedirs(sa)
+    shutil.copy(api.ca_file, os.path.join(sa, "ca.crt"))
+    with open(os.path.join(sa, "token"), "w") as f:
+        f.write(TOKEN + "\n")
+    with open(os.path.join(sa, "namespace"), "w") as f:
+        f.write("imageguard")
+    api.token = TOKEN
+    script = ('mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && '
+              'mount --bind "$0" /run/secrets/kubernetes.io/serviceaccount && exec "$@"')
+    envv = dict(os.environ, KUBERNETES_SERVICE_HOST="127.0.0.1",
+                KUBERNETES_SERVICE_PORT=str(api.port))
+    envv.pop("KUBECONFIG", None)
+    port = registry.free_port()
+    errpath = os.path.join(env.dir, "run-in-cluster.log")
+    errlog = open(errpath, "w+")
+    proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, sa]
+                            + env.args("run", "--listen", "127.0.0.1:%d" % port,
+                                       "--verify-interval", "1s"),
+                            stdout=subprocess.DEVNULL, stderr=errlog, env=envv)
+    log = lambda: open(errpath).read()  # noqa: E731
+    last = "imageguard_verify_last_success_timestamp_seconds"
+    try:
+        registry.wait_for_port(port, proc)
+        t.check(wait_for(lambda: metric(port, SERIES) is not None and (metric(port, last) or 0) > 0),
+                "in-cluster service account: verifications succeed", log()[-3000:])
+        errors = metric(port, "imageguard_verify_errors_total")
+        with open(os.path.join(sa, "token.new"), "w") as f:
+            f.write("rotated-sa-" + TOKEN + "\n")
+        api.token = "rotated-sa-" + TOKEN
+        os.rename(os.path.join(sa, "token.new"), os.path.join(sa, "token"))
+        rotated = time.time()
+        t.check(wait_for(lambda: (metric(port, last) or 0) > rotated + 1),
+                "a rotated service account token is read again", log()[-3000:])
+        t.check(metric(port, "imageguard_verify_errors_total") <= errors + 1,
+                "at most the verification racing the rotation failed")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            rc = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+        errlog.close()
+    t.check(rc == 0, "in-cluster run: SIGTERM exit 0", log()[-3000:])
+
+
 def command_line(env):
     """Usage errors and a broken kubeconfig stop run at startup with exit 2."""
     exe = env.args("run")[0]
@@ -230,11 +283,12 @@ def main():
     try:
         with Env() as env:
             api = kubeapi.start(token=TOKEN, page_size=1, directory=os.path.join(tmp, "api"))
-            try:
-                scenario(env, api, tmp)
-            except Exception:
-                import traceback
-                t.check(False, "run verify scenario raised", traceback.format_exc())
+            for case in (scenario, in_cluster):
+                try:
+                    case(env, api, tmp)
+                except Exception:
+                    import traceback
+                    t.check(False, "%s raised" % case.__name__, traceback.format_exc())
             command_line(env)
     finally:
         if api:
