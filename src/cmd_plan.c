@@ -4,38 +4,41 @@
 #include "imageguard/cmdopts.h"
 #include "imageguard/cmdpass.h"
 #include "imageguard/commands.h"
-#include "imageguard/error.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: imageguard plan --config PATH [--state-dir DIR] [--secrets-dir DIR]\n"
 	        "                       [--log-format json|text] [--log-level LEVEL]\n"
-	        "                       [--concurrency N (8)] [-o text|json]\n\n"
+	        "                       [--concurrency N] [-o text|json]\n\n"
 	        "Computes the decision for every marker and writes nothing: no commit, no push,\n"
-	        "no audit record (the Git clone cache in the state dir may be refreshed).\n"
-	        "Text: one line per marker `policy file:line current -> candidate decision/reason\n"
-	        "[warnings]`. Exit 0, 1 when a policy ended in error, 2 for invalid input.\n");
+	        "no audit record (the Git clone cache in the state dir may be refreshed).\n\n"
+	        "  --config PATH           a YAML file or a directory of them (required)\n"
+	        "  --state-dir DIR         Git clone cache (default /var/lib/imageguard as root,\n"
+	        "                          else $XDG_STATE_HOME/imageguard or\n"
+	        "                          ~/.local/state/imageguard)\n"
+	        "  --secrets-dir DIR       one folder per secretRef name, one file per key\n"
+	        "  --audit-log FILE|-      accepted for symmetry with reconcile, ignored:\n"
+	        "  --audit-tags            plan writes no audit record\n"
+	        "  --log-format json|text  log lines on stderr (default text)\n"
+	        "  --log-level LEVEL       error|warn|info|debug (default info)\n"
+	        "  --concurrency N         registry listings in flight, 1-256 (default 8)\n"
+	        "  -o, --output text|json  text (default): one line per marker\n"
+	        "                          `policy file:line current -> candidate decision/reason\n"
+	        "                          [warnings]`; json: an array of {policy, image,\n"
+	        "                          file, line, current, candidate, decision, reason,\n"
+	        "                          warnings, digest?, message?}\n\n"
+	        "Exit status: 0 (holds are successes), 1 when a policy ended in error (the\n"
+	        "others still processed), 2 usage or invalid configuration.\n");
 }
 
 int cmd_plan(int argc, char **argv)
 {
 	struct cmdopts o;
-	struct error err = ERROR_INIT;
-	int rc;
+	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_OUTPUT, usage);
 
-	if (cmdopts_parse(&o, argc, argv, CMDOPTS_OUTPUT, &err) < 0) {
-		fprintf(stderr, "imageguard: plan: %s\n", err.msg);
-		usage(stderr);
-		cmdopts_release(&o);
-		return 2;
-	}
-	if (o.help) {
-		usage(stdout);
-		cmdopts_release(&o);
-		return 0;
-	}
-	rc = cmdpass_once(&o, true);
+	if (rc < 0)
+		rc = cmdpass_once(&o, true);
 	cmdopts_release(&o);
 	return rc;
 }

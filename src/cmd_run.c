@@ -384,21 +384,10 @@ done:
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	struct error err = ERROR_INIT;
-	int rc;
+	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_LISTEN | CMDOPTS_VERIFY, usage);
 
-	if (cmdopts_parse(&o, argc, argv, CMDOPTS_LISTEN | CMDOPTS_VERIFY, &err) < 0) {
-		fprintf(stderr, "imageguard: run: %s\n", err.msg);
-		usage(stderr);
-		cmdopts_release(&o);
-		return 2;
-	}
-	if (o.help) {
-		usage(stdout);
-		cmdopts_release(&o);
-		return 0;
-	}
-	rc = run_loop(&o);
+	if (rc < 0)
+		rc = run_loop(&o);
 	cmdopts_release(&o);
 	return rc;
 }

@@ -224,3 +224,20 @@ void cmdopts_release(struct cmdopts *o)
 	free(o->state_dir);
 	o->state_dir = NULL;
 }
+
+int cmdopts_start(struct cmdopts *o, int argc, char **argv, unsigned allow,
+                  void (*usage)(FILE *out))
+{
+	struct error err = ERROR_INIT;
+
+	if (cmdopts_parse(o, argc, argv, allow, &err) < 0) {
+		fprintf(stderr, "imageguard: %s: %s\n", argv[0], err.msg);
+		usage(stderr);
+		return 2;
+	}
+	if (o->help) {
+		usage(stdout);
+		return 0;
+	}
+	return -1;
+}

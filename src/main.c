@@ -54,7 +54,9 @@ static void usage(FILE *out)
 		     "Downgrade-protected image automation for GitOps.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n`imageguard <command> --help` describes a command.\n");
+	fprintf(out, "\n`imageguard <command> --help` describes a command.\n"
+		     "Exit status: 0 success (holds are successes), 1 a runtime failure, 2 usage or\n"
+		     "invalid input. Errors go to stderr as `imageguard: <subject>: <problem>`.\n");
 }
 
 int main(int argc, char **argv)

@@ -1,6 +1,6 @@
 /* One verification pass: markers in each automation's checkout -> the workload container
  * each one sets -> that workload's pods in the cluster -> running digest vs Git's. The
- * per-container comparison lives in verify_compare.c, report and metrics in verify_report.c. */
+ * per-container comparison, the report and the metrics live in verify_report.c. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>

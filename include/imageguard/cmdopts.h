@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "imageguard/log.h"
 
@@ -40,6 +41,12 @@ struct cmdopts {
  * configuration is applied. Release with cmdopts_release. */
 int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, struct error *err);
 void cmdopts_release(struct cmdopts *o);
+
+/* cmdopts_parse for a command's entry point: on --help prints usage to stdout, on a usage
+ * error the one-line error and usage to stderr. Returns -1 when the command goes on, else the
+ * exit code to return at once (0 or 2). The caller releases o in every case. */
+int cmdopts_start(struct cmdopts *o, int argc, char **argv, unsigned allow,
+                  void (*usage)(FILE *out));
 
 /* The default state dir: /var/lib/imageguard for root, else $XDG_STATE_HOME/imageguard
  * (~/.local/state/imageguard). Newly allocated; NULL when out of memory. */
