@@ -125,9 +125,9 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int audit_write(struct audit *a, const struct audit_record *r, struct error *err)
+/* Writes o (taken: released here) as one line. */
+static int write_object(struct audit *a, json_t *o, struct error *err)
 {
-	json_t *o = record_json(a, r);
 	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	char *line = NULL;
 	size_t len;
@@ -147,6 +147,41 @@ done:
 	free(text);
 	json_decref(o);
 	return error;
+}
+
+int audit_write(struct audit *a, const struct audit_record *r, struct error *err)
+{
+	return write_object(a, record_json(a, r), err);
+}
+
+static json_t *drift_json(const struct audit_drift *r)
+{
+	char when[48];
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	now_rfc3339(when, sizeof(when));
+	json_object_set_new(o, "time", json_string(when));
+	json_object_set_new(o, "event", json_string("drift"));
+	json_object_set_new(o, "policy", string_or_null(r->policy));
+	json_object_set_new(o, "workload", string_or_null(r->workload));
+	json_object_set_new(o, "container", string_or_null(r->container));
+	json_object_set_new(o, "pod", string_or_null(r->pod));
+	json_object_set_new(o, "file", string_or_null(r->file));
+	json_object_set_new(o, "line", r->file ? json_integer((json_int_t)r->line) : json_null());
+	json_object_set_new(o, "image", string_or_null(r->image));
+	json_object_set_new(o, "expected_tag", string_or_null(r->expected_tag));
+	json_object_set_new(o, "expected_digest", string_or_null(r->expected_digest));
+	json_object_set_new(o, "running_image", string_or_null(r->running_image));
+	json_object_set_new(o, "running_digest", string_or_null(r->running_digest));
+	json_object_set_new(o, "reason", string_or_null(r->reason));
+	return o;
+}
+
+int audit_write_drift(struct audit *a, const struct audit_drift *r, struct error *err)
+{
+	return write_object(a, drift_json(r), err);
 }
 
 int audit_sync(struct audit *a, struct error *err)

@@ -1,6 +1,7 @@
 /* `imageguard run`: passes on the configured intervals (with jitter) until SIGTERM/SIGINT,
  * configuration reloads on SIGHUP and on file change (a broken new configuration is reported
- * and the old one kept), and /healthz, /readyz, /metrics on --listen. */
+ * and the old one kept), /healthz, /readyz, /metrics on --listen, and with --verify-interval
+ * a verification of running images between passes. */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include "imageguard/reconcile.h"
 #include "imageguard/registry.h"
 #include "imageguard/report.h"
+#include "imageguard/runverify.h"
 
 #define MIN_INTERVAL_MS 100
 #define WATCH_EVERY_MS 1000
@@ -57,17 +59,30 @@ static void *signal_thread(void *arg)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
-	        "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
-	        "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
-	        "N (8)]\n\n"
-	        "Reconciles on the shortest configured interval (ImageRepository and\n"
-	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
-	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
-	        "file, reloads the configuration; a broken one is reported and the old one kept.\n"
-	        "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
-	        "/metrics (Prometheus text format).\n");
+	fprintf(
+	    out,
+	    "usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
+	    "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
+	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
+	    "N (8)]\n"
+	    "                      [--verify-interval DURATION [--kubeconfig FILE]]\n\n"
+	    "Reconciles on the shortest configured interval (ImageRepository and\n"
+	    "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
+	    "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
+	    "file, reloads the configuration; a broken one is reported and the old one kept.\n"
+	    "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
+	    "/metrics (Prometheus text format).\n\n"
+	    "  --verify-interval DURATION  also verify what runs (as `imageguard verify`) every\n"
+	    "                     DURATION (Go syntax: 5m, 1h; +-10%% jitter; 0 or absent:\n"
+	    "                     off), between passes on the same thread, first right after\n"
+	    "                     the first pass. Publishes imageguard_running_drift{policy,\n"
+	    "                     workload} (1 drift, 0 none), logs verify.drift, writes one\n"
+	    "                     audit record per drifting container; a failure (API down)\n"
+	    "                     is logged and counted (imageguard_verify_errors_total) and\n"
+	    "                     changes neither the loop nor /healthz or /readyz.\n"
+	    "  --kubeconfig FILE  the API server and credentials for --verify-interval;\n"
+	    "                     without it the in-cluster service account (its token is\n"
+	    "                     re-read for every verification).\n");
 }
 
 /* Blocks the control signals in this thread and every thread it starts later (httpd, pass
@@ -200,6 +215,8 @@ struct runner {
 	struct registry_client *client;
 	struct httpd *httpd;
 	struct audit *audit;
+	struct runverify *verify; /* NULL: --verify-interval off */
+	int64_t verify_due;       /* monotonic ms of the next verification */
 	unsigned seed;
 	uint64_t fingerprint;
 };
@@ -268,17 +285,25 @@ static void try_reload(struct runner *rn, const char *why)
 	log_info("config.reload", "%s: configuration reloaded", why);
 }
 
-/* Waits for the next pass: returns early on stop, or after a reload. */
+/* now + interval +-10% */
+static int64_t jittered(struct runner *rn, int64_t interval)
+{
+	int64_t jitter = interval / 10;
+
+	return now_ms() + interval - jitter +
+	       (jitter ? (int64_t)(rand_r(&rn->seed) % (unsigned)(2 * jitter + 1)) : 0);
+}
+
+/* Waits for the next pass, running the verifications that fall due meanwhile (each one
+ * delays a pass or a stop by at most its own duration): returns early on stop, or after a
+ * reload. */
 static void wait_next(struct runner *rn)
 {
-	int64_t interval = pass_interval_ms(rn->cfg);
-	int64_t jitter = interval / 10;
-	int64_t due = now_ms() + interval - jitter +
-	              (jitter ? (int64_t)(rand_r(&rn->seed) % (unsigned)(2 * jitter + 1)) : 0);
+	int64_t due = jittered(rn, pass_interval_ms(rn->cfg));
 	int64_t next_watch = now_ms() + WATCH_EVERY_MS;
 
 	while (!stop_requested) {
-		int64_t now = now_ms();
+		int64_t now = now_ms(), wake;
 
 		if (reload_requested) {
 			reload_requested = 0;
@@ -292,9 +317,15 @@ static void wait_next(struct runner *rn)
 				return;
 			}
 		}
+		if (rn->verify && now >= rn->verify_due) {
+			runverify_once(rn->verify, rn->cfg);
+			rn->verify_due = jittered(rn, rn->o->verify_interval_ms);
+			continue;
+		}
 		if (now >= due)
 			return;
-		sleep_ms(due - now < 200 ? (long)(due - now) : 200);
+		wake = rn->verify && rn->verify_due < due ? rn->verify_due : due;
+		sleep_ms(wake - now < 200 ? (long)(wake - now) : 200);
 	}
 }
 
@@ -310,6 +341,15 @@ static int start(struct runner *rn, struct error *err)
 	if (rn->o->audit_log &&
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
 		return error;
+	if (rn->o->verify_interval_ms) {
+		struct runverify_options vo = {rn->o->kubeconfig,  rn->o->state_dir,
+		                               rn->o->secrets_dir, rn->metrics,
+		                               rn->client,         rn->audit};
+
+		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
+			return error_prefix(err, "--verify-interval");
+		rn->verify_due = now_ms(); /* first verification right after the first pass */
+	}
 	if (rn->o->listen) {
 		if ((error = httpd_start(&rn->httpd, rn->o->listen, rn->metrics, err)) < 0)
 			return error;
@@ -331,7 +371,10 @@ static int run_loop(const struct cmdopts *o)
 		goto done;
 	if (install_handlers(&err) < 0 || start(&rn, &err) < 0) {
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
-		rc = err.code == IG_EUSAGE ? 2 : 1;
+		/* a bad address, kubeconfig or service account is invalid input, like a bad flag */
+		rc = err.code == IG_EUSAGE || err.code == IG_EINVALID || err.code == IG_ENOTFOUND
+		         ? 2
+		         : 1;
 		goto done;
 	}
 	while (!stop_requested) {
@@ -343,6 +386,7 @@ static int run_loop(const struct cmdopts *o)
 	rc = 0;
 done:
 	httpd_stop(rn.httpd);
+	runverify_free(rn.verify);
 	audit_close(rn.audit);
 	registry_client_free(rn.client);
 	metrics_free(rn.metrics);
@@ -353,21 +397,10 @@ done:
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	struct error err = ERROR_INIT;
-	int rc;
+	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_LISTEN | CMDOPTS_VERIFY, usage);
 
-	if (cmdopts_parse(&o, argc, argv, CMDOPTS_LISTEN, &err) < 0) {
-		fprintf(stderr, "imageguard: run: %s\n", err.msg);
-		usage(stderr);
-		cmdopts_release(&o);
-		return 2;
-	}
-	if (o.help) {
-		usage(stdout);
-		cmdopts_release(&o);
-		return 0;
-	}
-	rc = run_loop(&o);
+	if (rc < 0)
+		rc = run_loop(&o);
 	cmdopts_release(&o);
 	return rc;
 }

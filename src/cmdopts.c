@@ -6,6 +6,7 @@
 
 #include "imageguard/buf.h"
 #include "imageguard/cmdopts.h"
+#include "imageguard/duration.h"
 #include "imageguard/error.h"
 
 enum opt_id {
@@ -19,6 +20,8 @@ enum opt_id {
 	O_CONCURRENCY,
 	O_OUTPUT,
 	O_LISTEN,
+	O_VERIFY_INTERVAL,
+	O_KUBECONFIG,
 	O_HELP
 };
 
@@ -39,6 +42,8 @@ static const struct {
     {"-o", O_OUTPUT, true, CMDOPTS_OUTPUT},
     {"--output", O_OUTPUT, true, CMDOPTS_OUTPUT},
     {"--listen", O_LISTEN, true, CMDOPTS_LISTEN},
+    {"--verify-interval", O_VERIFY_INTERVAL, true, CMDOPTS_VERIFY},
+    {"--kubeconfig", O_KUBECONFIG, true, CMDOPTS_VERIFY},
     {"--help", O_HELP, false, 0},
     {"-h", O_HELP, false, 0},
 };
@@ -72,6 +77,23 @@ static int parse_concurrency(unsigned *out, const char *v, struct error *err)
 		    err, IG_EUSAGE,
 		    "option '--concurrency': expected a number from 1 to 256, got '%s'", v);
 	*out = (unsigned)n;
+	return 0;
+}
+
+/* A Go duration; 0 disables. Below a millisecond (but not 0) or above a week is a mistake. */
+static int parse_verify_interval(int64_t *out_ms, const char *v, struct error *err)
+{
+	struct error derr = ERROR_INIT;
+	int64_t ns;
+
+	if (duration_parse(&ns, v, &derr) < 0)
+		return error_set(err, IG_EUSAGE, "option '--verify-interval': %s", derr.msg);
+	if (ns < 0 || (ns > 0 && ns < 1000000) || ns > 7 * 24 * 3600 * 1000000000ll)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--verify-interval': expected 0 (off) or 1ms to 168h, got "
+		                 "'%s'",
+		                 v);
+	*out_ms = ns / 1000000;
 	return 0;
 }
 
@@ -119,6 +141,13 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 		break;
 	case O_LISTEN:
 		o->listen = v;
+		break;
+	case O_VERIFY_INTERVAL:
+		return parse_verify_interval(&o->verify_interval_ms, v, err);
+	case O_KUBECONFIG:
+		if (!*v)
+			return error_set(err, IG_EUSAGE, "option '--kubeconfig': empty value");
+		o->kubeconfig = v;
 		break;
 	case O_HELP:
 		o->help = true;
@@ -181,6 +210,9 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 		return 0;
 	if (!out->config || !*out->config)
 		return error_set(err, IG_EUSAGE, "option '--config': required");
+	if (out->kubeconfig && !out->verify_interval_ms)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--kubeconfig': only used with --verify-interval");
 	if (!out->state_dir && !(out->state_dir = cmdopts_default_state_dir()))
 		return error_set(err, IG_EFAIL, "out of memory");
 	log_configure(out->log_level, out->log_format);

@@ -238,23 +238,42 @@ int verify_metrics_declare(struct metrics *m)
 	                       labels, 2, NULL, 0);
 }
 
+/* 1: a drifting container; 0: checked, none drifts; -1: only failed checks (unknown). */
+static int pair_value(const struct verify_report *r, const char *policy, const char *workload)
+{
+	int v = -1;
+
+	for (size_t i = 0; i < r->len; i++) {
+		const struct verify_result *x = &r->items[i];
+
+		if (!x->policy || !x->workload || strcmp(x->policy, policy) != 0 ||
+		    strcmp(x->workload, workload) != 0 || x->failed)
+			continue;
+		if (x->status == VERIFY_DRIFT)
+			return 1;
+		v = 0;
+	}
+	return v;
+}
+
 int verify_metrics_publish(struct metrics *m, const struct verify_report *r)
 {
 	int error;
 
-	if ((error = metrics_clear(m, VERIFY_METRIC_DRIFT)) < 0)
+	/* A failed check says nothing about what runs: with failures in the report, the
+	 * series are updated rather than replaced, so a pair that could not be checked keeps
+	 * its last known value (no false all-clear while the API is down). */
+	if (!r->failures && (error = metrics_clear(m, VERIFY_METRIC_DRIFT)) < 0)
 		return error;
-	/* set every pair to 0 first, then raise the drifting ones: order of items is free */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < r->len; i++) {
-			const struct verify_result *x = &r->items[i];
-			const char *values[2] = {x->policy, x->workload};
+	for (size_t i = 0; i < r->len; i++) {
+		const struct verify_result *x = &r->items[i];
+		const char *values[2] = {x->policy, x->workload};
+		int v;
 
-			if (!x->policy || !x->workload || (pass == 1 && x->status != VERIFY_DRIFT))
-				continue;
-			if ((error = metrics_set(m, VERIFY_METRIC_DRIFT, values,
-			                         pass == 1 ? 1.0 : 0.0)) < 0)
-				return error;
-		}
+		if (!x->policy || !x->workload || (v = pair_value(r, x->policy, x->workload)) < 0)
+			continue;
+		if ((error = metrics_set(m, VERIFY_METRIC_DRIFT, values, (double)v)) < 0)
+			return error;
+	}
 	return 0;
 }

@@ -116,6 +116,55 @@ START_TEST(records)
 }
 END_TEST
 
+START_TEST(drift)
+{
+	struct audit_drift d = {0};
+	struct error err = ERROR_INIT;
+	struct buf text = BUF_INIT;
+	struct audit *a;
+	json_t *o;
+
+	d.policy = "default/web";
+	d.workload = "prod/Deployment/web";
+	d.container = "web";
+	d.pod = "web-1";
+	d.file = "apps/web.yaml";
+	d.line = 17;
+	d.image = "reg/web:v1.1.0";
+	d.expected_tag = "v1.1.0";
+	d.expected_digest = "sha256:bbbb";
+	d.running_image = "reg/web:v1.1.0";
+	d.running_digest = "sha256:aaaa";
+	d.reason = "runs sha256:aaaa, Git wants sha256:bbbb (v1.1.0)";
+	ck_assert_int_eq(audit_open(&a, path, false, &err), 0);
+	ck_assert_int_eq(audit_write_drift(a, &d, &err), 0);
+	d = (struct audit_drift){.policy = "default/api", .reason = "x"};
+	ck_assert_int_eq(audit_write_drift(a, &d, &err), 0);
+	audit_close(a);
+	ck_assert_int_eq(buf_read_file(&text, path), 0);
+
+	o = line_at(text.data, 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "event")), "drift");
+	ck_assert_ptr_null(json_object_get(o, "decision"));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "policy")), "default/web");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "workload")), "prod/Deployment/web");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "container")), "web");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "pod")), "web-1");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "line")), 17);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "expected_digest")), "sha256:bbbb");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "running_digest")), "sha256:aaaa");
+	ck_assert_int_eq((int)strlen(json_string_value(json_object_get(o, "time"))), 24);
+	json_decref(o);
+	o = line_at(text.data, 1);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_is_null(json_object_get(o, "line")));
+	ck_assert(json_is_null(json_object_get(o, "running_digest")));
+	json_decref(o);
+	buf_release(&text);
+}
+END_TEST
+
 START_TEST(bad_path)
 {
 	struct error err = ERROR_INIT;
@@ -137,6 +186,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, records);
+	tcase_add_test(tc, drift);
 	tcase_add_test(tc, bad_path);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

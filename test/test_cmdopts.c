@@ -30,6 +30,32 @@ static const struct {
     {{"plan", "--config", "c", "--log-level", "loud"}, 0, IG_EUSAGE, "option '--log-level'"},
     {{"plan", "--config", "c", "--log-format", "xml"}, 0, IG_EUSAGE, "option '--log-format'"},
     {{"plan", "--config", "c", "--audit-tags=1"}, 0, IG_EUSAGE, "option '--audit-tags=1'"},
+    {{"plan", "--config", "c", "--verify-interval", "5m"},
+     CMDOPTS_OUTPUT,
+     IG_EUSAGE,
+     "option '--verify-interval': unknown"},
+    {{"run", "--config", "c", "--verify-interval", "5m"}, CMDOPTS_VERIFY, 0, NULL},
+    {{"run", "--config", "c", "--verify-interval=0"}, CMDOPTS_VERIFY, 0, NULL},
+    {{"run", "--config", "c", "--verify-interval", "5"},
+     CMDOPTS_VERIFY,
+     IG_EUSAGE,
+     "option '--verify-interval': "},
+    {{"run", "--config", "c", "--verify-interval", "-1s"},
+     CMDOPTS_VERIFY,
+     IG_EUSAGE,
+     "option '--verify-interval': expected 0 (off)"},
+    {{"run", "--config", "c", "--verify-interval", "200h"},
+     CMDOPTS_VERIFY,
+     IG_EUSAGE,
+     "option '--verify-interval': expected 0 (off)"},
+    {{"run", "--config", "c", "--kubeconfig", "k"},
+     CMDOPTS_VERIFY,
+     IG_EUSAGE,
+     "option '--kubeconfig': only used with --verify-interval"},
+    {{"run", "--config", "c", "--kubeconfig="},
+     CMDOPTS_VERIFY,
+     IG_EUSAGE,
+     "option '--kubeconfig': empty"},
 };
 
 START_TEST(parse)
@@ -67,8 +93,25 @@ START_TEST(values)
 	ck_assert_str_eq(o.secrets_dir, "/sec");
 	ck_assert_int_eq(o.log_level, LOG_ERROR);
 	ck_assert_uint_eq(o.concurrency, 8);
+	ck_assert_int_eq(o.verify_interval_ms, 0);
+	ck_assert_ptr_null(o.kubeconfig);
 	cmdopts_release(&o);
 	log_configure(LOG_INFO, LOG_TEXT);
+}
+END_TEST
+
+START_TEST(verify_values)
+{
+	const char *args[] = {
+	    "run", "--config", "dir", "--verify-interval", "1m30s", "--kubeconfig=/k/config"};
+	struct cmdopts o;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(cmdopts_parse(&o, 6, (char **)args, CMDOPTS_LISTEN | CMDOPTS_VERIFY, &err),
+	                 0);
+	ck_assert_int_eq(o.verify_interval_ms, 90000);
+	ck_assert_str_eq(o.kubeconfig, "/k/config");
+	cmdopts_release(&o);
 }
 END_TEST
 
@@ -91,6 +134,7 @@ int main(void)
 
 	tcase_add_loop_test(tc, parse, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, values);
+	tcase_add_test(tc, verify_values);
 	tcase_add_test(tc, default_state_dir);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

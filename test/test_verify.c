@@ -103,6 +103,52 @@ START_TEST(gauge)
 }
 END_TEST
 
+START_TEST(gauge_failures)
+{
+	struct verify_result items[3];
+	struct verify_report r = {items, 2, 3, {0}, 0};
+	struct metrics *m = NULL;
+	struct buf out = BUF_INIT;
+
+	memset(items, 0, sizeof(items));
+	items[0] = (struct verify_result){
+	    .policy = "default/web", .workload = "prod/Deployment/web", .status = VERIFY_DRIFT};
+	items[1] = (struct verify_result){
+	    .policy = "default/api", .workload = "prod/StatefulSet/api", .status = VERIFY_OK};
+	ck_assert_int_eq(metrics_new(&m), 0);
+	ck_assert_int_eq(verify_metrics_declare(m), 0);
+	ck_assert_int_eq(verify_metrics_publish(m, &r), 0);
+	/* the API is down: every check failed; the last known values stay */
+	items[0].status = items[1].status = VERIFY_UNKNOWN;
+	items[0].failed = items[1].failed = true;
+	r.failures = 2;
+	ck_assert_int_eq(verify_metrics_publish(m, &r), 0);
+	ck_assert_int_eq(metrics_render(&out, m), 0);
+	ck_assert_msg(strstr(out.data, "workload=\"prod/Deployment/web\"} 1\n") != NULL, "%s",
+	              out.data);
+	ck_assert_msg(strstr(out.data, "workload=\"prod/StatefulSet/api\"} 0\n") != NULL, "%s",
+	              out.data);
+	/* partly failed: what was checked is updated, a pair never checked stays absent */
+	items[1] = (struct verify_result){
+	    .policy = "default/api", .workload = "prod/StatefulSet/api", .status = VERIFY_DRIFT};
+	items[2] = (struct verify_result){.policy = "default/db",
+	                                  .workload = "prod/StatefulSet/db",
+	                                  .status = VERIFY_UNKNOWN,
+	                                  .failed = true};
+	r.len = 3;
+	ck_assert_int_eq(verify_metrics_publish(m, &r), 0);
+	buf_reset(&out);
+	ck_assert_int_eq(metrics_render(&out, m), 0);
+	ck_assert_msg(strstr(out.data, "workload=\"prod/Deployment/web\"} 1\n") != NULL, "%s",
+	              out.data);
+	ck_assert_msg(strstr(out.data, "workload=\"prod/StatefulSet/api\"} 1\n") != NULL, "%s",
+	              out.data);
+	ck_assert_msg(strstr(out.data, "StatefulSet/db") == NULL, "%s", out.data);
+	buf_release(&out);
+	metrics_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verify");
@@ -113,6 +159,7 @@ int main(void)
 	tcase_add_loop_test(tc, compare, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, names);
 	tcase_add_test(tc, gauge);
+	tcase_add_test(tc, gauge_failures);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,5 +1,6 @@
 /* The audit log: one JSON line per marker decision per pass (CONTRACT §8), enough to prove
- * after an incident what the registry served (tag count, sha256 and optionally every tag). */
+ * after an incident what the registry served (tag count, sha256 and optionally every tag);
+ * and, from `run --verify-interval`, one line per container found running another image. */
 #ifndef IMAGEGUARD_AUDIT_H
 #define IMAGEGUARD_AUDIT_H
 
@@ -29,6 +30,21 @@ struct audit_record {
 	const char *current_digest, *current_created, *candidate_created;
 };
 
+/* One container that runs another image than Git pins (verify, issue 8). Every pointer is
+ * borrowed; NULL strings are written as JSON null. The record has "event": "drift" and no
+ * "decision" field, so readers of decisions can tell the two apart. */
+struct audit_drift {
+	const char *policy;   /* "ns/name" from the marker */
+	const char *workload; /* "ns/Kind/name" */
+	const char *container, *pod;
+	const char *file; /* the marker, NULL when unknown */
+	size_t line;
+	const char *image;                          /* the value in Git */
+	const char *expected_tag, *expected_digest; /* what Git wants */
+	const char *running_image, *running_digest; /* what the pod status reports */
+	const char *reason;                         /* one line */
+};
+
 struct audit;
 
 /* Opens path for appending (created 0640 when missing); "-" is stdout. with_tags puts the
@@ -37,6 +53,10 @@ int audit_open(struct audit **out, const char *path, bool with_tags, struct erro
 /* Appends one record as a single write(2) of one line (whole lines even with several writers
  * on O_APPEND). `time` is now, RFC 3339 UTC with milliseconds. */
 int audit_write(struct audit *a, const struct audit_record *r, struct error *err);
+/* Appends one drift record the same way (one write, `time` now): time, event, policy,
+ * workload, container, pod, file, line, image, expected_tag, expected_digest, running_image,
+ * running_digest, reason. Returns 0 or IG_EFAIL naming the file. */
+int audit_write_drift(struct audit *a, const struct audit_drift *r, struct error *err);
 /* fsync at the end of a pass (a no-op on stdout or a pipe). */
 int audit_sync(struct audit *a, struct error *err);
 /* Closes the file (not stdout) and frees a; NULL-safe. */

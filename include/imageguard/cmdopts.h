@@ -1,10 +1,12 @@
 /* The COMMON FLAGS of CONTRACT §3 shared by plan, reconcile and run (--config, --state-dir,
  * --secrets-dir, --audit-log, --audit-tags, --log-format, --log-level, --concurrency, -o and
- * run's --listen), parsed in one place so the three commands accept exactly the same input. */
+ * run's --listen, --verify-interval and --kubeconfig), parsed in one place so the three commands
+ * accept exactly the same input. */
 #ifndef IMAGEGUARD_CMDOPTS_H
 #define IMAGEGUARD_CMDOPTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "imageguard/log.h"
@@ -14,6 +16,7 @@ struct error;
 enum {
 	CMDOPTS_OUTPUT = 1, /* -o text|json accepted */
 	CMDOPTS_LISTEN = 2, /* --listen accepted */
+	CMDOPTS_VERIFY = 4, /* --verify-interval and --kubeconfig accepted (run) */
 };
 
 struct cmdopts {
@@ -24,16 +27,18 @@ struct cmdopts {
 	bool audit_tags;
 	enum log_level log_level;
 	enum log_format log_format;
-	unsigned concurrency; /* registry scans at once, default 8 */
-	bool json;            /* -o json */
-	const char *listen;   /* NULL: no endpoint */
-	bool help;            /* --help seen: print usage, exit 0 */
+	unsigned concurrency;       /* registry scans at once, default 8 */
+	bool json;                  /* -o json */
+	const char *listen;         /* NULL: no endpoint */
+	int64_t verify_interval_ms; /* --verify-interval; 0: no periodic verify */
+	const char *kubeconfig;     /* --kubeconfig; NULL: in-cluster service account */
+	bool help;                  /* --help seen: print usage, exit 0 */
 };
 
 /* Parses argv (argv[0] is the command name) accepting the COMMON FLAGS plus those in allow.
  * Returns 0 or IG_EUSAGE with a one-line message (unknown option, missing value, bad number,
- * missing --config). On success the log configuration is applied. Release with
- * cmdopts_release. */
+ * bad duration, missing --config, --kubeconfig without --verify-interval). On success the log
+ * configuration is applied. Release with cmdopts_release. */
 int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, struct error *err);
 void cmdopts_release(struct cmdopts *o);
 

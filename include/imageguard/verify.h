@@ -87,7 +87,10 @@ const char *verify_status_name(enum verify_status s);
 int verify_metrics_declare(struct metrics *m);
 
 /* Replaces every series of imageguard_running_drift with the report's: 1 for a
- * (policy, workload) with any drifting container, else 0. Returns 0 or a metrics error. */
+ * (policy, workload) with any drifting container, else 0. Items with `failed` set do not
+ * count, and a report with failures updates the series instead of replacing them: a pair
+ * that could not be checked keeps its last value (or stays absent). Returns 0 or a
+ * metrics error. */
 int verify_metrics_publish(struct metrics *m, const struct verify_report *r);
 
 #endif

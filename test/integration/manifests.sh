@@ -48,7 +48,7 @@ SECRET_KEYS = {".dockerconfigjson", "username", "password", "bearerToken", "iden
                "identity.pub", "known_hosts", "ca.crt", "tls.crt", "tls.key", "passphrase"}
 RUN_ARGS = ["run", "--config", "/etc/imageguard", "--secrets-dir", "/etc/imageguard-secrets",
             "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080", "--log-format", "json",
-            "--audit-log", "-"]
+            "--audit-log", "-", "--verify-interval", "5m"]
 IMAGEGUARD_API = "imageguard.io/v1alpha1"
 FLUX_APIS = {"image.toolkit.fluxcd.io/v1beta1", "image.toolkit.fluxcd.io/v1beta2",
              "image.toolkit.fluxcd.io/v1", "source.toolkit.fluxcd.io/v1beta2",
