@@ -11,6 +11,7 @@
 
 #include "imageguard/audit.h"
 #include "imageguard/error.h"
+#include "imageguard/log.h"
 #include "imageguard/strvec.h"
 
 struct audit {
@@ -46,18 +47,6 @@ int audit_open(struct audit **out, const char *path, bool with_tags, struct erro
 	return 0;
 }
 
-static void now_rfc3339(char *out, size_t n)
-{
-	struct timespec ts;
-	struct tm tm;
-	char base[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out, n, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
-}
-
 static json_t *string_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
@@ -79,7 +68,7 @@ static json_t *record_json(const struct audit *a, const struct audit_record *r)
 
 	if (!o)
 		return NULL;
-	now_rfc3339(when, sizeof(when));
+	log_timestamp(when, sizeof(when));
 	json_object_set_new(o, "time", json_string(when));
 	json_object_set_new(o, "policy", string_or_null(r->policy));
 	json_object_set_new(o, "image", string_or_null(r->image));
@@ -161,7 +150,7 @@ static json_t *drift_json(const struct audit_drift *r)
 
 	if (!o)
 		return NULL;
-	now_rfc3339(when, sizeof(when));
+	log_timestamp(when, sizeof(when));
 	json_object_set_new(o, "time", json_string(when));
 	json_object_set_new(o, "event", json_string("drift"));
 	json_object_set_new(o, "policy", string_or_null(r->policy));

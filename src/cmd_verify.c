@@ -13,6 +13,7 @@
 #include "imageguard/commands.h"
 #include "imageguard/config.h"
 #include "imageguard/error.h"
+#include "imageguard/log.h"
 #include "imageguard/kube.h"
 #include "imageguard/kubeconfig.h"
 #include "imageguard/registry.h"
@@ -114,18 +115,6 @@ static int load_kubeconfig(struct kubeconfig *out, const char *path, struct erro
 	return error;
 }
 
-static void now_rfc3339(char out[48])
-{
-	struct timespec ts;
-	struct tm tm;
-	char base[24];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out, 48, "%s.%03dZ", base, (int)(ts.tv_nsec / 1000000L % 1000));
-}
-
 static json_t *jstr(const char *s)
 {
 	return s ? json_string(s) : json_null();
@@ -135,7 +124,7 @@ static int print_json(const struct verify_report *r)
 {
 	char when[48];
 
-	now_rfc3339(when);
+	log_timestamp(when, sizeof(when));
 	for (size_t i = 0; i < r->len; i++) {
 		const struct verify_result *x = &r->items[i];
 		json_t *o = json_object();

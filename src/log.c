@@ -49,14 +49,16 @@ bool log_is_enabled(enum log_level level)
 	return level <= threshold;
 }
 
-static void timestamp(char *out, size_t n)
+void log_timestamp(char *out, size_t n)
 {
 	struct timespec ts;
 	struct tm tm;
+	char base[24];
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, n, "%s.%03dZ", base, (int)(ts.tv_nsec / 1000000L % 1000));
 }
 
 void log_event(enum log_level level, const char *event, const char *fmt, ...)
@@ -70,7 +72,7 @@ void log_event(enum log_level level, const char *event, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
-	timestamp(when, sizeof(when));
+	log_timestamp(when, sizeof(when));
 	pthread_mutex_lock(&lock);
 	if (format == LOG_JSON) {
 		json_t *o = json_pack("{s:s,s:s,s:s,s:s?}", "time", when, "level", names[level],
