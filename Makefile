@@ -20,6 +20,9 @@ ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra
 	$(WERROR) $(SAN_FLAGS) $(CFLAGS) -Iinclude -MMD -MP \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lpthread -lm
+# The front binary runs eval, check-config, markers and lint itself and execs imageguard-full
+# for the rest (src/main.c): it links only what those need.
+FRONT_LIBS := $(shell $(PKG_CONFIG) --libs libpcre2-8 yaml-0.1 jansson 2>/dev/null) -lpthread -lm
 TEST_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
 LDFLAGS += $(SAN_FLAGS)
@@ -29,13 +32,14 @@ LIB_SRCS := $(filter-out src/main.c,$(sort $(wildcard src/*.c)))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libimageguard.a
 BIN := $(BUILD)/imageguard
+FULL_BIN := $(BUILD)/imageguard-full
 TEST_SRCS := $(sort $(wildcard test/test_*.c))
 TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
 TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
 .PHONY: all check unit deps lint format memcheck bench fuzz demo install clean help
-all: $(BIN)
+all: $(BIN) $(FULL_BIN)
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -45,7 +49,14 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/obj/main.o $(LIB)
+$(BUILD)/obj/main-front.o: src/main.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DIMAGEGUARD_FRONT -c -o $@ $<
+
+$(BIN): $(BUILD)/obj/main-front.o $(LIB) | $(FULL_BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(FRONT_LIBS)
+
+$(FULL_BIN): $(BUILD)/obj/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/test/support/%.o: test/support/%.c
@@ -102,7 +113,7 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run
 
-install: $(BIN)
+install: $(BIN) $(FULL_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/imageguard
 
@@ -113,4 +124,4 @@ help:
 	@echo "targets: all check unit memcheck demo bench fuzz lint format install clean"
 	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror)"
 
--include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(TEST_BINS:=.d)
+-include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(BUILD)/obj/main-front.d $(TEST_BINS:=.d)

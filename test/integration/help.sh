@@ -63,4 +63,28 @@ for c in $commands; do
 	fi
 done
 
+# The front binary (src/main.c) runs eval, check-config, markers and lint without the network
+# stack and hands every other command to imageguard-full; alone, it says so and exits 1.
+if ! ldd "$IMAGEGUARD" | grep -Eq 'libcurl|libgit2|libssl|libcrypto'; then
+	ok "the front binary links no network or Git library"
+else
+	bad "the front binary links no network or Git library: $(ldd "$IMAGEGUARD" | grep -E 'libcurl|libgit2' | tr -s ' \n' ' ')"
+fi
+cp "$IMAGEGUARD" "$tmp/imageguard"
+printf '1.0.0\n1.2.0\n' | "$tmp/imageguard" eval --semver '>=1.0.0' >"$tmp/out" 2>"$tmp/err" &&
+	[[ $(cat "$tmp/out") == 1.2.0 ]] && ok "the front binary alone runs eval" ||
+	bad "the front binary alone runs eval ($(cat "$tmp/err"))"
+rc=0; "$tmp/imageguard" plan --help >"$tmp/out" 2>"$tmp/err" || rc=$?
+if [[ $rc == 1 ]] && grep -q "^imageguard: plan: cannot run imageguard-full" "$tmp/err"; then
+	ok "the front binary without imageguard-full: one-line error, exit 1"
+else
+	bad "the front binary without imageguard-full: one-line error, exit 1 (got $rc: $(cat "$tmp/err"))"
+fi
+mkdir -p "$tmp/prefix/bin" "$tmp/prefix/libexec/imageguard"
+cp "$IMAGEGUARD" "$tmp/prefix/bin/imageguard"
+cp "$(dirname "$IMAGEGUARD")/imageguard-full" "$tmp/prefix/libexec/imageguard/"
+"$tmp/prefix/bin/imageguard" version >"$tmp/out" 2>&1 && grep -q '^imageguard ' "$tmp/out" &&
+	ok "an installed front binary finds ../libexec/imageguard/imageguard-full" ||
+	bad "an installed front binary finds ../libexec/imageguard/imageguard-full ($(cat "$tmp/out"))"
+
 if [[ $fails == 0 ]]; then echo "PASS help"; else echo "FAIL help: $fails"; exit 1; fi
