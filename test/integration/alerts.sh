@@ -13,13 +13,15 @@ echo "ok - promtool check rules"
 promtool test rules imageguard-rules.test.yaml
 echo "ok - promtool test rules"
 # Every metric the rules and the docs' queries name is one the binary declares (a histogram's
-# _sum/_count/_bucket series counted as its own name).
-declared=$(grep -aoE 'imageguard_[a-z_]+' "$IMAGEGUARD" | sort -u)
+# _sum/_count/_bucket series counted as its own name). /metrics is served by `run`, which the
+# front binary hands to imageguard-full beside it (src/main.c): read that one.
+FULL=$(dirname "$IMAGEGUARD")/imageguard-full
+declared=$(grep -aoE 'imageguard_[a-z_]+' "$FULL" | sort -u)
 missing=0
 for m in $(cat imageguard-rules.yaml imageguard-rules.test.yaml "$SRC/docs/operations.md" \
 		| grep -oE 'imageguard_[a-z_]+' | sed -E 's/_(sum|count|bucket)$//' | sort -u); do
 	if ! grep -qx -- "$m" <<<"$declared"; then
-		echo "not ok - metric $m is not declared by $IMAGEGUARD"
+		echo "not ok - metric $m is not declared by $FULL"
 		missing=$((missing + 1))
 	fi
 done
