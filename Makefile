@@ -27,8 +27,9 @@ TEST_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
 LDFLAGS += $(SAN_FLAGS)
 
-# Every src/*.c but main.c goes into the one static library.
-LIB_SRCS := $(filter-out src/main.c,$(sort $(wildcard src/*.c)))
+# Every src/<layer>/*.c goes into the one static library; src/main.c is the command table.
+LAYERS := util policy registry git markers config kube app cmd
+LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libimageguard.a
 BIN := $(BUILD)/imageguard
@@ -92,11 +93,14 @@ memcheck: $(TEST_BINS)
 fuzz:
 	@test/fuzz/run
 
+FORMAT_FILES = src/main.c $(LIB_SRCS) $(wildcard src/*/*.h) $(wildcard include/imageguard/*/*.h) \
+	$(TEST_SRCS)
+
 lint:
 	@scripts/lint
 
 format:
-	clang-format -i src/*.c include/imageguard/*.h test/*.c
+	clang-format -i $(FORMAT_FILES)
 
 # Benchmark drivers: bench/<name>.c -> $(BUILD)/bench/<name>, linked against the library.
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(sort $(wildcard bench/*.c)))
@@ -113,9 +117,12 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run
 
+# Both binaries, where src/main.c looks for imageguard-full: beside the front binary's
+# directory in ../libexec/imageguard/.
 install: $(BIN) $(FULL_BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/imageguard
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/imageguard
+	install -m 0755 $(FULL_BIN) $(DESTDIR)$(PREFIX)/libexec/imageguard/imageguard-full
 
 clean:
 	rm -rf build build-asan build-fuzz

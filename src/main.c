@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imageguard/commands.h"
+#include "imageguard/cmd/commands.h"
 
 /* Which libraries' global init a command needs: libgit2's loads the TLS trust store (7-40 ms)
  * and curl's the OpenSSL tables (~5 MB RSS), costs that `eval` in a script or `tags`

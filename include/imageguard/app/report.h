@@ -1,0 +1,71 @@
+/* The outcome of one pass, one item per marker (or per policy without marker): rendered as
+ * the text lines and JSON array of CONTRACT §6, and written to the audit log (§8). */
+#ifndef IMAGEGUARD_REPORT_H
+#define IMAGEGUARD_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "imageguard/app/guard.h"
+
+struct audit;
+struct buf;
+struct error;
+struct strvec;
+
+struct report_item {
+	char *policy; /* owned; "ns/name" */
+	char *image;  /* owned; the repository's image, NULL when unknown */
+	char *file;   /* owned; relative to the Git repository root, NULL: no marker */
+	size_t line;
+	char *current;   /* owned; the committed tag (or value), NULL when none */
+	char *candidate; /* owned; NULL when none */
+	enum guard_decision_kind decision;
+	enum guard_reason reason;
+	unsigned warnings;    /* enum guard_warning bits */
+	char *digest;         /* owned; the confirmed digest, NULL when none */
+	char *commit;         /* owned; the commit that wrote this marker, NULL when none */
+	char *message;        /* owned; error text or the rollback reason, NULL when none */
+	char *current_digest; /* owned; the digest committed at the marker, NULL when none */
+	/* owned; RFC3339 config `created` of the committed and the new image when a
+	 * digest-tracked policy compared them, NULL otherwise (or when unknown) */
+	char *current_created, *candidate_created;
+	/* For the audit record: what the registry served this pass. */
+	bool listed;
+	size_t tag_count;
+	char tags_sha256[65];
+	const struct strvec *tags; /* borrowed; valid only until the pass's listings are freed */
+};
+
+struct report {
+	struct report_item *items;
+	size_t len, cap;
+	size_t errors;  /* items whose decision is error */
+	size_t commits; /* commits pushed */
+};
+
+#define REPORT_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0, 0, 0                                                                   \
+	}
+
+/* Appends a zeroed item and returns it in *out (borrowed; valid until the next add).
+ * Returns 0 or IG_EFAIL when out of memory. */
+int report_add(struct report_item **out, struct report *r);
+/* Sets an owned string field from s (NULL allowed); returns 0 or IG_EFAIL. */
+int report_set(char **field, const char *s);
+/* Sets an owned field to c's time in RFC3339 when c is KNOWN, else NULL; 0 or IG_EFAIL. */
+int report_set_created(char **field, const struct guard_created *c);
+void report_release(struct report *r);
+
+/* One line per item: `policy file:line current -> candidate decision/reason [warnings]`. */
+int report_text(struct buf *out, const struct report *r);
+/* The JSON array of CONTRACT §6, pretty-printed, with a final newline. */
+int report_json(struct buf *out, const struct report *r);
+/* Writes one audit record per item, then fsyncs. */
+int report_audit(struct audit *a, const struct report *r, struct error *err);
+
+/* The warning names of bits, in bit order, appended to out. */
+int report_warning_names(struct strvec *out, unsigned warnings);
+
+#endif

@@ -1,0 +1,43 @@
+/* The registry side of one pass: list every ImageRepository that a marker needs, once,
+ * concurrently (up to a global limit, and a smaller one per registry host so that one slow
+ * or rate-limiting registry cannot starve the others). */
+#ifndef IMAGEGUARD_SCAN_H
+#define IMAGEGUARD_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "imageguard/registry/creds.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/registry.h"
+
+struct config_repository;
+
+/* At most this many requests run against one registry host at once. */
+#define SCAN_PER_HOST_MAX 4
+
+/* One repository to list. The caller fills repo and wanted; scan_run fills the rest. */
+struct scan {
+	const struct config_repository *repo; /* borrowed */
+	bool wanted;                          /* a marker of a policy using it exists */
+	bool done;                            /* listing attempted */
+	int rc;                               /* 0 or the registry/creds error code */
+	struct error err;                     /* with rc < 0 */
+	struct registry_listing listing;      /* with rc == 0 */
+	struct registry_creds creds;          /* loaded from the secret, kept for HEADs */
+	char *ca_file;                        /* owned; NULL: system CAs */
+};
+
+/* Lists every wanted scan (suspended repositories are skipped: done stays false) with up to
+ * concurrency threads. Per-scan failures land in each scan; the return is negative only
+ * when threads cannot be started. */
+int scan_run(struct scan *scans, size_t n, struct registry_client *client, const char *secrets_dir,
+             unsigned concurrency, struct error *err);
+
+/* The registry target (ref, creds, insecure, CA, timeout) of a scan, for manifest HEADs. */
+void scan_target(struct registry_target *out, const struct scan *s);
+
+/* Frees what scan_run put in the scans (not the array). */
+void scan_release(struct scan *scans, size_t n);
+
+#endif

@@ -1,0 +1,55 @@
+/* The COMMON FLAGS of CONTRACT §3 shared by plan, reconcile and run (--config, --state-dir,
+ * --secrets-dir, --audit-log, --audit-tags, --log-format, --log-level, --concurrency, -o and
+ * run's --listen, --verify-interval and --kubeconfig), parsed in one place so the three commands
+ * accept exactly the same input. */
+#ifndef IMAGEGUARD_CMDOPTS_H
+#define IMAGEGUARD_CMDOPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "imageguard/util/log.h"
+
+struct error;
+
+enum {
+	CMDOPTS_OUTPUT = 1, /* -o text|json accepted */
+	CMDOPTS_LISTEN = 2, /* --listen accepted */
+	CMDOPTS_VERIFY = 4, /* --verify-interval and --kubeconfig accepted (run) */
+};
+
+struct cmdopts {
+	const char *config;      /* borrowed from argv */
+	char *state_dir;         /* owned: the flag's value or the default of §3 */
+	const char *secrets_dir; /* NULL: none */
+	const char *audit_log;   /* NULL: no audit log; "-" stdout */
+	bool audit_tags;
+	enum log_level log_level;
+	enum log_format log_format;
+	unsigned concurrency;       /* registry scans at once, default 8 */
+	bool json;                  /* -o json */
+	const char *listen;         /* NULL: no endpoint */
+	int64_t verify_interval_ms; /* --verify-interval; 0: no periodic verify */
+	const char *kubeconfig;     /* --kubeconfig; NULL: in-cluster service account */
+	bool help;                  /* --help seen: print usage, exit 0 */
+};
+
+/* Parses argv (argv[0] is the command name) accepting the COMMON FLAGS plus those in allow.
+ * Returns 0 or IG_EUSAGE with a one-line message (unknown option, missing value, bad number,
+ * bad duration, missing --config, --kubeconfig without --verify-interval). On success the log
+ * configuration is applied. Release with cmdopts_release. */
+int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, struct error *err);
+void cmdopts_release(struct cmdopts *o);
+
+/* cmdopts_parse for a command's entry point: on --help prints usage to stdout, on a usage
+ * error the one-line error and usage to stderr. Returns -1 when the command goes on, else the
+ * exit code to return at once (0 or 2). The caller releases o in every case. */
+int cmdopts_start(struct cmdopts *o, int argc, char **argv, unsigned allow,
+                  void (*usage)(FILE *out));
+
+/* The default state dir: /var/lib/imageguard for root, else $XDG_STATE_HOME/imageguard
+ * (~/.local/state/imageguard). Newly allocated; NULL when out of memory. */
+char *cmdopts_default_state_dir(void);
+
+#endif

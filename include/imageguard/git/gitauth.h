@@ -1,0 +1,63 @@
+/* Transport settings and credentials for the Git store: URL classification and scrubbing,
+ * secret-folder credentials (CONTRACT §4), and the libgit2 callbacks that use them (SSH keys,
+ * host keys against known_hosts, HTTP basic auth, bearer tokens, a CA file). */
+#ifndef IMAGEGUARD_GITAUTH_H
+#define IMAGEGUARD_GITAUTH_H
+
+#include <stdbool.h>
+#include <git2.h>
+
+#include "imageguard/util/error.h"
+
+enum gitauth_transport { GITAUTH_LOCAL, GITAUTH_SSH, GITAUTH_HTTP };
+
+struct gitauth {
+	enum gitauth_transport transport;
+	bool tls;              /* https:// */
+	char *url_safe;        /* owned; the URL without any password or token, for messages */
+	char *host;            /* owned; NULL for local */
+	unsigned port;         /* 0 for local */
+	char *username;        /* owned secret-folder values, NULL when absent */
+	char *password;
+	char *token;
+	char *passphrase;
+	char *url_userinfo;    /* owned; userinfo embedded in the URL (scrubbed from messages) */
+	char *identity_path;   /* owned paths in the secret folder */
+	char *identity_pub_path;
+	char *known_hosts;     /* owned; file content */
+	size_t known_hosts_len;
+	char *ca_path;
+	char *header;          /* owned; "Authorization: Bearer ..." */
+	char *headers[1];
+	unsigned key_tries, userpass_tries;
+	struct error cb_err;   /* why a callback refused, preferred over libgit2's text */
+	char push_reject[256]; /* the remote's reason for refusing the last push, "" if none */
+};
+
+/* Classifies url and loads the credentials in secret_dir (may be NULL). Returns 0, or
+ * IG_EINVALID (unsupported URL, unreadable secret file); the error names files, never values.
+ * Release with gitauth_release. */
+int gitauth_load(struct gitauth *a, const char *url, const char *secret_dir, struct error *err);
+void gitauth_release(struct gitauth *a);
+
+/* A newly allocated copy of url without userinfo passwords or tokens (NULL: out of memory). */
+char *gitauth_scrub_url(const char *url);
+
+/* Fills libgit2 callbacks and custom headers for one network operation and resets the
+ * per-operation state. The pointers stay valid while a lives. */
+void gitauth_prepare(struct gitauth *a, git_remote_callbacks *cb, git_strarray *headers);
+
+/* Brackets each network operation: libgit2's CA location (GIT_OPT_SET_SSL_CERT_LOCATIONS) is
+ * process-global, so HTTPS operations are serialised under one mutex, each setting its own
+ * ca.crt or the system bundle. */
+int gitauth_begin(struct gitauth *a, struct error *err);
+void gitauth_end(struct gitauth *a);
+
+/* Turns libgit2's last error after operation `what` into err: a callback's reason when one
+ * refused, else libgit2's text with every credential scrubbed. Returns the IG_* code. */
+int gitauth_error(struct gitauth *a, int git_rc, const char *what, struct error *err);
+
+/* Replaces every credential of a (and any URL userinfo) in msg with "***", in place. */
+void gitauth_scrub(const struct gitauth *a, char *msg, size_t cap);
+
+#endif

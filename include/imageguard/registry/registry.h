@@ -1,0 +1,96 @@
+/* The OCI Distribution client: tag listings (paginated, capped, never silently short) and
+ * manifest HEADs (existence + Docker-Content-Digest), with token/basic auth, retries with
+ * backoff and one keep-alive connection pool per client. A client is safe to use from several
+ * threads at once. */
+#ifndef IMAGEGUARD_REGISTRY_H
+#define IMAGEGUARD_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "imageguard/registry/imageconfig.h"
+#include "imageguard/util/strvec.h"
+
+struct error;
+struct imageref;
+struct registry_creds;
+
+struct registry_options {
+	long connect_timeout_ms; /* default 10000 */
+	long timeout_ms;         /* whole request, default 30000 */
+	size_t page_size;        /* `n` asked for, default 1000 */
+	size_t max_pages;        /* default 10000 */
+	size_t max_bytes;        /* total listing bytes, default 256 MiB */
+	unsigned max_retries;    /* on 429/5xx/transport errors, default 4 */
+	long max_backoff_ms;     /* cap of one wait, default 30000 */
+	/* Called after every HTTP response (or transport failure with code 0), for metrics. */
+	void (*observe)(void *ctx, const char *registry, long http_code);
+	void *observe_ctx;
+};
+
+/* Fills the defaults above. */
+void registry_options_init(struct registry_options *opts);
+
+/* What one request is about: the repository and how to reach it. Borrowed pointers. */
+struct registry_target {
+	const struct imageref *ref;         /* registry + repository (tag/digest ignored) */
+	const struct registry_creds *creds; /* NULL: anonymous */
+	bool insecure;                      /* plain HTTP allowed */
+	const char *ca_file;                /* NULL: system CAs */
+	long timeout_ms;                    /* 0: the client's default */
+};
+
+struct registry_client;
+
+int registry_client_new(struct registry_client **out, const struct registry_options *opts,
+			struct error *err);
+void registry_client_free(struct registry_client *c);
+
+struct registry_listing {
+	struct strvec tags; /* deduplicated, byte-wise sorted */
+	size_t pages;       /* pages fetched */
+	char sha256[65];    /* hex SHA-256 of the sorted tags joined by "\n" (no trailing newline) */
+};
+
+#define REGISTRY_LISTING_INIT {STRVEC_INIT, 0, {0}}
+
+/* Lists every tag. A listing that failed, timed out, was cut by a cap or did not parse is an
+ * error (IG_EFAIL, IG_EAUTH, IG_ENOTFOUND for NAME_UNKNOWN, IG_ETIMEOUT, IG_ETOOBIG,
+ * IG_EINVALID), never a shorter list. Errors name the registry and the HTTP status. */
+int registry_list_tags(struct registry_listing *out, struct registry_client *c,
+		       const struct registry_target *t, struct error *err);
+void registry_listing_release(struct registry_listing *l);
+
+/* HEAD of the manifest `reference` (a tag or digest) with the full OCI/Docker Accept list.
+ * On 200 *digest_out is the Docker-Content-Digest (owned; the index digest for multi-arch),
+ * falling back to GET + sha256 of the body when the header is absent. IG_ENOTFOUND on 404. */
+int registry_head_manifest(char **digest_out, struct registry_client *c,
+			   const struct registry_target *t, const char *reference, struct error *err);
+
+/* The `created` of the image that manifest `digest` names: GET the manifest by digest; for an
+ * index (or manifest list), the entry of platform ("os/arch[/variant]", NULL: linux/amd64),
+ * GET that manifest; then GET the config blob (redirects followed as http_do does). Every body
+ * is capped (4 MiB manifests, 8 MiB config) and checked against its digest. Returns 0 with
+ * out filled: out->known false (and out->why) when the config has no usable `created` or the
+ * index has no entry for the platform — a result, not an error. IG_ENOTFOUND when a manifest
+ * or the blob is 404; IG_EINVALID for a body that does not match its digest or does not parse;
+ * IG_ETOOBIG, IG_EAUTH, IG_ETIMEOUT, IG_EFAIL as for the other calls. */
+int registry_image_created(struct imageconfig_created *out, struct registry_client *c,
+                           const struct registry_target *t, const char *digest,
+                           const char *platform, struct error *err);
+
+/* The hex SHA-256 of the byte-wise sorted tags joined by "\n" (CONTRACT §3 `tags -o json`). */
+void registry_tags_sha256(char out[65], const struct strvec *sorted_tags);
+
+/* Body parsers of registry_list_tags, public for the fuzz targets and unit tests.
+ * registry_parse_tag_list appends the valid tags of one tag-list page (data[0..len), need not
+ * be NUL-terminated) to tags, skipping entries that are not valid tags; `"tags": null` is an
+ * empty page. Returns 0, IG_EINVALID (not JSON, no "tags" array, a non-string entry; err names
+ * `name`) or IG_EFAIL (out of memory). */
+int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
+			    struct error *err);
+/* Writes into out (n bytes, n > 0, always NUL-terminated) a one-line summary of an OCI error
+ * body ("CODE: message[; CODE: message]"), or "" when data is not one. */
+void registry_oci_errors(char *out, size_t n, const char *data, size_t len);
+
+#endif

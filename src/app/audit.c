@@ -1,0 +1,196 @@
+/* JSON-lines audit records: built with jansson, appended with O_APPEND in one write per
+ * record so concurrent writers never interleave inside a line, fsynced once per pass. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "imageguard/app/audit.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+#include "imageguard/util/strvec.h"
+
+struct audit {
+	int fd;
+	bool owned;
+	bool with_tags;
+	char *path;
+};
+
+int audit_open(struct audit **out, const char *path, bool with_tags, struct error *err)
+{
+	struct audit *a = calloc(1, sizeof(*a));
+
+	*out = NULL;
+	if (!a || !(a->path = strdup(path))) {
+		free(a);
+		return error_set(err, IG_EFAIL, "audit log '%s': out of memory", path);
+	}
+	a->with_tags = with_tags;
+	if (strcmp(path, "-") == 0) {
+		a->fd = STDOUT_FILENO;
+	} else {
+		a->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+		if (a->fd < 0) {
+			error_set(err, IG_EFAIL, "audit log '%s': %s", path, strerror(errno));
+			free(a->path);
+			free(a);
+			return IG_EFAIL;
+		}
+		a->owned = true;
+	}
+	*out = a;
+	return 0;
+}
+
+static json_t *string_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *string_array(const struct strvec *v)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && v && i < v->len; i++)
+		json_array_append_new(a, json_string(v->items[i]));
+	return a;
+}
+
+static json_t *record_json(const struct audit *a, const struct audit_record *r)
+{
+	char when[48];
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	log_timestamp(when, sizeof(when));
+	json_object_set_new(o, "time", json_string(when));
+	json_object_set_new(o, "policy", string_or_null(r->policy));
+	json_object_set_new(o, "image", string_or_null(r->image));
+	json_object_set_new(o, "tag_count",
+	                    r->listed ? json_integer((json_int_t)r->tag_count) : json_null());
+	json_object_set_new(o, "tags_sha256", string_or_null(r->listed ? r->tags_sha256 : NULL));
+	if (a->with_tags)
+		json_object_set_new(o, "tags", r->listed ? string_array(r->tags) : json_null());
+	json_object_set_new(o, "current", string_or_null(r->current));
+	json_object_set_new(o, "candidate", string_or_null(r->candidate));
+	json_object_set_new(o, "decision", string_or_null(r->decision));
+	json_object_set_new(o, "reason", string_or_null(r->reason));
+	json_object_set_new(o, "warnings", string_array(r->warnings));
+	json_object_set_new(o, "file", string_or_null(r->file));
+	json_object_set_new(o, "line", r->file ? json_integer((json_int_t)r->line) : json_null());
+	json_object_set_new(o, "commit", string_or_null(r->commit));
+	json_object_set_new(o, "digest", string_or_null(r->digest));
+	if (r->message)
+		json_object_set_new(o, "message", json_string(r->message));
+	if (r->rollback_reason)
+		json_object_set_new(o, "rollback_reason", json_string(r->rollback_reason));
+	if (r->current_digest)
+		json_object_set_new(o, "current_digest", json_string(r->current_digest));
+	if (r->current_created)
+		json_object_set_new(o, "current_created", json_string(r->current_created));
+	if (r->candidate_created)
+		json_object_set_new(o, "candidate_created", json_string(r->candidate_created));
+	return o;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Writes o (taken: released here) as one line. */
+static int write_object(struct audit *a, json_t *o, struct error *err)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	char *line = NULL;
+	size_t len;
+	int error = 0;
+
+	if (!text || !(line = malloc((len = strlen(text)) + 2))) {
+		error = error_set(err, IG_EFAIL, "audit log '%s': out of memory", a->path);
+		goto done;
+	}
+	memcpy(line, text, len);
+	line[len++] = '\n';
+	/* One write(2) per record: O_APPEND makes each line land whole at the end. */
+	if (write_all(a->fd, line, len) < 0)
+		error = error_set(err, IG_EFAIL, "audit log '%s': %s", a->path, strerror(errno));
+done:
+	free(line);
+	free(text);
+	json_decref(o);
+	return error;
+}
+
+int audit_write(struct audit *a, const struct audit_record *r, struct error *err)
+{
+	return write_object(a, record_json(a, r), err);
+}
+
+static json_t *drift_json(const struct audit_drift *r)
+{
+	char when[48];
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	log_timestamp(when, sizeof(when));
+	json_object_set_new(o, "time", json_string(when));
+	json_object_set_new(o, "event", json_string("drift"));
+	json_object_set_new(o, "policy", string_or_null(r->policy));
+	json_object_set_new(o, "workload", string_or_null(r->workload));
+	json_object_set_new(o, "container", string_or_null(r->container));
+	json_object_set_new(o, "pod", string_or_null(r->pod));
+	json_object_set_new(o, "file", string_or_null(r->file));
+	json_object_set_new(o, "line", r->file ? json_integer((json_int_t)r->line) : json_null());
+	json_object_set_new(o, "image", string_or_null(r->image));
+	json_object_set_new(o, "expected_tag", string_or_null(r->expected_tag));
+	json_object_set_new(o, "expected_digest", string_or_null(r->expected_digest));
+	json_object_set_new(o, "running_image", string_or_null(r->running_image));
+	json_object_set_new(o, "running_digest", string_or_null(r->running_digest));
+	json_object_set_new(o, "reason", string_or_null(r->reason));
+	return o;
+}
+
+int audit_write_drift(struct audit *a, const struct audit_drift *r, struct error *err)
+{
+	return write_object(a, drift_json(r), err);
+}
+
+int audit_sync(struct audit *a, struct error *err)
+{
+	struct stat st;
+
+	if (fstat(a->fd, &st) == 0 && !S_ISREG(st.st_mode))
+		return 0;
+	if (fsync(a->fd) < 0)
+		return error_set(err, IG_EFAIL, "audit log '%s': fsync: %s", a->path,
+		                 strerror(errno));
+	return 0;
+}
+
+void audit_close(struct audit *a)
+{
+	if (!a)
+		return;
+	if (a->owned)
+		close(a->fd);
+	free(a->path);
+	free(a);
+}

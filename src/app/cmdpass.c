@@ -1,0 +1,99 @@
+/* The body shared by `plan` and `reconcile` (and run's config loading). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "imageguard/app/audit.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/cmd/cmdopts.h"
+#include "imageguard/app/cmdpass.h"
+#include "imageguard/config/config.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+#include "imageguard/app/reconcile.h"
+#include "imageguard/app/report.h"
+
+static void print_diag(const struct config_diag *g, bool as_log)
+{
+	const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
+
+	if (as_log && g->severity == CONFIG_WARNING)
+		log_warn("config.warning", "%s:%zu: %s", g->file, g->line, g->message);
+	else if (as_log)
+		log_error("config.error", "%s:%zu: %s", g->file, g->line, g->message);
+	else if (g->line)
+		fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev, g->message);
+	else
+		fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
+}
+
+int cmdpass_load_config(struct config **out, const char *path, bool as_log)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct error err = ERROR_INIT;
+	int rc = 0;
+
+	*out = NULL;
+	if (config_load(out, path, &diags, &err) < 0) {
+		rc = err.code == IG_EFAIL ? 1 : 2;
+		if (as_log)
+			log_error("config.load", "%s", err.msg);
+		else
+			fprintf(stderr, "imageguard: %s\n", err.msg);
+	}
+	for (size_t i = 0; i < diags.len; i++)
+		print_diag(&diags.items[i], as_log);
+	config_diags_release(&diags);
+	return rc;
+}
+
+static int print_report(const struct report *r, bool json)
+{
+	struct buf out = BUF_INIT;
+	int error = json ? report_json(&out, r) : report_text(&out, r);
+
+	if (error == 0 && out.len)
+		fwrite(out.data, 1, out.len, stdout);
+	fflush(stdout);
+	buf_release(&out);
+	return error;
+}
+
+int cmdpass_once(const struct cmdopts *o, bool dry_run)
+{
+	struct reconcile_options ro = {0};
+	struct report report = REPORT_INIT;
+	struct error err = ERROR_INIT;
+	struct config *cfg = NULL;
+	struct audit *audit = NULL;
+	int rc;
+
+	if ((rc = cmdpass_load_config(&cfg, o->config, false)) != 0)
+		goto done;
+	if (!dry_run && o->audit_log && audit_open(&audit, o->audit_log, o->audit_tags, &err) < 0) {
+		fprintf(stderr, "imageguard: %s\n", err.msg);
+		rc = 1;
+		goto done;
+	}
+	ro.config = cfg;
+	ro.state_dir = o->state_dir;
+	ro.secrets_dir = o->secrets_dir;
+	ro.concurrency = o->concurrency;
+	ro.dry_run = dry_run;
+	ro.audit = audit;
+	if (reconcile_pass(&report, &ro, &err) < 0) {
+		fprintf(stderr, "imageguard: %s\n", err.msg);
+		rc = 1;
+		goto done;
+	}
+	if (print_report(&report, o->json) < 0) {
+		fprintf(stderr, "imageguard: report: out of memory\n");
+		rc = 1;
+		goto done;
+	}
+	rc = report.errors ? 1 : 0;
+done:
+	report_release(&report);
+	audit_close(audit);
+	config_free(cfg);
+	return rc;
+}

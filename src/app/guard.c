@@ -1,0 +1,338 @@
+/* The decision table of CONTRACT §6 as a pure function of its inputs: the invariants of §1
+ * (forward only, confirmed tags, no commit from a failed or empty listing) are decided here
+ * and nowhere else, so they can be tested exhaustively without a registry or Git. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "imageguard/util/error.h"
+#include "imageguard/app/guard.h"
+#include "imageguard/registry/imageconfig.h"
+#include "imageguard/policy/policy.h"
+
+static void set(struct guard_decision *d, enum guard_decision_kind kind, enum guard_reason reason)
+{
+	d->decision = kind;
+	d->reason = reason;
+}
+
+/* Copies a tag into the fixed candidate field; false when it does not fit (a tag longer than
+ * the OCI grammar allows cannot be written anyway). */
+static bool set_candidate(struct guard_decision *d, const char *tag)
+{
+	size_t n = strlen(tag);
+
+	if (n > GUARD_TAG_MAX)
+		return false;
+	memcpy(d->candidate, tag, n + 1);
+	return true;
+}
+
+void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	set(d, GUARD_ERROR, reason);
+	d->needs_confirmation = false;
+	d->write_digest = false;
+	va_start(ap, fmt);
+	vsnprintf(d->message, sizeof(d->message), fmt, ap);
+	va_end(ap);
+}
+
+/* The tag the marker holds; a digest-tracked policy's lone `:digest` marker holds its tag. */
+static const char *current_tag(const struct guard_input *in)
+{
+	return in->current_tag ? in->current_tag : in->tracked_tag;
+}
+
+static bool listed(const struct guard_input *in, const char *tag)
+{
+	for (size_t i = 0; i < in->tags_len; i++)
+		if (!strcmp(in->tags[i], tag))
+			return true;
+	return false;
+}
+
+/* A digest-tracked policy's override names a digest: the tag stays, the digest goes back. */
+static void decide_override_digest(struct guard_decision *d, const struct guard_input *in)
+{
+	if (!set_candidate(d, in->tracked_tag)) {
+		guard_fail(d, GUARD_CONFIG, "tracked tag is longer than a tag may be");
+		return;
+	}
+	/* A marker that holds no digest (`:tag`) has nothing to roll back but its tag. */
+	if (in->digest_mode == GUARD_DIGEST_NONE
+	        ? !strcmp(current_tag(in), in->tracked_tag)
+	        : in->current_digest && !strcmp(in->current_digest, in->rollback_to)) {
+		set(d, GUARD_HOLD, GUARD_OVERRIDE);
+	} else {
+		set(d, GUARD_ROLLBACK, GUARD_OVERRIDE);
+		d->needs_confirmation = true;
+	}
+}
+
+/* An override in force pins the marker to rollback-to and forbids every other move. */
+static void decide_override(struct guard_decision *d, const struct guard_input *in)
+{
+	snprintf(d->message, sizeof(d->message), "%s",
+	         in->rollback_reason ? in->rollback_reason : "");
+	if (in->tracked_tag) {
+		decide_override_digest(d, in);
+		return;
+	}
+	if (!set_candidate(d, in->rollback_to)) {
+		guard_fail(d, GUARD_CONFIG, "rollback-to '%s' is longer than a tag may be",
+		           in->rollback_to);
+		return;
+	}
+	if (current_tag(in) && !strcmp(current_tag(in), in->rollback_to)) {
+		set(d, GUARD_HOLD, GUARD_OVERRIDE);
+	} else if (!listed(in, in->rollback_to)) {
+		set(d, GUARD_HOLD, GUARD_CANDIDATE_MISSING);
+	} else {
+		set(d, GUARD_ROLLBACK, GUARD_OVERRIDE);
+		d->needs_confirmation = true;
+	}
+}
+
+/* Best candidate against the committed tag under the policy's own order. */
+static int decide_order(struct guard_decision *d, const struct guard_input *in, struct error *err)
+{
+	struct policy_result best = POLICY_RESULT_INIT;
+	enum policy_verdict v;
+	int rc;
+
+	if ((rc = policy_select(&best, in->policy, in->tags, in->tags_len, err)) < 0)
+		return rc;
+	if (!best.latest) {
+		set(d, GUARD_HOLD, GUARD_NO_CANDIDATES);
+		goto done;
+	}
+	if (!set_candidate(d, best.latest)) {
+		guard_fail(d, GUARD_REGISTRY, "tag '%.40s...' is longer than %d bytes", best.latest,
+		           GUARD_TAG_MAX);
+		goto done;
+	}
+	v = current_tag(in) ? policy_compare(in->policy, current_tag(in), best.latest)
+	                    : POLICY_INCOMPARABLE;
+	/* Outside the range is not outside the order: a narrowed range must not roll back. */
+	if (v == POLICY_INCOMPARABLE && current_tag(in) && in->order_policy)
+		v = policy_compare(in->order_policy, current_tag(in), best.latest);
+	if (v == POLICY_FORWARD) {
+		set(d, GUARD_UPDATE, GUARD_FORWARD);
+	} else if (v == POLICY_INCOMPARABLE) {
+		set(d, GUARD_UPDATE, GUARD_ADOPT);
+	} else if (v == POLICY_SAME) {
+		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
+		/* The tag stays; a digest may still need writing, which only HEAD can tell. */
+		d->needs_confirmation =
+		    in->digest_mode == GUARD_DIGEST_ALWAYS ||
+		    (in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
+		goto done;
+	} else {
+		set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
+		goto done;
+	}
+	d->needs_confirmation = true;
+done:
+	policy_result_release(&best);
+	return 0;
+}
+
+int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err)
+{
+	struct guard_decision *d = out;
+	bool lapsed = in->rollback_to && in->has_until && in->now >= in->until;
+
+	*d = (struct guard_decision){0};
+	if (lapsed)
+		d->warnings |= GUARD_WARN_OVERRIDE_LAPSED;
+	if (in->policy_suspended || in->repository_suspended || in->automation_suspended) {
+		set(d, GUARD_HOLD, GUARD_SUSPENDED);
+		return 0;
+	}
+	if (!in->listing_ok) {
+		guard_fail(d, GUARD_REGISTRY, "%s",
+		           in->listing_error ? in->listing_error : "tag listing failed");
+		return 0;
+	}
+	if (current_tag(in) && !listed(in, current_tag(in)))
+		d->warnings |= GUARD_WARN_CURRENT_MISSING;
+	if (in->tags_len == 0) {
+		set(d, GUARD_HOLD, GUARD_NO_CANDIDATES);
+		return 0;
+	}
+	if (in->rollback_to && !lapsed) {
+		decide_override(d, in);
+		return 0;
+	}
+	if (!in->policy) {
+		guard_fail(d, GUARD_CONFIG, "no compiled policy");
+		return 0;
+	}
+	return decide_order(d, in, err);
+}
+
+/* Settles an up-to-date decision once the registry's digest is known. */
+static void settle_digest(struct guard_decision *d, const struct guard_input *in)
+{
+	bool changed = in->current_digest && strcmp(in->current_digest, d->digest) != 0;
+
+	if (d->decision == GUARD_NONE) {
+		if (!in->current_digest)
+			set(d, GUARD_UPDATE, GUARD_ADOPT);
+		else if (changed && in->digest_mode == GUARD_DIGEST_ALWAYS)
+			set(d, GUARD_UPDATE, GUARD_FORWARD);
+		d->write_digest = d->decision == GUARD_UPDATE;
+		/* A mutable tag's new digest is forward only if the image is newer. */
+		d->needs_created = changed && in->tracked_tag && d->decision == GUARD_UPDATE;
+		return;
+	}
+	/* A new tag always brings its own digest. Without a known current tag, the marker is the
+	 * digest: equal means there is nothing to write. */
+	if (!current_tag(in) && in->current_digest && !changed) {
+		if (d->decision == GUARD_ROLLBACK)
+			set(d, GUARD_HOLD, GUARD_OVERRIDE);
+		else
+			set(d, GUARD_NONE, GUARD_UP_TO_DATE);
+		return;
+	}
+	d->write_digest = true;
+}
+
+void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
+                   const char *digest, const char *head_error)
+{
+	if (!d->needs_confirmation)
+		return;
+	d->needs_confirmation = false;
+	if (head == GUARD_HEAD_NOT_FOUND) {
+		set(d, GUARD_HOLD, GUARD_CANDIDATE_MISSING);
+		return;
+	}
+	if (head != GUARD_HEAD_OK) {
+		guard_fail(d, GUARD_REGISTRY, "manifest '%s': %s", d->candidate,
+		           head_error ? head_error : "HEAD failed");
+		return;
+	}
+	if (digest && strlen(digest) <= GUARD_DIGEST_MAX)
+		memcpy(d->digest, digest, strlen(digest) + 1);
+	/* A HEAD by digest answers with that digest, or the registry is not to be trusted. */
+	if (d->decision == GUARD_ROLLBACK && in->tracked_tag &&
+	    strcmp(d->digest, in->rollback_to)) {
+		guard_fail(d, GUARD_REGISTRY, "manifest '%s': the registry answered digest '%s'",
+		           in->rollback_to, d->digest);
+		return;
+	}
+	if (in->digest_mode == GUARD_DIGEST_NONE)
+		return;
+	if (!d->digest[0]) {
+		guard_fail(d, GUARD_REGISTRY, "manifest '%s': the registry sent no usable digest",
+		           d->candidate);
+		return;
+	}
+	settle_digest(d, in);
+}
+
+const char *guard_confirm_ref(const struct guard_decision *d, const struct guard_input *in)
+{
+	if (d->decision == GUARD_ROLLBACK && in->tracked_tag && in->rollback_to)
+		return in->rollback_to;
+	return d->candidate;
+}
+
+/* The first side that has no usable time, as a hold or an error; false when both do. */
+static bool created_unusable(struct guard_decision *d, const char *side, const char *digest,
+                             const struct guard_created *c)
+{
+	const char *detail = c->detail ? c->detail : "";
+
+	switch (c->state) {
+	case GUARD_CREATED_KNOWN:
+		return false;
+	case GUARD_CREATED_FAILED:
+		guard_fail(d, GUARD_REGISTRY, "image config of %s '%s': %s", side, digest,
+		           *detail ? detail : "could not be read");
+		return true;
+	case GUARD_CREATED_NOT_FOUND:
+		set(d, GUARD_HOLD,
+		    !strcmp(side, "new") ? GUARD_CANDIDATE_MISSING : GUARD_CREATED_UNKNOWN);
+		snprintf(d->message, sizeof(d->message),
+		         "%s '%s' is not in the registry: its build time cannot be read%s%s", side,
+		         digest, *detail ? ": " : "", detail);
+		break;
+	case GUARD_CREATED_MISSING:
+		set(d, GUARD_HOLD, GUARD_CREATED_UNKNOWN);
+		snprintf(d->message, sizeof(d->message), "%s '%s': %s", side, digest,
+		         *detail ? detail : "its image config has no 'created'");
+		break;
+	}
+	d->write_digest = false;
+	return true;
+}
+
+void guard_confirm_created(struct guard_decision *d, const struct guard_input *in,
+                           const struct guard_created *current,
+                           const struct guard_created *candidate)
+{
+	const char *cur = in->current_digest ? in->current_digest : "";
+	char tc[48], tn[48];
+	int cmp;
+
+	if (!d->needs_created)
+		return;
+	d->needs_created = false;
+	/* errors first, then the new image, then the committed one */
+	if ((current->state == GUARD_CREATED_FAILED &&
+	     created_unusable(d, "committed", cur, current)) ||
+	    created_unusable(d, "new", d->digest, candidate) ||
+	    created_unusable(d, "committed", cur, current))
+		return;
+	imageconfig_format_time(tc, sizeof(tc), &current->time);
+	imageconfig_format_time(tn, sizeof(tn), &candidate->time);
+	cmp = imageconfig_time_cmp(&candidate->time, &current->time);
+	if (cmp > 0)
+		return;
+	set(d, GUARD_HOLD, cmp < 0 ? GUARD_DOWNGRADE_BLOCKED : GUARD_CREATED_EQUAL);
+	d->write_digest = false;
+	snprintf(d->message, sizeof(d->message),
+	         "new '%s' (created %s) %s committed '%s' (created %s)", d->digest, tn,
+	         cmp < 0 ? "is older than" : "was created at the same time as", cur, tc);
+}
+
+bool guard_writes(const struct guard_decision *d)
+{
+	return !d->needs_confirmation && !d->needs_created &&
+	       (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
+}
+
+const char *guard_decision_name(enum guard_decision_kind d)
+{
+	static const char *const names[] = {"update", "none", "hold", "rollback", "error"};
+
+	return (unsigned)d < sizeof(names) / sizeof(names[0]) ? names[d] : "unknown";
+}
+
+const char *guard_reason_name(enum guard_reason r)
+{
+	static const char *const names[] = {
+	    "forward",           "adopt",         "up-to-date", "downgrade-blocked",
+	    "candidate-missing", "no-candidates", "suspended",  "override",
+	    "registry",          "git",           "config",     "no-markers",
+	    "created-unknown",   "created-equal"};
+
+	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
+}
+
+const char *guard_warning_name(enum guard_warning w)
+{
+	switch (w) {
+	case GUARD_WARN_CURRENT_MISSING:
+		return "current-missing";
+	case GUARD_WARN_OVERRIDE_LAPSED:
+		return "override-lapsed";
+	}
+	return "unknown";
+}

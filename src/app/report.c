@@ -1,0 +1,229 @@
+/* Pass reports: the items reconcile fills, and their three renderings (text for a person,
+ * JSON for scripts, audit records for after an incident). */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/app/audit.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/imageconfig.h"
+#include "imageguard/app/report.h"
+#include "imageguard/util/strvec.h"
+
+int report_add(struct report_item **out, struct report *r)
+{
+	if (r->len == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct report_item *p = realloc(r->items, cap * sizeof(*p));
+
+		if (!p)
+			return IG_EFAIL;
+		r->items = p;
+		r->cap = cap;
+	}
+	*out = &r->items[r->len++];
+	memset(*out, 0, sizeof(**out));
+	return 0;
+}
+
+int report_set(char **field, const char *s)
+{
+	char *copy = NULL;
+
+	if (s && !(copy = strdup(s)))
+		return IG_EFAIL;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+int report_set_created(char **field, const struct guard_created *c)
+{
+	char text[48];
+
+	if (!c || c->state != GUARD_CREATED_KNOWN)
+		return report_set(field, NULL);
+	imageconfig_format_time(text, sizeof(text), &c->time);
+	return report_set(field, text);
+}
+
+void report_release(struct report *r)
+{
+	for (size_t i = 0; i < r->len; i++) {
+		struct report_item *it = &r->items[i];
+
+		free(it->policy);
+		free(it->image);
+		free(it->file);
+		free(it->current);
+		free(it->candidate);
+		free(it->digest);
+		free(it->commit);
+		free(it->message);
+		free(it->current_digest);
+		free(it->current_created);
+		free(it->candidate_created);
+	}
+	free(r->items);
+	memset(r, 0, sizeof(*r));
+}
+
+int report_warning_names(struct strvec *out, unsigned warnings)
+{
+	for (unsigned bit = 1; bit && bit <= GUARD_WARN_LAST; bit <<= 1)
+		if ((warnings & bit) && strvec_push(out, guard_warning_name(bit)) < 0)
+			return IG_EFAIL;
+	return 0;
+}
+
+static int text_line(struct buf *out, const struct report_item *it)
+{
+	struct strvec w = STRVEC_INIT;
+	int error;
+
+	if (it->file)
+		error =
+		    buf_printf(out, "%s %s:%zu %s -> %s %s/%s", it->policy, it->file, it->line,
+		               it->current ? it->current : "-", it->candidate ? it->candidate : "-",
+		               guard_decision_name(it->decision), guard_reason_name(it->reason));
+	else
+		error = buf_printf(out, "%s - %s/%s", it->policy, guard_decision_name(it->decision),
+		                   guard_reason_name(it->reason));
+	if (error == 0 && (error = report_warning_names(&w, it->warnings)) == 0 && w.len) {
+		error = buf_puts(out, " [");
+		for (size_t i = 0; error == 0 && i < w.len; i++)
+			error = buf_printf(out, "%s%s", i ? "," : "", w.items[i]);
+		if (error == 0)
+			error = buf_puts(out, "]");
+	}
+	if (error == 0 && it->commit)
+		error = buf_printf(out, " commit %.12s", it->commit);
+	/* errors, and a digest-tracked policy's hold (which builds, created when) explain */
+	if (error == 0 && it->message &&
+	    (it->decision == GUARD_ERROR ||
+	     (it->decision == GUARD_HOLD && it->reason != GUARD_OVERRIDE &&
+	      it->reason != GUARD_CANDIDATE_MISSING)))
+		error = buf_printf(out, ": %s", it->message);
+	if (error == 0)
+		error = buf_puts(out, "\n");
+	strvec_release(&w);
+	return error;
+}
+
+int report_text(struct buf *out, const struct report *r)
+{
+	int error = 0;
+
+	for (size_t i = 0; error == 0 && i < r->len; i++)
+		error = text_line(out, &r->items[i]);
+	return error;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *item_json(const struct report_item *it)
+{
+	struct strvec w = STRVEC_INIT;
+	json_t *o = json_object(), *warnings = json_array();
+
+	report_warning_names(&w, it->warnings);
+	for (size_t i = 0; warnings && i < w.len; i++)
+		json_array_append_new(warnings, json_string(w.items[i]));
+	strvec_release(&w);
+	if (!o || !warnings) {
+		json_decref(o);
+		json_decref(warnings);
+		return NULL;
+	}
+	json_object_set_new(o, "policy", json_string(it->policy));
+	json_object_set_new(o, "image", str_or_null(it->image));
+	json_object_set_new(o, "file", str_or_null(it->file));
+	json_object_set_new(o, "line", it->file ? json_integer((json_int_t)it->line) : json_null());
+	json_object_set_new(o, "current", str_or_null(it->current));
+	json_object_set_new(o, "candidate", str_or_null(it->candidate));
+	json_object_set_new(o, "decision", json_string(guard_decision_name(it->decision)));
+	json_object_set_new(o, "reason", json_string(guard_reason_name(it->reason)));
+	json_object_set_new(o, "warnings", warnings);
+	if (it->digest)
+		json_object_set_new(o, "digest", json_string(it->digest));
+	if (it->commit)
+		json_object_set_new(o, "commit", json_string(it->commit));
+	if (it->message)
+		json_object_set_new(o, "message", json_string(it->message));
+	if (it->current_digest)
+		json_object_set_new(o, "current_digest", json_string(it->current_digest));
+	if (it->current_created)
+		json_object_set_new(o, "current_created", json_string(it->current_created));
+	if (it->candidate_created)
+		json_object_set_new(o, "candidate_created", json_string(it->candidate_created));
+	return o;
+}
+
+int report_json(struct buf *out, const struct report *r)
+{
+	json_t *a = json_array();
+	char *text = NULL;
+	int error = IG_EFAIL;
+
+	for (size_t i = 0; a && i < r->len; i++) {
+		json_t *o = item_json(&r->items[i]);
+
+		if (!o || json_array_append_new(a, o) < 0)
+			goto done;
+	}
+	if (a && (text = json_dumps(a, JSON_INDENT(2))) && (error = buf_puts(out, text)) == 0)
+		error = buf_puts(out, "\n");
+done:
+	free(text);
+	json_decref(a);
+	return error;
+}
+
+int report_audit(struct audit *a, const struct report *r, struct error *err)
+{
+	int error = 0;
+
+	for (size_t i = 0; error == 0 && i < r->len; i++) {
+		const struct report_item *it = &r->items[i];
+		struct strvec w = STRVEC_INIT;
+		struct audit_record rec = {0};
+
+		if (report_warning_names(&w, it->warnings) < 0) {
+			strvec_release(&w);
+			return error_set(err, IG_EFAIL, "audit: out of memory");
+		}
+		rec.policy = it->policy;
+		rec.image = it->image;
+		rec.listed = it->listed;
+		rec.tag_count = it->tag_count;
+		rec.tags_sha256 = it->tags_sha256;
+		rec.tags = it->tags;
+		rec.current = it->current;
+		rec.candidate = it->candidate;
+		rec.decision = guard_decision_name(it->decision);
+		rec.reason = guard_reason_name(it->reason);
+		rec.warnings = &w;
+		rec.file = it->file;
+		rec.line = it->line;
+		rec.commit = it->commit;
+		rec.digest = it->digest;
+		if (it->decision == GUARD_ERROR)
+			rec.message = it->message;
+		else if (it->reason == GUARD_OVERRIDE)
+			rec.rollback_reason = it->message;
+		else if (it->decision == GUARD_HOLD && it->reason != GUARD_CANDIDATE_MISSING)
+			rec.message = it->message; /* a digest-tracked policy's hold: both builds */
+		rec.current_digest = it->current_digest;
+		rec.current_created = it->current_created;
+		rec.candidate_created = it->candidate_created;
+		error = audit_write(a, &rec, err);
+		strvec_release(&w);
+	}
+	if (error == 0)
+		error = audit_sync(a, err);
+	return error;
+}

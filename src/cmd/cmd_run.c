@@ -1,0 +1,406 @@
+/* `imageguard run`: passes on the configured intervals (with jitter) until SIGTERM/SIGINT,
+ * configuration reloads on SIGHUP and on file change (a broken new configuration is reported
+ * and the old one kept), /healthz, /readyz, /metrics on --listen, and with --verify-interval
+ * a verification of running images between passes. */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "imageguard/app/audit.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/cmd/cmdopts.h"
+#include "imageguard/app/cmdpass.h"
+#include "imageguard/cmd/commands.h"
+#include "imageguard/config/config.h"
+#include "imageguard/util/error.h"
+#include "imageguard/app/httpd.h"
+#include "imageguard/util/log.h"
+#include "imageguard/app/metrics.h"
+#include "imageguard/app/reconcile.h"
+#include "imageguard/registry/registry.h"
+#include "imageguard/app/report.h"
+#include "imageguard/app/runverify.h"
+
+#define MIN_INTERVAL_MS 100
+#define WATCH_EVERY_MS 1000
+#define WATCH_MAX_DEPTH 16
+
+/* Set by the signal thread, read by the loop and (stop) by reconcile between commits. */
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
+static sigset_t control_signals; /* SIGTERM, SIGINT, SIGHUP */
+
+/* Takes the control signals synchronously. Every other thread blocks them, so no blocking call
+ * anywhere (a git push's socket read, libssh2's poll, a registry request) fails with EINTR: a
+ * commit in flight finishes, and the loop sees the flags within one wait step. */
+static void *signal_thread(void *arg)
+{
+	int sig;
+
+	(void)arg;
+	for (;;) {
+		if (sigwait(&control_signals, &sig) != 0)
+			continue;
+		if (sig == SIGHUP)
+			reload_requested = 1;
+		else
+			stop_requested = 1;
+	}
+	return NULL;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
+	    "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
+	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
+	    "N (8)]\n"
+	    "                      [--verify-interval DURATION [--kubeconfig FILE]]\n\n"
+	    "Reconciles on the shortest configured interval (ImageRepository and\n"
+	    "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
+	    "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
+	    "file, reloads the configuration; a broken one is reported and the old one kept.\n"
+	    "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
+	    "/metrics (Prometheus text format).\n\n"
+	    "  --verify-interval DURATION  also verify what runs (as `imageguard verify`) every\n"
+	    "                     DURATION (Go syntax: 5m, 1h; +-10%% jitter; 0 or absent:\n"
+	    "                     off), between passes on the same thread, first right after\n"
+	    "                     the first pass. Publishes imageguard_running_drift{policy,\n"
+	    "                     workload} (1 drift, 0 none), logs verify.drift, writes one\n"
+	    "                     audit record per drifting container; a failure (API down)\n"
+	    "                     is logged and counted (imageguard_verify_errors_total) and\n"
+	    "                     changes neither the loop nor /healthz or /readyz.\n"
+	    "  --kubeconfig FILE  the API server and credentials for --verify-interval;\n"
+	    "                     without it the in-cluster service account (its token is\n"
+	    "                     re-read for every verification).\n");
+}
+
+/* Blocks the control signals in this thread and every thread it starts later (httpd, pass
+ * workers, resolvers), then hands them to the signal thread. Call before any thread starts. */
+static int install_handlers(struct error *err)
+{
+	pthread_t t;
+	int rc;
+
+	sigemptyset(&control_signals);
+	sigaddset(&control_signals, SIGTERM);
+	sigaddset(&control_signals, SIGINT);
+	sigaddset(&control_signals, SIGHUP);
+	signal(SIGPIPE, SIG_IGN);
+	if ((rc = pthread_sigmask(SIG_BLOCK, &control_signals, NULL)) != 0 ||
+	    (rc = pthread_create(&t, NULL, signal_thread, NULL)) != 0)
+		return error_set(err, IG_EFAIL, "signal thread: %s", strerror(rc));
+	pthread_detach(t);
+	return 0;
+}
+
+/* ---- configuration change detection: a hash of every YAML file's stat ---- */
+
+static void hash_bytes(uint64_t *h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		*h ^= b[i];
+		*h *= 1099511628211ull; /* FNV-1a */
+	}
+}
+
+static void hash_stat(uint64_t *h, const char *path, const struct stat *st)
+{
+	hash_bytes(h, path, strlen(path));
+	hash_bytes(h, &st->st_mtim, sizeof(st->st_mtim));
+	hash_bytes(h, &st->st_size, sizeof(st->st_size));
+	hash_bytes(h, &st->st_ino, sizeof(st->st_ino));
+}
+
+static bool is_yaml(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) ||
+	       (n > 4 && strcmp(name + n - 4, ".yml") == 0);
+}
+
+static void hash_tree(uint64_t *h, const char *path, int depth)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+
+	if (stat(path, &st) < 0) {
+		hash_bytes(h, "missing", 7);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		hash_stat(h, path, &st);
+		return;
+	}
+	if (depth >= WATCH_MAX_DEPTH || !(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		struct buf child = BUF_INIT;
+		struct stat cst;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (buf_printf(&child, "%s/%s", path, e->d_name) == 0 &&
+		    stat(child.data, &cst) == 0) {
+			if (S_ISDIR(cst.st_mode))
+				hash_tree(h, child.data, depth + 1);
+			else if (is_yaml(e->d_name))
+				hash_stat(h, child.data, &cst);
+		}
+		buf_release(&child);
+	}
+	closedir(d);
+}
+
+static uint64_t fingerprint(const char *path)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	hash_tree(&h, path, 0);
+	return h;
+}
+
+/* ---- scheduling ---- */
+
+static int64_t pass_interval_ms(const struct config *cfg)
+{
+	int64_t ms = 0;
+
+	for (size_t i = 0; i < cfg->automations_len; i++)
+		if (!ms || cfg->automations[i].interval_ms < ms)
+			ms = cfg->automations[i].interval_ms;
+	for (size_t i = 0; i < cfg->repositories_len; i++)
+		if (!ms || cfg->repositories[i].interval_ms < ms)
+			ms = cfg->repositories[i].interval_ms;
+	if (!ms)
+		ms = 5 * 60 * 1000;
+	return ms < MIN_INTERVAL_MS ? MIN_INTERVAL_MS : ms;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL); /* short steps: the caller re-checks the flags after each */
+}
+
+/* ---- the loop ---- */
+
+struct runner {
+	const struct cmdopts *o;
+	struct config *cfg;
+	struct metrics *metrics;
+	struct registry_client *client;
+	struct httpd *httpd;
+	struct audit *audit;
+	struct runverify *verify; /* NULL: --verify-interval off */
+	int64_t verify_due;       /* monotonic ms of the next verification */
+	unsigned seed;
+	uint64_t fingerprint;
+};
+
+static void log_report(const struct report *r, double seconds)
+{
+	for (size_t i = 0; i < r->len; i++) {
+		struct report one = {&r->items[i], 1, 1, 0, 0};
+		struct buf line = BUF_INIT;
+		enum guard_decision_kind d = r->items[i].decision;
+
+		if (report_text(&line, &one) == 0 && line.len) {
+			line.data[--line.len] = '\0';
+			log_event(d == GUARD_ERROR  ? LOG_ERROR
+			          : d == GUARD_NONE ? LOG_DEBUG
+			                            : LOG_INFO,
+			          "decision", "%s", line.data);
+		}
+		buf_release(&line);
+	}
+	log_info("reconcile.pass", "%zu decisions, %zu commits, %zu errors in %.3fs", r->len,
+	         r->commits, r->errors, seconds);
+}
+
+static int run_pass(struct runner *rn)
+{
+	struct reconcile_options ro = {0};
+	struct report report = REPORT_INIT;
+	struct error err = ERROR_INIT;
+	int64_t t0 = now_ms();
+	int error;
+
+	ro.config = rn->cfg;
+	ro.state_dir = rn->o->state_dir;
+	ro.secrets_dir = rn->o->secrets_dir;
+	ro.concurrency = rn->o->concurrency;
+	ro.audit = rn->audit;
+	ro.metrics = rn->metrics;
+	ro.client = rn->client;
+	ro.stop = &stop_requested;
+	error = reconcile_pass(&report, &ro, &err);
+	if (error < 0)
+		log_error("reconcile.pass", "%s", err.msg);
+	else
+		log_report(&report, (double)(now_ms() - t0) / 1000.0);
+	report_release(&report);
+	return error;
+}
+
+static void try_reload(struct runner *rn, const char *why)
+{
+	struct config *cfg = NULL;
+
+	rn->fingerprint = fingerprint(rn->o->config);
+	if (cmdpass_load_config(&cfg, rn->o->config, true) != 0) {
+		log_error("config.reload",
+		          "%s: the new configuration is invalid; keeping the "
+		          "previous one",
+		          why);
+		return;
+	}
+	config_free(rn->cfg);
+	rn->cfg = cfg;
+	/* images and policies may have gone: drop their gauges rather than report stale ones */
+	metrics_clear(rn->metrics, "imageguard_registry_tags");
+	log_info("config.reload", "%s: configuration reloaded", why);
+}
+
+/* now + interval +-10% */
+static int64_t jittered(struct runner *rn, int64_t interval)
+{
+	int64_t jitter = interval / 10;
+
+	return now_ms() + interval - jitter +
+	       (jitter ? (int64_t)(rand_r(&rn->seed) % (unsigned)(2 * jitter + 1)) : 0);
+}
+
+/* Waits for the next pass, running the verifications that fall due meanwhile (each one
+ * delays a pass or a stop by at most its own duration): returns early on stop, or after a
+ * reload. */
+static void wait_next(struct runner *rn)
+{
+	int64_t due = jittered(rn, pass_interval_ms(rn->cfg));
+	int64_t next_watch = now_ms() + WATCH_EVERY_MS;
+
+	while (!stop_requested) {
+		int64_t now = now_ms(), wake;
+
+		if (reload_requested) {
+			reload_requested = 0;
+			try_reload(rn, "SIGHUP");
+			return;
+		}
+		if (now >= next_watch) {
+			next_watch = now + WATCH_EVERY_MS;
+			if (fingerprint(rn->o->config) != rn->fingerprint) {
+				try_reload(rn, "configuration changed");
+				return;
+			}
+		}
+		if (rn->verify && now >= rn->verify_due) {
+			runverify_once(rn->verify, rn->cfg);
+			rn->verify_due = jittered(rn, rn->o->verify_interval_ms);
+			continue;
+		}
+		if (now >= due)
+			return;
+		wake = rn->verify && rn->verify_due < due ? rn->verify_due : due;
+		sleep_ms(wake - now < 200 ? (long)(wake - now) : 200);
+	}
+}
+
+static int start(struct runner *rn, struct error *err)
+{
+	int error;
+
+	if ((error = metrics_new(&rn->metrics)) < 0 ||
+	    (error = reconcile_metrics_declare(rn->metrics)) < 0)
+		return error_set(err, IG_EFAIL, "metrics: out of memory");
+	if ((error = reconcile_client_new(&rn->client, rn->metrics, err)) < 0)
+		return error;
+	if (rn->o->audit_log &&
+	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
+		return error;
+	if (rn->o->verify_interval_ms) {
+		struct runverify_options vo = {rn->o->kubeconfig,  rn->o->state_dir,
+		                               rn->o->secrets_dir, rn->metrics,
+		                               rn->client,         rn->audit};
+
+		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
+			return error_prefix(err, "--verify-interval");
+		rn->verify_due = now_ms(); /* first verification right after the first pass */
+	}
+	if (rn->o->listen) {
+		if ((error = httpd_start(&rn->httpd, rn->o->listen, rn->metrics, err)) < 0)
+			return error;
+		log_info("httpd.listen", "serving /healthz /readyz /metrics on port %u",
+		         httpd_port(rn->httpd));
+	}
+	return 0;
+}
+
+static int run_loop(const struct cmdopts *o)
+{
+	struct runner rn = {.o = o};
+	struct error err = ERROR_INIT;
+	int rc;
+
+	rn.seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+	rn.fingerprint = fingerprint(o->config);
+	if ((rc = cmdpass_load_config(&rn.cfg, o->config, false)) != 0)
+		goto done;
+	if (install_handlers(&err) < 0 || start(&rn, &err) < 0) {
+		fprintf(stderr, "imageguard: run: %s\n", err.msg);
+		/* a bad address, kubeconfig or service account is invalid input, like a bad flag */
+		rc = err.code == IG_EUSAGE || err.code == IG_EINVALID || err.code == IG_ENOTFOUND
+		         ? 2
+		         : 1;
+		goto done;
+	}
+	while (!stop_requested) {
+		if (run_pass(&rn) == 0)
+			httpd_set_ready(rn.httpd, true);
+		wait_next(&rn);
+	}
+	log_info("run.stop", "stopping");
+	rc = 0;
+done:
+	httpd_stop(rn.httpd);
+	runverify_free(rn.verify);
+	audit_close(rn.audit);
+	registry_client_free(rn.client);
+	metrics_free(rn.metrics);
+	config_free(rn.cfg);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct cmdopts o;
+	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_LISTEN | CMDOPTS_VERIFY, usage);
+
+	if (rc < 0)
+		rc = run_loop(&o);
+	cmdopts_release(&o);
+	return rc;
+}

@@ -1,0 +1,262 @@
+/* `imageguard tags IMAGE`: the tag list a registry serves, as imageguard sees it (the debugging
+ * view Flux users asked for), optionally filtered and ordered by a policy. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/cmd/commands.h"
+#include "imageguard/registry/creds.h"
+#include "imageguard/util/duration.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/imageref.h"
+#include "imageguard/util/log.h"
+#include "imageguard/policy/policy.h"
+#include "imageguard/policy/policyflags.h"
+#include "imageguard/registry/registry.h"
+
+static const char usage_text[] =
+    "usage: imageguard tags IMAGE [--insecure] [--ca-file F] [--docker-config F]\n"
+    "                            [POLICY FLAGS] [--timeout DURATION] [--log-level L] [-o "
+    "text|json]\n"
+    "\n"
+    "Lists every tag of IMAGE (a repository, no tag) the way imageguard reads it: all pages,\n"
+    "deduplicated, byte-wise sorted. A listing that fails or is cut short is an error.\n"
+    "\n"
+    "  --insecure          talk plain HTTP to the registry\n"
+    "  --ca-file F         trust the CA certificates in F (PEM) instead of the system's\n"
+    "  --docker-config F   credentials from a Docker config JSON (.dockerconfigjson)\n"
+    "  --timeout DURATION  per request, a Go duration (30s, 2m, 500ms; default 30s)\n"
+    "  --page-size N       the page size asked for (`n`, default 1000; 0: none)\n"
+    "  --max-pages N       pages followed at most (default 10000)\n"
+    "  --max-bytes N       listing bytes at most, all pages (default 268435456)\n"
+    "  --log-level L       error|warn|info|debug (default warn)\n"
+    "  -o text|json        text: one tag per line; json: {image, tags, count, pages, sha256}\n"
+    "\n"
+    "POLICY FLAGS (show the candidates in policy order, best first):\n"
+    "  --pattern RE  --extract TEMPLATE  --exclude RE (repeatable)\n"
+    "  and one of --semver RANGE, --numerical asc|desc, --alphabetical asc|desc\n"
+    "With them, JSON `tags` and `count` are the candidates; `sha256` always identifies the\n"
+    "whole sorted listing (as the audit log's tags_sha256 does).\n"
+    "\n"
+    "Exit: 0 listed, 1 the registry failed (the error names it and the HTTP status),\n"
+    "2 usage or invalid input (image, policy, Docker config).\n";
+
+struct tags_opts {
+	const char *image;
+	const char *ca_file;
+	const char *docker_config;
+	bool insecure;
+	bool json;
+	long timeout_ms;
+	struct registry_options ro;
+	struct policyflags pf;
+};
+
+/* A non-negative count for a cap option. */
+static int parse_size(size_t *out, const char *flag, const char *s, bool allow_zero,
+                      struct error *err)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9' || (v = strtoull(s, &end, 10), *end != '\0') ||
+	    (!v && !allow_zero) || v > (unsigned long long)SIZE_MAX)
+		return error_set(err, IG_EUSAGE, "option '%s': expected a %s number, got '%s'",
+		                 flag, allow_zero ? "non-negative" : "positive", s);
+	*out = (size_t)v;
+	return 0;
+}
+
+static int value_of(const char **out, int argc, char **argv, int *i, struct error *err)
+{
+	if (*i + 1 >= argc)
+		return error_set(err, IG_EUSAGE, "option '%s': missing value", argv[*i]);
+	*out = argv[++*i];
+	return 0;
+}
+
+static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *err)
+{
+	const char *v = NULL;
+	int64_t ns;
+	int i = 1, rc;
+	enum log_level level = LOG_WARN;
+
+	while (i < argc) {
+		const char *a = argv[i];
+
+		if ((rc = policyflags_take(&o->pf, argc, argv, &i, err)) != 0) {
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (strcmp(a, "--insecure") == 0) {
+			o->insecure = true;
+		} else if (strcmp(a, "--ca-file") == 0) {
+			if (value_of(&o->ca_file, argc, argv, &i, err) < 0)
+				return IG_EUSAGE;
+		} else if (strcmp(a, "--docker-config") == 0) {
+			if (value_of(&o->docker_config, argc, argv, &i, err) < 0)
+				return IG_EUSAGE;
+		} else if (strcmp(a, "--timeout") == 0) {
+			if (value_of(&v, argc, argv, &i, err) < 0)
+				return IG_EUSAGE;
+			if (duration_parse(&ns, v, err) < 0 || ns < 1000000 ||
+			    ns > (int64_t)86400 * 1000000000)
+				return error_set(
+				    err, IG_EUSAGE,
+				    "option '--timeout': bad duration '%s' (1ms to 24h)", v);
+			o->timeout_ms = (long)(ns / 1000000);
+		} else if (strcmp(a, "--page-size") == 0 || strcmp(a, "--max-pages") == 0 ||
+		           strcmp(a, "--max-bytes") == 0) {
+			bool page_size = strcmp(a, "--page-size") == 0;
+			size_t *slot = page_size                       ? &o->ro.page_size
+			               : strcmp(a, "--max-pages") == 0 ? &o->ro.max_pages
+			                                               : &o->ro.max_bytes;
+
+			if (value_of(&v, argc, argv, &i, err) < 0)
+				return IG_EUSAGE;
+			if (parse_size(slot, a, v, page_size, err) < 0)
+				return IG_EUSAGE;
+		} else if (strcmp(a, "--log-level") == 0) {
+			if (value_of(&v, argc, argv, &i, err) < 0)
+				return IG_EUSAGE;
+			if (log_parse_level(&level, v) < 0)
+				return error_set(err, IG_EUSAGE,
+				                 "option '--log-level': bad level '%s'", v);
+		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+			if (value_of(&v, argc, argv, &i, err) < 0)
+				return IG_EUSAGE;
+			if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0)
+				return error_set(err, IG_EUSAGE,
+				                 "option '-o': expected text or json, got '%s'", v);
+			o->json = strcmp(v, "json") == 0;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			return error_set(err, IG_EUSAGE,
+			                 "option '%s': unknown (see imageguard tags --help)", a);
+		} else if (o->image) {
+			return error_set(err, IG_EUSAGE, "tags: one IMAGE only ('%s' is extra)", a);
+		} else {
+			o->image = a;
+		}
+		i++;
+	}
+	log_configure(level, LOG_TEXT);
+	if (!o->image)
+		return error_set(err, IG_EUSAGE,
+		                 "tags: IMAGE is required (see imageguard tags --help)");
+	return policyflags_finish(&o->pf, err);
+}
+
+static int print_json(const struct imageref *ref, const struct strvec *tags,
+                      const struct registry_listing *l)
+{
+	json_t *list = json_array(), *root;
+	char *name = imageref_name(ref), *text = NULL;
+	int rc = 1;
+
+	for (size_t i = 0; list && i < tags->len; i++)
+		if (json_array_append_new(list, json_string(tags->items[i])) < 0)
+			goto done;
+	root = json_pack("{s:s?,s:o,s:I,s:I,s:s}", "image", name, "tags", list, "count",
+	                 (json_int_t)tags->len, "pages", (json_int_t)l->pages, "sha256", l->sha256);
+	list = NULL;
+	if (root && (text = json_dumps(root, JSON_INDENT(2))))
+		rc = printf("%s\n", text) < 0 ? 1 : 0;
+	json_decref(root);
+done:
+	json_decref(list);
+	free(text);
+	free(name);
+	return rc;
+}
+
+/* Everything before the first request is input: an error there is exit 2, after it exit 1. */
+static int run(const struct tags_opts *o, bool *bad_input, struct error *err)
+{
+	struct imageref ref = IMAGEREF_INIT;
+	struct registry_creds creds = REGISTRY_CREDS_INIT;
+	struct registry_listing l = REGISTRY_LISTING_INIT;
+	struct strvec ordered = STRVEC_INIT;
+	struct registry_client *c = NULL;
+	struct policy *p = NULL;
+	struct registry_target t = {0};
+	const struct strvec *shown;
+	int error;
+
+	*bad_input = true;
+	if ((error = imageref_parse(&ref, o->image, 0, err)) < 0)
+		goto done;
+	if (o->docker_config &&
+	    (error = creds_load_docker_config(&creds, o->docker_config, ref.registry, err)) < 0)
+		goto done;
+	if (o->pf.set && (error = policy_new(&p, &o->pf.spec, err)) < 0)
+		goto done;
+	*bad_input = false;
+	if ((error = registry_client_new(&c, &o->ro, err)) < 0)
+		goto done;
+	t.ref = &ref;
+	t.creds = &creds;
+	t.insecure = o->insecure;
+	t.ca_file = o->ca_file;
+	t.timeout_ms = o->timeout_ms;
+	if ((error = registry_list_tags(&l, c, &t, err)) < 0)
+		goto done;
+	shown = &l.tags;
+	if (p) {
+		if ((error = policy_order(&ordered, p, (const char *const *)l.tags.items,
+		                          l.tags.len, err)) < 0)
+			goto done;
+		shown = &ordered;
+	}
+	if (o->json) {
+		error = print_json(&ref, shown, &l)
+		            ? error_set(err, IG_EFAIL, "tags: cannot write output")
+		            : 0;
+	} else {
+		for (size_t i = 0; i < shown->len; i++)
+			if (fputs(shown->items[i], stdout) < 0 || putchar('\n') < 0) {
+				error = error_set(err, IG_EFAIL, "tags: cannot write output");
+				break;
+			}
+	}
+done:
+	strvec_release(&ordered);
+	policy_free(p);
+	registry_listing_release(&l);
+	registry_client_free(c);
+	creds_release(&creds);
+	imageref_release(&ref);
+	return error;
+}
+
+int cmd_tags(int argc, char **argv)
+{
+	struct tags_opts o = {NULL, NULL, NULL, false, false, 0, {0}, POLICYFLAGS_INIT};
+	struct error err = ERROR_INIT;
+	bool bad_input = false;
+	int error, rc;
+
+	registry_options_init(&o.ro);
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+	if ((error = parse_args(&o, argc, argv, &err)) < 0) {
+		fprintf(stderr, "imageguard: %s\n", err.msg);
+		rc = 2;
+		goto done;
+	}
+	error = run(&o, &bad_input, &err);
+	if (error < 0)
+		fprintf(stderr, "imageguard: %s\n", err.msg);
+	rc = error == 0 ? 0 : bad_input && error != IG_EFAIL ? 2 : 1;
+done:
+	if (fflush(stdout) != 0 && rc == 0)
+		rc = 1;
+	policyflags_release(&o.pf);
+	return rc;
+}

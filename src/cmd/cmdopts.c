@@ -1,0 +1,243 @@
+/* COMMON FLAGS parsing for plan, reconcile and run: `--flag VALUE` and `--flag=VALUE`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "imageguard/util/buf.h"
+#include "imageguard/cmd/cmdopts.h"
+#include "imageguard/util/duration.h"
+#include "imageguard/util/error.h"
+
+enum opt_id {
+	O_CONFIG,
+	O_STATE_DIR,
+	O_SECRETS_DIR,
+	O_AUDIT_LOG,
+	O_AUDIT_TAGS,
+	O_LOG_FORMAT,
+	O_LOG_LEVEL,
+	O_CONCURRENCY,
+	O_OUTPUT,
+	O_LISTEN,
+	O_VERIFY_INTERVAL,
+	O_KUBECONFIG,
+	O_HELP
+};
+
+static const struct {
+	const char *name;
+	enum opt_id id;
+	bool has_value;
+	unsigned needs; /* allow bit required, 0: always accepted */
+} opts[] = {
+    {"--config", O_CONFIG, true, 0},
+    {"--state-dir", O_STATE_DIR, true, 0},
+    {"--secrets-dir", O_SECRETS_DIR, true, 0},
+    {"--audit-log", O_AUDIT_LOG, true, 0},
+    {"--audit-tags", O_AUDIT_TAGS, false, 0},
+    {"--log-format", O_LOG_FORMAT, true, 0},
+    {"--log-level", O_LOG_LEVEL, true, 0},
+    {"--concurrency", O_CONCURRENCY, true, 0},
+    {"-o", O_OUTPUT, true, CMDOPTS_OUTPUT},
+    {"--output", O_OUTPUT, true, CMDOPTS_OUTPUT},
+    {"--listen", O_LISTEN, true, CMDOPTS_LISTEN},
+    {"--verify-interval", O_VERIFY_INTERVAL, true, CMDOPTS_VERIFY},
+    {"--kubeconfig", O_KUBECONFIG, true, CMDOPTS_VERIFY},
+    {"--help", O_HELP, false, 0},
+    {"-h", O_HELP, false, 0},
+};
+
+char *cmdopts_default_state_dir(void)
+{
+	struct buf b = BUF_INIT;
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int error;
+
+	if (geteuid() == 0)
+		error = buf_puts(&b, "/var/lib/imageguard");
+	else if (xdg && *xdg == '/')
+		error = buf_printf(&b, "%s/imageguard", xdg);
+	else
+		error = buf_printf(&b, "%s/.local/state/imageguard", home && *home ? home : "/tmp");
+	if (error < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b);
+}
+
+static int parse_concurrency(unsigned *out, const char *v, struct error *err)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (*v < '0' || *v > '9' || *end || n < 1 || n > 256)
+		return error_set(
+		    err, IG_EUSAGE,
+		    "option '--concurrency': expected a number from 1 to 256, got '%s'", v);
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* A Go duration; 0 disables. Below a millisecond (but not 0) or above a week is a mistake. */
+static int parse_verify_interval(int64_t *out_ms, const char *v, struct error *err)
+{
+	struct error derr = ERROR_INIT;
+	int64_t ns;
+
+	if (duration_parse(&ns, v, &derr) < 0)
+		return error_set(err, IG_EUSAGE, "option '--verify-interval': %s", derr.msg);
+	if (ns < 0 || (ns > 0 && ns < 1000000) || ns > 7 * 24 * 3600 * 1000000000ll)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--verify-interval': expected 0 (off) or 1ms to 168h, got "
+		                 "'%s'",
+		                 v);
+	*out_ms = ns / 1000000;
+	return 0;
+}
+
+static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
+{
+	switch (id) {
+	case O_CONFIG:
+		o->config = v;
+		break;
+	case O_STATE_DIR:
+		free(o->state_dir);
+		if (!(o->state_dir = strdup(v)))
+			return error_set(err, IG_EFAIL, "out of memory");
+		break;
+	case O_SECRETS_DIR:
+		o->secrets_dir = v;
+		break;
+	case O_AUDIT_LOG:
+		o->audit_log = v;
+		break;
+	case O_AUDIT_TAGS:
+		o->audit_tags = true;
+		break;
+	case O_LOG_FORMAT:
+		if (log_parse_format(&o->log_format, v) < 0)
+			return error_set(err, IG_EUSAGE,
+			                 "option '--log-format': expected json or text, got '%s'",
+			                 v);
+		break;
+	case O_LOG_LEVEL:
+		if (log_parse_level(&o->log_level, v) < 0)
+			return error_set(
+			    err, IG_EUSAGE,
+			    "option '--log-level': expected error, warn, info or debug, "
+			    "got '%s'",
+			    v);
+		break;
+	case O_CONCURRENCY:
+		return parse_concurrency(&o->concurrency, v, err);
+	case O_OUTPUT:
+		if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0)
+			return error_set(err, IG_EUSAGE,
+			                 "option '-o': expected text or json, got '%s'", v);
+		o->json = strcmp(v, "json") == 0;
+		break;
+	case O_LISTEN:
+		o->listen = v;
+		break;
+	case O_VERIFY_INTERVAL:
+		return parse_verify_interval(&o->verify_interval_ms, v, err);
+	case O_KUBECONFIG:
+		if (!*v)
+			return error_set(err, IG_EUSAGE, "option '--kubeconfig': empty value");
+		o->kubeconfig = v;
+		break;
+	case O_HELP:
+		o->help = true;
+		break;
+	}
+	return 0;
+}
+
+/* Finds the option arg names; *value is the text after '=' or NULL. */
+static int lookup(const char *arg, unsigned allow, const char **value)
+{
+	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+		size_t n = strlen(opts[k].name);
+
+		if (opts[k].needs && !(allow & opts[k].needs))
+			continue;
+		if (strncmp(arg, opts[k].name, n) != 0)
+			continue;
+		if (arg[n] == '\0' || (arg[n] == '=' && opts[k].has_value)) {
+			*value = arg[n] ? arg + n + 1 : NULL;
+			return (int)k;
+		}
+	}
+	return -1;
+}
+
+static int parse_args(struct cmdopts *o, int argc, char **argv, unsigned allow, struct error *err)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *value;
+		int k = lookup(argv[i], allow, &value);
+		int error;
+
+		if (k < 0)
+			return error_set(err, IG_EUSAGE, "option '%s': unknown (see %s --help)",
+			                 argv[i], argv[0]);
+		if (opts[k].has_value && !value) {
+			if (i + 1 >= argc)
+				return error_set(err, IG_EUSAGE, "option '%s': missing value",
+				                 argv[i]);
+			value = argv[++i];
+		}
+		if ((error = apply(o, opts[k].id, value, err)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, struct error *err)
+{
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	out->log_level = LOG_INFO;
+	out->log_format = LOG_TEXT;
+	out->concurrency = 8;
+	if ((error = parse_args(out, argc, argv, allow, err)) < 0)
+		return error;
+	if (out->help)
+		return 0;
+	if (!out->config || !*out->config)
+		return error_set(err, IG_EUSAGE, "option '--config': required");
+	if (out->kubeconfig && !out->verify_interval_ms)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--kubeconfig': only used with --verify-interval");
+	if (!out->state_dir && !(out->state_dir = cmdopts_default_state_dir()))
+		return error_set(err, IG_EFAIL, "out of memory");
+	log_configure(out->log_level, out->log_format);
+	return 0;
+}
+
+void cmdopts_release(struct cmdopts *o)
+{
+	free(o->state_dir);
+	o->state_dir = NULL;
+}
+
+int cmdopts_start(struct cmdopts *o, int argc, char **argv, unsigned allow,
+                  void (*usage)(FILE *out))
+{
+	struct error err = ERROR_INIT;
+
+	if (cmdopts_parse(o, argc, argv, allow, &err) < 0) {
+		fprintf(stderr, "imageguard: %s: %s\n", argv[0], err.msg);
+		usage(stderr);
+		return 2;
+	}
+	if (o->help) {
+		usage(stdout);
+		return 0;
+	}
+	return -1;
+}

@@ -1,0 +1,790 @@
+/* The four kinds of CONTRACT §4 read from YAML documents into the config's arrays, each
+ * field checked where it is read so that problems name their own line. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "config_private.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/git/commitmsg.h"
+#include "imageguard/util/duration.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/imageconfig.h"
+#include "imageguard/policy/policy.h"
+#include "imageguard/util/yamldepth.h"
+
+#define API_IMAGEGUARD "imageguard.io/v1alpha1"
+#define DEFAULT_INTERVAL_MS (INT64_C(5) * 60 * 1000)
+#define DEFAULT_EXCLUSION "^.*\\.sig$"
+
+/* ---- growable object arrays ---- */
+
+static void *grow(struct loader *L, void *items, size_t len, size_t *cap, size_t size)
+{
+	size_t n = *cap ? *cap * 2 : 8;
+	void *p;
+
+	if (len < *cap)
+		return items;
+	if (!(p = realloc(items, n * size))) {
+		L->oom = true;
+		return NULL;
+	}
+	memset((char *)p + len * size, 0, (n - len) * size);
+	*cap = n;
+	return p;
+}
+
+static char *make_id(struct loader *L, const char *ns, const char *name)
+{
+	struct buf b = BUF_INIT;
+
+	if (buf_printf(&b, "%s/%s", ns, name) < 0) {
+		L->oom = true;
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b);
+}
+
+/* ---- metadata ---- */
+
+struct meta {
+	char *ns, *name;
+	size_t line;
+	yaml_node_t *annotations;
+};
+
+static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct meta *m)
+{
+	yaml_node_t *md = config_yaml_lookup(d, root, "metadata");
+
+	m->line = kind_line;
+	if (!md || md->type != YAML_MAPPING_NODE) {
+		config_doc_error(d, md ? line_of(md) : kind_line,
+		                 "'metadata' must be a mapping "
+		                 "with a name");
+		return false;
+	}
+	m->line = line_of(md);
+	if (!config_yaml_need_str(d, md, m->line, "metadata", "name", &m->name) ||
+	    !config_yaml_get_str(d, md, "metadata", "namespace", &m->ns))
+		return false;
+	if (!config_yaml_is_dns_name(m->name, 253, true)) {
+		config_doc_error(
+		    d, m->line,
+		    "'metadata.name': '%s' is not a valid Kubernetes name (lower-case, digits, "
+		    "'-', '.')",
+		    m->name);
+		return false;
+	}
+	if (!m->ns && !(m->ns = strdup("default"))) {
+		d->L->oom = true;
+		return false;
+	}
+	if (!config_yaml_is_dns_name(m->ns, 63, false)) {
+		config_doc_error(
+		    d, m->line,
+		    "'metadata.namespace': '%s' is not a valid namespace (lower-case, digits, '-')",
+		    m->ns);
+		return false;
+	}
+	m->annotations = config_yaml_lookup(d, md, "annotations");
+	if (m->annotations && m->annotations->type != YAML_MAPPING_NODE) {
+		config_doc_error(d, line_of(m->annotations),
+		                 "'metadata.annotations' must be a mapping");
+		return false;
+	}
+	return true;
+}
+
+static void meta_release(struct meta *m)
+{
+	free(m->ns);
+	free(m->name);
+}
+
+/* ---- ImageRepository ---- */
+
+/* An exclusion regex is checked by compiling a policy that uses only it. */
+static void check_exclusion(struct doc *d, const yaml_node_t *item)
+{
+	struct policy_spec spec = {0};
+	struct policy *p = NULL;
+	struct error err = ERROR_INIT;
+	const char *re = scalar(item);
+
+	spec.kind = POLICY_ALPHABETICAL;
+	spec.ascending = true;
+	spec.exclude = &re;
+	spec.exclude_len = 1;
+	if (policy_new(&p, &spec, &err) < 0)
+		config_doc_error(d, line_of(item), "'spec.exclusionList': %s", err.msg);
+	policy_free(p);
+}
+
+static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strvec *out)
+{
+	yaml_node_t *list = config_yaml_lookup(d, spec, "exclusionList");
+
+	/* Absent or null takes Flux's default, as the API server's defaulting would; an empty
+	 * list `[]` excludes nothing. */
+	if (!list) {
+		if (strvec_push(out, DEFAULT_EXCLUSION) < 0)
+			d->L->oom = true;
+		return;
+	}
+	if (list->type != YAML_SEQUENCE_NODE) {
+		config_doc_error(d, line_of(list),
+		                 "'spec.exclusionList' must be a list of regexes");
+		return;
+	}
+	for (yaml_node_item_t *i = list->data.sequence.items.start;
+	     i < list->data.sequence.items.top; i++) {
+		yaml_node_t *item = node(d, *i);
+
+		if (!item || item->type != YAML_SCALAR_NODE) {
+			config_doc_error(d, item ? line_of(item) : line_of(list),
+			                 "'spec.exclusionList' items must be strings");
+			continue;
+		}
+		check_exclusion(d, item);
+		if (strvec_push(out, scalar(item)) < 0)
+			d->L->oom = true;
+	}
+}
+
+static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *spec,
+                            size_t kind_line)
+{
+	static const char *const keys[] = {"image",         "interval",      "timeout",
+	                                   "secretRef",     "certSecretRef", "insecure",
+	                                   "exclusionList", "suspend",       NULL};
+	struct loader *L = d->L;
+	struct config *c = L->c;
+	struct config_repository *r;
+	struct error err = ERROR_INIT;
+	void *p = grow(L, c->repositories, c->repositories_len, &L->repositories_cap, sizeof(*r));
+
+	if (!p)
+		return;
+	c->repositories = p;
+	r = &c->repositories[c->repositories_len++];
+	r->ns = m->ns;
+	r->name = m->name;
+	m->ns = m->name = NULL;
+	r->id = make_id(L, r->ns, r->name);
+	r->origin = (struct config_origin){d->file, kind_line};
+	config_yaml_check_keys(d, spec, "spec", keys);
+	if (config_yaml_need_str(d, spec, line_of(spec), "spec", "image", &r->image) &&
+	    imageref_parse(&r->ref, r->image, 0, &err) < 0)
+		config_doc_error(d, line_of(config_yaml_lookup(d, spec, "image")),
+		                 "'spec.image': %s", err.msg);
+	config_yaml_get_duration(d, spec, "spec", "interval", DEFAULT_INTERVAL_MS, &r->interval_ms);
+	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &r->timeout_ms);
+	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &r->secret_ref);
+	config_yaml_get_ref_name(d, spec, "spec", "certSecretRef", &r->cert_secret_ref);
+	config_yaml_get_bool(d, spec, "spec", "insecure", &r->insecure);
+	config_yaml_get_bool(d, spec, "spec", "suspend", &r->suspend);
+	read_exclusions(d, spec, &r->exclusion);
+}
+
+/* ---- policies compiled ---- */
+
+/* "^tag$" with the regex metacharacters a tag may hold ('.') escaped. */
+static char *exact_tag_pattern(const char *tag)
+{
+	struct buf b = BUF_INIT;
+
+	buf_puts(&b, "^");
+	for (const char *s = tag; *s; s++)
+		buf_puts(&b, *s == '.' ? "\\." : (char[]){*s, 0});
+	if (buf_puts(&b, "$") < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b);
+}
+
+static const char *const no_exclusions[1] = {NULL};
+
+/* Fills spec from p; exclusions from the repository (NULL: the default list). *digest_pattern
+ * receives the pattern built for kind DIGEST (free it). */
+int config_kinds_policy_spec(struct policy_spec *spec, char **digest_pattern,
+                             const struct config_policy *p, const struct config_repository *r)
+{
+	static const enum policy_kind kinds[] = {POLICY_SEMVER, POLICY_NUMERICAL,
+	                                         POLICY_ALPHABETICAL, POLICY_ALPHABETICAL};
+
+	*spec = (struct policy_spec){0};
+	*digest_pattern = NULL;
+	spec->pattern = p->pattern;
+	spec->extract = p->extract;
+	spec->kind = kinds[p->kind];
+	spec->range = p->range;
+	spec->ascending = p->ascending;
+	if (r) {
+		spec->exclude =
+		    r->exclusion.len ? (const char *const *)r->exclusion.items : no_exclusions;
+		spec->exclude_len = r->exclusion.len;
+	}
+	if (p->kind == CONFIG_POLICY_DIGEST) {
+		if (!(*digest_pattern = exact_tag_pattern(p->digest_tag)))
+			return IG_EFAIL;
+		spec->pattern = *digest_pattern;
+		spec->extract = NULL;
+		spec->ascending = true;
+	}
+	return 0;
+}
+
+/* Compiles the filter alone, so that a bad pattern names filterTags's line. */
+static void check_filter_compiles(struct doc *d, const yaml_node_t *spec,
+                                  const struct config_policy *p)
+{
+	struct policy_spec ps = {0};
+	struct policy *pol = NULL;
+	struct error err = ERROR_INIT;
+
+	if (!p->pattern && !p->extract)
+		return;
+	ps.pattern = p->pattern;
+	ps.extract = p->extract;
+	ps.kind = POLICY_ALPHABETICAL;
+	ps.ascending = true;
+	if (policy_new(&pol, &ps, &err) < 0)
+		config_doc_error(d, line_of(config_yaml_lookup(d, spec, "filterTags")),
+		                 "'spec.filterTags': %s", err.msg);
+	policy_free(pol);
+}
+
+/* Compiles the whole policy (default exclusions: the repository's come later), so that a bad
+ * range names spec.policy's line; without the filter when that was reported already. */
+static void check_policy_compiles(struct doc *d, const yaml_node_t *spec,
+                                  const struct config_policy *p, bool filter_ok)
+{
+	struct policy_spec ps;
+	struct policy *pol = NULL;
+	struct error err = ERROR_INIT;
+	char *digest_pattern = NULL;
+
+	if (config_kinds_policy_spec(&ps, &digest_pattern, p, NULL) < 0) {
+		d->L->oom = true;
+		return;
+	}
+	if (!filter_ok && p->kind != CONFIG_POLICY_DIGEST)
+		ps.pattern = ps.extract = NULL;
+	if (policy_new(&pol, &ps, &err) < 0) {
+		yaml_node_t *at = config_yaml_lookup(d, spec, "policy"), *range;
+
+		/* a bad range is the usual cause: point at it */
+		range = config_yaml_lookup(d, config_yaml_lookup(d, at, "semver"), "range");
+		config_doc_error(d, line_of(range ? range : at), "'spec.policy': %s", err.msg);
+	}
+	policy_free(pol);
+	free(digest_pattern);
+}
+
+/* ---- ImagePolicy ---- */
+
+static bool read_order(struct doc *d, const yaml_node_t *m, const char *path, bool *ascending)
+{
+	static const char *const keys[] = {"order", NULL};
+	char *order = NULL;
+	bool ok;
+
+	config_yaml_check_keys(d, m, path, keys);
+	*ascending = true;
+	if (!config_yaml_get_str(d, m, path, "order", &order))
+		return false;
+	ok = !order || !strcmp(order, "asc") || !strcmp(order, "desc");
+	if (!ok)
+		config_doc_error(d, line_of(config_yaml_lookup(d, m, "order")),
+		                 "'%s.order': '%s' must be asc or desc", path, order);
+	else if (order)
+		*ascending = !strcmp(order, "asc");
+	free(order);
+	return ok;
+}
+
+/* spec.policy: exactly one of semver, numerical, alphabetical (digest with imageguard.io). */
+static void read_policy_choice(struct doc *d, const yaml_node_t *spec, struct config_policy *p)
+{
+	static const char *const keys[] = {"semver", "numerical", "alphabetical", "digest", NULL};
+	static const char *const range_keys[] = {"range", NULL}, *const tag_keys[] = {
+	                                                             "tag", "platform", NULL};
+	yaml_node_t *pol = config_yaml_get_map(d, spec, "spec", "policy", keys), *v;
+	int n = 0;
+
+	if (!pol) {
+		if (!config_yaml_lookup(d, spec, "policy"))
+			config_doc_error(
+			    d, line_of(spec),
+			    "'spec.policy' is required (one of semver, numerical, alphabetical)");
+		return;
+	}
+	if ((v = config_yaml_get_map(d, pol, "spec.policy", "semver", range_keys))) {
+		n++;
+		p->kind = CONFIG_POLICY_SEMVER;
+		config_yaml_need_str(d, v, line_of(v), "spec.policy.semver", "range", &p->range);
+	}
+	if ((v = config_yaml_get_map(d, pol, "spec.policy", "numerical", NULL))) {
+		n++;
+		p->kind = CONFIG_POLICY_NUMERICAL;
+		read_order(d, v, "spec.policy.numerical", &p->ascending);
+	}
+	if ((v = config_yaml_get_map(d, pol, "spec.policy", "alphabetical", NULL))) {
+		n++;
+		p->kind = CONFIG_POLICY_ALPHABETICAL;
+		read_order(d, v, "spec.policy.alphabetical", &p->ascending);
+	}
+	if ((v = config_yaml_lookup(d, pol, "digest")) && !d->imageguard_api) {
+		n++;
+		config_doc_error(d, config_yaml_key_line(d, pol, "digest", line_of(v)),
+		                 "'spec.policy.digest' needs apiVersion %s (not %s)",
+		                 API_IMAGEGUARD, d->api);
+	} else if ((v = config_yaml_get_map(d, pol, "spec.policy", "digest", tag_keys))) {
+		n++;
+		p->kind = CONFIG_POLICY_DIGEST;
+		if (config_yaml_need_str(d, v, line_of(v), "spec.policy.digest", "tag",
+		                         &p->digest_tag) &&
+		    !imageref_is_valid_tag(p->digest_tag, strlen(p->digest_tag)))
+			config_doc_error(d, line_of(v),
+			                 "'spec.policy.digest.tag': '%s' is not a "
+			                 "valid tag",
+			                 p->digest_tag);
+		if (config_yaml_get_str(d, v, "spec.policy.digest", "platform",
+		                        &p->digest_platform) &&
+		    p->digest_platform && !imageconfig_is_valid_platform(p->digest_platform))
+			config_doc_error(
+			    d, line_of(config_yaml_lookup(d, v, "platform")),
+			    "'spec.policy.digest.platform': '%s' is not os/arch[/variant] "
+			    "(like linux/arm64/v8)",
+			    p->digest_platform);
+	}
+	if (n != 1)
+		config_doc_error(
+		    d, config_yaml_key_line(d, spec, "policy", line_of(pol)),
+		    "'spec.policy': exactly one of semver, numerical, alphabetical%s is required "
+		    "(found %d)",
+		    d->imageguard_api ? ", digest" : "", n);
+}
+
+static void read_reflect(struct doc *d, const yaml_node_t *spec, struct config_policy *p)
+{
+	static const char *const names[] = {"Never", "IfNotPresent", "Always"};
+	char *s = NULL;
+
+	p->reflect = p->kind == CONFIG_POLICY_DIGEST ? CONFIG_REFLECT_ALWAYS : CONFIG_REFLECT_NEVER;
+	if (!config_yaml_get_str(d, spec, "spec", "digestReflectionPolicy", &s) || !s)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(s, names[i]))
+			p->reflect = (enum config_reflect)i;
+	if (strcmp(s, config_reflect_name(p->reflect)) != 0)
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, spec, "digestReflectionPolicy")),
+		    "'spec.digestReflectionPolicy': '%s' must be Never, IfNotPresent or Always", s);
+	else if (p->kind == CONFIG_POLICY_DIGEST && p->reflect == CONFIG_REFLECT_NEVER)
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, spec, "digestReflectionPolicy")),
+		    "'spec.digestReflectionPolicy': Never cannot track a tag by digest");
+	free(s);
+}
+
+/* The annotations of CONTRACT §7. */
+static void read_override(struct doc *d, const struct meta *m, struct config_policy *p)
+{
+	static const char *const known[] = {"imageguard.io/rollback-to",
+	                                    "imageguard.io/rollback-reason",
+	                                    "imageguard.io/rollback-until", NULL};
+	const yaml_node_t *a = m->annotations;
+	struct config_override *o = &p->override;
+	struct error err = ERROR_INIT;
+	char *until = NULL;
+	yaml_node_t *v;
+
+	if (!a)
+		return;
+	for (yaml_node_pair_t *pr = a->data.mapping.pairs.start; pr < a->data.mapping.pairs.top;
+	     pr++) {
+		yaml_node_t *k = node(d, pr->key);
+		bool ok = false;
+
+		if (!k || k->type != YAML_SCALAR_NODE ||
+		    strncmp(scalar(k), "imageguard.io/", 14) != 0)
+			continue;
+		for (size_t i = 0; known[i] && !ok; i++)
+			ok = !strcmp(known[i], scalar(k));
+		if (!ok)
+			config_doc_warn(d, line_of(k), "unknown annotation '%s' (ignored)",
+			                scalar(k));
+	}
+	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-to", &o->tag);
+	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-reason",
+	                    &o->reason);
+	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-until", &until);
+	/* A digest-tracked policy has one tag: its rollback names a digest of that tag. */
+	if (o->tag && p->kind == CONFIG_POLICY_DIGEST &&
+	    !imageref_is_valid_digest(o->tag, strlen(o->tag)))
+		config_doc_error(d, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
+		                 "annotation 'imageguard.io/rollback-to': '%s' is not a digest "
+		                 "(policy.digest tracks one tag: roll back to one of its digests, "
+		                 "sha256:...)",
+		                 o->tag);
+	else if (o->tag && p->kind != CONFIG_POLICY_DIGEST &&
+	         !imageref_is_valid_tag(o->tag, strlen(o->tag)))
+		config_doc_error(d, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
+		                 "annotation 'imageguard.io/rollback-to': '%s' is not a valid tag",
+		                 o->tag);
+	if (o->tag && (!o->reason || !*o->reason))
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, a, "imageguard.io/rollback-to")),
+		    "annotation 'imageguard.io/rollback-to' needs 'imageguard.io/rollback-reason'");
+	if (!o->tag && (o->reason || until))
+		config_doc_warn(
+		    d, line_of(a),
+		    "rollback annotations without 'imageguard.io/rollback-to' (ignored)");
+	if (until) {
+		v = config_yaml_lookup(d, a, "imageguard.io/rollback-until");
+		if (rfc3339_parse(&o->until, until, &err) < 0)
+			config_doc_error(d, line_of(v),
+			                 "annotation 'imageguard.io/rollback-until': %s", err.msg);
+		else
+			o->has_until = true;
+	}
+	free(until);
+}
+
+static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, size_t kind_line)
+{
+	static const char *const keys[] = {
+	    "imageRepositoryRef", "filterTags", "policy", "digestReflectionPolicy", "suspend",
+	    "interval",           NULL};
+	static const char *const ref_keys[] = {"name", "namespace", NULL};
+	static const char *const filter_keys[] = {"pattern", "extract", NULL};
+	struct loader *L = d->L;
+	struct config *c = L->c;
+	struct config_policy *p;
+	yaml_node_t *ref, *filter;
+	int64_t interval;
+	size_t errors_before;
+	bool filter_ok;
+	void *arr = grow(L, c->policies, c->policies_len, &L->policies_cap, sizeof(*p));
+
+	if (!arr)
+		return;
+	c->policies = arr;
+	p = &c->policies[c->policies_len++];
+	p->ns = m->ns;
+	p->name = m->name;
+	m->ns = m->name = NULL;
+	p->id = make_id(L, p->ns, p->name);
+	p->origin = (struct config_origin){d->file, kind_line};
+	config_yaml_check_keys(d, spec, "spec", keys);
+	if ((ref = config_yaml_get_map(d, spec, "spec", "imageRepositoryRef", ref_keys))) {
+		p->repo_ref_line =
+		    config_yaml_key_line(d, spec, "imageRepositoryRef", line_of(ref));
+		config_yaml_need_str(d, ref, line_of(ref), "spec.imageRepositoryRef", "name",
+		                     &p->repo_name);
+		config_yaml_get_str(d, ref, "spec.imageRepositoryRef", "namespace", &p->repo_ns);
+	} else if (!config_yaml_lookup(d, spec, "imageRepositoryRef")) {
+		config_doc_error(d, line_of(spec), "'spec.imageRepositoryRef' is required");
+	}
+	if (p->repo_name && !p->repo_ns && !(p->repo_ns = strdup(p->ns)))
+		L->oom = true;
+	errors_before = L->diags->errors;
+	if ((filter = config_yaml_get_map(d, spec, "spec", "filterTags", filter_keys))) {
+		config_yaml_get_str(d, filter, "spec.filterTags", "pattern", &p->pattern);
+		config_yaml_get_str(d, filter, "spec.filterTags", "extract", &p->extract);
+		check_filter_compiles(d, spec, p);
+	}
+	filter_ok = L->diags->errors == errors_before;
+	errors_before = L->diags->errors;
+	read_policy_choice(d, spec, p);
+	if (p->kind == CONFIG_POLICY_DIGEST && filter)
+		config_doc_error(d, line_of(filter),
+		                 "'spec.filterTags' cannot be combined with 'spec.policy.digest'");
+	if (L->diags->errors == errors_before && !L->oom)
+		check_policy_compiles(d, spec, p, filter_ok);
+	read_reflect(d, spec, p);
+	config_yaml_get_bool(d, spec, "spec", "suspend", &p->suspend);
+	config_yaml_get_duration(d, spec, "spec", "interval", 0, &interval);
+	read_override(d, m, p);
+}
+
+/* ---- GitRepository ---- */
+
+static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *spec,
+                            size_t kind_line)
+{
+	static const char *const keys[] = {"url", "ref", "secretRef", "interval", "timeout", NULL};
+	static const char *const ref_keys[] = {"branch", NULL};
+	static const char *const schemes[] = {"ssh://", "https://", "http://", "file://"};
+	struct loader *L = d->L;
+	struct config *c = L->c;
+	struct config_git_source *g;
+	yaml_node_t *ref;
+	bool ok = false;
+	void *arr = grow(L, c->git_sources, c->git_sources_len, &L->git_sources_cap, sizeof(*g));
+
+	if (!arr)
+		return;
+	c->git_sources = arr;
+	g = &c->git_sources[c->git_sources_len++];
+	g->ns = m->ns;
+	g->name = m->name;
+	m->ns = m->name = NULL;
+	g->id = make_id(L, g->ns, g->name);
+	g->origin = (struct config_origin){d->file, kind_line};
+	config_yaml_check_keys(d, spec, "spec", keys);
+	if (config_yaml_need_str(d, spec, line_of(spec), "spec", "url", &g->url)) {
+		for (size_t i = 0; i < 4 && !ok; i++)
+			ok = !strncmp(g->url, schemes[i], strlen(schemes[i])) &&
+			     g->url[strlen(schemes[i])] != '\0';
+		if (!ok)
+			config_doc_error(
+			    d, line_of(config_yaml_lookup(d, spec, "url")),
+			    "'spec.url': '%s' must start with ssh://, https://, http:// or file://",
+			    g->url);
+	}
+	if ((ref = config_yaml_get_map(d, spec, "spec", "ref", ref_keys)))
+		config_yaml_get_nonempty(d, ref, "spec.ref", "branch", &g->branch);
+	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &g->secret_ref);
+	config_yaml_get_duration(d, spec, "spec", "interval", 0, &g->interval_ms);
+	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &g->timeout_ms);
+}
+
+/* ---- ImageUpdateAutomation ---- */
+
+static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct config_automation *a)
+{
+	static const char *const git_keys[] = {"checkout", "commit", "push", NULL};
+	static const char *const checkout_keys[] = {"ref", NULL}, *const ref_keys[] = {"branch",
+	                                                                               NULL};
+	static const char *const commit_keys[] = {"author", "messageTemplate", NULL};
+	static const char *const author_keys[] = {"name", "email", NULL};
+	static const char *const push_keys[] = {"branch", NULL};
+	yaml_node_t *git = config_yaml_get_map(d, spec, "spec", "git", git_keys);
+	yaml_node_t *co = config_yaml_get_map(d, git, "spec.git", "checkout", checkout_keys);
+	yaml_node_t *ref = config_yaml_get_map(d, co, "spec.git.checkout", "ref", ref_keys);
+	yaml_node_t *commit = config_yaml_get_map(d, git, "spec.git", "commit", commit_keys);
+	yaml_node_t *author =
+	    config_yaml_get_map(d, commit, "spec.git.commit", "author", author_keys);
+	yaml_node_t *push = config_yaml_get_map(d, git, "spec.git", "push", push_keys);
+
+	config_yaml_get_nonempty(d, ref, "spec.git.checkout.ref", "branch", &a->checkout_branch);
+	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
+	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "email", &a->author_email);
+	if (config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate",
+	                        &a->message_template) && a->message_template) {
+		struct error err = ERROR_INIT;
+
+		/* A template the commit step would refuse is a configuration error now, not a
+		 * failed commit later. */
+		if (commitmsg_check(a->message_template, "messageTemplate", &err) < 0)
+			config_doc_error(d, line_of(config_yaml_lookup(d, commit, "messageTemplate")),
+			                 "'spec.git.commit.messageTemplate': %s", err.msg);
+	}
+	config_yaml_get_nonempty(d, push, "spec.git.push", "branch", &a->push_branch);
+}
+
+static void read_automation_update(struct doc *d, const yaml_node_t *spec,
+                                   struct config_automation *a)
+{
+	static const char *const keys[] = {"path", "strategy", NULL};
+	yaml_node_t *update = config_yaml_get_map(d, spec, "spec", "update", keys);
+	char *strategy = NULL;
+
+	config_yaml_get_nonempty(d, update, "spec.update", "path", &a->update_path);
+	if (config_yaml_get_str(d, update, "spec.update", "strategy", &strategy) && strategy &&
+	    strcmp(strategy, "Setters") != 0)
+		config_doc_error(d, line_of(config_yaml_lookup(d, update, "strategy")),
+		                 "'spec.update.strategy': '%s' is not supported (only Setters)",
+		                 strategy);
+	free(strategy);
+	if (a->update_path && (a->update_path[0] == '/' || strstr(a->update_path, "..")))
+		config_doc_error(d, line_of(config_yaml_lookup(d, update, "path")),
+		                 "'spec.update.path': '%s' must be relative to the repository "
+		                 "root, without '..'",
+		                 a->update_path);
+}
+
+static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *spec,
+                            size_t kind_line)
+{
+	static const char *const keys[] = {"sourceRef", "git",     "update",
+	                                   "interval",  "suspend", NULL};
+	static const char *const ref_keys[] = {"kind", "name", "namespace", "apiVersion", NULL};
+	struct loader *L = d->L;
+	struct config *c = L->c;
+	struct config_automation *a;
+	yaml_node_t *ref;
+	char *kind = NULL;
+	void *arr = grow(L, c->automations, c->automations_len, &L->automations_cap, sizeof(*a));
+
+	if (!arr)
+		return;
+	c->automations = arr;
+	a = &c->automations[c->automations_len++];
+	a->ns = m->ns;
+	a->name = m->name;
+	m->ns = m->name = NULL;
+	a->id = make_id(L, a->ns, a->name);
+	a->origin = (struct config_origin){d->file, kind_line};
+	config_yaml_check_keys(d, spec, "spec", keys);
+	if ((ref = config_yaml_get_map(d, spec, "spec", "sourceRef", ref_keys))) {
+		a->source_ref_line = config_yaml_key_line(d, spec, "sourceRef", line_of(ref));
+		config_yaml_need_str(d, ref, line_of(ref), "spec.sourceRef", "name",
+		                     &a->source_name);
+		config_yaml_get_str(d, ref, "spec.sourceRef", "namespace", &a->source_ns);
+		if (config_yaml_get_str(d, ref, "spec.sourceRef", "kind", &kind) && kind &&
+		    strcmp(kind, "GitRepository") != 0)
+			config_doc_error(
+			    d, line_of(config_yaml_lookup(d, ref, "kind")),
+			    "'spec.sourceRef.kind': '%s' is not supported (only GitRepository)",
+			    kind);
+		free(kind);
+	} else if (!config_yaml_lookup(d, spec, "sourceRef")) {
+		config_doc_error(d, line_of(spec), "'spec.sourceRef' is required");
+	}
+	if (a->source_name && !a->source_ns && !(a->source_ns = strdup(a->ns)))
+		L->oom = true;
+	read_automation_git(d, spec, a);
+	read_automation_update(d, spec, a);
+	config_yaml_get_duration(d, spec, "spec", "interval", DEFAULT_INTERVAL_MS, &a->interval_ms);
+	config_yaml_get_bool(d, spec, "spec", "suspend", &a->suspend);
+}
+
+/* ---- documents ---- */
+
+enum kind { KIND_REPOSITORY, KIND_POLICY, KIND_GIT, KIND_AUTOMATION, KIND_OTHER };
+
+/* Which of our kinds the (apiVersion, kind) pair is; warns about our groups' other
+ * versions and kinds, since those are likely mistakes rather than foreign objects. */
+static enum kind classify(struct doc *d, const char *api, const char *kind, size_t line)
+{
+	static const char *const image_apis[] = {"image.toolkit.fluxcd.io/v1beta1",
+	                                         "image.toolkit.fluxcd.io/v1beta2",
+	                                         "image.toolkit.fluxcd.io/v1", NULL};
+	static const char *const source_apis[] = {"source.toolkit.fluxcd.io/v1beta2",
+	                                          "source.toolkit.fluxcd.io/v1", NULL};
+	static const char *const kinds[] = {"ImageRepository", "ImagePolicy", "GitRepository",
+	                                    "ImageUpdateAutomation"};
+	const char *const *apis = NULL;
+	enum kind k = KIND_OTHER;
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(kind, kinds[i]))
+			k = (enum kind)i;
+	if (!strcmp(api, API_IMAGEGUARD)) {
+		if (k == KIND_OTHER)
+			config_doc_warn(d, line, "kind '%s' is not an imageguard kind (ignored)",
+			                kind);
+		return k;
+	}
+	if (k == KIND_GIT)
+		apis = source_apis;
+	else if (k != KIND_OTHER)
+		apis = image_apis;
+	for (size_t i = 0; apis && apis[i]; i++)
+		if (!strcmp(api, apis[i]))
+			return k;
+	if (k != KIND_OTHER &&
+	    !strncmp(api, k == KIND_GIT ? "source.toolkit.fluxcd.io/" : "image.toolkit.fluxcd.io/",
+	             24))
+		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)", kind,
+		                api);
+	return KIND_OTHER;
+}
+
+static void read_document(struct doc *d, yaml_node_t *root)
+{
+	static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+	yaml_node_t *api = config_yaml_lookup(d, root, "apiVersion"),
+	            *kind = config_yaml_lookup(d, root, "kind"), *spec;
+	struct meta m = {0};
+	enum kind k;
+
+	d->object[0] = '\0';
+	if (!api || !kind || api->type != YAML_SCALAR_NODE || kind->type != YAML_SCALAR_NODE)
+		return; /* not a Kubernetes object: someone else's YAML */
+	d->api = scalar(api);
+	d->imageguard_api = !strcmp(d->api, API_IMAGEGUARD);
+	if ((k = classify(d, d->api, scalar(kind), line_of(kind))) == KIND_OTHER)
+		return;
+	snprintf(d->object, sizeof(d->object), "%s", scalar(kind));
+	config_yaml_check_keys(d, root, "", top);
+	if (!read_meta(d, root, line_of(kind), &m))
+		goto done;
+	snprintf(d->object, sizeof(d->object), "%s '%s/%s'", scalar(kind), m.ns, m.name);
+	spec = config_yaml_lookup(d, root, "spec");
+	if (!spec || spec->type != YAML_MAPPING_NODE) {
+		config_doc_error(d, spec ? line_of(spec) : line_of(kind),
+		                 "'spec' must be a mapping");
+		goto done;
+	}
+	if (k == KIND_REPOSITORY)
+		read_repository(d, &m, spec, line_of(kind));
+	else if (k == KIND_POLICY)
+		read_policy(d, &m, spec, line_of(kind));
+	else if (k == KIND_GIT)
+		read_git_source(d, &m, spec, line_of(kind));
+	else
+		read_automation(d, &m, spec, line_of(kind));
+done:
+	meta_release(&m);
+}
+
+void config_kinds_read_file(struct loader *L, const char *file)
+{
+	struct buf data = BUF_INIT_MAX(CONFIG_MAX_FILE_BYTES);
+	yaml_parser_t parser;
+	yaml_document_t y;
+	struct doc d = {L, &y, file, NULL, false, {0}};
+	size_t line;
+	int rc = buf_read_file(&data, file);
+
+	if (rc == IG_ETOOBIG) {
+		config_diag_error(L, file, 0, "file is larger than %u bytes",
+		                  CONFIG_MAX_FILE_BYTES);
+		goto done;
+	} else if (rc < 0) {
+		config_diag_error(L, file, 0, "cannot read: %s", strerror(errno));
+		goto done;
+	}
+	if ((rc = yamldepth_check(&line, data.data, data.len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
+		config_diag_error(L, file, line, "invalid YAML: nested deeper than %d levels",
+		                  YAMLDEPTH_MAX);
+		goto done;
+	}
+	if (rc < 0 || !yaml_parser_initialize(&parser)) {
+		L->oom = true;
+		goto done;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)data.data, data.len);
+	for (;;) {
+		yaml_node_t *root;
+
+		if (!yaml_parser_load(&parser, &y)) {
+			config_diag_error(
+			    L, file, parser.problem_mark.line + 1,
+			    "invalid YAML (column %zu): %s%s%s", parser.problem_mark.column + 1,
+			    parser.problem ? parser.problem : "parse error",
+			    parser.context ? " " : "", parser.context ? parser.context : "");
+			break;
+		}
+		if (!(root = yaml_document_get_root_node(&y))) {
+			yaml_document_delete(&y);
+			break;
+		}
+		if (root->type == YAML_MAPPING_NODE)
+			read_document(&d, root);
+		yaml_document_delete(&y);
+	}
+	yaml_parser_delete(&parser);
+done:
+	buf_release(&data);
+}

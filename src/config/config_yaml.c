@@ -1,0 +1,296 @@
+/* Reading configuration YAML with libyaml's document API: typed field access that reports
+ * wrong types, duplicate and unknown keys with the line they sit on. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "config_private.h"
+#include "imageguard/util/duration.h"
+#include "imageguard/util/error.h"
+
+static void doc_diag(struct doc *d, enum config_severity sev, size_t line, const char *fmt,
+                     va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (sev == CONFIG_ERROR && d->object[0])
+		config_diag_error(d->L, d->file, line, "%s: %s", d->object, msg);
+	else if (sev == CONFIG_ERROR)
+		config_diag_error(d->L, d->file, line, "%s", msg);
+	else if (d->object[0])
+		config_diag_warn(d->L, d->file, line, "%s: %s", d->object, msg);
+	else
+		config_diag_warn(d->L, d->file, line, "%s", msg);
+}
+
+void config_doc_error(struct doc *d, size_t line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	doc_diag(d, CONFIG_ERROR, line, fmt, ap);
+	va_end(ap);
+}
+
+void config_doc_warn(struct doc *d, size_t line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	doc_diag(d, CONFIG_WARNING, line, fmt, ap);
+	va_end(ap);
+}
+
+bool config_yaml_is_null(const yaml_node_t *n)
+{
+	const char *s;
+
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	s = scalar(n);
+	return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+	       !strcmp(s, "NULL");
+}
+
+/* The value under key in mapping m, NULL when absent or null. */
+yaml_node_t *config_yaml_lookup(struct doc *d, const yaml_node_t *m, const char *key)
+{
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = node(d, p->key), *v = node(d, p->value);
+
+		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
+			return v && !config_yaml_is_null(v) ? v : NULL;
+	}
+	return NULL;
+}
+
+/* The line of key itself in mapping m (a block mapping's value starts on the next line);
+ * fallback when absent. */
+size_t config_yaml_key_line(struct doc *d, const yaml_node_t *m, const char *key, size_t fallback)
+{
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return fallback;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = node(d, p->key);
+
+		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
+			return line_of(k);
+	}
+	return fallback;
+}
+
+/* "spec" + "." + "image" into out (cut safely: only for messages). */
+const char *config_yaml_join(char *out, size_t n, const char *path, const char *key)
+{
+	snprintf(out, n, "%s%s%s", path, *path ? "." : "", key);
+	return out;
+}
+
+/* Warns about keys of m not in known (NULL-terminated), errors on duplicate or non-scalar
+ * keys. */
+void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *path,
+                            const char *const *known)
+{
+	yaml_node_pair_t *start = m->data.mapping.pairs.start;
+	char full[256];
+
+	for (yaml_node_pair_t *p = start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(d, p->key);
+		bool ok = false;
+
+		if (!k || k->type != YAML_SCALAR_NODE) {
+			config_doc_error(d, k ? line_of(k) : line_of(m),
+			                 "'%s': keys must be strings", path);
+			continue;
+		}
+		for (yaml_node_pair_t *q = start; q < p; q++) {
+			yaml_node_t *k2 = node(d, q->key);
+
+			if (k2 && k2->type == YAML_SCALAR_NODE && !strcmp(scalar(k2), scalar(k))) {
+				config_diag_error(
+				    d->L, d->file, line_of(k), "'%s': duplicate key",
+				    config_yaml_join(full, sizeof(full), path, scalar(k)));
+				break;
+			}
+		}
+		for (size_t i = 0; known[i] && !ok; i++)
+			ok = !strcmp(known[i], scalar(k));
+		if (!ok)
+			config_doc_warn(d, line_of(k), "unknown field '%s' (ignored)",
+			                config_yaml_join(full, sizeof(full), path, scalar(k)));
+	}
+}
+
+/* The mapping under key (NULL when absent; an error when not a mapping). */
+yaml_node_t *config_yaml_get_map(struct doc *d, const yaml_node_t *m, const char *path,
+                                 const char *key, const char *const *known)
+{
+	yaml_node_t *v = config_yaml_lookup(d, m, key);
+	char full[256];
+
+	if (!v)
+		return NULL;
+	config_yaml_join(full, sizeof(full), path, key);
+	if (v->type != YAML_MAPPING_NODE) {
+		config_doc_error(d, line_of(v), "'%s' must be a mapping", full);
+		return NULL;
+	}
+	if (known)
+		config_yaml_check_keys(d, v, full, known);
+	return v;
+}
+
+/* A copy of the string under key in *out (left NULL when absent). Returns false after
+ * reporting a value that is not a plain string. */
+bool config_yaml_get_str(struct doc *d, const yaml_node_t *m, const char *path, const char *key,
+                         char **out)
+{
+	yaml_node_t *v = config_yaml_lookup(d, m, key);
+	char full[256];
+
+	*out = NULL;
+	if (!v)
+		return true;
+	config_yaml_join(full, sizeof(full), path, key);
+	if (v->type != YAML_SCALAR_NODE) {
+		config_doc_error(d, line_of(v), "'%s' must be a string", full);
+		return false;
+	}
+	if (strlen(scalar(v)) != v->data.scalar.length) {
+		config_doc_error(d, line_of(v), "'%s' contains a NUL byte", full);
+		return false;
+	}
+	if (!(*out = strdup(scalar(v))))
+		d->L->oom = true;
+	return *out != NULL;
+}
+
+bool config_yaml_get_nonempty(struct doc *d, const yaml_node_t *m, const char *path,
+                              const char *key, char **out)
+{
+	char full[256];
+
+	if (!config_yaml_get_str(d, m, path, key, out))
+		return false;
+	if (!*out || **out) /* absent, or a real value */
+		return true;
+	config_doc_error(d, line_of(config_yaml_lookup(d, m, key)), "'%s' must not be empty",
+	                 config_yaml_join(full, sizeof(full), path, key));
+	free(*out);
+	*out = NULL;
+	return false;
+}
+
+/* Like get_str, and an error when absent or empty. */
+bool config_yaml_need_str(struct doc *d, const yaml_node_t *m, size_t line, const char *path,
+                          const char *key, char **out)
+{
+	char full[256];
+
+	if (!config_yaml_get_str(d, m, path, key, out))
+		return false;
+	if (*out && **out)
+		return true;
+	free(*out);
+	*out = NULL;
+	config_doc_error(d, line, "'%s' is required",
+	                 config_yaml_join(full, sizeof(full), path, key));
+	return false;
+}
+
+bool config_yaml_get_bool(struct doc *d, const yaml_node_t *m, const char *path, const char *key,
+                          bool *out)
+{
+	static const char *const yes[] = {"true", "True", "TRUE"}, *const no[] = {"false", "False",
+	                                                                          "FALSE"};
+	yaml_node_t *v = config_yaml_lookup(d, m, key);
+	char full[256];
+
+	if (!v)
+		return true;
+	for (size_t i = 0; v->type == YAML_SCALAR_NODE &&
+	                   v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && i < 3;
+	     i++) {
+		if (!strcmp(scalar(v), yes[i]) || !strcmp(scalar(v), no[i])) {
+			*out = !strcmp(scalar(v), yes[i]);
+			return true;
+		}
+	}
+	config_doc_error(d, line_of(v), "'%s' must be true or false",
+	                 config_yaml_join(full, sizeof(full), path, key));
+	return false;
+}
+
+/* A Go duration under key in milliseconds (def when absent); positive. */
+bool config_yaml_get_duration(struct doc *d, const yaml_node_t *m, const char *path,
+                              const char *key, int64_t def, int64_t *out)
+{
+	yaml_node_t *v = config_yaml_lookup(d, m, key);
+	struct error err = ERROR_INIT;
+	char full[256];
+	int64_t ns;
+
+	*out = def;
+	if (!v)
+		return true;
+	config_yaml_join(full, sizeof(full), path, key);
+	if (v->type != YAML_SCALAR_NODE || duration_parse(&ns, scalar(v), &err) < 0) {
+		config_doc_error(d, line_of(v), "'%s': %s", full,
+		                 err.code ? err.msg : "must be a duration like 5m or 1h30m");
+		return false;
+	}
+	if (ns < 1000000) {
+		config_doc_error(d, line_of(v), "'%s': duration '%s' must be at least 1ms", full,
+		                 scalar(v));
+		return false;
+	}
+	*out = ns / 1000000;
+	return true;
+}
+
+/* Lower-case alphanumerics, '-' and (for subdomains) '.', alphanumeric at both ends. */
+bool config_yaml_is_dns_name(const char *s, size_t max, bool dots)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+		if (!alnum && c != '-' && !(dots && c == '.'))
+			return false;
+		if (!alnum && (i == 0 || i == n - 1))
+			return false;
+	}
+	return true;
+}
+
+/* A secretRef-like mapping {name: X} under key: the name in *out (NULL when absent). */
+void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *path,
+                              const char *key, char **out)
+{
+	static const char *const keys[] = {"name", NULL};
+	yaml_node_t *ref = config_yaml_get_map(d, m, path, key, keys);
+	char full[256];
+
+	*out = NULL;
+	if (!ref)
+		return;
+	config_yaml_join(full, sizeof(full), path, key);
+	if (!config_yaml_need_str(d, ref, line_of(ref), full, "name", out))
+		return;
+	if (!config_yaml_is_dns_name(*out, 253, true))
+		config_diag_error(
+		    d->L, d->file, line_of(ref),
+		    "'%s.name': '%s' is not a valid Kubernetes name (lower-case, digits, '-', '.')",
+		    full, *out);
+}

@@ -1,0 +1,727 @@
+/* The Git store on libgit2: one cached clone per URL under the state dir, brought to the
+ * remote head on every open, and commits pushed without force, re-applied on a moved remote. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <openssl/sha.h>
+
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/git/gitauth.h"
+#include "imageguard/git/gitstore.h"
+#include "imageguard/util/log.h"
+
+#define MESSAGE_MAX (256 * 1024)
+#define KEY_NAME_MAX 48
+
+struct gitstore {
+	char *url, *branch, *push_branch, *author_name, *author_email;
+	char *dir;     /* <state_dir>/git/<key> */
+	char *workdir; /* dir + "/" */
+	int lock_fd;   /* flock'ed <key>.lock: one user of a cache at a time, freed by the kernel */
+	unsigned max_attempts;
+	git_repository *repo;
+	struct gitauth auth;
+	char head[GIT_OID_HEXSZ + 1];
+};
+
+static char *dup_or(const char *s, const char *fallback)
+{
+	return strdup(s && *s ? s : fallback);
+}
+
+static int oom(struct error *err)
+{
+	return error_set(err, IG_EFAIL, "out of memory");
+}
+
+/* "<sanitized host/path>-<sha256 prefix>" of the scrubbed URL: readable, collision-safe, and
+ * free of credentials because it is derived from the URL with userinfo removed. */
+static int cache_key(struct buf *out, const char *url_safe)
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	const char *s = strstr(url_safe, "://");
+	size_t n = 0;
+	bool dash = true;
+	int i;
+
+	SHA256((const unsigned char *)url_safe, strlen(url_safe), md);
+	for (s = s ? s + 3 : url_safe; *s && n < KEY_NAME_MAX; s++) {
+		char c = *s;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '.' || c == '_';
+
+		if (ok && !(c == '.' && dash)) {
+			if (buf_append(out, &c, 1) < 0)
+				return IG_EFAIL;
+			dash = false;
+			n++;
+		} else if (!dash) {
+			if (buf_puts(out, "-") < 0)
+				return IG_EFAIL;
+			dash = true;
+			n++;
+		}
+	}
+	if (!dash && buf_puts(out, "-") < 0)
+		return IG_EFAIL;
+	for (i = 0; i < 8; i++)
+		if (buf_printf(out, "%02x", md[i]) < 0)
+			return IG_EFAIL;
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Removes a tree; 0 when it is gone (or never was). */
+static int remove_tree(const char *path)
+{
+	if (access(path, F_OK) != 0)
+		return 0;
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[4096];
+	char *p;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -1;
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(tmp, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Leftovers of a killed process (half-written clones, caches being replaced). We hold the
+ * cache lock, so nobody else is writing them. */
+static void remove_leftovers(const char *gitdir, const char *key)
+{
+	DIR *d = opendir(gitdir);
+	struct dirent *e;
+	size_t n = strlen(key);
+	char path[4096];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, key, n) != 0 ||
+		    (strncmp(e->d_name + n, ".tmp-", 5) != 0 && strncmp(e->d_name + n, ".old-", 5) != 0))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", gitdir, e->d_name) < (int)sizeof(path)) {
+			log_warn("git.cache.leftover", "removing '%s' left by an interrupted run", path);
+			remove_tree(path);
+		}
+	}
+	closedir(d);
+}
+
+static int lock_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	size_t n = strlen(path);
+
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_F && n > 5 && strcmp(path + n - 5, ".lock") == 0) {
+		log_warn("git.cache.lock", "removing stale lock '%s'", path);
+		unlink(path);
+	}
+	return 0;
+}
+
+/* Lock files (index.lock, HEAD.lock, refs/.../x.lock) left by a killed process: stale, since
+ * we hold the cache lock; removing them keeps the warm clone. */
+static void remove_stale_locks(const char *dir)
+{
+	char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s/.git", dir) < (int)sizeof(path))
+		nftw(path, lock_entry, 16, FTW_PHYS);
+}
+
+static void fill_fetch(git_fetch_options *fo, struct gitstore *g)
+{
+	gitauth_prepare(&g->auth, &fo->callbacks, &fo->custom_headers);
+	fo->download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+}
+
+static int lookup_remote_oid(git_oid *out, git_repository *repo, const char *branch)
+{
+	char name[1024];
+
+	snprintf(name, sizeof(name), "refs/remotes/origin/%s", branch);
+	return git_reference_name_to_id(out, repo, name);
+}
+
+/* True when index and work tree are exactly HEAD (no change, no untracked file). One walk of
+ * the work tree: cheaper than the two of a hard reset plus untracked removal, and it also
+ * catches damage from outside (a truncated index fails here and takes the full path). */
+static bool tree_is_clean(struct gitstore *g)
+{
+	git_status_options so;
+	git_status_list *list = NULL;
+	bool clean;
+
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	clean = git_status_list_new(&list, g->repo, &so) == 0 && git_status_list_entrycount(list) == 0;
+	git_status_list_free(list);
+	return clean;
+}
+
+/* Makes the work tree and index exactly `commit`: from a clean HEAD (old) a checkout that
+ * touches only the paths that differ, else a hard reset plus removal of
+ * untracked files (git_reset forces plain GIT_CHECKOUT_FORCE: stray files need a second pass). */
+static int make_tree(struct gitstore *g, git_object *commit, git_object *old, struct error *err)
+{
+	git_checkout_options co;
+	git_tree *baseline = NULL;
+	int rc;
+
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if (old && (rc = git_commit_tree(&baseline, (git_commit *)old)) == 0) {
+		co.baseline = baseline;
+		rc = git_checkout_tree(g->repo, commit, &co);
+		git_tree_free(baseline);
+	} else {
+		co.checkout_strategy |= GIT_CHECKOUT_REMOVE_UNTRACKED;
+		if ((rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) == 0)
+			rc = git_checkout_head(g->repo, &co);
+	}
+	return rc < 0 ? gitauth_error(&g->auth, rc, "git reset", err) : 0;
+}
+
+/* Points the local push branch at the base (the remote push branch when it exists, else the
+ * remote checkout branch) and makes the work tree exactly that commit: no stray files. */
+static int sync_to_base(struct gitstore *g, struct error *err)
+{
+	git_oid base, head;
+	git_object *commit = NULL, *old = NULL;
+	git_reference *ref = NULL;
+	char name[1024];
+	bool clean;
+	int rc = 0;
+
+	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
+	    (rc = lookup_remote_oid(&base, g->repo, g->branch)) < 0) {
+		rc = error_set(err, IG_ENOTFOUND, "git '%s': branch '%s' not found on the remote",
+			       g->auth.url_safe, g->branch);
+		goto done;
+	}
+	clean = git_reference_name_to_id(&head, g->repo, "HEAD") == 0 && tree_is_clean(g);
+	if (clean && git_object_lookup(&old, g->repo, &head, GIT_OBJECT_COMMIT) < 0)
+		old = NULL;
+	snprintf(name, sizeof(name), "refs/heads/%s", g->push_branch);
+	if ((rc = git_object_lookup(&commit, g->repo, &base, GIT_OBJECT_COMMIT)) < 0 ||
+	    (rc = git_reference_create(&ref, g->repo, name, &base, 1, "imageguard: sync")) < 0 ||
+	    (rc = git_repository_set_head(g->repo, name)) < 0) {
+		rc = gitauth_error(&g->auth, rc, "git reset", err);
+		goto done;
+	}
+	if (!(clean && git_oid_equal(&head, &base)) && (rc = make_tree(g, commit, old, err)) < 0)
+		goto done;
+	git_repository_state_cleanup(g->repo);
+	git_oid_tostr(g->head, sizeof(g->head), &base);
+done:
+	git_reference_free(ref);
+	git_object_free(old);
+	git_object_free(commit);
+	return rc;
+}
+
+/* Deletes a remote-tracking ref so that after a fetch its presence says the remote has it. */
+static void forget_remote_ref(git_repository *repo, const char *branch)
+{
+	git_reference *ref = NULL;
+	char name[1024];
+
+	snprintf(name, sizeof(name), "refs/remotes/origin/%s", branch);
+	if (git_reference_lookup(&ref, repo, name) == 0)
+		git_reference_delete(ref);
+	git_reference_free(ref);
+}
+
+/* An anonymous remote for url, skipping insteadOf rewriting: the URL in the configuration is
+ * the one to use (and libgit2 1.5 leaks pcre2 match data on that lookup). */
+static int remote_new(git_remote **out, git_repository *repo, const char *name, const char *url)
+{
+	git_remote_create_options ro;
+
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = repo;
+	ro.name = name;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | (name ? 0 : GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC);
+	return git_remote_create_with_opts(out, url, &ro);
+}
+
+static int clone_remote(git_remote **out, git_repository *repo, const char *name, const char *url,
+			void *payload)
+{
+	(void)payload;
+	return remote_new(out, repo, name, url);
+}
+
+static int fetch(struct gitstore *g, struct error *err)
+{
+	git_fetch_options fo;
+	git_remote *remote = NULL;
+	char spec1[1024], spec2[1024];
+	char *specs[2] = {spec1, spec2};
+	git_strarray refspecs = {specs, 1};
+	int rc;
+
+	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	snprintf(spec1, sizeof(spec1), "+refs/heads/%s:refs/remotes/origin/%s", g->branch, g->branch);
+	if (strcmp(g->branch, g->push_branch) != 0) {
+		snprintf(spec2, sizeof(spec2), "+refs/heads/%s:refs/remotes/origin/%s", g->push_branch,
+			 g->push_branch);
+		refspecs.count = 2;
+		forget_remote_ref(g->repo, g->push_branch);
+	}
+	fill_fetch(&fo, g);
+	if ((rc = gitauth_begin(&g->auth, err)) < 0)
+		return rc;
+	if ((rc = remote_new(&remote, g->repo, NULL, g->url)) < 0 ||
+	    (rc = git_remote_fetch(remote, &refspecs, &fo, "imageguard: fetch")) < 0)
+		rc = gitauth_error(&g->auth, rc, "git fetch", err);
+	gitauth_end(&g->auth);
+	git_remote_free(remote);
+	return rc;
+}
+
+/* Clones into a temp dir next to the cache and renames it into place: a killed clone leaves
+ * only a *.tmp-* dir, which the next open removes. */
+static int clone_fresh(struct gitstore *g, const char *tmp, struct error *err)
+{
+	git_clone_options co;
+	git_repository *repo = NULL;
+	int rc;
+
+	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
+	co.checkout_branch = g->branch;
+	co.remote_cb = clone_remote;
+	fill_fetch(&co.fetch_opts, g);
+	co.fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	remove_tree(tmp);
+	if ((rc = gitauth_begin(&g->auth, err)) < 0)
+		return rc;
+	rc = git_clone(&repo, g->url, tmp, &co);
+	gitauth_end(&g->auth);
+	if (rc < 0) {
+		rc = gitauth_error(&g->auth, rc, "git clone", err);
+		if (rc == IG_ENOTFOUND || strstr(err->msg, "reference 'refs/remotes/origin/"))
+			error_set(err, IG_ENOTFOUND, "git clone '%s': branch '%s' not found on the remote",
+				  g->auth.url_safe, g->branch);
+		goto done;
+	}
+	/* the stored remote URL is for humans: the scrubbed one; operations use the real URL */
+	if ((rc = git_remote_set_url(repo, "origin", g->auth.url_safe)) < 0) {
+		rc = gitauth_error(&g->auth, rc, "git clone", err);
+		goto done;
+	}
+	git_repository_free(repo);
+	repo = NULL;
+	if (rename(tmp, g->dir) != 0)
+		rc = error_set(err, IG_EFAIL, "git cache '%s': cannot move clone into place: %s", g->dir,
+			       strerror(errno));
+done:
+	git_repository_free(repo);
+	if (rc < 0)
+		remove_tree(tmp);
+	return rc;
+}
+
+/* Network and credential failures say nothing about the cache: keep it. Anything else
+ * (unreadable repository, missing objects, locks) means the cache is broken. */
+static bool is_remote_failure(int ig_code, const struct gitauth *a)
+{
+	const git_error *ge = git_error_last();
+
+	if (a->cb_err.code || ig_code == IG_EAUTH)
+		return true;
+	return ge && (ge->klass == GIT_ERROR_NET || ge->klass == GIT_ERROR_SSH ||
+		      ge->klass == GIT_ERROR_HTTP || ge->klass == GIT_ERROR_SSL ||
+		      ge->klass == GIT_ERROR_CALLBACK);
+}
+
+static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
+{
+	int rc;
+
+	*broken = true;
+	remove_stale_locks(g->dir);
+	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0)
+		return gitauth_error(&g->auth, rc, "git cache open", err);
+	if (git_repository_is_bare(g->repo))
+		return error_set(err, IG_EFAIL, "git cache '%s': is bare", g->dir);
+	if ((rc = fetch(g, err)) < 0) {
+		*broken = !is_remote_failure(rc, &g->auth);
+		return rc;
+	}
+	return sync_to_base(g, err);
+}
+
+static int open_cache(struct gitstore *g, const char *gitdir, const char *key, struct error *err)
+{
+	struct buf tmp = BUF_INIT;
+	bool broken = false;
+	int rc;
+
+	if ((rc = buf_printf(&tmp, "%s/%s.tmp-%ld", gitdir, key, (long)getpid())) < 0)
+		return oom(err);
+	remove_leftovers(gitdir, key);
+	if (access(g->dir, F_OK) == 0) {
+		if ((rc = refresh_cache(g, &broken, err)) == 0 || !broken)
+			goto done;
+		log_warn("git.cache.recover", "cache '%s' unusable, recloning: %s", g->dir, err->msg);
+		git_repository_free(g->repo);
+		g->repo = NULL;
+		error_clear(err);
+		if (remove_tree(g->dir) != 0) {
+			rc = error_set(err, IG_EFAIL, "git cache '%s': cannot remove: %s", g->dir,
+				       strerror(errno));
+			goto done;
+		}
+	}
+	log_info("git.clone", "cloning '%s' branch '%s'", g->auth.url_safe, g->branch);
+	if ((rc = clone_fresh(g, tmp.data, err)) < 0)
+		goto done;
+	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0) {
+		rc = gitauth_error(&g->auth, rc, "git cache open", err);
+		goto done;
+	}
+	rc = sync_to_base(g, err);
+done:
+	buf_release(&tmp);
+	return rc;
+}
+
+static int lock_cache(struct gitstore *g, const char *gitdir, const char *key, struct error *err)
+{
+	struct buf path = BUF_INIT;
+	int rc = 0;
+
+	if (buf_printf(&path, "%s/%s.lock", gitdir, key) < 0)
+		return oom(err);
+	g->lock_fd = open(path.data, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX) != 0)
+		rc = error_set(err, IG_EFAIL, "git cache lock '%s': %s", path.data, strerror(errno));
+	buf_release(&path);
+	return rc;
+}
+
+static bool branch_is_valid(const char *name)
+{
+	int valid = 0;
+
+	return git_branch_name_is_valid(&valid, name) == 0 && valid && strlen(name) < 900;
+}
+
+static int copy_options(struct gitstore *g, const struct gitstore_options *o, struct error *err)
+{
+	if (!o->url || !*o->url || !o->branch || !*o->branch || !o->state_dir || !*o->state_dir)
+		return error_set(err, IG_EINVALID, "git store: url, branch and state dir are required");
+	g->url = strdup(o->url);
+	g->branch = strdup(o->branch);
+	g->push_branch = dup_or(o->push_branch, o->branch);
+	g->author_name = dup_or(o->author_name, "imageguard");
+	g->author_email = dup_or(o->author_email, "imageguard@localhost");
+	g->max_attempts = o->max_attempts ? o->max_attempts : 5;
+	if (!g->url || !g->branch || !g->push_branch || !g->author_name || !g->author_email)
+		return oom(err);
+	if (!branch_is_valid(g->branch))
+		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name", g->branch);
+	if (!branch_is_valid(g->push_branch))
+		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
+				 g->push_branch);
+	return 0;
+}
+
+int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, struct error *err)
+{
+	struct gitstore *g = calloc(1, sizeof(*g));
+	struct buf gitdir = BUF_INIT, key = BUF_INIT, dir = BUF_INIT;
+	int rc;
+
+	*out = NULL;
+	if (!g)
+		return oom(err);
+	g->lock_fd = -1;
+	git_libgit2_init();
+	if ((rc = copy_options(g, opts, err)) < 0 ||
+	    (rc = gitauth_load(&g->auth, opts->url, opts->secret_dir, err)) < 0)
+		goto done;
+	if (buf_printf(&gitdir, "%s/git", opts->state_dir) < 0 || cache_key(&key, g->auth.url_safe) < 0 ||
+	    buf_printf(&dir, "%s/%s", gitdir.data, key.data) < 0) {
+		rc = oom(err);
+		goto done;
+	}
+	if (mkdir_p(gitdir.data) != 0) {
+		rc = error_set(err, IG_EFAIL, "state dir '%s': %s", gitdir.data, strerror(errno));
+		goto done;
+	}
+	g->dir = buf_detach(&dir);
+	if (buf_printf(&dir, "%s/", g->dir) < 0) {
+		rc = oom(err);
+		goto done;
+	}
+	g->workdir = buf_detach(&dir);
+	if ((rc = lock_cache(g, gitdir.data, key.data, err)) < 0 ||
+	    (rc = open_cache(g, gitdir.data, key.data, err)) < 0)
+		goto done;
+	log_debug("git.open", "'%s' branch '%s' at %s", g->auth.url_safe, g->push_branch, g->head);
+done:
+	buf_release(&gitdir);
+	buf_release(&key);
+	buf_release(&dir);
+	if (rc < 0)
+		gitstore_free(g);
+	else
+		*out = g;
+	return rc;
+}
+
+void gitstore_free(struct gitstore *g)
+{
+	if (!g)
+		return;
+	git_repository_free(g->repo);
+	gitauth_release(&g->auth);
+	if (g->lock_fd >= 0)
+		close(g->lock_fd); /* releases the flock */
+	free(g->url);
+	free(g->branch);
+	free(g->push_branch);
+	free(g->author_name);
+	free(g->author_email);
+	free(g->dir);
+	free(g->workdir);
+	free(g);
+	git_libgit2_shutdown();
+}
+
+const char *gitstore_workdir(const struct gitstore *g)
+{
+	return g->workdir;
+}
+
+const char *gitstore_head(const struct gitstore *g)
+{
+	return g->head;
+}
+
+/* Stages exactly what the edit changed: the tree was clean before it ran. Returns the number
+ * of paths staged, or negative. */
+static int stage_changes(struct gitstore *g, git_index *index, struct error *err)
+{
+	git_status_options so;
+	git_status_list *list = NULL;
+	size_t i, n;
+	int rc, staged = 0;
+
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	if ((rc = git_status_list_new(&list, g->repo, &so)) < 0)
+		goto fail;
+	n = git_status_list_entrycount(list);
+	for (i = 0; i < n; i++) {
+		const git_status_entry *e = git_status_byindex(list, i);
+		const char *path = e->index_to_workdir ? e->index_to_workdir->new_file.path : NULL;
+
+		if (!path)
+			continue;
+		if (e->status & GIT_STATUS_WT_DELETED)
+			rc = git_index_remove_bypath(index, path);
+		else
+			rc = git_index_add_bypath(index, path);
+		if (rc < 0)
+			goto fail;
+		staged++;
+	}
+	git_status_list_free(list);
+	return staged;
+fail:
+	git_status_list_free(list);
+	return gitauth_error(&g->auth, rc, "git stage", err);
+}
+
+static int commit(git_oid *out, struct gitstore *g, const char *message, struct error *err)
+{
+	git_index *index = NULL;
+	git_tree *tree = NULL;
+	git_commit *parent = NULL;
+	git_signature *sig = NULL;
+	git_oid tree_id, head_id;
+	int rc, staged;
+
+	if ((rc = git_repository_index(&index, g->repo)) < 0)
+		goto fail;
+	if ((staged = stage_changes(g, index, err)) <= 0) {
+		rc = staged;
+		goto done;
+	}
+	/* the index is written after the tree so that it keeps the refreshed tree cache: the next
+	 * commit then rebuilds only the trees above the paths it changes */
+	if ((rc = git_index_write_tree(&tree_id, index)) < 0 || (rc = git_index_write(index)) < 0 ||
+	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
+	    (rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
+	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
+	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0 ||
+	    (rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
+				    (const git_commit **)&parent)) < 0)
+		goto fail;
+	rc = 1;
+	goto done;
+fail:
+	rc = gitauth_error(&g->auth, rc, "git commit", err);
+done:
+	git_signature_free(sig);
+	git_commit_free(parent);
+	git_tree_free(tree);
+	git_index_free(index);
+	return rc;
+}
+
+/* True for a per-ref refusal whose words say the remote ref moved or was being moved by
+ * another push: non-fast-forward, stale info, and receive-pack's "failed to update ref" /
+ * "failed to lock" / "cannot lock ref" (another push landed or held the ref lock between
+ * its advertisement and our update). */
+static bool reject_means_moved(const char *why)
+{
+	static const char *const words[] = {"non-fast-forward", "fetch first", "stale",
+					    "failed to update ref", "lock"};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(why, words[i]))
+			return true;
+	return false;
+}
+
+/* After a refusal in other words: fetches and tells whether the base moved on the remote
+ * (then the refusal is the same race, whatever its wording). Returns 1 moved, 0 not, <0. */
+static int base_moved(struct gitstore *g, struct error *err)
+{
+	git_oid base;
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc;
+
+	if ((rc = fetch(g, err)) < 0)
+		return rc;
+	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
+	    lookup_remote_oid(&base, g->repo, g->branch) < 0)
+		return 1; /* the branch went away: the remote changed under us */
+	git_oid_tostr(hex, sizeof(hex), &base);
+	return strcmp(hex, g->head) != 0;
+}
+
+/* Pushes the local branch to the push branch, never forced. Returns 0, IG_ECONFLICT when the
+ * remote moved (non-fast-forward, or any refusal after which the remote ref is seen moved),
+ * or another error. */
+static int push(struct gitstore *g, struct error *err)
+{
+	git_push_options po;
+	git_remote *remote = NULL;
+	char spec[1024];
+	char *specs[1] = {spec};
+	git_strarray refspecs = {specs, 1};
+	char why[sizeof(g->auth.push_reject)];
+	int rc;
+
+	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+	snprintf(spec, sizeof(spec), "refs/heads/%s:refs/heads/%s", g->push_branch, g->push_branch);
+	gitauth_prepare(&g->auth, &po.callbacks, &po.custom_headers);
+	if ((rc = gitauth_begin(&g->auth, err)) < 0)
+		return rc;
+	if ((rc = remote_new(&remote, g->repo, NULL, g->url)) == 0)
+		rc = git_remote_push(remote, &refspecs, &po);
+	gitauth_end(&g->auth);
+	git_remote_free(remote);
+	if (rc == GIT_ENONFASTFORWARD)
+		return IG_ECONFLICT;
+	if (rc < 0)
+		return gitauth_error(&g->auth, rc, "git push", err);
+	if (!g->auth.push_reject[0])
+		return 0;
+	if (reject_means_moved(g->auth.push_reject))
+		return IG_ECONFLICT;
+	memcpy(why, g->auth.push_reject, sizeof(why));
+	rc = base_moved(g, err); /* its fetch clears the refusal: keep it for the messages */
+	memcpy(g->auth.push_reject, why, sizeof(why));
+	if (rc != 0)
+		return rc > 0 ? IG_ECONFLICT : rc;
+	return error_set(err, IG_EFAIL, "git push '%s' branch '%s': rejected by the remote: %s",
+			 g->auth.url_safe, g->push_branch, g->auth.push_reject);
+}
+
+int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit,
+			 void *ctx, struct error *err)
+{
+	struct buf message = BUF_INIT_MAX(MESSAGE_MAX);
+	char why[sizeof(g->auth.push_reject)] = "non-fast-forward"; /* the last refusal */
+	git_oid id;
+	unsigned attempt;
+	int rc = 0;
+
+	out_commit[0] = '\0';
+	for (attempt = 1; attempt <= g->max_attempts; attempt++) {
+		buf_reset(&message);
+		if ((rc = edit(ctx, g->workdir, &message, err)) < 0)
+			goto done;
+		if (message.len == 0 && buf_puts(&message, "imageguard: update images") < 0) {
+			rc = oom(err);
+			goto done;
+		}
+		if ((rc = commit(&id, g, message.data, err)) <= 0)
+			goto done; /* 0: nothing changed, no commit */
+		if ((rc = push(g, err)) == 0) {
+			git_oid_tostr(out_commit, 41, &id);
+			memcpy(g->head, out_commit, 41);
+			log_info("git.push", "pushed %s to '%s' branch '%s'", out_commit, g->auth.url_safe,
+				 g->push_branch);
+			goto done;
+		}
+		if (rc != IG_ECONFLICT)
+			goto done;
+		snprintf(why, sizeof(why), "%s",
+			 g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward");
+		log_info("git.push.retry", "'%s' branch '%s' moved (%s), re-applying (attempt %u of %u)",
+			 g->auth.url_safe, g->push_branch, why, attempt, g->max_attempts);
+		if ((rc = fetch(g, err)) < 0 || (rc = sync_to_base(g, err)) < 0)
+			goto done;
+	}
+	rc = error_set(err, IG_ECONFLICT,
+		       "git push '%s' branch '%s': the remote moved during each of %u attempts "
+		       "(%s); nothing was forced, the change is not pushed",
+		       g->auth.url_safe, g->push_branch, g->max_attempts, why);
+done:
+	if (rc < 0 && rc != IG_ECONFLICT && g->repo)
+		sync_to_base(g, &(struct error)ERROR_INIT); /* leave no half-made commit behind */
+	buf_release(&message);
+	return rc < 0 ? rc : 0;
+}

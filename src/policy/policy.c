@@ -1,0 +1,777 @@
+/* Tag policies as Flux's ImagePolicy defines them: exclusion list, pcre2 filter, extract
+ * template, then one order (semver range, numerical, alphabetical). Every order is a total
+ * order over tags: equal ranks fall back to the byte-wise greater original tag, so the pick and
+ * the forward/backward verdict never depend on input order. Picking is one streaming pass with
+ * no per-tag allocation; ordering pre-computes a sort key per candidate. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/util/error.h"
+#include "imageguard/policy/policy.h"
+#include "imageguard/policy/semver.h"
+#include "imageguard/util/strvec.h"
+
+/* pcre2's JIT code reads words past what memcheck considers initialised (by design); under
+ * valgrind the interpreter runs instead, which matches exactly the same way. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+#define DEFAULT_EXCLUDE "^.*\\.sig$"
+#define VALUE_MAX (64 * 1024) /* an extracted value longer than this is skipped, not ordered */
+
+/* A piece of the extract template: literal text, or a capture group (Go's Expand). */
+struct tmpl_part {
+	const char *lit; /* NULL for a group */
+	size_t len;
+	uint32_t group;
+};
+
+struct policy {
+	pcre2_code *pattern;
+	pcre2_code **exclude;
+	size_t nexclude;
+	char *extract; /* template text, owned; parts point into it */
+	struct tmpl_part *parts;
+	size_t nparts;
+	enum policy_kind kind;
+	bool ascending;
+	struct semver_range *range;
+};
+
+/* Decimal number as sign, integer digits (no leading zeros) and fraction digits (no trailing
+ * zeros): compared exactly, whatever the length. */
+struct numkey {
+	bool neg;
+	const char *ip, *fp;
+	size_t ilen, flen;
+};
+
+/* One evaluated tag: the original, the value ordered and its pre-computed key. */
+struct cand {
+	const struct policy *p; /* for qsort, which has no context argument in C11 */
+	const char *tag;
+	size_t tag_len;
+	const char *val;
+	size_t val_len;
+	union {
+		struct semver sv;
+		struct numkey num;
+	} key;
+};
+
+/* Per-call scratch: match data and the buffer extract expands into. */
+struct scratch {
+	pcre2_match_data *md;
+	char *buf;
+	size_t len, cap;
+	bool oom; /* an allocation failed: the result cannot be trusted */
+};
+
+enum outcome { OUT_FILTERED, OUT_SKIPPED, OUT_CANDIDATE };
+
+/* ---- compiling ---- */
+
+static int compile_re(pcre2_code **out, const char *what, const char *re, struct error *err)
+{
+	PCRE2_UCHAR msg[256];
+	PCRE2_SIZE off;
+	int code;
+
+	*out = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED,
+	                     PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY, &code,
+	                     &off, NULL);
+	if (!*out) {
+		pcre2_get_error_message(code, msg, sizeof(msg));
+		return error_set(err, IG_EINVALID, "%s '%.200s': %s at offset %zu", what, re,
+		                 (char *)msg, (size_t)off);
+	}
+	/* JIT is an optimisation: without it (no JIT support) pcre2_match interprets. */
+	if (!RUNNING_ON_VALGRIND)
+		(void)pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE);
+	return 0;
+}
+
+static bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Resolves a $name/${name} reference to a group number of the pattern. */
+static int resolve_group(uint32_t *out, const struct policy *p, const char *name, size_t len,
+                         struct error *err)
+{
+	uint32_t ncap = 0;
+	char tmp[256];
+	bool digits = true;
+	int n;
+
+	for (size_t k = 0; k < len; k++)
+		digits = digits && name[k] >= '0' && name[k] <= '9';
+	pcre2_pattern_info(p->pattern, PCRE2_INFO_CAPTURECOUNT, &ncap);
+	if (digits) {
+		uint64_t v = 0;
+
+		for (size_t k = 0; k < len && v <= ncap; k++)
+			v = v * 10 + (uint64_t)(name[k] - '0');
+		if (v > ncap)
+			return error_set(
+			    err, IG_EINVALID,
+			    "extract '%.200s': group %.*s does not exist in the pattern",
+			    p->extract, (int)len, name);
+		*out = (uint32_t)v;
+		return 0;
+	}
+	if (len >= sizeof(tmp))
+		len = sizeof(tmp) - 1;
+	memcpy(tmp, name, len);
+	tmp[len] = '\0';
+	n = pcre2_substring_number_from_name(p->pattern, (PCRE2_SPTR)tmp);
+	if (n < 0)
+		return error_set(err, IG_EINVALID,
+		                 "extract '%.200s': group '%s' does not exist in the pattern",
+		                 p->extract, tmp);
+	*out = (uint32_t)n;
+	return 0;
+}
+
+static int add_part(struct policy *p, const char *lit, size_t len, uint32_t group)
+{
+	struct tmpl_part *np = realloc(p->parts, (p->nparts + 1) * sizeof(*np));
+
+	if (!np)
+		return IG_EFAIL;
+	p->parts = np;
+	p->parts[p->nparts++] = (struct tmpl_part){lit, len, group};
+	return 0;
+}
+
+/* Splits the template into literals and group references: `$$` is a literal $, `$name` takes
+ * the longest run of [A-Za-z0-9_], `${name}` is braced. Anything else after $ is an error. */
+static int compile_template(struct policy *p, struct error *err)
+{
+	const char *s = p->extract;
+	size_t i = 0, lit = 0;
+
+	while (s[i]) {
+		size_t start, end, next;
+		uint32_t g;
+		int rc;
+
+		if (s[i] != '$') {
+			i++;
+			continue;
+		}
+		if (i > lit && add_part(p, s + lit, i - lit, 0) < 0)
+			return error_set(err, IG_EFAIL, "extract: out of memory");
+		if (s[i + 1] == '$') {
+			lit = i + 1;
+			i += 2;
+			continue;
+		}
+		if (s[i + 1] == '{') {
+			start = i + 2;
+			end = start;
+			while (is_name_char(s[end]))
+				end++;
+			if (s[end] != '}' || end == start)
+				return error_set(err, IG_EINVALID,
+				                 "extract '%.200s': malformed ${...} at offset %zu",
+				                 s, i);
+			next = end + 1;
+		} else {
+			start = end = i + 1;
+			while (is_name_char(s[end]))
+				end++;
+			if (end == start)
+				return error_set(
+				    err, IG_EINVALID,
+				    "extract '%.200s': '$' at offset %zu names no group "
+				    "(use $$ for a literal $)",
+				    s, i);
+			next = end;
+		}
+		if ((rc = resolve_group(&g, p, s + start, end - start, err)) < 0)
+			return rc;
+		if (add_part(p, NULL, 0, g) < 0)
+			return error_set(err, IG_EFAIL, "extract: out of memory");
+		i = lit = next;
+	}
+	if (i > lit && add_part(p, s + lit, i - lit, 0) < 0)
+		return error_set(err, IG_EFAIL, "extract: out of memory");
+	return 0;
+}
+
+static int compile_excludes(struct policy *p, const struct policy_spec *spec, struct error *err)
+{
+	static const char *const defaults[] = {DEFAULT_EXCLUDE};
+	const char *const *list = spec->exclude ? spec->exclude : defaults;
+	size_t n = spec->exclude ? spec->exclude_len : 1;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (!(p->exclude = calloc(n, sizeof(*p->exclude))))
+		return error_set(err, IG_EFAIL, "exclude: out of memory");
+	for (size_t k = 0; k < n; k++) {
+		if ((rc = compile_re(&p->exclude[k], "exclude", list[k], err)) < 0)
+			return rc;
+		p->nexclude++;
+	}
+	return 0;
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	pcre2_code_free(p->pattern);
+	for (size_t k = 0; k < p->nexclude; k++)
+		pcre2_code_free(p->exclude[k]);
+	free(p->exclude);
+	free(p->extract);
+	free(p->parts);
+	semver_range_free(p->range);
+	free(p);
+}
+
+static int compile_extract(struct policy *p, const char *extract, struct error *err)
+{
+	if (!p->pattern)
+		return error_set(err, IG_EINVALID,
+		                 "extract '%.200s': needs a pattern to extract from", extract);
+	if (!(p->extract = strdup(extract)))
+		return error_set(err, IG_EFAIL, "extract: out of memory");
+	return compile_template(p, err);
+}
+
+int policy_new(struct policy **out, const struct policy_spec *spec, struct error *err)
+{
+	struct policy *p = calloc(1, sizeof(*p));
+	int rc = 0;
+
+	*out = NULL;
+	if (!p)
+		return error_set(err, IG_EFAIL, "policy: out of memory");
+	p->kind = spec->kind;
+	p->ascending = spec->ascending;
+	if (spec->pattern && (rc = compile_re(&p->pattern, "pattern", spec->pattern, err)) < 0)
+		goto done;
+	if ((rc = compile_excludes(p, spec, err)) < 0)
+		goto done;
+	if (spec->extract && spec->extract[0] && (rc = compile_extract(p, spec->extract, err)) < 0)
+		goto done;
+	if (p->kind == POLICY_SEMVER && !spec->range) {
+		rc = error_set(err, IG_EINVALID, "semver policy: a range is required");
+		goto done;
+	}
+	if (p->kind == POLICY_SEMVER && (rc = semver_range_new(&p->range, spec->range, err)) < 0)
+		goto done;
+	*out = p;
+	p = NULL;
+done:
+	policy_free(p);
+	return rc;
+}
+
+/* ---- evaluating one tag ---- */
+
+/* Width of the UTF-8 sequence at s (1 for an invalid byte), as Go's DecodeRuneInString. */
+static size_t utf8_width(const unsigned char *s, size_t n)
+{
+	size_t w = s[0] < 0x80                   ? 1
+	           : s[0] >= 0xf0 && s[0] < 0xf5 ? 4
+	           : s[0] >= 0xe0                ? 3
+	           : s[0] >= 0xc2                ? 2
+	                                         : 1;
+
+	if (w > n)
+		return 1;
+	for (size_t k = 1; k < w; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 1;
+	return w;
+}
+
+static bool re_matches(const pcre2_code *re, const char *s, size_t len, uint32_t mopt,
+                       pcre2_match_data *md)
+{
+	return pcre2_match(re, (PCRE2_SPTR)s, len, 0, mopt, md, NULL) >= 0;
+}
+
+/* True for valid UTF-8: then pcre2 may skip its own O(n) check on every call (PCRE2_NO_UTF_CHECK);
+ * invalid tags still match safely, only slower, thanks to PCRE2_MATCH_INVALID_UTF. */
+static bool utf8_valid(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t w;
+
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		w = utf8_width(s + i, len - i);
+		if (w == 1)
+			return false;
+		if ((w == 3 &&
+		     ((s[i] == 0xe0 && s[i + 1] < 0xa0) || (s[i] == 0xed && s[i + 1] >= 0xa0))) ||
+		    (w == 4 &&
+		     ((s[i] == 0xf0 && s[i + 1] < 0x90) || (s[i] == 0xf4 && s[i + 1] >= 0x90))))
+			return false; /* overlong, surrogate, past U+10FFFF */
+		i += w;
+	}
+	return true;
+}
+
+static bool buf_add(struct scratch *sc, const char *s, size_t n)
+{
+	if (sc->len + n > VALUE_MAX)
+		return false;
+	if (sc->len + n + 1 > sc->cap) {
+		size_t cap = sc->cap ? sc->cap : 256;
+		char *b;
+
+		while (cap < sc->len + n + 1)
+			cap *= 2;
+		if (!(b = realloc(sc->buf, cap))) {
+			sc->oom = true;
+			return false;
+		}
+		sc->buf = b;
+		sc->cap = cap;
+	}
+	memcpy(sc->buf + sc->len, s, n);
+	sc->len += n;
+	sc->buf[sc->len] = '\0';
+	return true;
+}
+
+static bool expand(const struct policy *p, struct scratch *sc, const char *s)
+{
+	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(sc->md);
+	uint32_t pairs = pcre2_get_ovector_count(sc->md);
+
+	for (size_t k = 0; k < p->nparts; k++) {
+		const struct tmpl_part *t = &p->parts[k];
+
+		if (t->lit) {
+			if (!buf_add(sc, t->lit, t->len))
+				return false;
+		} else if (t->group < pairs && ov[2 * t->group] != PCRE2_UNSET) {
+			if (!buf_add(sc, s + ov[2 * t->group],
+			             ov[2 * t->group + 1] - ov[2 * t->group]))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Go's Regexp.ReplaceAllString(tag, extract), which is what Flux applies: every match is
+ * replaced by the expanded template, the text between matches is kept. False when the pattern
+ * does not match or the value is over the cap. */
+static bool extract_value(const struct policy *p, struct scratch *sc, const char *s, size_t len,
+                          uint32_t mopt, bool *matched)
+{
+	size_t last = 0, pos = 0;
+
+	sc->len = 0;
+	*matched = false;
+	while (pos <= len) {
+		PCRE2_SIZE *ov;
+		size_t a0, a1;
+
+		if (pcre2_match(p->pattern, (PCRE2_SPTR)s, len, pos, mopt, sc->md, NULL) < 0)
+			break;
+		ov = pcre2_get_ovector_pointer(sc->md);
+		a0 = ov[0];
+		a1 = ov[1];
+		if (a0 < last || a1 < a0) /* \K games: no sane replacement, treat as no match */
+			break;
+		*matched = true;
+		if (!buf_add(sc, s + last, a0 - last))
+			return false;
+		if ((a1 > last || a0 == 0) && !expand(p, sc, s))
+			return false;
+		last = a1;
+		if (pos < len && pos + utf8_width((const unsigned char *)s + pos, len - pos) > a1)
+			pos += utf8_width((const unsigned char *)s + pos, len - pos);
+		else if (pos + 1 > a1)
+			pos++;
+		else
+			pos = a1;
+	}
+	if (!*matched)
+		return false;
+	if (!buf_add(sc, s + last, len - last))
+		return false;
+	return true;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* [+-]digits[.digits], at least one digit. No exponent, no inf/nan: they have no exact order
+ * worth trusting. */
+static bool parse_number(struct numkey *k, const char *s, size_t len)
+{
+	size_t i = 0, istart, iend, fstart = 0, fend = 0;
+
+	k->neg = false;
+	if (i < len && (s[i] == '+' || s[i] == '-'))
+		k->neg = s[i++] == '-';
+	istart = i;
+	while (i < len && is_digit(s[i]))
+		i++;
+	iend = i;
+	if (i < len && s[i] == '.') {
+		fstart = ++i;
+		while (i < len && is_digit(s[i]))
+			i++;
+		fend = i;
+	}
+	if (i != len || (iend == istart && fend == fstart))
+		return false;
+	while (istart < iend && s[istart] == '0')
+		istart++;
+	while (fend > fstart && s[fend - 1] == '0')
+		fend--;
+	k->ip = s + istart;
+	k->ilen = iend - istart;
+	k->fp = s + fstart;
+	k->flen = fend - fstart;
+	if (k->ilen == 0 && k->flen == 0)
+		k->neg = false; /* -0 is 0 */
+	return true;
+}
+
+static int sign(int c)
+{
+	return (c > 0) - (c < 0);
+}
+
+static int numkey_compare(const struct numkey *a, const struct numkey *b)
+{
+	int c;
+
+	if (a->neg != b->neg)
+		return a->neg ? -1 : 1;
+	if (a->ilen != b->ilen)
+		c = a->ilen < b->ilen ? -1 : 1;
+	else if ((c = a->ilen ? memcmp(a->ip, b->ip, a->ilen) : 0) == 0) {
+		size_t n = a->flen < b->flen ? a->flen : b->flen;
+
+		if ((c = n ? memcmp(a->fp, b->fp, n) : 0) == 0)
+			c = (a->flen > b->flen) - (a->flen < b->flen);
+	}
+	c = sign(c);
+	return a->neg ? -c : c;
+}
+
+static int bytes_compare(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	if (c != 0)
+		return sign(c);
+	return (alen > blen) - (alen < blen);
+}
+
+/* Runs exclusion, filter, extract and the order's parse on one tag. On OUT_CANDIDATE c holds
+ * the value (in sc->buf when extracted) and its key. */
+static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct cand *c,
+                             const char *tag, size_t len)
+{
+	uint32_t mopt;
+	bool matched;
+
+	c->p = p;
+	c->tag = tag;
+	c->tag_len = len;
+	if (len > POLICY_TAG_MAX) /* bounded work per tag, whatever the input */
+		return OUT_SKIPPED;
+	mopt = utf8_valid((const unsigned char *)tag, len) ? PCRE2_NO_UTF_CHECK : 0;
+	for (size_t k = 0; k < p->nexclude; k++)
+		if (re_matches(p->exclude[k], tag, len, mopt, sc->md))
+			return OUT_FILTERED;
+	if (p->pattern && p->parts) {
+		if (!extract_value(p, sc, tag, len, mopt, &matched))
+			return matched ? OUT_SKIPPED : OUT_FILTERED;
+		c->val = sc->buf;
+		c->val_len = sc->len;
+	} else {
+		if (p->pattern && !re_matches(p->pattern, tag, len, mopt, sc->md))
+			return OUT_FILTERED;
+		c->val = tag;
+		c->val_len = len;
+	}
+	switch (p->kind) {
+	case POLICY_SEMVER:
+		if (semver_parse(&c->key.sv, c->val, c->val_len, NULL) < 0 ||
+		    !semver_range_matches(p->range, &c->key.sv))
+			return OUT_SKIPPED;
+		break;
+	case POLICY_NUMERICAL:
+		if (!parse_number(&c->key.num, c->val, c->val_len))
+			return OUT_SKIPPED;
+		break;
+	case POLICY_ALPHABETICAL:
+		break;
+	}
+	return OUT_CANDIDATE;
+}
+
+/* >0 when a ranks ahead of b (would be picked over it); never 0 for different tags. */
+static int rank(const struct policy *p, const struct cand *a, const struct cand *b)
+{
+	int c = 0;
+
+	switch (p->kind) {
+	case POLICY_SEMVER:
+		c = semver_compare(&a->key.sv, &b->key.sv);
+		break;
+	case POLICY_NUMERICAL:
+		c = numkey_compare(&a->key.num, &b->key.num);
+		break;
+	case POLICY_ALPHABETICAL:
+		c = bytes_compare(a->val, a->val_len, b->val, b->val_len);
+		break;
+	}
+	if (p->kind != POLICY_SEMVER && !p->ascending)
+		c = -c;
+	if (c == 0)
+		c = bytes_compare(a->tag, a->tag_len, b->tag, b->tag_len);
+	return c;
+}
+
+static int scratch_init(struct scratch *sc, const struct policy *p)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->md = p->pattern ? pcre2_match_data_create_from_pattern(p->pattern, NULL)
+	                    : pcre2_match_data_create(1, NULL);
+	return sc->md ? 0 : IG_EFAIL;
+}
+
+static void scratch_release(struct scratch *sc)
+{
+	pcre2_match_data_free(sc->md);
+	free(sc->buf);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/* ---- picking ---- */
+
+int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
+                  size_t n, struct error *err)
+{
+	struct scratch sc[2];
+	struct cand best, cur;
+	int bi = -1, ci = 0, rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(sc, 0, sizeof(sc));
+	if (scratch_init(&sc[0], p) < 0 || scratch_init(&sc[1], p) < 0) {
+		rc = error_set(err, IG_EFAIL, "policy: out of memory");
+		goto done;
+	}
+	for (size_t k = 0; k < n; k++) {
+		switch (evaluate(p, &sc[ci], &cur, tags[k], strlen(tags[k]))) {
+		case OUT_FILTERED:
+			continue;
+		case OUT_SKIPPED:
+			out->skipped++;
+			continue;
+		case OUT_CANDIDATE:
+			break;
+		}
+		out->candidates++;
+		if (bi < 0 || rank(p, &cur, &best) > 0) {
+			/* the value may live in sc[ci]: keep that buffer, scribble on the other */
+			best = cur;
+			bi = ci;
+			ci = 1 - ci;
+		}
+	}
+	if (sc[0].oom || sc[1].oom || (bi >= 0 && !(out->latest = strdup(best.tag))))
+		rc = error_set(err, IG_EFAIL, "policy: out of memory");
+done:
+	scratch_release(&sc[0]);
+	scratch_release(&sc[1]);
+	return rc;
+}
+
+void policy_result_release(struct policy_result *r)
+{
+	free(r->latest);
+	r->latest = NULL;
+	r->candidates = r->skipped = 0;
+}
+
+/* Extracted values for policy_order live in fixed blocks so keys never move. */
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+static const char *arena_copy(struct arena_block **head, const char *s, size_t n)
+{
+	struct arena_block *b = *head;
+
+	if (!b || b->cap - b->used < n + 1) {
+		size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+
+		if (!(b = malloc(sizeof(*b) + cap)))
+			return NULL;
+		b->next = *head;
+		b->used = 0;
+		b->cap = cap;
+		*head = b;
+	}
+	memcpy(b->data + b->used, s, n);
+	b->data[b->used + n] = '\0';
+	b->used += n + 1;
+	return b->data + b->used - n - 1;
+}
+
+/* Re-points a key computed on `from` to the same bytes at `to`. */
+static void rebase(struct cand *c, const struct policy *p, const char *from, const char *to)
+{
+#define MOVE(ptr)                                                                                  \
+	do {                                                                                       \
+		if ((ptr) && (ptr) >= from && (ptr) <= from + c->val_len)                          \
+			(ptr) = to + ((ptr)-from);                                                 \
+	} while (0)
+	c->val = to;
+	if (p->kind == POLICY_SEMVER) {
+		MOVE(c->key.sv.major.p);
+		MOVE(c->key.sv.minor.p);
+		MOVE(c->key.sv.patch.p);
+		MOVE(c->key.sv.pre);
+		MOVE(c->key.sv.build);
+	} else if (p->kind == POLICY_NUMERICAL) {
+		MOVE(c->key.num.ip);
+		MOVE(c->key.num.fp);
+	}
+#undef MOVE
+}
+
+static int order_cmp(const void *a, const void *b)
+{
+	return -rank(((const struct cand *)a)->p, a, b); /* best first */
+}
+
+int policy_order(struct strvec *out, const struct policy *p, const char *const *tags, size_t n,
+                 struct error *err)
+{
+	struct arena_block *arena = NULL;
+	struct scratch sc;
+	struct cand *cands = NULL;
+	size_t nc = 0;
+	int rc = IG_EFAIL;
+
+	if (scratch_init(&sc, p) < 0 || (n && !(cands = malloc(n * sizeof(*cands)))))
+		goto oom;
+	for (size_t k = 0; k < n; k++) {
+		struct cand c;
+		const char *copy;
+
+		if (evaluate(p, &sc, &c, tags[k], strlen(tags[k])) != OUT_CANDIDATE)
+			continue;
+		if (c.val == sc.buf) {
+			if (!(copy = arena_copy(&arena, sc.buf, sc.len)))
+				goto oom;
+			rebase(&c, p, sc.buf, copy);
+		}
+		cands[nc++] = c;
+	}
+	if (sc.oom)
+		goto oom;
+	if (nc > 1) /* cands is NULL when there are no tags: qsort wants an array */
+		qsort(cands, nc, sizeof(*cands), order_cmp);
+	for (size_t k = 0; k < nc; k++)
+		if (strvec_push(out, cands[k].tag) < 0)
+			goto oom;
+	rc = 0;
+	goto done;
+oom:
+	rc = error_set(err, IG_EFAIL, "policy: out of memory");
+done:
+	while (arena) {
+		struct arena_block *next = arena->next;
+
+		free(arena);
+		arena = next;
+	}
+	free(cands);
+	scratch_release(&sc);
+	return rc;
+}
+
+/* ---- comparing ---- */
+
+enum policy_verdict policy_compare(const struct policy *p, const char *current,
+                                   const char *candidate)
+{
+	struct scratch sc[2];
+	struct cand cur, cand;
+	enum policy_verdict v = POLICY_INCOMPARABLE;
+
+	if (!current || !candidate)
+		return POLICY_INCOMPARABLE;
+	memset(sc, 0, sizeof(sc));
+	if (scratch_init(&sc[0], p) < 0 || scratch_init(&sc[1], p) < 0)
+		goto done;
+	if (evaluate(p, &sc[0], &cur, current, strlen(current)) != OUT_CANDIDATE ||
+	    evaluate(p, &sc[1], &cand, candidate, strlen(candidate)) != OUT_CANDIDATE ||
+	    sc[0].oom || sc[1].oom)
+		goto done;
+	if (strcmp(current, candidate) == 0)
+		v = POLICY_SAME;
+	else
+		v = rank(p, &cand, &cur) > 0 ? POLICY_FORWARD : POLICY_BACKWARD;
+done:
+	scratch_release(&sc[0]);
+	scratch_release(&sc[1]);
+	return v;
+}
+
+bool policy_accepts(const struct policy *p, const char *tag)
+{
+	struct scratch sc;
+	struct cand c;
+	bool ok = false;
+
+	if (tag && scratch_init(&sc, p) == 0)
+		ok = evaluate(p, &sc, &c, tag, strlen(tag)) == OUT_CANDIDATE;
+	if (tag)
+		scratch_release(&sc);
+	return ok;
+}
+
+const char *policy_verdict_name(enum policy_verdict v)
+{
+	switch (v) {
+	case POLICY_FORWARD:
+		return "forward";
+	case POLICY_SAME:
+		return "same";
+	case POLICY_BACKWARD:
+		return "backward";
+	case POLICY_INCOMPARABLE:
+		return "incomparable";
+	}
+	return "incomparable";
+}

@@ -1,0 +1,579 @@
+/* SemVer 2.0.0 parsing and precedence, and Masterminds/semver v3 ranges as Flux evaluates them.
+ * Numbers stay digit strings (compared by length, then bytes), so no version overflows. The
+ * range rules follow Masterminds v3.4 constraints.go comparator by comparator, including its
+ * quirks (`<=1.x`, `!=1.2.x`), so a range means here what it means to Flux. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/util/error.h"
+#include "imageguard/policy/semver.h"
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_ident_char(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
+}
+
+/* Reads digits at s[*i]; strict: no leading zero unless the number is 0. */
+static bool parse_num(struct semver_num *out, const char *s, size_t len, size_t *i, bool strict)
+{
+	size_t start = *i;
+
+	while (*i < len && is_digit(s[*i]))
+		(*i)++;
+	if (*i == start)
+		return false;
+	if (strict && s[start] == '0' && *i - start > 1)
+		return false;
+	while (start < *i && s[start] == '0')
+		start++;
+	out->p = s + start;
+	out->len = *i - start;
+	return true;
+}
+
+/* Dot-separated non-empty identifiers; numeric prerelease identifiers without leading zeros. */
+static bool parse_idents(const char *s, size_t len, size_t *i, bool prerelease)
+{
+	for (;;) {
+		size_t start = *i;
+		bool numeric = true;
+
+		while (*i < len && is_ident_char(s[*i])) {
+			if (!is_digit(s[*i]))
+				numeric = false;
+			(*i)++;
+		}
+		if (*i == start)
+			return false;
+		if (prerelease && numeric && s[start] == '0' && *i - start > 1)
+			return false;
+		if (*i >= len || s[*i] != '.')
+			return true;
+		(*i)++;
+	}
+}
+
+/* Parses the optional -prerelease and +build at s[*i]. */
+static bool parse_suffix(struct semver *v, const char *s, size_t len, size_t *i)
+{
+	if (*i < len && s[*i] == '-') {
+		size_t start = ++(*i);
+
+		if (!parse_idents(s, len, i, true))
+			return false;
+		v->pre = s + start;
+		v->pre_len = *i - start;
+	}
+	if (*i < len && s[*i] == '+') {
+		size_t start = ++(*i);
+
+		if (!parse_idents(s, len, i, false))
+			return false;
+		v->build = s + start;
+		v->build_len = *i - start;
+	}
+	return true;
+}
+
+int semver_parse(struct semver *out, const char *s, size_t len, struct error *err)
+{
+	size_t i = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (len > 0 && (s[0] == 'v' || s[0] == 'V'))
+		i++;
+	if (!parse_num(&out->major, s, len, &i, true) || i >= len || s[i++] != '.' ||
+	    !parse_num(&out->minor, s, len, &i, true) || i >= len || s[i++] != '.' ||
+	    !parse_num(&out->patch, s, len, &i, true) || !parse_suffix(out, s, len, &i) ||
+	    i != len) {
+		if (err)
+			error_set(err, IG_EINVALID, "version '%.*s': not a semantic version",
+			          (int)(len > 200 ? 200 : len), s);
+		return IG_EINVALID;
+	}
+	return 0;
+}
+
+int semver_num_compare(struct semver_num a, struct semver_num b)
+{
+	int c;
+
+	if (a.len != b.len)
+		return a.len < b.len ? -1 : 1;
+	if (a.len == 0)
+		return 0;
+	c = memcmp(a.p, b.p, a.len);
+	return (c > 0) - (c < 0);
+}
+
+/* One prerelease identifier against another: numeric < alphanumeric, numbers by value. */
+static int compare_ident(const char *a, size_t alen, const char *b, size_t blen)
+{
+	bool anum = true, bnum = true;
+	size_t i;
+	int c;
+
+	for (i = 0; i < alen; i++)
+		anum = anum && is_digit(a[i]);
+	for (i = 0; i < blen; i++)
+		bnum = bnum && is_digit(b[i]);
+	if (anum && bnum) {
+		struct semver_num x = {a, alen}, y = {b, blen};
+
+		return semver_num_compare(x, y);
+	}
+	if (anum != bnum)
+		return anum ? -1 : 1;
+	c = memcmp(a, b, alen < blen ? alen : blen);
+	if (c != 0)
+		return (c > 0) - (c < 0);
+	return (alen > blen) - (alen < blen);
+}
+
+static int compare_pre(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t i = 0, j = 0;
+
+	if (alen == 0 || blen == 0)
+		return (alen == 0) - (blen == 0); /* a release ranks above its prereleases */
+	for (;;) {
+		size_t ie = i, je = j;
+		int c;
+
+		while (ie < alen && a[ie] != '.')
+			ie++;
+		while (je < blen && b[je] != '.')
+			je++;
+		if ((c = compare_ident(a + i, ie - i, b + j, je - j)) != 0)
+			return c;
+		i = ie + 1;
+		j = je + 1;
+		if (i > alen || j > blen) /* one ran out: the longer set ranks higher */
+			return (i <= alen) - (j <= blen);
+	}
+}
+
+int semver_compare(const struct semver *a, const struct semver *b)
+{
+	int c;
+
+	if ((c = semver_num_compare(a->major, b->major)) != 0)
+		return c;
+	if ((c = semver_num_compare(a->minor, b->minor)) != 0)
+		return c;
+	if ((c = semver_num_compare(a->patch, b->patch)) != 0)
+		return c;
+	return compare_pre(a->pre, a->pre_len, b->pre, b->pre_len);
+}
+
+/* ---- ranges ---- */
+
+enum op { OP_EQ, OP_NE, OP_GT, OP_LT, OP_GE, OP_LE, OP_TILDE, OP_CARET };
+
+struct constraint {
+	enum op op;
+	struct semver con;
+	bool dirty, minor_dirty, patch_dirty;
+};
+
+struct group {
+	size_t first, count;
+	bool has_pre; /* a comparator names a prerelease: prereleases may match this group */
+};
+
+struct semver_range {
+	char *text;
+	struct constraint *cons;
+	size_t ncons, capcons;
+	struct group *groups;
+	size_t ngroups, capgroups;
+};
+
+static const struct {
+	const char *s;
+	enum op op;
+} ops[] = {
+    /* longest first: "~>" before "~", ">=" before ">" */
+    {"!=", OP_NE}, {">=", OP_GE}, {"=>", OP_GE}, {"<=", OP_LE},   {"=<", OP_LE},   {"~>", OP_TILDE},
+    {">", OP_GT},  {"<", OP_LT},  {"=", OP_EQ},  {"~", OP_TILDE}, {"^", OP_CARET},
+};
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+static void skip_space(const char *s, size_t *i)
+{
+	while (is_space(s[*i]))
+		(*i)++;
+}
+
+static bool is_xchar(char c)
+{
+	return is_digit(c) || c == 'x' || c == 'X' || c == '*';
+}
+
+static bool is_wild(const char *s, size_t len)
+{
+	return len == 1 && (s[0] == 'x' || s[0] == 'X' || s[0] == '*');
+}
+
+/* One version part of a comparator: `[0-9xX*]+`. *kind is 0 for digits (leading zeros allowed,
+ * as Masterminds' NewVersion coerces them), 1 for a single wildcard, 2 for anything else, which
+ * Masterminds ignores after a wildcard and rejects before one. */
+static bool parse_xpart(struct semver_num *out, int *kind, const char *s, size_t *i)
+{
+	size_t start = *i;
+
+	while (is_xchar(s[*i]))
+		(*i)++;
+	if (*i == start)
+		return false;
+	*kind = is_wild(s + start, *i - start) ? 1 : 0;
+	for (size_t k = start; *kind == 0 && k < *i; k++)
+		if (!is_digit(s[k]))
+			*kind = 2;
+	while (start < *i && s[start] == '0')
+		start++;
+	out->p = s + start;
+	out->len = *i - start;
+	return true;
+}
+
+/* Parses `v?X(.Y(.Z)?)?(-pre)?(+build)?` with wildcards into c (Masterminds parseConstraint):
+ * the first wildcard or missing part makes the comparator "dirty" at that level. */
+static bool parse_cversion(struct constraint *c, const char *s, size_t *i)
+{
+	struct semver_num part[3] = {{"", 0}, {"", 0}, {"", 0}};
+	int kind[3] = {1, 1, 1}; /* a missing part counts as a wildcard */
+	size_t len = strlen(s);
+	int dirty_at = 3;
+
+	if (s[*i] == 'v')
+		(*i)++;
+	for (int k = 0; k < 3; k++) {
+		if (k > 0) {
+			if (s[*i] != '.' || !is_xchar(s[*i + 1]))
+				break;
+			(*i)++;
+		}
+		if (!parse_xpart(&part[k], &kind[k], s, i))
+			return false;
+	}
+	for (int k = 0; k < 3 && dirty_at == 3; k++) {
+		if (kind[k] == 2)
+			return false;
+		if (kind[k] == 1)
+			dirty_at = k;
+	}
+	memset(&c->con, 0, sizeof(c->con));
+	c->con.major = c->con.minor = c->con.patch = (struct semver_num){"", 0};
+	if (!parse_suffix(&c->con, s, len, i))
+		return false;
+	c->con.build = NULL;
+	c->con.build_len = 0;
+	c->dirty = dirty_at < 3;
+	c->minor_dirty = dirty_at == 1;
+	c->patch_dirty = dirty_at == 2;
+	if (dirty_at > 0)
+		c->con.major = part[0];
+	if (dirty_at > 1)
+		c->con.minor = part[1];
+	if (dirty_at > 2)
+		c->con.patch = part[2];
+	return true;
+}
+
+static int push_constraint(struct semver_range *r, const struct constraint *c)
+{
+	if (r->ncons == r->capcons) {
+		size_t cap = r->capcons ? r->capcons * 2 : 8;
+		struct constraint *p = realloc(r->cons, cap * sizeof(*p));
+
+		if (!p)
+			return IG_EFAIL;
+		r->cons = p;
+		r->capcons = cap;
+	}
+	r->cons[r->ncons++] = *c;
+	return 0;
+}
+
+static int push_group(struct semver_range *r)
+{
+	if (r->ngroups == r->capgroups) {
+		size_t cap = r->capgroups ? r->capgroups * 2 : 4;
+		struct group *p = realloc(r->groups, cap * sizeof(*p));
+
+		if (!p)
+			return IG_EFAIL;
+		r->groups = p;
+		r->capgroups = cap;
+	}
+	r->groups[r->ngroups++] = (struct group){r->ncons, 0, false};
+	return 0;
+}
+
+/* Parses one comparator `op? ws* version` at s[*i]; a bare version followed by ` - version` is
+ * a hyphen range, rewritten to `>= A, <= B` as Masterminds does. */
+static int parse_comparator(struct semver_range *r, const char *s, size_t *i, const char **why)
+{
+	struct constraint c, hi;
+	bool has_op = false;
+	size_t save;
+
+	memset(&c, 0, sizeof(c));
+	memset(&hi, 0, sizeof(hi));
+	c.op = OP_EQ;
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		size_t n = strlen(ops[k].s);
+
+		if (strncmp(s + *i, ops[k].s, n) == 0) {
+			c.op = ops[k].op;
+			*i += n;
+			has_op = true;
+			break;
+		}
+	}
+	skip_space(s, i);
+	if (!parse_cversion(&c, s, i)) {
+		*why = "expected a version";
+		return IG_EINVALID;
+	}
+	save = *i;
+	skip_space(s, i);
+	if (!has_op && *i > save && s[*i] == '-' && is_space(s[*i + 1])) {
+		(*i)++;
+		skip_space(s, i);
+		if (!parse_cversion(&hi, s, i)) {
+			*why = "expected a version after ' - '";
+			return IG_EINVALID;
+		}
+		c.op = OP_GE;
+		hi.op = OP_LE;
+		if (push_constraint(r, &c) < 0 || push_constraint(r, &hi) < 0)
+			return IG_EFAIL;
+		return 0;
+	}
+	*i = save;
+	return push_constraint(r, &c);
+}
+
+/* Parses the AND group starting at s[*i], up to "||" or the end. */
+static int parse_group(struct semver_range *r, const char *s, size_t *i, const char **why)
+{
+	int rc;
+
+	if ((rc = push_group(r)) < 0)
+		return rc;
+	skip_space(s, i);
+	for (;;) {
+		size_t before;
+		bool comma = false;
+
+		if ((rc = parse_comparator(r, s, i, why)) < 0)
+			return rc;
+		before = *i;
+		skip_space(s, i);
+		if (s[*i] == ',') {
+			comma = true;
+			(*i)++;
+			skip_space(s, i);
+		}
+		if (s[*i] == '\0' || (s[*i] == '|' && s[*i + 1] == '|')) {
+			if (comma) {
+				*why = "trailing comma";
+				return IG_EINVALID;
+			}
+			break;
+		}
+		if (!comma && *i == before) {
+			*why = "expected a space or comma between comparators";
+			return IG_EINVALID;
+		}
+	}
+	r->groups[r->ngroups - 1].count = r->ncons - r->groups[r->ngroups - 1].first;
+	for (size_t k = r->groups[r->ngroups - 1].first; k < r->ncons; k++)
+		if (r->cons[k].con.pre_len > 0)
+			r->groups[r->ngroups - 1].has_pre = true;
+	return 0;
+}
+
+void semver_range_free(struct semver_range *r)
+{
+	if (!r)
+		return;
+	free(r->text);
+	free(r->cons);
+	free(r->groups);
+	free(r);
+}
+
+int semver_range_new(struct semver_range **out, const char *range, struct error *err)
+{
+	struct semver_range *r = calloc(1, sizeof(*r));
+	const char *why = NULL;
+	size_t i = 0;
+	int rc = IG_EFAIL;
+
+	*out = NULL;
+	if (!r || !(r->text = strdup(range)))
+		goto oom;
+	for (;;) {
+		if ((rc = parse_group(r, r->text, &i, &why)) < 0)
+			break;
+		if (r->text[i] == '\0') {
+			*out = r;
+			return 0;
+		}
+		i += 2; /* "||" */
+	}
+	if (rc == IG_EINVALID) {
+		error_set(err, IG_EINVALID, "semver range '%.200s': %s at offset %zu", range, why,
+		          i);
+		semver_range_free(r);
+		return IG_EINVALID;
+	}
+oom:
+	semver_range_free(r);
+	return error_set(err, IG_EFAIL, "semver range: out of memory");
+}
+
+/* ---- Masterminds v3 comparator semantics ---- */
+
+static int cmp_major(const struct semver *v, const struct constraint *c)
+{
+	return semver_num_compare(v->major, c->con.major);
+}
+
+static int cmp_minor(const struct semver *v, const struct constraint *c)
+{
+	return semver_num_compare(v->minor, c->con.minor);
+}
+
+static bool num_is_zero(struct semver_num n)
+{
+	return n.len == 0;
+}
+
+static bool check_tilde(const struct semver *v, const struct constraint *c)
+{
+	if (semver_compare(v, &c->con) < 0)
+		return false;
+	/* ~0.0.0 (and ~*) accept everything at or above 0.0.0 */
+	if (num_is_zero(c->con.major) && num_is_zero(c->con.minor) && num_is_zero(c->con.patch) &&
+	    !c->minor_dirty && !c->patch_dirty)
+		return true;
+	if (cmp_major(v, c) != 0)
+		return false;
+	if (cmp_minor(v, c) != 0 && !c->minor_dirty)
+		return false;
+	return true;
+}
+
+static bool check_caret(const struct semver *v, const struct constraint *c)
+{
+	if (semver_compare(v, &c->con) < 0)
+		return false;
+	if (!num_is_zero(c->con.major) || c->minor_dirty)
+		return cmp_major(v, c) == 0;
+	if (!num_is_zero(v->major))
+		return false;
+	if (!num_is_zero(c->con.minor) || c->patch_dirty)
+		return cmp_minor(v, c) == 0;
+	if (!num_is_zero(v->minor))
+		return false;
+	return semver_num_compare(v->patch, c->con.patch) == 0;
+}
+
+static bool check_ne(const struct semver *v, const struct constraint *c)
+{
+	if (c->dirty) {
+		if (cmp_major(v, c) != 0)
+			return true;
+		if (cmp_minor(v, c) != 0 && !c->minor_dirty)
+			return true;
+		if (c->minor_dirty)
+			return false;
+		if (semver_num_compare(v->patch, c->con.patch) != 0 && !c->patch_dirty)
+			return true;
+		if (c->patch_dirty)
+			return compare_pre(v->pre, v->pre_len, c->con.pre, c->con.pre_len) != 0 &&
+			       (v->pre_len > 0 || c->con.pre_len > 0);
+	}
+	return semver_compare(v, &c->con) != 0;
+}
+
+static bool check_gt(const struct semver *v, const struct constraint *c)
+{
+	int m;
+
+	if (!c->dirty)
+		return semver_compare(v, &c->con) > 0;
+	if ((m = cmp_major(v, c)) != 0)
+		return m > 0;
+	if (c->minor_dirty)
+		return false;
+	if (c->patch_dirty)
+		return cmp_minor(v, c) > 0;
+	return semver_compare(v, &c->con) > 0;
+}
+
+static bool check_le(const struct semver *v, const struct constraint *c)
+{
+	int m;
+
+	if (!c->dirty)
+		return semver_compare(v, &c->con) <= 0;
+	if ((m = cmp_major(v, c)) > 0)
+		return false;
+	if (m == 0 && cmp_minor(v, c) > 0 && !c->minor_dirty)
+		return false;
+	return true;
+}
+
+static bool check_one(const struct semver *v, const struct constraint *c, bool include_pre)
+{
+	if (v->pre_len > 0 && !include_pre)
+		return false;
+	switch (c->op) {
+	case OP_EQ:
+		return c->dirty ? check_tilde(v, c) : semver_compare(v, &c->con) == 0;
+	case OP_NE:
+		return check_ne(v, c);
+	case OP_GT:
+		return check_gt(v, c);
+	case OP_LT:
+		return semver_compare(v, &c->con) < 0;
+	case OP_GE:
+		return semver_compare(v, &c->con) >= 0;
+	case OP_LE:
+		return check_le(v, c);
+	case OP_TILDE:
+		return check_tilde(v, c);
+	case OP_CARET:
+		return check_caret(v, c);
+	}
+	return false;
+}
+
+bool semver_range_matches(const struct semver_range *r, const struct semver *v)
+{
+	for (size_t g = 0; g < r->ngroups; g++) {
+		const struct group *grp = &r->groups[g];
+		bool ok = true;
+
+		for (size_t k = grp->first; ok && k < grp->first + grp->count; k++)
+			ok = check_one(v, &r->cons[k], grp->has_pre);
+		if (ok)
+			return true;
+	}
+	return false;
+}

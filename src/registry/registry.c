@@ -1,0 +1,712 @@
+/* The OCI Distribution client: tag listings that are complete or an error (pagination, caps,
+ * page-size negotiation) and manifest HEADs with the index digest. Transport and auth live in
+ * http.c and auth.c; this file knows the protocol. */
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/registry/auth.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/registry/creds.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/http.h"
+#include "imageguard/registry/imageref.h"
+#include "imageguard/registry/linkheader.h"
+#include "imageguard/util/log.h"
+#include "imageguard/registry/registry.h"
+
+#define MAX_MANIFEST (4u << 20)
+#define MAX_AUTH_ROUNDS 3
+
+static const char *const manifest_accept[] = {
+    "Accept: application/vnd.oci.image.index.v1+json, "
+    "application/vnd.oci.image.manifest.v1+json, "
+    "application/vnd.docker.distribution.manifest.list.v2+json, "
+    "application/vnd.docker.distribution.manifest.v2+json",
+    NULL,
+};
+static const char *const json_accept[] = {"Accept: application/json", NULL};
+
+struct registry_client {
+	struct registry_options opts;
+	struct http_client *http;
+	struct auth *auth;
+};
+
+void registry_options_init(struct registry_options *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->connect_timeout_ms = 10000;
+	opts->timeout_ms = 30000;
+	opts->page_size = 1000;
+	opts->max_pages = 10000;
+	opts->max_bytes = 256u << 20;
+	opts->max_retries = 4;
+	opts->max_backoff_ms = 30000;
+}
+
+int registry_client_new(struct registry_client **out, const struct registry_options *opts,
+                        struct error *err)
+{
+	struct registry_client *c = calloc(1, sizeof(*c));
+	struct http_options ho = {0};
+	int error;
+
+	*out = NULL;
+	if (!c)
+		return error_set(err, IG_EFAIL, "registry: out of memory");
+	c->opts = *opts;
+	ho.connect_timeout_ms = opts->connect_timeout_ms;
+	ho.timeout_ms = opts->timeout_ms;
+	ho.max_retries = opts->max_retries;
+	ho.max_backoff_ms = opts->max_backoff_ms;
+	ho.observe = opts->observe;
+	ho.observe_ctx = opts->observe_ctx;
+	if ((error = http_client_new(&c->http, &ho, err)) < 0 ||
+	    (error = auth_new(&c->auth, err)) < 0) {
+		registry_client_free(c);
+		return error;
+	}
+	*out = c;
+	return 0;
+}
+
+void registry_client_free(struct registry_client *c)
+{
+	if (!c)
+		return;
+	http_client_free(c->http);
+	auth_free(c->auth);
+	free(c);
+}
+
+void registry_listing_release(struct registry_listing *l)
+{
+	strvec_release(&l->tags);
+	l->pages = 0;
+	l->sha256[0] = '\0';
+}
+
+static void hex(char *out, const unsigned char *md, unsigned n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (unsigned i = 0; i < n; i++) {
+		out[2 * i] = digits[md[i] >> 4];
+		out[2 * i + 1] = digits[md[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void registry_tags_sha256(char out[65], const struct strvec *sorted_tags)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned n = 0;
+
+	out[0] = '\0';
+	if (!ctx)
+		return;
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	for (size_t i = 0; i < sorted_tags->len; i++) {
+		if (i)
+			EVP_DigestUpdate(ctx, "\n", 1);
+		EVP_DigestUpdate(ctx, sorted_tags->items[i], strlen(sorted_tags->items[i]));
+	}
+	if (EVP_DigestFinal_ex(ctx, md, &n) == 1 && n == 32)
+		hex(out, md, n);
+	EVP_MD_CTX_free(ctx);
+}
+
+/* What every request of one call shares: where to go, how to name it, how to authorise. */
+struct call {
+	struct registry_client *c;
+	const struct registry_target *t;
+	char *name; /* "host/repository", the subject of messages */
+	char *base; /* "https://host" */
+	char *scope;
+};
+
+static void call_release(struct call *k)
+{
+	free(k->name);
+	free(k->base);
+	free(k->scope);
+}
+
+static int call_init(struct call *k, struct registry_client *c, const struct registry_target *t,
+                     struct error *err)
+{
+	struct buf base = BUF_INIT, scope = BUF_INIT;
+
+	memset(k, 0, sizeof(*k));
+	k->c = c;
+	k->t = t;
+	if (!(k->name = imageref_name(t->ref)) ||
+	    buf_printf(&base, "%s://%s", t->insecure ? "http" : "https", t->ref->registry) < 0 ||
+	    buf_printf(&scope, "repository:%s:pull", t->ref->repository) < 0) {
+		buf_release(&base);
+		buf_release(&scope);
+		call_release(k);
+		return error_set(err, IG_EFAIL, "registry: out of memory");
+	}
+	k->base = buf_detach(&base);
+	k->scope = buf_detach(&scope);
+	return 0;
+}
+
+/* One line from an OCI error body: "CODE: message[; CODE: message]", or "" when the body is
+ * not one. Registries send HTML and plain text too; those are not echoed. */
+static void oci_errors(char *out, size_t n, const struct buf *body)
+{
+	json_t *root = body->len ? json_loadb(body->data, body->len, 0, NULL) : NULL;
+	json_t *errors = json_object_get(root, "errors"), *e;
+	size_t i, used = 0;
+
+	out[0] = '\0';
+	json_array_foreach(errors, i, e)
+	{
+		const char *code = json_string_value(json_object_get(e, "code"));
+		const char *msg = json_string_value(json_object_get(e, "message"));
+		int w;
+
+		if (!code && !msg)
+			continue;
+		w = snprintf(out + used, n - used, "%s%s%s%s", used ? "; " : "", code ? code : "",
+		             code && msg ? ": " : "", msg ? msg : "");
+		if (w < 0 || (size_t)w >= n - used)
+			break;
+		used += (size_t)w;
+		if (i >= 3)
+			break;
+	}
+	/* The registry's words go into one-line messages and logs: no line breaks or controls. */
+	error_flatten(out);
+	json_decref(root);
+}
+
+static int status_error(const struct call *k, const struct http_response *r, const char *what,
+                        struct error *err)
+{
+	char detail[512];
+	int code = r->status == 401 || r->status == 403 ? IG_EAUTH
+	           : r->status == 404                   ? IG_ENOTFOUND
+	                                                : IG_EFAIL;
+
+	oci_errors(detail, sizeof(detail), &r->body);
+	return error_set(err, code, "registry '%s': %s%s%ld %s", k->name, what ? what : "",
+	                 what ? ": " : "", r->status, detail[0] ? detail : http_reason(r->status));
+}
+
+static void log_ratelimit(const struct call *k, const struct http_response *r)
+{
+	char *v = http_header(r, "ratelimit-remaining");
+
+	if (v) {
+		long left = strtol(v, NULL, 10);
+
+		if (left <= 10)
+			log_info("registry.ratelimit", "registry '%s': %ld requests left (%s)",
+			         k->t->ref->registry, left, v);
+		else
+			log_debug("registry.ratelimit", "registry '%s': ratelimit-remaining %s",
+			          k->t->ref->registry, v);
+	}
+	free(v);
+}
+
+/* A request with the authorisation dance: preemptive from what the host challenged before,
+ * then one answer per 401 (a refused token is fetched again once). */
+static int request(struct http_response *out, struct call *k, const char *method, const char *url,
+                   const char *const *headers, size_t max_body, struct error *err)
+{
+	const struct registry_target *t = k->t;
+	struct auth_target at = {t->ref->registry, k->scope,   t->creds,
+	                         t->insecure,      t->ca_file, t->timeout_ms};
+	struct http_request req = {0};
+	char *authz = NULL, *challenge = NULL;
+	int error;
+
+	req.method = method;
+	req.url = url;
+	req.headers = headers;
+	req.ca_file = t->ca_file;
+	req.allow_http = t->insecure;
+	req.timeout_ms = t->timeout_ms;
+	req.max_body = max_body;
+	req.label = t->ref->registry;
+	if ((error = auth_authorize(&authz, k->c->auth, k->c->http, &at, NULL, false, err)) < 0)
+		goto fail;
+	for (int round = 0;; round++) {
+		req.authorization = authz;
+		http_response_release(out);
+		if ((error = http_do(out, k->c->http, &req, err)) < 0)
+			goto fail;
+		log_ratelimit(k, out);
+		if (out->status != 401 || round + 1 >= MAX_AUTH_ROUNDS)
+			break;
+		free(challenge);
+		if (!(challenge = http_header(out, "WWW-Authenticate")))
+			break;
+		free(authz);
+		if ((error = auth_authorize(&authz, k->c->auth, k->c->http, &at, challenge,
+		                            req.authorization != NULL, err)) < 0)
+			goto fail;
+		if (!authz)
+			break;
+	}
+	error = 0;
+	goto done;
+fail:
+	error_prefix(err, "registry '%s'", k->name);
+done:
+	if (authz)
+		memset(authz, 0, strlen(authz));
+	free(authz);
+	free(challenge);
+	return error;
+}
+
+static int first_url(char **out, const struct call *k, size_t n)
+{
+	struct buf u = BUF_INIT;
+
+	if (buf_printf(&u, "%s/v2/%s/tags/list", k->base, k->t->ref->repository) < 0 ||
+	    (n && buf_printf(&u, "?n=%zu", n) < 0)) {
+		buf_release(&u);
+		return IG_EFAIL;
+	}
+	*out = buf_detach(&u);
+	return 0;
+}
+
+/* Appends the page's tags; `"tags": null` is an empty page, anything else unexpected fails. */
+static int parse_page(struct strvec *tags, const struct call *k, const struct buf *body,
+                      struct error *err)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(body->data, body->len, 0, &jerr), *list, *v;
+	size_t i, bad = 0;
+	int error = 0;
+
+	if (!root) {
+		error = error_set(err, IG_EINVALID,
+		                  "registry '%s': tag list is not valid JSON (line %d, column %d)",
+		                  k->name, jerr.line, jerr.column);
+		goto done;
+	}
+	list = json_object_get(root, "tags");
+	if (!json_is_object(root) || !list || !(json_is_array(list) || json_is_null(list))) {
+		error = error_set(err, IG_EINVALID, "registry '%s': tag list has no \"tags\" array",
+		                  k->name);
+		goto done;
+	}
+	json_array_foreach(list, i, v)
+	{
+		const char *s = json_string_value(v);
+
+		if (!s) {
+			error =
+			    error_set(err, IG_EINVALID,
+			              "registry '%s': tag list has a non-string entry", k->name);
+			goto done;
+		}
+		if (!imageref_is_valid_tag(s, json_string_length(v))) {
+			bad++;
+			continue;
+		}
+		if ((error = strvec_pushn(tags, s, json_string_length(v))) < 0) {
+			error_set(err, error, "registry '%s': out of memory", k->name);
+			goto done;
+		}
+	}
+	if (bad)
+		log_warn("registry.tags",
+		         "registry '%s': ignored %zu entries that are not valid tags", k->name,
+		         bad);
+done:
+	json_decref(root);
+	return error;
+}
+
+/* Follows the page's Link to the next page; *next NULL on the last page. */
+static int next_page(char **next, const struct call *k, const struct http_response *r,
+                     const char *url, struct error *err)
+{
+	char *link = http_header(r, "Link");
+	int error = 0;
+
+	*next = NULL;
+	if (link && (error = linkheader_next(next, link, url, err)) < 0)
+		error_prefix(err, "registry '%s'", k->name);
+	else if (*next && !http_same_origin(url, *next)) {
+		char *host = http_host(*next);
+
+		error = error_set(err, IG_EINVALID, "registry '%s': refusing a next link to '%s'",
+		                  k->name, host ? host : "another host");
+		free(host);
+	} else if (*next && strcmp(*next, url) == 0) {
+		error = error_set(err, IG_EINVALID, "registry '%s': next link points to itself",
+		                  k->name);
+	}
+	if (error < 0) {
+		free(*next);
+		*next = NULL;
+	}
+	free(link);
+	return error;
+}
+
+/* Registries that reject a large `n` (ECR: 400 above 1000) get a smaller one. */
+static bool smaller_page(size_t *n)
+{
+	if (*n > 1000)
+		*n = 1000;
+	else if (*n > 100)
+		*n = 100;
+	else if (*n)
+		*n = 0;
+	else
+		return false;
+	return true;
+}
+
+static int fetch_all(struct strvec *tags, size_t *pages, struct call *k, struct error *err)
+{
+	const struct registry_options *o = &k->c->opts;
+	struct http_response r = HTTP_RESPONSE_INIT;
+	size_t n = o->page_size, total = 0;
+	char *url = NULL, *next = NULL;
+	int error;
+
+	if ((error = first_url(&url, k, n)) < 0)
+		goto oom;
+	for (;;) {
+		if (*pages >= o->max_pages) {
+			error = error_set(err, IG_ETOOBIG, "registry '%s': more than %zu pages",
+			                  k->name, o->max_pages);
+			goto done;
+		}
+		if (total >= o->max_bytes) {
+			error = error_set(err, IG_ETOOBIG,
+			                  "registry '%s': tag list larger than %zu bytes", k->name,
+			                  o->max_bytes);
+			goto done;
+		}
+		if ((error = request(&r, k, "GET", url, json_accept, o->max_bytes - total, err)) <
+		    0) {
+			if (error == IG_ETOOBIG)
+				error_set(err, error,
+				          "registry '%s': tag list larger than %zu bytes", k->name,
+				          o->max_bytes);
+			goto done;
+		}
+		if (r.status == 400 && *pages == 0 && smaller_page(&n)) {
+			log_info("registry.page-size",
+			         "registry '%s': 400 for the page size, asking %zu", k->name, n);
+			free(url);
+			if ((error = first_url(&url, k, n)) < 0)
+				goto oom;
+			continue;
+		}
+		if (r.status != 200) {
+			error = status_error(k, &r, NULL, err);
+			goto done;
+		}
+		(*pages)++;
+		total += r.body.len;
+		if ((error = parse_page(tags, k, &r.body, err)) < 0 ||
+		    (error = next_page(&next, k, &r, r.url, err)) < 0 || !next)
+			goto done;
+		free(url);
+		url = next;
+		next = NULL;
+	}
+oom:
+	error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
+done:
+	http_response_release(&r);
+	free(url);
+	return error;
+}
+
+int registry_list_tags(struct registry_listing *out, struct registry_client *c,
+                       const struct registry_target *t, struct error *err)
+{
+	struct call k;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = call_init(&k, c, t, err)) < 0)
+		return error;
+	if ((error = fetch_all(&out->tags, &out->pages, &k, err)) < 0) {
+		registry_listing_release(out);
+		goto done;
+	}
+	strvec_sort_unique(&out->tags);
+	registry_tags_sha256(out->sha256, &out->tags);
+	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages", k.name, out->tags.len,
+	          out->pages);
+done:
+	call_release(&k);
+	return error;
+}
+
+static int body_digest(char **out, const struct buf *body)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned n = 0;
+	char *d = malloc(7 + 65);
+
+	if (!d || EVP_Digest(body->data, body->len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) {
+		free(d);
+		return IG_EFAIL;
+	}
+	memcpy(d, "sha256:", 7);
+	hex(d + 7, md, n);
+	*out = d;
+	return 0;
+}
+
+/* The manifest GET when HEAD gave no digest: the digest is computed from the body, and a
+ * header that disagrees with the body is an error. */
+static int get_digest(char **out, struct call *k, const char *url, const char *what,
+                      struct error *err)
+{
+	struct http_response r = HTTP_RESPONSE_INIT;
+	char *header = NULL;
+	int error;
+
+	if ((error = request(&r, k, "GET", url, manifest_accept, MAX_MANIFEST, err)) < 0)
+		goto done;
+	if (r.status != 200) {
+		error = status_error(k, &r, what, err);
+		goto done;
+	}
+	if ((error = body_digest(out, &r.body)) < 0) {
+		error_set(err, error, "registry '%s': %s: cannot hash the manifest", k->name, what);
+		goto done;
+	}
+	header = http_header(&r, "Docker-Content-Digest");
+	if (header && strncmp(header, "sha256:", 7) == 0 && strcmp(header, *out) != 0) {
+		error =
+		    error_set(err, IG_EINVALID,
+		              "registry '%s': %s: Docker-Content-Digest does not match the body",
+		              k->name, what);
+		free(*out);
+		*out = NULL;
+	}
+done:
+	free(header);
+	http_response_release(&r);
+	return error;
+}
+
+int registry_head_manifest(char **digest_out, struct registry_client *c,
+                           const struct registry_target *t, const char *reference,
+                           struct error *err)
+{
+	struct http_response r = HTTP_RESPONSE_INIT;
+	struct buf url = BUF_INIT, what = BUF_INIT;
+	size_t len = strlen(reference);
+	char *digest = NULL;
+	struct call k;
+	int error;
+
+	*digest_out = NULL;
+	if ((error = call_init(&k, c, t, err)) < 0)
+		return error;
+	if (!imageref_is_valid_tag(reference, len) && !imageref_is_valid_digest(reference, len)) {
+		error =
+		    error_set(err, IG_EINVALID, "registry '%s': '%.140s' is not a tag or digest",
+		              k.name, reference);
+		goto done;
+	}
+	if (buf_printf(&url, "%s/v2/%s/manifests/%s", k.base, t->ref->repository, reference) < 0 ||
+	    buf_printf(&what, "manifest '%s'", reference) < 0) {
+		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k.name);
+		goto done;
+	}
+	if ((error = request(&r, &k, "HEAD", url.data, manifest_accept, MAX_MANIFEST, err)) < 0)
+		goto done;
+	if (r.status != 200) {
+		error = status_error(&k, &r, what.data, err);
+		goto done;
+	}
+	digest = http_header(&r, "Docker-Content-Digest");
+	if (digest && !imageref_is_valid_digest(digest, strlen(digest))) {
+		error = error_set(err, IG_EINVALID,
+		                  "registry '%s': %s: malformed Docker-Content-Digest", k.name,
+		                  what.data);
+		goto done;
+	}
+	if (!digest && (error = get_digest(&digest, &k, url.data, what.data, err)) < 0)
+		goto done;
+	*digest_out = digest;
+	digest = NULL;
+done:
+	free(digest);
+	http_response_release(&r);
+	buf_release(&url);
+	buf_release(&what);
+	call_release(&k);
+	return error;
+}
+
+/* ---- image configs ---- */
+
+#define MAX_CONFIG (8u << 20)
+#define MAX_INDEX_DEPTH 3 /* an index of indexes is legal; a loop of them is not */
+
+/* True when body hashes to digest ("sha256:<hex>" or "sha512:<hex>"). */
+static bool body_matches(const struct buf *body, const char *digest)
+{
+	const char *colon = strchr(digest, ':');
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char algo[16], hexd[2 * EVP_MAX_MD_SIZE + 1];
+	const EVP_MD *type;
+	unsigned n = 0;
+
+	if (!colon || colon - digest >= (long)sizeof(algo))
+		return false;
+	memcpy(algo, digest, (size_t)(colon - digest));
+	algo[colon - digest] = '\0';
+	if (strcmp(algo, "sha256") != 0 && strcmp(algo, "sha512") != 0)
+		return false;
+	if (!(type = EVP_get_digestbyname(algo)) ||
+	    EVP_Digest(body->data ? body->data : "", body->len, md, &n, type, NULL) != 1)
+		return false;
+	hex(hexd, md, n);
+	return strcmp(hexd, colon + 1) == 0;
+}
+
+/* GET /v2/<repo>/<kind>/<digest> into r, 200 and matching its digest. */
+static int get_by_digest(struct http_response *r, struct call *k, const char *kind,
+                         const char *digest, size_t max, struct error *err)
+{
+	struct buf url = BUF_INIT, what = BUF_INIT;
+	int error;
+
+	if (buf_printf(&url, "%s/v2/%s/%s/%s", k->base, k->t->ref->repository, kind, digest) < 0 ||
+	    buf_printf(&what, "%s '%s'", strcmp(kind, "blobs") ? "manifest" : "config blob",
+	               digest) < 0) {
+		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
+		goto done;
+	}
+	error = request(r, k, "GET", url.data, strcmp(kind, "blobs") ? manifest_accept : NULL, max,
+	                err);
+	if (error == IG_ETOOBIG)
+		error_set(err, error, "registry '%s': %s: larger than %zu bytes", k->name,
+		          what.data, max);
+	if (error < 0)
+		goto done;
+	if (r->status != 200)
+		error = status_error(k, r, what.data, err);
+	else if (!body_matches(&r->body, digest))
+		error = error_set(err, IG_EINVALID,
+		                  "registry '%s': %s: the body does not match "
+		                  "its digest",
+		                  k->name, what.data);
+done:
+	buf_release(&url);
+	buf_release(&what);
+	return error;
+}
+
+/* From the manifest `digest` down to the config descriptor, through indexes. *found false
+ * (and out->why) when an index has no entry for the platform. */
+static int config_descriptor(struct imageconfig_ref *ref, bool *found, struct call *k,
+                             const char *digest, const char *platform,
+                             struct imageconfig_created *out, struct error *err)
+{
+	struct http_response r = HTTP_RESPONSE_INIT;
+	char current[IMAGECONFIG_DIGEST_MAX + 1];
+	int error = 0;
+
+	*found = true;
+	snprintf(current, sizeof(current), "%s", digest);
+	for (int depth = 0;; depth++) {
+		if (depth >= MAX_INDEX_DEPTH) {
+			error =
+			    error_set(err, IG_EINVALID,
+			              "registry '%s': manifest '%s': indexes nested deeper than %d",
+			              k->name, digest, MAX_INDEX_DEPTH);
+			break;
+		}
+		if ((error = get_by_digest(&r, k, "manifests", current, MAX_MANIFEST, err)) < 0)
+			break;
+		error = imageconfig_manifest(ref, &r.body, platform, err);
+		if (error == IG_ENOTFOUND) {
+			*found = false;
+			snprintf(out->why, sizeof(out->why), "%.150s", err->msg);
+			error_clear(err);
+			error = 0;
+			break;
+		}
+		if (error < 0) {
+			error_prefix(err, "registry '%s': manifest '%s'", k->name, current);
+			break;
+		}
+		if (!ref->is_index)
+			break;
+		memcpy(current, ref->digest, sizeof(current));
+	}
+	http_response_release(&r);
+	return error;
+}
+
+int registry_image_created(struct imageconfig_created *out, struct registry_client *c,
+                           const struct registry_target *t, const char *digest,
+                           const char *platform, struct error *err)
+{
+	struct http_response r = HTTP_RESPONSE_INIT;
+	struct imageconfig_ref ref;
+	bool found;
+	struct call k;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = call_init(&k, c, t, err)) < 0)
+		return error;
+	if (!imageref_is_valid_digest(digest, strlen(digest)) ||
+	    strlen(digest) > IMAGECONFIG_DIGEST_MAX) {
+		error = error_set(err, IG_EINVALID, "registry '%s': '%.140s' is not a digest",
+		                  k.name, digest);
+		goto done;
+	}
+	if ((error = config_descriptor(&ref, &found, &k, digest, platform, out, err)) < 0 || !found)
+		goto done;
+	if (ref.size > (int64_t)MAX_CONFIG) {
+		error = error_set(err, IG_ETOOBIG,
+		                  "registry '%s': config blob '%s': %lld bytes, more than %u",
+		                  k.name, ref.digest, (long long)ref.size, MAX_CONFIG);
+		goto done;
+	}
+	if ((error = get_by_digest(&r, &k, "blobs", ref.digest, MAX_CONFIG, err)) < 0)
+		goto done;
+	if ((error = imageconfig_created(out, &r.body, err)) < 0)
+		error_prefix(err, "registry '%s': config blob '%s'", k.name, ref.digest);
+done:
+	http_response_release(&r);
+	call_release(&k);
+	return error;
+}
+
+int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
+			    struct error *err)
+{
+	/* parse_page only reads body and k->name. */
+	const struct buf body = {(char *)data, len, len, 0};
+	struct call k = {.name = (char *)name};
+
+	return parse_page(tags, &k, &body, err);
+}
+
+void registry_oci_errors(char *out, size_t n, const char *data, size_t len)
+{
+	const struct buf body = {(char *)data, len, len, 0};
+
+	oci_errors(out, n, &body);
+}

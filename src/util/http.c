@@ -1,0 +1,538 @@
+/* HTTP over libcurl: shared connection pool, capped bodies, retries with backoff, redirects
+ * followed by hand so Authorization is never forwarded to another origin. */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "imageguard/util/error.h"
+#include "imageguard/util/http.h"
+#include "imageguard/util/log.h"
+#include "imageguard/cmd/version.h"
+
+#define DEFAULT_MAX_BODY (4u << 20)
+#define MAX_HEADER_BYTES (64u << 10)
+#define MAX_REDIRECTS 10
+
+struct http_client {
+	struct http_options opts;
+	CURLSH *share;
+	pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+};
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ctx)
+{
+	struct http_client *c = ctx;
+
+	(void)h;
+	(void)access;
+	pthread_mutex_lock(&c->locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *ctx)
+{
+	struct http_client *c = ctx;
+
+	(void)h;
+	pthread_mutex_unlock(&c->locks[data]);
+}
+
+int http_client_new(struct http_client **out, const struct http_options *opts, struct error *err)
+{
+	struct http_client *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return error_set(err, IG_EFAIL, "http: out of memory");
+	c->opts = *opts;
+	if (!c->opts.connect_timeout_ms)
+		c->opts.connect_timeout_ms = 10000;
+	if (!c->opts.timeout_ms)
+		c->opts.timeout_ms = 30000;
+	if (!c->opts.base_backoff_ms)
+		c->opts.base_backoff_ms = 250;
+	if (!c->opts.max_backoff_ms)
+		c->opts.max_backoff_ms = 30000;
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&c->locks[i], NULL);
+	if (!(c->share = curl_share_init())) {
+		http_client_free(c);
+		return error_set(err, IG_EFAIL, "http: cannot create a connection pool");
+	}
+	curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+	curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	*out = c;
+	return 0;
+}
+
+void http_client_free(struct http_client *c)
+{
+	if (!c)
+		return;
+	if (c->share)
+		curl_share_cleanup(c->share);
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&c->locks[i]);
+	free(c);
+}
+
+void http_response_release(struct http_response *r)
+{
+	buf_release(&r->body);
+	buf_release(&r->header);
+	free(r->url);
+	r->url = NULL;
+	r->status = 0;
+}
+
+struct sink {
+	struct buf *body;
+	struct buf *header;
+	bool too_big;
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+	struct sink *s = ctx;
+
+	if (buf_append(s->body, p, size * n) < 0) {
+		s->too_big = true;
+		return 0;
+	}
+	return size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ctx)
+{
+	struct sink *s = ctx;
+
+	/* A new status line (1xx, proxy CONNECT) starts the header set again. */
+	if (size * n >= 5 && memcmp(p, "HTTP/", 5) == 0)
+		buf_reset(s->header);
+	if (buf_append(s->header, p, size * n) < 0)
+		return 0;
+	return size * n;
+}
+
+char *http_header(const struct http_response *r, const char *name)
+{
+	struct buf out = BUF_INIT;
+	size_t nlen = strlen(name);
+	const char *line = r->header.data;
+
+	while (line && *line) {
+		const char *end = strstr(line, "\n");
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		if (len > nlen && strncasecmp(line, name, nlen) == 0 && line[nlen] == ':') {
+			const char *v = line + nlen + 1;
+			const char *e = line + len;
+
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			if ((out.len && buf_puts(&out, ", ") < 0) ||
+			    buf_append(&out, v, (size_t)(e - v)) < 0) {
+				buf_release(&out);
+				return NULL;
+			}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return out.data;
+}
+
+const char *http_reason(long status)
+{
+	switch (status) {
+	case 400:
+		return "bad request";
+	case 401:
+		return "unauthorized";
+	case 403:
+		return "forbidden";
+	case 404:
+		return "not found";
+	case 405:
+		return "method not allowed";
+	case 408:
+		return "request timeout";
+	case 429:
+		return "too many requests";
+	case 500:
+		return "internal server error";
+	case 502:
+		return "bad gateway";
+	case 503:
+		return "service unavailable";
+	case 504:
+		return "gateway timeout";
+	default:
+		return status >= 500   ? "server error"
+		       : status >= 400 ? "client error"
+		                       : "unexpected status";
+	}
+}
+
+char *http_resolve(const char *base, const char *ref)
+{
+	CURLU *u = curl_url();
+	char *got = NULL, *out = NULL;
+
+	if (!u)
+		return NULL;
+	if (curl_url_set(u, CURLUPART_URL, base, 0) != CURLUE_OK ||
+	    curl_url_set(u, CURLUPART_URL, ref, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_URL, &got, 0) != CURLUE_OK)
+		goto done;
+	out = strdup(got);
+done:
+	curl_free(got);
+	curl_url_cleanup(u);
+	return out;
+}
+
+/* scheme://host:port, with the default port made explicit, lower-cased by curl. */
+static char *origin(const char *url)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL, *out = NULL;
+	size_t n;
+
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
+		goto done;
+	n = strlen(scheme) + strlen(host) + strlen(port) + 5;
+	if ((out = malloc(n)))
+		snprintf(out, n, "%s://%s:%s", scheme, host, port);
+	for (char *p = out; p && *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+done:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return out;
+}
+
+bool http_same_origin(const char *a, const char *b)
+{
+	char *oa = origin(a), *ob = origin(b);
+	bool same = oa && ob && strcmp(oa, ob) == 0;
+
+	free(oa);
+	free(ob);
+	return same;
+}
+
+char *http_host(const char *url)
+{
+	CURLU *u = curl_url();
+	char *host = NULL, *port = NULL, *out = NULL;
+	size_t n;
+
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+		goto done;
+	curl_url_get(u, CURLUPART_PORT, &port, 0);
+	n = strlen(host) + (port ? strlen(port) : 0) + 2;
+	if ((out = malloc(n)))
+		snprintf(out, n, "%s%s%s", host, port ? ":" : "", port ? port : "");
+done:
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return out;
+}
+
+/* The URL without query or fragment, for messages: queries may carry scopes or tokens. */
+static void url_for_message(char *out, size_t n, const char *url)
+{
+	size_t len = strcspn(url, "?#");
+
+	snprintf(out, n, "%.*s", (int)(len > 200 ? 200 : len), url);
+}
+
+static bool is_https(const char *url)
+{
+	return strncasecmp(url, "https://", 8) == 0;
+}
+
+struct attempt {
+	const char *method;
+	const char *url;
+	const char *authorization;
+};
+
+static int set_headers(struct curl_slist **list, const struct http_request *req,
+                       const char *authorization)
+{
+	struct curl_slist *l = NULL, *t;
+	char line[8192];
+
+	for (size_t i = 0; req->headers && req->headers[i]; i++) {
+		if (!(t = curl_slist_append(l, req->headers[i])))
+			goto fail;
+		l = t;
+	}
+	if (authorization) {
+		if ((size_t)snprintf(line, sizeof(line), "Authorization: %s", authorization) >=
+		    sizeof(line))
+			goto fail;
+		if (!(t = curl_slist_append(l, line)))
+			goto fail;
+		l = t;
+	}
+	*list = l;
+	return 0;
+fail:
+	curl_slist_free_all(l);
+	return IG_EFAIL;
+}
+
+/* One request, no retry, no redirect. Returns the curl code; the response is reset first. */
+static CURLcode perform(struct http_client *c, const struct http_request *req,
+                        const struct attempt *a, struct http_response *out, bool *too_big)
+{
+	struct sink sink = {&out->body, &out->header, false};
+	struct curl_slist *headers = NULL;
+	CURL *h = curl_easy_init();
+	CURLcode rc = CURLE_OUT_OF_MEMORY;
+
+	buf_release(&out->body);
+	buf_release(&out->header);
+	out->body.max = req->max_body ? req->max_body : DEFAULT_MAX_BODY;
+	out->header.max = MAX_HEADER_BYTES;
+	out->status = 0;
+	*too_big = false;
+	if (!h || set_headers(&headers, req, a->authorization) < 0)
+		goto done;
+	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+	curl_easy_setopt(h, CURLOPT_URL, a->url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "imageguard/" IMAGEGUARD_VERSION);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+	                 req->timeout_ms ? req->timeout_ms : c->opts.timeout_ms);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &sink);
+	if (req->ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, req->ca_file);
+	if (strcmp(a->method, "HEAD") == 0)
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	else if (strcmp(a->method, "POST") == 0)
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->form ? req->form : "");
+	rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
+	*too_big = sink.too_big;
+	if (!out->body.data)
+		buf_append(&out->body, "", 0);
+done:
+	curl_slist_free_all(headers);
+	if (h)
+		curl_easy_cleanup(h);
+	return rc;
+}
+
+static bool retryable_status(long status)
+{
+	return status == 429 || (status >= 500 && status <= 599 && status != 501);
+}
+
+static bool retryable_transport(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Retry-After as delta-seconds or an HTTP-date; -1 when absent or unparseable. */
+static long retry_after_ms(const struct http_response *r)
+{
+	char *v = http_header(r, "Retry-After");
+	long ms = -1;
+
+	if (v) {
+		char *end;
+		long secs = strtol(v, &end, 10);
+
+		if (end != v && *end == '\0' && secs >= 0)
+			ms = secs > 86400 ? 86400000L : secs * 1000;
+		else {
+			time_t when = curl_getdate(v, NULL);
+
+			if (when != -1)
+				ms = when > time(NULL) ? (long)(when - time(NULL)) * 1000 : 0;
+		}
+	}
+	free(v);
+	return ms;
+}
+
+static long backoff_ms(const struct http_options *o, unsigned attempt, unsigned *seed)
+{
+	long d = o->base_backoff_ms;
+
+	for (unsigned i = 0; i < attempt && d < o->max_backoff_ms; i++)
+		d *= 2;
+	if (d > o->max_backoff_ms)
+		d = o->max_backoff_ms;
+	/* Half fixed, half random: waits spread out yet never collapse to nothing. */
+	return d / 2 + (long)(rand_r(seed) % (unsigned)(d / 2 + 1));
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static int transport_error(struct error *err, CURLcode rc, bool too_big, size_t cap,
+                           const char *url)
+{
+	char where[256];
+
+	url_for_message(where, sizeof(where), url);
+	if (too_big)
+		return error_set(err, IG_ETOOBIG, "'%s': response larger than %zu bytes", where,
+		                 cap);
+	if (rc == CURLE_OPERATION_TIMEDOUT)
+		return error_set(err, IG_ETIMEOUT, "'%s': timed out", where);
+	return error_set(err, IG_EFAIL, "'%s': %s", where, curl_easy_strerror(rc));
+}
+
+/* One hop with retries. */
+static int perform_retrying(struct http_response *out, struct http_client *c,
+                            const struct http_request *req, const struct attempt *a,
+                            struct error *err)
+{
+	unsigned seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)out ^ (unsigned)clock();
+	const char *label = req->label ? req->label : "http";
+	bool too_big;
+	CURLcode rc;
+
+	for (unsigned attempt = 0;; attempt++) {
+		long wait;
+
+		rc = perform(c, req, a, out, &too_big);
+		out->attempts++;
+		if (c->opts.observe)
+			c->opts.observe(c->opts.observe_ctx, label,
+			                rc == CURLE_OK ? out->status : 0);
+		if (too_big)
+			return transport_error(err, rc, true, out->body.max, a->url);
+		if (rc == CURLE_OK && !retryable_status(out->status))
+			return 0;
+		if (rc != CURLE_OK && !retryable_transport(rc))
+			return transport_error(err, rc, false, 0, a->url);
+		if (attempt >= c->opts.max_retries)
+			return rc == CURLE_OK ? 0 : transport_error(err, rc, false, 0, a->url);
+		wait = rc == CURLE_OK ? retry_after_ms(out) : -1;
+		if (wait < 0)
+			wait = backoff_ms(&c->opts, attempt, &seed);
+		if (wait > c->opts.max_backoff_ms)
+			wait = c->opts.max_backoff_ms;
+		log_info("http.retry", "%s: %s %s, retry %u/%u in %ld ms", label, a->method,
+		         rc == CURLE_OK ? http_reason(out->status) : curl_easy_strerror(rc),
+		         attempt + 1, c->opts.max_retries, wait);
+		sleep_ms(wait);
+	}
+}
+
+static bool is_redirect(long status)
+{
+	return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+int http_do(struct http_response *out, struct http_client *c, const struct http_request *req,
+            struct error *err)
+{
+	struct attempt a = {req->method ? req->method : "GET", req->url, req->authorization};
+	char *url = strdup(req->url), *next = NULL, *location = NULL;
+	char where[256];
+	int error = 0;
+
+	out->attempts = 0;
+	if (!url)
+		return error_set(err, IG_EFAIL, "http: out of memory");
+	for (int hop = 0;; hop++) {
+		a.url = url;
+		if ((error = perform_retrying(out, c, req, &a, err)) < 0)
+			goto done;
+		if (!is_redirect(out->status))
+			break;
+		url_for_message(where, sizeof(where), url);
+		if (hop >= MAX_REDIRECTS) {
+			error = error_set(err, IG_EFAIL, "'%s': more than %d redirects", where,
+			                  MAX_REDIRECTS);
+			goto done;
+		}
+		free(location);
+		if (!(location = http_header(out, "Location")) ||
+		    !(next = http_resolve(url, location))) {
+			error =
+			    error_set(err, IG_EFAIL, "'%s': %ld redirect without a usable Location",
+			              where, out->status);
+			goto done;
+		}
+		if (is_https(url) && !is_https(next) && !req->allow_http) {
+			error = error_set(err, IG_EFAIL,
+			                  "'%s': refusing a redirect from https to http", where);
+			goto done;
+		}
+		/* Credentials belong to the origin they were given for: once a redirect leaves it,
+		 * nothing is sent again, even if a later hop comes back. */
+		if (a.authorization && !http_same_origin(req->url, next)) {
+			a.authorization = NULL;
+			log_debug("http.redirect",
+			          "%s: redirect to another origin, credentials dropped",
+			          req->label ? req->label : "http");
+		}
+		/* As browsers do: 303 (and 301/302 after a POST) become GET; HEAD stays HEAD. */
+		if (strcmp(a.method, "HEAD") != 0 &&
+		    (out->status == 303 ||
+		     (out->status != 307 && out->status != 308 && strcmp(a.method, "POST") == 0)))
+			a.method = "GET";
+		free(url);
+		url = next;
+		next = NULL;
+	}
+done:
+	free(location);
+	free(next);
+	free(out->url);
+	out->url = url;
+	return error;
+}
