@@ -7,11 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/commitmsg.h"
-#include "imageguard/error.h"
-#include "imageguard/gitstore.h"
-#include "imageguard/markers.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/git/commitmsg.h"
+#include "imageguard/util/error.h"
+#include "imageguard/git/gitstore.h"
+#include "imageguard/markers/markers.h"
 
 #define FILE_MAX (4 * 1024 * 1024)
 

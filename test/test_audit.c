@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imageguard/audit.h"
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/strvec.h"
+#include "imageguard/app/audit.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/strvec.h"
 
 static char path[64];
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
 
 START_TEST(append_and_cap)
 {

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/cmdopts.h"
-#include "imageguard/error.h"
+#include "imageguard/cmd/cmdopts.h"
+#include "imageguard/util/error.h"
 
 static const struct {
 	const char *args[8];

@@ -3,9 +3,9 @@
 #include <check.h>
 #include <string.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/commitmsg.h"
-#include "imageguard/error.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/git/commitmsg.h"
+#include "imageguard/util/error.h"
 
 static const struct commitmsg_change two[] = {
 	{"apps/web", "ghcr.io/o/web:1.0.0", "ghcr.io/o/web:1.1.0", "apps/web.yaml", NULL},

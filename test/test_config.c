@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "imageguard/config.h"
-#include "imageguard/duration.h"
-#include "imageguard/error.h"
-#include "imageguard/policy.h"
+#include "imageguard/config/config.h"
+#include "imageguard/util/duration.h"
+#include "imageguard/util/error.h"
+#include "imageguard/policy/policy.h"
 
 /* ---- helpers ---- */
 

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "imageguard/creds.h"
-#include "imageguard/error.h"
+#include "imageguard/registry/creds.h"
+#include "imageguard/util/error.h"
 
 #define SECRET "s3cr3t-Pa55"
 /* base64("alice:s3cr3t-Pa55") */

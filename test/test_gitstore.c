@@ -16,11 +16,11 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/gitauth.h"
-#include "imageguard/gitstore.h"
-#include "imageguard/knownhosts.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/git/gitauth.h"
+#include "imageguard/git/gitstore.h"
+#include "imageguard/git/knownhosts.h"
 
 /* The ssh tests need LeakSanitizer to unwind through libgit2 (test/support/sanitizer.c). */
 const int sanitizer_slow_unwind = 1;

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/error.h"
-#include "imageguard/guard.h"
-#include "imageguard/policy.h"
+#include "imageguard/util/error.h"
+#include "imageguard/app/guard.h"
+#include "imageguard/policy/policy.h"
 
 #define NOW 1700000000
 #define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/httpd.h"
-#include "imageguard/metrics.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/app/httpd.h"
+#include "imageguard/app/metrics.h"
 
 static const struct {
 	const char *in;

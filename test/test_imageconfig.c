@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/imageconfig.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/imageconfig.h"
 
 static const struct time_row {
 	const char *in;

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/error.h"
-#include "imageguard/imageref.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/imageref.h"
 
 static const struct {
 	const char *in;

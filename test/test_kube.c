@@ -15,13 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "imageguard/buf.h"
+#include "imageguard/util/buf.h"
 
-#include "imageguard/error.h"
-#include "imageguard/kube.h"
-#include "imageguard/kubeconfig.h"
-#include "imageguard/kubeimage.h"
-#include "imageguard/workload.h"
+#include "imageguard/util/error.h"
+#include "imageguard/kube/kube.h"
+#include "imageguard/kube/kubeconfig.h"
+#include "imageguard/kube/kubeimage.h"
+#include "imageguard/markers/workload.h"
 
 #define HEAD "apiVersion: v1\nkind: Config\ncurrent-context: c1\n"
 #define CTX "contexts:\n- name: c1\n  context:\n    cluster: k1\n    user: u1\n"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/error.h"
-#include "imageguard/linkheader.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/linkheader.h"
 
 #define BASE "https://r.example:5000/v2/o/app/tags/list?n=100"
 

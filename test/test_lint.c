@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/lint.h"
-#include "imageguard/markers.h"
-#include "imageguard/strvec.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/app/lint.h"
+#include "imageguard/markers/markers.h"
+#include "imageguard/util/strvec.h"
 
 /* "line:rule" for each finding, space-separated, in report order (after sorting). */
 static char *summary(struct lint_report *r)

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/markers.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/markers/markers.h"
 
 #define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 

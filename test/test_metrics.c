@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/metrics.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/app/metrics.h"
 
 static char *render(struct metrics *m)
 {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/error.h"
-#include "imageguard/policy.h"
-#include "imageguard/strvec.h"
+#include "imageguard/util/error.h"
+#include "imageguard/policy/policy.h"
+#include "imageguard/util/strvec.h"
 
 /* The tables below leave trailing spec fields zero on purpose. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"

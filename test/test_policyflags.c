@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/error.h"
-#include "imageguard/policyflags.h"
+#include "imageguard/util/error.h"
+#include "imageguard/policy/policyflags.h"
 
 static const struct {
 	const char *argv[8];

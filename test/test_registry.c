@@ -11,11 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "imageguard/creds.h"
-#include "imageguard/error.h"
-#include "imageguard/imageconfig.h"
-#include "imageguard/imageref.h"
-#include "imageguard/registry.h"
+#include "imageguard/registry/creds.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/imageconfig.h"
+#include "imageguard/registry/imageref.h"
+#include "imageguard/registry/registry.h"
 #include "support/fixture.h"
 
 static struct fixture reg, fault;

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/report.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/app/report.h"
 
 static const struct {
 	const char *file;

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imageguard/error.h"
-#include "imageguard/taglines.h"
+#include "imageguard/util/error.h"
+#include "imageguard/policy/taglines.h"
 
 static const struct {
 	const char *in;

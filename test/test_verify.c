@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/buf.h"
-#include "imageguard/metrics.h"
-#include "imageguard/verify.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/app/metrics.h"
+#include "imageguard/app/verify.h"
 
 #define A "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define B "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"

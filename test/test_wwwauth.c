@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/error.h"
-#include "imageguard/wwwauth.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/wwwauth.h"
 
 static const struct {
 	const char *in;

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/error.h"
-#include "imageguard/yamldepth.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/yamldepth.h"
 
 static char *nested(const char *prefix, const char *open, const char *close, size_t n)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imageguard/log.h"
+#include "imageguard/util/log.h"
 
 /* A property that must hold: print it and abort (libFuzzer saves the input). */
 #define FUZZ_CHECK(cond)                                                                      \

@@ -2,8 +2,8 @@
  * or one-line diagnostics with file:line, never a crash or a leak. */
 #include "fuzz.h"
 
-#include "imageguard/config.h"
-#include "imageguard/error.h"
+#include "imageguard/config/config.h"
+#include "imageguard/util/error.h"
 
 static void check_config(const struct config *c)
 {

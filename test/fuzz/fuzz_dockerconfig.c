@@ -2,8 +2,8 @@
  * the lookup treats differently: Docker Hub's aliases, a host with a port, a plain host. */
 #include "fuzz.h"
 
-#include "imageguard/creds.h"
-#include "imageguard/error.h"
+#include "imageguard/registry/creds.h"
+#include "imageguard/util/error.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

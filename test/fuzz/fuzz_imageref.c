@@ -2,9 +2,9 @@
  * and the parsed parts written back out parse to the same parts. */
 #include "fuzz.h"
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/imageref.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/imageref.h"
 
 static bool same(const char *a, const char *b)
 {

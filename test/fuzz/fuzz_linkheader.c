@@ -1,8 +1,8 @@
 /* Link header values (RFC 8288) of paginated tag lists, resolved against the request URL. */
 #include "fuzz.h"
 
-#include "imageguard/error.h"
-#include "imageguard/linkheader.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/linkheader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

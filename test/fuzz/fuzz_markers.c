@@ -3,9 +3,9 @@
  * the new values, and every byte outside the value ranges is unchanged. */
 #include "fuzz.h"
 
-#include "imageguard/buf.h"
-#include "imageguard/error.h"
-#include "imageguard/markers.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/markers/markers.h"
 
 /* Values a policy could produce, per part, then values that need quoting or escaping. */
 static const char *safe_value(enum marker_part part)

@@ -2,7 +2,7 @@
  * error messages and logs. */
 #include "fuzz.h"
 
-#include "imageguard/registry.h"
+#include "imageguard/registry/registry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,9 +4,9 @@
  * order and the pairwise comparison the guard trusts must agree. */
 #include "fuzz.h"
 
-#include "imageguard/error.h"
-#include "imageguard/policy.h"
-#include "imageguard/strvec.h"
+#include "imageguard/util/error.h"
+#include "imageguard/policy/policy.h"
+#include "imageguard/util/strvec.h"
 
 #define MAX_TAGS 128
 

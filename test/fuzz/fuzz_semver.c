@@ -2,8 +2,8 @@
  * compared; precedence must be a consistent order. */
 #include "fuzz.h"
 
-#include "imageguard/error.h"
-#include "imageguard/semver.h"
+#include "imageguard/util/error.h"
+#include "imageguard/policy/semver.h"
 
 static int sgn(int c)
 {

@@ -2,8 +2,8 @@
  * version checked against it. A full version used as a range matches itself. */
 #include "fuzz.h"
 
-#include "imageguard/error.h"
-#include "imageguard/semver.h"
+#include "imageguard/util/error.h"
+#include "imageguard/policy/semver.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

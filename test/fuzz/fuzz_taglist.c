@@ -1,10 +1,10 @@
 /* Tag-list JSON (GET /v2/<name>/tags/list): every page body a registry could send. */
 #include "fuzz.h"
 
-#include "imageguard/error.h"
-#include "imageguard/imageref.h"
-#include "imageguard/registry.h"
-#include "imageguard/strvec.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/imageref.h"
+#include "imageguard/registry/registry.h"
+#include "imageguard/util/strvec.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

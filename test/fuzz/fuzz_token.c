@@ -1,8 +1,8 @@
 /* Token response JSON from a Bearer realm ({"token"|"access_token", "expires_in"}). */
 #include "fuzz.h"
 
-#include "imageguard/auth.h"
-#include "imageguard/error.h"
+#include "imageguard/registry/auth.h"
+#include "imageguard/util/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

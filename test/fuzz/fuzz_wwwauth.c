@@ -3,8 +3,8 @@
 
 #include "fuzz.h"
 
-#include "imageguard/error.h"
-#include "imageguard/wwwauth.h"
+#include "imageguard/util/error.h"
+#include "imageguard/registry/wwwauth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

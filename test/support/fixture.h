@@ -6,7 +6,7 @@
 
 #include <sys/types.h>
 
-#include "imageguard/buf.h"
+#include "imageguard/util/buf.h"
 
 struct fixture {
 	char dir[256];  /* temp dir owned by the fixture (removed by stop) */
