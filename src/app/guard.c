@@ -141,7 +141,21 @@ done:
 	return 0;
 }
 
-int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err)
+/* The rows of a `:name` marker (guard_input.current_name): it moves with the image's name,
+ * never with the tag. */
+static void settle_name(struct guard_decision *d, const struct guard_input *in)
+{
+	if (!in->current_name || d->needs_confirmation ||
+	    (d->decision != GUARD_UPDATE && d->decision != GUARD_NONE &&
+	     d->decision != GUARD_ROLLBACK))
+		return;
+	if (in->image && strcmp(in->current_name, in->image) == 0)
+		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
+	else
+		set(d, GUARD_UPDATE, GUARD_ADOPT);
+}
+
+static int decide(struct guard_decision *out, const struct guard_input *in, struct error *err)
 {
 	struct guard_decision *d = out;
 	bool lapsed = in->rollback_to && in->has_until && in->now >= in->until;
@@ -175,6 +189,15 @@ int guard_decide(struct guard_decision *out, const struct guard_input *in, struc
 	return decide_order(d, in, err);
 }
 
+int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err)
+{
+	int rc = decide(out, in, err);
+
+	if (rc == 0)
+		settle_name(out, in);
+	return rc;
+}
+
 /* Settles an up-to-date decision once the registry's digest is known. */
 static void settle_digest(struct guard_decision *d, const struct guard_input *in)
 {
@@ -202,12 +225,9 @@ static void settle_digest(struct guard_decision *d, const struct guard_input *in
 	d->write_digest = true;
 }
 
-void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
-                   const char *digest, const char *head_error)
+static void confirm_head(struct guard_decision *d, const struct guard_input *in,
+                         enum guard_head head, const char *digest, const char *head_error)
 {
-	if (!d->needs_confirmation)
-		return;
-	d->needs_confirmation = false;
 	if (head == GUARD_HEAD_NOT_FOUND) {
 		set(d, GUARD_HOLD, GUARD_CANDIDATE_MISSING);
 		return;
@@ -234,6 +254,16 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 		return;
 	}
 	settle_digest(d, in);
+}
+
+void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
+                   const char *digest, const char *head_error)
+{
+	if (!d->needs_confirmation)
+		return;
+	d->needs_confirmation = false;
+	confirm_head(d, in, head, digest, head_error);
+	settle_name(d, in);
 }
 
 const char *guard_confirm_ref(const struct guard_decision *d, const struct guard_input *in)

@@ -17,11 +17,11 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/registry/buildtime.h"
 #include "imageguard/git/commitmsg.h"
+#include "imageguard/app/decide.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/app/guard.h"
-#include "imageguard/registry/imageref.h"
 #include "imageguard/util/log.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/app/metrics.h"
@@ -57,20 +57,11 @@ struct pass {
 	struct head *heads;
 	size_t heads_len, heads_cap;
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
+	struct decide_listing *listings; /* per config repository, after scan_run */
+	struct decide_io io;
+	struct decide_env env;
 	struct report *report;
 	char *git_failure; /* the first automation that could not be read, or NULL */
-};
-
-/* One marker's decision, redone at every push attempt. */
-struct decided {
-	size_t marker;                      /* index in the automation's marker set */
-	size_t policy;                      /* index in config->policies */
-	char *current_tag, *current_digest; /* owned */
-	struct guard_input in;
-	struct guard_decision d;
-	char *new_value; /* owned; what to write, NULL: nothing */
-	/* borrowed from pass->buildtimes; set when the guard compared build times */
-	const struct guard_created *cur_created, *cand_created;
 };
 
 struct autorun {
@@ -78,7 +69,7 @@ struct autorun {
 	const struct config_automation *a;
 	struct gitstore *g;
 	struct marker_set markers;
-	struct decided *items;
+	struct decide_item *items;
 	size_t len;
 	bool committed;
 	char commit[41];
@@ -198,231 +189,52 @@ static const struct head *head_of(struct pass *p, size_t repo, const char *tag)
 	return h;
 }
 
-/* ---- one marker ---- */
+/* ---- the decisions' I/O (decide_io) ---- */
 
-static enum guard_digest_mode digest_mode(const struct marker *m, enum config_reflect r)
+static int io_head(void *ctx, size_t repo, const char *ref, enum guard_head *result,
+                   const char **digest, const char **error)
 {
-	switch (m->part) {
-	case MARKER_IMAGE:
-		return r == CONFIG_REFLECT_ALWAYS           ? GUARD_DIGEST_ALWAYS
-		       : r == CONFIG_REFLECT_IF_NOT_PRESENT ? GUARD_DIGEST_IF_MISSING
-		                                            : GUARD_DIGEST_NONE;
-	case MARKER_DIGEST:
-		return r == CONFIG_REFLECT_IF_NOT_PRESENT ? GUARD_DIGEST_IF_MISSING
-		                                          : GUARD_DIGEST_ALWAYS;
-	default:
-		return GUARD_DIGEST_NONE;
-	}
-}
+	const struct head *h = head_of(ctx, repo, ref);
 
-/* The `:tag` marker of the same policy nearest to m in its file, or NULL. */
-static const struct marker *sibling_tag(const struct marker_set *s, const struct marker *m)
-{
-	const struct marker *best = NULL;
-	size_t best_dist = (size_t)-1;
-
-	for (size_t i = 0; i < s->len; i++) {
-		const struct marker *o = &s->items[i];
-		size_t dist = o->line > m->line ? o->line - m->line : m->line - o->line;
-
-		if (o->part != MARKER_TAG || strcmp(o->file, m->file) != 0 ||
-		    strcmp(o->policy, m->policy) != 0)
-			continue;
-		if (dist < best_dist) {
-			best = o;
-			best_dist = dist;
-		}
-	}
-	return best;
-}
-
-static int dup_range(char **out, const char *s, size_t start, size_t len)
-{
-	*out = NULL;
-	if (!len)
-		return 0;
-	if (!(*out = malloc(len + 1)))
+	if (!h)
 		return IG_EFAIL;
-	memcpy(*out, s + start, len);
-	(*out)[len] = '\0';
+	*result = h->result;
+	*digest = h->digest;
+	*error = h->error;
 	return 0;
 }
 
-/* What the marker holds: its tag (a sibling's for `:digest`/`:name`) and digest. */
-static int read_current(struct decided *it, const struct marker_set *s, const struct marker *m)
+static int io_created(void *ctx, size_t repo, const char *digest, const char *platform,
+                      const struct guard_created **out)
 {
-	const struct marker *tag;
-	struct imageref_parts parts;
-
-	switch (m->part) {
-	case MARKER_IMAGE:
-		imageref_split(&parts, m->value, strlen(m->value));
-		if (dup_range(&it->current_tag, m->value, parts.tag_start, parts.tag_len) < 0 ||
-		    dup_range(&it->current_digest, m->value, parts.digest_start, parts.digest_len) <
-		        0)
-			return IG_EFAIL;
-		return 0;
-	case MARKER_TAG:
-		return (it->current_tag = strdup(m->value)) ? 0 : IG_EFAIL;
-	case MARKER_DIGEST:
-		if (*m->value && !(it->current_digest = strdup(m->value)))
-			return IG_EFAIL;
-		tag = sibling_tag(s, m);
-		if (tag && !(it->current_tag = strdup(tag->value)))
-			return IG_EFAIL;
-		return 0;
-	case MARKER_NAME:
-		tag = sibling_tag(s, m);
-		if (tag && !(it->current_tag = strdup(tag->value)))
-			return IG_EFAIL;
-		return 0;
-	}
-	return 0;
-}
-
-static void fill_input(struct autorun *ar, struct decided *it, const struct marker *m)
-{
-	const struct config_policy *pol = &ar->p->cfg->policies[it->policy];
-	const struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
-	struct guard_input *in = &it->in;
-
-	*in = (struct guard_input)GUARD_INPUT_INIT;
-	in->policy = pol->policy;
-	in->order_policy = pol->order_policy;
-	in->policy_suspended = pol->suspend;
-	in->repository_suspended = pol->repository->suspend;
-	in->automation_suspended = ar->a->suspend;
-	in->listing_ok = sc->done && sc->rc == 0;
-	in->listing_error =
-	    sc->done ? (sc->rc < 0 ? sc->err.msg : NULL) : "repository not listed in this pass";
-	if (in->listing_ok) {
-		in->tags = (const char *const *)sc->listing.tags.items;
-		in->tags_len = sc->listing.tags.len;
-	}
-	in->rollback_to = pol->override.tag;
-	in->rollback_reason = pol->override.reason;
-	in->has_until = pol->override.has_until;
-	in->until = pol->override.until;
-	in->now = ar->p->now;
-	in->current_tag = it->current_tag;
-	in->current_digest = it->current_digest;
-	in->digest_mode = digest_mode(m, pol->reflect);
-	in->tracked_tag = pol->kind == CONFIG_POLICY_DIGEST ? pol->digest_tag : NULL;
-}
-
-/* `repo:tag[@digest]`, `tag`, `digest` or `repo`: the value a writing decision puts at m. */
-static int new_value(char **out, const struct decided *it, const struct marker *m,
-                     const struct config_policy *pol)
-{
-	const struct guard_decision *d = &it->d;
-	struct error err = ERROR_INIT;
-	struct buf b = BUF_INIT;
-	const char *digest = NULL;
-	char *value = NULL;
-	int error = 0;
-
-	*out = NULL;
-	switch (m->part) {
-	case MARKER_IMAGE:
-		if (d->write_digest && *d->digest)
-			digest = d->digest;
-		else if (it->current_tag && it->current_digest &&
-		         strcmp(it->current_tag, d->candidate) == 0)
-			digest = it->current_digest; /* same tag: its pinned digest stays valid */
-		/* the name as written in the marker (a Flux user's spelling stays) */
-		if ((error = markers_value_for(&value, m, pol->repository->image, d->candidate,
-		                               digest, &err)) == 0)
-			error = buf_puts(&b, value);
-		free(value);
-		break;
-	case MARKER_TAG:
-		error = buf_puts(&b, d->candidate);
-		break;
-	case MARKER_DIGEST:
-		error = buf_puts(&b, d->write_digest && *d->digest ? d->digest : m->value);
-		break;
-	case MARKER_NAME:
-		error = buf_puts(&b, pol->repository->image);
-		break;
-	}
-	if (error < 0) {
-		buf_release(&b);
-		return error == IG_EINVALID ? IG_EINVALID : IG_EFAIL;
-	}
-	if (strcmp(b.data, m->value) == 0) {
-		buf_release(&b);
-		return 0;
-	}
-	*out = buf_detach(&b);
-	return 0;
-}
-
-/* A `:name` marker only ever holds the repository: it follows the registry's health (a
- * failed or suspended policy holds it too) but not the tag's movement. */
-static void settle_name(struct decided *it, const struct marker *m, const struct config_policy *pol)
-{
-	struct guard_decision *d = &it->d;
-
-	if (m->part != MARKER_NAME || (d->decision != GUARD_UPDATE && d->decision != GUARD_NONE &&
-	                               d->decision != GUARD_ROLLBACK))
-		return;
-	if (strcmp(m->value, pol->repository->image) == 0) {
-		d->decision = GUARD_NONE;
-		d->reason = GUARD_UP_TO_DATE;
-	} else {
-		d->decision = GUARD_UPDATE;
-		d->reason = GUARD_ADOPT;
-	}
-}
-
-/* A digest-tracked policy's moved digest: the build times of the committed and the new image
- * decide (guard_confirm_created). */
-static int confirm_created(struct pass *p, struct decided *it)
-{
-	const struct config_policy *pol = &p->cfg->policies[it->policy];
-	size_t repo = p->policy_repo[it->policy];
+	struct pass *p = ctx;
 	struct registry_target t;
 
-	assert(it->current_digest);
 	scan_target(&t, &p->scans[repo]);
-	if (buildtime_get(&it->cur_created, p->buildtimes, p->client, &t, repo, it->current_digest,
-	                  pol->digest_platform) < 0 ||
-	    buildtime_get(&it->cand_created, p->buildtimes, p->client, &t, repo, it->d.digest,
-	                  pol->digest_platform) < 0)
-		return IG_EFAIL;
-	guard_confirm_created(&it->d, &it->in, it->cur_created, it->cand_created);
-	return 0;
+	return buildtime_get(out, p->buildtimes, p->client, &t, repo, digest, platform);
 }
 
-static int decide_one(struct autorun *ar, struct decided *it)
+/* The listings as decide reads them, once scan_run is done. */
+static int pass_listings(struct pass *p)
 {
-	struct pass *p = ar->p;
-	const struct marker *m = &ar->markers.items[it->marker];
-	const struct config_policy *pol = &p->cfg->policies[it->policy];
-	struct error err = ERROR_INIT;
-	const struct head *h;
-	int rc;
+	size_t n = p->cfg->repositories_len;
 
-	if (read_current(it, &ar->markers, m) < 0)
+	if (!(p->listings = calloc(n ? n : 1, sizeof(*p->listings))))
 		return IG_EFAIL;
-	fill_input(ar, it, m);
-	if (guard_decide(&it->d, &it->in, &err) < 0)
-		return IG_EFAIL;
-	if (it->d.needs_confirmation) {
-		if (!(h = head_of(p, p->policy_repo[it->policy],
-		                  guard_confirm_ref(&it->d, &it->in))))
-			return IG_EFAIL;
-		guard_confirm(&it->d, &it->in, h->result, h->digest, h->error);
+	for (size_t i = 0; i < n; i++) {
+		const struct scan *sc = &p->scans[i];
+		struct decide_listing *l = &p->listings[i];
+
+		l->done = sc->done;
+		l->ok = sc->done && sc->rc == 0;
+		l->error = sc->done && sc->rc < 0 ? sc->err.msg : NULL;
+		if (l->ok) {
+			l->tags = (const char *const *)sc->listing.tags.items;
+			l->tags_len = sc->listing.tags.len;
+		}
 	}
-	if (it->d.needs_created && confirm_created(p, it) < 0)
-		return IG_EFAIL;
-	settle_name(it, m, pol);
-	if (guard_writes(&it->d) && (rc = new_value(&it->new_value, it, m, pol)) < 0) {
-		if (rc != IG_EINVALID)
-			return IG_EFAIL;
-		guard_fail(&it->d, GUARD_CONFIG, "%s:%zu: cannot build the new value", m->file,
-		           m->line);
-	}
+	p->io = (struct decide_io){io_head, io_created, p};
+	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
 }
 
@@ -430,11 +242,8 @@ static int decide_one(struct autorun *ar, struct decided *it)
 
 static void decided_release(struct autorun *ar)
 {
-	for (size_t i = 0; i < ar->len; i++) {
-		free(ar->items[i].current_tag);
-		free(ar->items[i].current_digest);
-		free(ar->items[i].new_value);
-	}
+	for (size_t i = 0; i < ar->len; i++)
+		decide_item_release(&ar->items[i]);
 	free(ar->items);
 	ar->items = NULL;
 	ar->len = 0;
@@ -456,14 +265,11 @@ static int decide_all(struct autorun *ar)
 	for (size_t i = 0; i < ar->markers.len; i++) {
 		const struct config_policy *pol =
 		    config_find_policy_id(cfg, ar->markers.items[i].policy);
-		struct decided *it;
 
 		if (!pol)
 			continue;
-		it = &ar->items[ar->len++];
-		it->marker = i;
-		it->policy = policy_index(cfg, pol);
-		if (decide_one(ar, it) < 0)
+		if (decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
+		                  policy_index(cfg, pol)) < 0)
 			return IG_EFAIL;
 	}
 	return 0;
@@ -581,7 +387,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	if (!changes)
 		return error_set(err, IG_EFAIL, "out of memory");
 	for (size_t i = 0; i < ar->len && error == 0; i++) {
-		const struct decided *it = &ar->items[i];
+		const struct decide_item *it = &ar->items[i];
 		const struct marker *m = &ar->markers.items[it->marker];
 		struct commitmsg_change *c = &changes[n];
 
@@ -732,7 +538,7 @@ static void listing_info(struct report_item *it, const struct scan *sc)
 	it->tags = &sc->listing.tags;
 }
 
-static int report_marker(struct autorun *ar, const struct decided *d)
+static int report_marker(struct autorun *ar, const struct decide_item *d)
 {
 	struct pass *p = ar->p;
 	const struct config_policy *pol = &p->cfg->policies[d->policy];
@@ -906,6 +712,7 @@ static void pass_release(struct pass *p)
 		free(p->heads[i].error);
 	}
 	free(p->heads);
+	free(p->listings);
 	buildtime_free(p->buildtimes);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++)
 		autorun_release(&p->autoruns[i]);
@@ -957,6 +764,10 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	                      o->concurrency, err)) < 0)
 		goto done;
 	record_listings(&p);
+	if ((error = pass_listings(&p)) < 0) {
+		error = error_set(err, error, "reconcile: out of memory");
+		goto done;
+	}
 	for (size_t i = 0; i < cfg->automations_len && error == 0; i++) {
 		if (o->stop && *o->stop)
 			break;

@@ -91,12 +91,20 @@ struct guard_input {
 	 *  - rollback_to is a digest (config guarantees it): held when current_digest equals it,
 	 *    else rolled back to after a HEAD of that digest (guard_confirm_ref). */
 	const char *tracked_tag;
+
+	/* A `:name` marker: the repository it holds, and the policy's image. Such a marker only
+	 * ever holds the repository: it follows the registry's health (a failed or suspended
+	 * policy holds it too) but not the tag's movement, so a decision that would update, roll
+	 * back or stay becomes none/up-to-date when current_name equals image, else update/adopt.
+	 * NULL for the other parts. */
+	const char *current_name;
+	const char *image;
 };
 
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
 		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE, NULL, NULL                                            \
+		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, NULL                                \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
