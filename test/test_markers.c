@@ -255,10 +255,15 @@ static const struct {
 	const char *value, *name, *tag, *digest;
 	const char *want; /* NULL: IG_EINVALID */
 } values[] = {
-    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "x/y", "2.0", NULL, "ghcr.io/o/app:2.0"},
-    {MARKER_IMAGE, "localhost:5000/app:1.0", "x", "2.0", D1, "localhost:5000/app:2.0@" D1},
-    {MARKER_IMAGE, "localhost:5000/app:1.0@sha256:ab", "x", "2.0", NULL, "localhost:5000/app:2.0"},
-    {MARKER_IMAGE, "localhost:5000/app", "x", "2.0", NULL, "localhost:5000/app:2.0"},
+    /* the policy's name, whatever the marker held (Flux's setter writes the whole reference) */
+    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "x/y", "2.0", NULL, "x/y:2.0"},
+    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "ghcr.io/o/app", "2.0", NULL, "ghcr.io/o/app:2.0"},
+    {MARKER_IMAGE, "localhost:5000/app:1.0", "localhost:5000/app", "2.0", D1,
+     "localhost:5000/app:2.0@" D1},
+    {MARKER_IMAGE, "localhost:5000/app:1.0@sha256:ab", "localhost:5000/app", "2.0", NULL,
+     "localhost:5000/app:2.0"},
+    {MARKER_IMAGE, "localhost:5000/app", "localhost:5001/app", "2.0", NULL,
+     "localhost:5001/app:2.0"},
     {MARKER_IMAGE, "", "ghcr.io/o/app", "2.0", NULL, "ghcr.io/o/app:2.0"},
     {MARKER_IMAGE, "", NULL, "2.0", NULL, NULL},
     {MARKER_IMAGE, "a:1", "a", NULL, NULL, NULL},

@@ -8,6 +8,7 @@
 #include "imageguard/app/guard.h"
 #include "imageguard/config/config.h"
 #include "imageguard/markers/markers.h"
+#include "imageguard/registry/imageref.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
@@ -29,6 +30,29 @@ static enum guard_digest_mode digest_mode(const struct marker *m, enum config_re
 static size_t repository_of(const struct config *cfg, const struct config_policy *pol)
 {
 	return (size_t)(pol->repository - cfg->repositories);
+}
+
+/* Whether a whole-image value names another repository than image. The same repository
+ * spelled another way (`nginx` for `docker.io/library/nginx`) is not another one. */
+static bool image_name_changed(const char *value, const char *image)
+{
+	struct imageref a = IMAGEREF_INIT, b = IMAGEREF_INIT;
+	struct imageref_parts p;
+	struct error err = ERROR_INIT;
+	bool changed = true;
+	char *name;
+
+	imageref_split(&p, value, strlen(value));
+	if (p.name_len == strlen(image) && memcmp(value, image, p.name_len) == 0)
+		return false;
+	if (!(name = strndup(value, p.name_len)))
+		return true;
+	if (imageref_parse(&a, name, 0, &err) == 0 && imageref_parse(&b, image, 0, &err) == 0)
+		changed = strcmp(a.registry, b.registry) || strcmp(a.repository, b.repository);
+	imageref_release(&a);
+	imageref_release(&b);
+	free(name);
+	return changed;
 }
 
 static void fill_input(struct decide_item *it, const struct decide_env *env,
@@ -64,6 +88,8 @@ static void fill_input(struct decide_item *it, const struct decide_env *env,
 		in->current_name = m->value;
 		in->image = pol->repository->image;
 	}
+	in->name_changed =
+	    m->part == MARKER_IMAGE && image_name_changed(m->value, pol->repository->image);
 }
 
 /* `repo:tag[@digest]`, `tag`, `digest` or `repo`: the value a writing decision puts at m. */
@@ -82,10 +108,13 @@ static int new_value(char **out, const struct decide_item *it, const struct mark
 	case MARKER_IMAGE:
 		if (d->write_digest && *d->digest)
 			digest = d->digest;
+		else if (it->current_digest && it->in.name_changed)
+			digest =
+			    *d->digest ? d->digest : NULL; /* a pin names the new repository's */
 		else if (it->current_tag && it->current_digest &&
 		         strcmp(it->current_tag, d->candidate) == 0)
 			digest = it->current_digest; /* same tag: its pinned digest stays valid */
-		/* the name as written in the marker (a Flux user's spelling stays) */
+		/* the policy's image, as Flux writes it, whatever repository the marker named */
 		if ((error = markers_value_for(&value, m, pol->repository->image, d->candidate,
 		                               digest, &err)) == 0)
 			error = buf_puts(&b, value);

@@ -124,6 +124,8 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {
 		set(d, GUARD_UPDATE, GUARD_ADOPT);
+	} else if (v == POLICY_SAME && in->name_changed) {
+		set(d, GUARD_UPDATE, GUARD_ADOPT); /* the tag stays, the name becomes the policy's */
 	} else if (v == POLICY_SAME) {
 		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
 		/* The tag stays; a digest may still need writing, which only HEAD can tell. */
@@ -163,6 +165,8 @@ static int decide(struct guard_decision *out, const struct guard_input *in, stru
 	*d = (struct guard_decision){0};
 	if (lapsed)
 		d->warnings |= GUARD_WARN_OVERRIDE_LAPSED;
+	if (in->name_changed)
+		d->warnings |= GUARD_WARN_NAME_CHANGED;
 	if (in->policy_suspended || in->repository_suspended || in->automation_suspended) {
 		set(d, GUARD_HOLD, GUARD_SUSPENDED);
 		return 0;
@@ -363,6 +367,8 @@ const char *guard_warning_name(enum guard_warning w)
 		return "current-missing";
 	case GUARD_WARN_OVERRIDE_LAPSED:
 		return "override-lapsed";
+	case GUARD_WARN_NAME_CHANGED:
+		return "name-changed";
 	}
 	return "unknown";
 }

@@ -14,23 +14,18 @@ static int dup_out(char **out, const char *s, struct error *err)
 	return *out ? 0 : error_set(err, IG_EFAIL, "out of memory");
 }
 
+/* name:tag[@digest] with the policy's name whatever the marker held: exactly the string
+ * Flux writes (its setter replaces the whole reference). */
 static int image_value(char **out, const struct marker *m, const char *name, const char *tag,
                        const char *digest, struct error *err)
 {
-	struct imageref_parts p;
 	struct buf b = BUF_INIT;
 	int rc;
 
-	imageref_split(&p, m->value, strlen(m->value));
-	if (p.name_len > 0)
-		rc = buf_append(&b, m->value, p.name_len);
-	else if (name && *name)
-		rc = buf_puts(&b, name);
-	else
+	if (!name || !*name)
 		return error_set(err, IG_EINVALID, "'%s:%zu': no image name to write", m->file,
 		                 m->line);
-	if (rc == 0)
-		rc = buf_printf(&b, ":%s", tag);
+	rc = buf_printf(&b, "%s:%s", name, tag);
 	if (rc == 0 && digest && *digest)
 		rc = buf_printf(&b, "@%s", digest);
 	if (rc < 0) {

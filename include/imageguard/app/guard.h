@@ -39,8 +39,11 @@ enum guard_warning {
 	GUARD_WARN_CURRENT_MISSING = 1u << 0,
 	/* a rollback-to annotation is present but its rollback-until has passed: ignored */
 	GUARD_WARN_OVERRIDE_LAPSED = 1u << 1,
+	/* a whole-image marker named another repository than the policy's image: the value
+	 * written names the policy's (guard_input.name_changed) */
+	GUARD_WARN_NAME_CHANGED = 1u << 2,
 };
-#define GUARD_WARN_LAST GUARD_WARN_OVERRIDE_LAPSED
+#define GUARD_WARN_LAST GUARD_WARN_NAME_CHANGED
 
 /* How the marker carries a digest, from the policy's digestReflectionPolicy and the marker's
  * part (the caller maps them: a `:tag` or `:name` marker is NONE; a whole-image marker under
@@ -99,12 +102,19 @@ struct guard_input {
 	 * NULL for the other parts. */
 	const char *current_name;
 	const char *image;
+
+	/* A whole-image marker whose committed repository is not the policy's image (a mirror
+	 * move, or a value someone edited): the tag is still compared under the policy's order,
+	 * the decision carries warning name-changed, and an up-to-date tag becomes update/adopt
+	 * (confirmed by a HEAD of the policy's image), so the written reference is always the
+	 * policy's image and a tag the registry confirmed for it. */
+	bool name_changed;
 };
 
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
 		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, NULL                                \
+		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, NULL, false                               \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
@@ -202,7 +212,7 @@ bool guard_writes(const struct guard_decision *d);
  * "up-to-date", "downgrade-blocked", "candidate-missing", "no-candidates", "suspended",
  * "override", "registry", "git", "config", "no-markers", "created-unknown", "created-equal";
  * "current-missing",
- * "override-lapsed" (one warning bit). Static storage; "unknown" for other values. */
+ * "override-lapsed", "name-changed" (one warning bit). Static storage; "unknown" for other values. */
 const char *guard_decision_name(enum guard_decision_kind d);
 const char *guard_reason_name(enum guard_reason r);
 const char *guard_warning_name(enum guard_warning w);
