@@ -44,6 +44,15 @@ static const char config_yaml[] = "apiVersion: imageguard.io/v1alpha1\n"
                                   "  imageRepositoryRef: {name: app}\n"
                                   "  policy: {digest: {tag: edge}}\n"
                                   "---\n"
+                                  "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+                                  "kind: ImagePolicy\n"
+                                  "metadata: {name: latest, namespace: apps}\n"
+                                  "spec:\n"
+                                  "  imageRepositoryRef: {name: app}\n"
+                                  "  filterTags: {pattern: '^latest$'}\n"
+                                  "  policy: {alphabetical: {order: asc}}\n"
+                                  "  digestReflectionPolicy: Always\n"
+                                  "---\n"
                                   "apiVersion: imageguard.io/v1alpha1\n"
                                   "kind: GitRepository\n"
                                   "metadata: {name: fleet, namespace: apps}\n"
@@ -55,15 +64,17 @@ static const char config_yaml[] = "apiVersion: imageguard.io/v1alpha1\n"
                                   "spec:\n"
                                   "  sourceRef: {kind: GitRepository, name: fleet}\n";
 
-static const char *const listing[] = {"0.9.0", "1.0.0", "1.1.0", "1.2.0", "edge"};
+static const char *const listing[] = {"0.9.0", "1.0.0", "1.1.0", "1.2.0", "edge", "latest"};
 
 enum fake_head { HEAD_OK, HEAD_MISSING, HEAD_FAILS };
-enum fake_created { CREATED_NEWER, CREATED_OLDER };
+enum fake_created { CREATED_NEWER, CREATED_OLDER, CREATED_SAME, CREATED_EPOCH };
 
 /* The fake registry: what it answers, and what it was asked. */
 struct fake {
 	enum fake_head head;
 	enum fake_created created;
+	bool replaced; /* the marker's history held the new digest before */
+	size_t history_asked;
 	char asked[8][80]; /* every ref HEADed, in order */
 	size_t asked_len;
 	size_t asked_repo;
@@ -89,7 +100,8 @@ static int fake_head(void *ctx, size_t repo, const char *ref, enum guard_head *r
 	return 0;
 }
 
-/* D1 was built on 2025-01-01, D2 on 2025-02-01 (CREATED_NEWER) or 2024-12-01 (OLDER). */
+/* D1 was built on 2025-01-01, D2 on 2025-02-01 (NEWER), 2024-12-01 (OLDER), the same instant
+ * (SAME), or by a reproducible builder that writes no usable time (EPOCH: missing). */
 static int fake_created(void *ctx, size_t repo, const char *digest, const char *platform,
                         const struct guard_created **out)
 {
@@ -98,11 +110,26 @@ static int fake_created(void *ctx, size_t repo, const char *digest, const char *
 
 	(void)repo;
 	(void)platform;
-	f->times[i].state = GUARD_CREATED_KNOWN;
-	f->times[i].time.tv_sec = i == 0                        ? 1735689600
-	                          : f->created == CREATED_NEWER ? 1738368000
-	                                                        : 1733011200;
+	f->times[i].state =
+	    i == 1 && f->created == CREATED_EPOCH ? GUARD_CREATED_MISSING : GUARD_CREATED_KNOWN;
+	f->times[i].time.tv_sec = i == 0 || f->created == CREATED_SAME ? 1735689600
+	                          : f->created == CREATED_NEWER        ? 1738368000
+	                                                               : 1733011200;
 	*out = &f->times[i];
+	return 0;
+}
+
+static int fake_replaced(void *ctx, const struct config_automation *a, const struct marker *m,
+                         const char *digest, bool *out, struct error *err)
+{
+	struct fake *f = ctx;
+
+	(void)a;
+	(void)err;
+	ck_assert_str_eq(m->file, "apps/web.yaml");
+	ck_assert_str_eq(digest, D2);
+	f->history_asked++;
+	*out = f->replaced;
 	return 0;
 }
 
@@ -115,59 +142,79 @@ static const struct {
 	bool listing_fails;
 	enum fake_head head;
 	enum fake_created created;
+	bool replaced;
 	const char *decision, *reason;
 	const char *written; /* NULL: nothing */
 	const char *headed;  /* the one ref HEADed, NULL: none */
 	unsigned warnings;
 } cases[] = {
     {"image forward, host with port", "apps/semver", MARKER_IMAGE, IMG ":1.0.0", NULL, false,
-     HEAD_OK, 0, "update", "forward", IMG ":1.2.0", "1.2.0", 0},
-    {"image up to date", "apps/semver", MARKER_IMAGE, IMG ":1.2.0", NULL, false, HEAD_OK, 0, "none",
-     "up-to-date", NULL, NULL, 0},
+     HEAD_OK, 0, false, "update", "forward", IMG ":1.2.0", "1.2.0", 0},
+    {"image up to date", "apps/semver", MARKER_IMAGE, IMG ":1.2.0", NULL, false, HEAD_OK, 0, false,
+     "none", "up-to-date", NULL, NULL, 0},
     {"image ahead of the listing", "apps/semver", MARKER_IMAGE, IMG ":1.3.0", NULL, false, HEAD_OK,
-     0, "hold", "downgrade-blocked", NULL, NULL, GUARD_WARN_CURRENT_MISSING},
+     0, false, "hold", "downgrade-blocked", NULL, NULL, GUARD_WARN_CURRENT_MISSING},
     {"image of another repository", "apps/semver", MARKER_IMAGE,
-     "registry.example.com/old/app:1.0.0", NULL, false, HEAD_OK, 0, "update", "forward",
+     "registry.example.com/old/app:1.0.0", NULL, false, HEAD_OK, 0, false, "update", "forward",
      IMG ":1.2.0", "1.2.0", GUARD_WARN_NAME_CHANGED},
     {"another repository, same tag", "apps/semver", MARKER_IMAGE, "mirror.example.com/app:1.2.0",
-     NULL, false, HEAD_OK, 0, "update", "adopt", IMG ":1.2.0", "1.2.0", GUARD_WARN_NAME_CHANGED},
+     NULL, false, HEAD_OK, 0, false, "update", "adopt", IMG ":1.2.0", "1.2.0",
+     GUARD_WARN_NAME_CHANGED},
     {"another repository ahead", "apps/semver", MARKER_IMAGE, "old/app:1.3.0", NULL, false, HEAD_OK,
-     0, "hold", "downgrade-blocked", NULL, NULL,
+     0, false, "hold", "downgrade-blocked", NULL, NULL,
      GUARD_WARN_CURRENT_MISSING | GUARD_WARN_NAME_CHANGED},
     {"another repository's pin", "apps/pinned", MARKER_IMAGE, "old/app:1.2.0@" D1, NULL, false,
-     HEAD_OK, 0, "update", "adopt", IMG ":1.2.0@" D2, "1.2.0", GUARD_WARN_NAME_CHANGED},
+     HEAD_OK, 0, false, "update", "adopt", IMG ":1.2.0@" D2, "1.2.0", GUARD_WARN_NAME_CHANGED},
     {"another repository, HEAD not found", "apps/semver", MARKER_IMAGE, "old/app:1.2.0", NULL,
-     false, HEAD_MISSING, 0, "hold", "candidate-missing", NULL, "1.2.0", GUARD_WARN_NAME_CHANGED},
+     false, HEAD_MISSING, 0, false, "hold", "candidate-missing", NULL, "1.2.0",
+     GUARD_WARN_NAME_CHANGED},
     {"image HEAD not found", "apps/semver", MARKER_IMAGE, IMG ":1.0.0", NULL, false, HEAD_MISSING,
-     0, "hold", "candidate-missing", NULL, "1.2.0", 0},
+     0, false, "hold", "candidate-missing", NULL, "1.2.0", 0},
     {"image HEAD fails", "apps/semver", MARKER_IMAGE, IMG ":1.0.0", NULL, false, HEAD_FAILS, 0,
-     "error", "registry", NULL, "1.2.0", 0},
-    {"listing failed", "apps/semver", MARKER_IMAGE, IMG ":1.0.0", NULL, true, HEAD_OK, 0, "error",
-     "registry", NULL, NULL, 0},
-    {"tag forward", "apps/semver", MARKER_TAG, "1.1.0", NULL, false, HEAD_OK, 0, "update",
+     false, "error", "registry", NULL, "1.2.0", 0},
+    {"listing failed", "apps/semver", MARKER_IMAGE, IMG ":1.0.0", NULL, true, HEAD_OK, 0, false,
+     "error", "registry", NULL, NULL, 0},
+    {"tag forward", "apps/semver", MARKER_TAG, "1.1.0", NULL, false, HEAD_OK, 0, false, "update",
      "forward", "1.2.0", "1.2.0", 0},
-    {"tag behind is held", "apps/semver", MARKER_TAG, "2.0.0", NULL, false, HEAD_OK, 0, "hold",
-     "downgrade-blocked", NULL, NULL, GUARD_WARN_CURRENT_MISSING},
-    {"name of another repository", "apps/semver", MARKER_NAME, "registry.example.com/old/app",
-     "1.2.0", false, HEAD_OK, 0, "update", "adopt", IMG, NULL, 0},
-    {"name already the image", "apps/semver", MARKER_NAME, IMG, "1.0.0", false, HEAD_OK, 0, "none",
-     "up-to-date", NULL, "1.2.0", 0},
-    {"name follows a failed listing", "apps/semver", MARKER_NAME, "x/old", "1.0.0", true, HEAD_OK,
-     0, "error", "registry", NULL, NULL, 0},
-    {"digest follows its sibling tag", "apps/pinned", MARKER_DIGEST, D1, "1.1.0", false, HEAD_OK, 0,
-     "update", "forward", D2, "1.2.0", 0},
-    {"digest sibling ahead is held", "apps/pinned", MARKER_DIGEST, D1, "1.5.0", false, HEAD_OK, 0,
+    {"tag behind is held", "apps/semver", MARKER_TAG, "2.0.0", NULL, false, HEAD_OK, 0, false,
      "hold", "downgrade-blocked", NULL, NULL, GUARD_WARN_CURRENT_MISSING},
+    {"name of another repository", "apps/semver", MARKER_NAME, "registry.example.com/old/app",
+     "1.2.0", false, HEAD_OK, 0, false, "update", "adopt", IMG, NULL, 0},
+    {"name already the image", "apps/semver", MARKER_NAME, IMG, "1.0.0", false, HEAD_OK, 0, false,
+     "none", "up-to-date", NULL, "1.2.0", 0},
+    {"name follows a failed listing", "apps/semver", MARKER_NAME, "x/old", "1.0.0", true, HEAD_OK,
+     0, false, "error", "registry", NULL, NULL, 0},
+    {"digest follows its sibling tag", "apps/pinned", MARKER_DIGEST, D1, "1.1.0", false, HEAD_OK, 0,
+     false, "update", "forward", D2, "1.2.0", 0},
+    {"digest sibling ahead is held", "apps/pinned", MARKER_DIGEST, D1, "1.5.0", false, HEAD_OK, 0,
+     false, "hold", "downgrade-blocked", NULL, NULL, GUARD_WARN_CURRENT_MISSING},
     {"digest without a sibling adopts", "apps/pinned", MARKER_DIGEST, D1, NULL, false, HEAD_OK, 0,
-     "update", "adopt", D2, "1.2.0", 0},
+     false, "update", "adopt", D2, "1.2.0", 0},
     {"image re-pushed under Always", "apps/pinned", MARKER_IMAGE, IMG ":1.2.0@" D1, NULL, false,
-     HEAD_OK, 0, "update", "forward", IMG ":1.2.0@" D2, "1.2.0", 0},
+     HEAD_OK, 0, false, "update", "forward", IMG ":1.2.0@" D2, "1.2.0", 0},
     {"image gains its digest", "apps/pinned", MARKER_IMAGE, IMG ":1.1.0", NULL, false, HEAD_OK, 0,
-     "update", "forward", IMG ":1.2.0@" D2, "1.2.0", 0},
+     false, "update", "forward", IMG ":1.2.0@" D2, "1.2.0", 0},
     {"tracked tag to a newer build", "apps/edge", MARKER_IMAGE, IMG ":edge@" D1, NULL, false,
-     HEAD_OK, CREATED_NEWER, "update", "forward", IMG ":edge@" D2, "edge", 0},
+     HEAD_OK, CREATED_NEWER, false, "update", "forward", IMG ":edge@" D2, "edge", 0},
     {"tracked tag to an older build", "apps/edge", MARKER_IMAGE, IMG ":edge@" D1, NULL, false,
-     HEAD_OK, CREATED_OLDER, "hold", "downgrade-blocked", NULL, "edge", 0},
+     HEAD_OK, CREATED_OLDER, false, "hold", "downgrade-blocked", NULL, "edge", 0},
+    /* Flux's own digest pattern: a filter admitting one tag, digestReflectionPolicy Always */
+    {"flux latest to a newer build", "apps/latest", MARKER_IMAGE, IMG ":latest@" D1, NULL, false,
+     HEAD_OK, CREATED_NEWER, false, "update", "forward", IMG ":latest@" D2, "latest", 0},
+    {"flux latest to an older build", "apps/latest", MARKER_IMAGE, IMG ":latest@" D1, NULL, false,
+     HEAD_OK, CREATED_OLDER, false, "hold", "downgrade-blocked", NULL, "latest", 0},
+    /* build times cannot order them: the marker's Git history decides */
+    {"same created, never held here", "apps/latest", MARKER_IMAGE, IMG ":latest@" D1, NULL, false,
+     HEAD_OK, CREATED_SAME, false, "update", "forward", IMG ":latest@" D2, "latest",
+     GUARD_WARN_CREATED_UNKNOWN},
+    {"same created, held and replaced", "apps/latest", MARKER_IMAGE, IMG ":latest@" D1, NULL, false,
+     HEAD_OK, CREATED_SAME, true, "hold", "downgrade-blocked", NULL, "latest",
+     GUARD_WARN_DIGEST_REPLACED},
+    {"epoch build, never held here", "apps/edge", MARKER_IMAGE, IMG ":edge@" D1, NULL, false,
+     HEAD_OK, CREATED_EPOCH, false, "update", "forward", IMG ":edge@" D2, "edge",
+     GUARD_WARN_CREATED_UNKNOWN},
+    {"epoch build, held and replaced", "apps/edge", MARKER_DIGEST, D1, NULL, false, HEAD_OK,
+     CREATED_EPOCH, true, "hold", "downgrade-blocked", NULL, "edge", GUARD_WARN_DIGEST_REPLACED},
 };
 
 static struct config *cfg;
@@ -200,9 +247,10 @@ static void teardown(void)
 
 START_TEST(decide_table)
 {
-	struct fake fake = {.head = cases[_i].head, .created = cases[_i].created};
-	struct decide_io io = {fake_head, fake_created, &fake};
-	struct decide_listing l = {true, !cases[_i].listing_fails, "listing: 500", listing, 5};
+	struct fake fake = {
+	    .head = cases[_i].head, .created = cases[_i].created, .replaced = cases[_i].replaced};
+	struct decide_io io = {fake_head, fake_created, fake_replaced, &fake};
+	struct decide_listing l = {true, !cases[_i].listing_fails, "listing: 500", listing, 6};
 	struct decide_env env = {cfg, 1767225600, &l, &io};
 	struct marker items[2] = {
 	    {(char *)"apps/web.yaml", 1, (char *)cases[_i].policy, MARKER_TAG, MARKER_PLAIN, 0, 0,
@@ -233,6 +281,7 @@ START_TEST(decide_table)
 		ck_assert_str_eq(fake.asked[0], cases[_i].headed);
 		ck_assert_uint_eq(fake.asked_repo, 0);
 	}
+	ck_assert_uint_eq(fake.history_asked, cases[_i].created >= CREATED_SAME ? 1 : 0);
 	ck_assert(it.marker == set.len - 1 && it.policy == (size_t)(pol - cfg->policies));
 	decide_item_release(&it);
 }

@@ -294,7 +294,12 @@ START_TEST(table)
 		      guard_decision_name(d.decision), guard_reason_name(d.reason));
 	ck_assert(!d.needs_confirmation);
 	ck_assert_msg(d.write_digest == r->write_digest, "%s: write_digest", r->name);
-	ck_assert(guard_writes(&d) == (r->d2 == GUARD_UPDATE || r->d2 == GUARD_ROLLBACK));
+	/* a re-pushed tag (same tag, new digest) waits for build times, under every policy */
+	ck_assert_msg(d.needs_created == (r->d2 == GUARD_UPDATE && r->r2 == GUARD_FORWARD &&
+	                                  in.current_tag && !strcmp(in.current_tag, d.candidate)),
+	              "%s: needs_created %d", r->name, d.needs_created);
+	ck_assert(guard_writes(&d) ==
+	          ((r->d2 == GUARD_UPDATE || r->d2 == GUARD_ROLLBACK) && !d.needs_created));
 	if (r->confirm && r->head == GUARD_HEAD_OK && r->head_digest)
 		ck_assert_str_eq(d.digest, r->head_digest);
 	if (r->confirm && r->head == GUARD_HEAD_FAILED)
@@ -526,16 +531,16 @@ static const struct tracked_row {
     {"older by a nanosecond", "latest", D2, GUARD_DIGEST_ALWAYS, NULL, D1, GUARD_HEAD_OK, true, K,
      K, T1, 6, T1, 5, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, "latest", NULL},
     {"equal created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K, K, T1,
-     0, T1, 0, GUARD_HOLD, GUARD_CREATED_EQUAL, false, "latest", "same time"},
+     0, T1, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest", "both created"},
     {"new has no created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K, M,
-     T1, 0, 0, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest", "new '" D2 "'"},
+     T1, 0, 0, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest", "new '" D2 "'"},
     {"committed has no created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true,
-     M, K, 0, 0, T1, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest",
+     M, K, 0, 0, T1, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest",
      "committed '" D1 "'"},
     {"neither has created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, M, M,
-     0, 0, 0, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest", NULL},
+     0, 0, 0, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest", NULL},
     {"committed gone from the registry", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2,
-     GUARD_HEAD_OK, true, NF, K, 0, 0, T1, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest",
+     GUARD_HEAD_OK, true, NF, K, 0, 0, T1, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest",
      "not in the registry"},
     {"new gone since its HEAD", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K,
      NF, T1, 0, 0, 0, GUARD_HOLD, GUARD_CANDIDATE_MISSING, false, "latest", NULL},
@@ -612,6 +617,9 @@ START_TEST(tracked_table)
 		ck_assert_msg(!guard_writes(&d), "%s: writes before created is settled", r->name);
 	guard_confirm_created(&d, &in, &cur, &cand);
 	ck_assert_msg(!d.needs_created, "%s", r->name);
+	/* builds that created cannot order wait for the marker's history, and never write before */
+	ck_assert_msg(d.needs_history == (r->d == GUARD_UPDATE && !r->writes), "%s: needs_history %d",
+	              r->name, d.needs_history);
 	ck_assert_msg(d.decision == r->d && d.reason == r->r, "%s: got %s/%s (%s)", r->name,
 	              guard_decision_name(d.decision), guard_reason_name(d.reason), d.message);
 	ck_assert_msg(guard_writes(&d) == r->writes, "%s: writes %d", r->name, guard_writes(&d));
@@ -622,6 +630,43 @@ START_TEST(tracked_table)
 	if (r->msg)
 		ck_assert_msg(strstr(d.message, r->msg) != NULL, "%s: message '%s'", r->name,
 		              d.message);
+}
+END_TEST
+
+/* When created cannot order the builds, the history decides: replaced holds, unseen moves. */
+START_TEST(tracked_history)
+{
+	const char *tags[] = {"latest"};
+	struct guard_input in = GUARD_INPUT_INIT;
+	struct guard_created same = {GUARD_CREATED_KNOWN, {T1, 0}, NULL};
+	struct guard_decision d;
+
+	in.policy = policies[TRACKED];
+	in.listing_ok = true;
+	in.tags = tags;
+	in.tags_len = 1;
+	in.current_tag = "latest";
+	in.current_digest = D1;
+	in.digest_mode = GUARD_DIGEST_ALWAYS;
+	in.now = NOW;
+	for (int replaced = 0; replaced <= 1; replaced++) {
+		ck_assert_int_eq(guard_decide(&d, &in, NULL), 0);
+		guard_confirm(&d, &in, GUARD_HEAD_OK, D2, NULL);
+		guard_confirm_created(&d, &in, &same, &same);
+		ck_assert(d.needs_history && !guard_writes(&d));
+		guard_confirm_history(&d, replaced);
+		ck_assert(!d.needs_history);
+		if (replaced) {
+			ck_assert(d.decision == GUARD_HOLD && d.reason == GUARD_DOWNGRADE_BLOCKED);
+			ck_assert_uint_eq(d.warnings, GUARD_WARN_DIGEST_REPLACED);
+			ck_assert(!guard_writes(&d) && !d.write_digest);
+			ck_assert(strstr(d.message, "held at this marker before") != NULL);
+		} else {
+			ck_assert(d.decision == GUARD_UPDATE && d.reason == GUARD_FORWARD);
+			ck_assert_uint_eq(d.warnings, GUARD_WARN_CREATED_UNKNOWN);
+			ck_assert(guard_writes(&d) && d.write_digest);
+		}
+	}
 }
 END_TEST
 
@@ -652,8 +697,9 @@ START_TEST(tracked_message)
 	d.decision = GUARD_UPDATE;
 	guard_confirm_created(&d, &in, &cur, &cand);
 	ck_assert_int_eq(d.decision, GUARD_UPDATE);
-	ck_assert_str_eq(guard_reason_name(GUARD_CREATED_UNKNOWN), "created-unknown");
-	ck_assert_str_eq(guard_reason_name(GUARD_CREATED_EQUAL), "created-equal");
+	ck_assert_str_eq(guard_warning_name(GUARD_WARN_NAME_CHANGED), "name-changed");
+	ck_assert_str_eq(guard_warning_name(GUARD_WARN_CREATED_UNKNOWN), "created-unknown");
+	ck_assert_str_eq(guard_warning_name(GUARD_WARN_DIGEST_REPLACED), "digest-replaced");
 }
 END_TEST
 
@@ -708,6 +754,7 @@ static Suite *guard_suite(void)
 	tcase_add_test(tc, incident);
 	tcase_add_loop_test(tc, tracked_table, 0, sizeof(tracked) / sizeof(tracked[0]));
 	tcase_add_test(tc, tracked_message);
+	tcase_add_test(tc, tracked_history);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -196,6 +196,15 @@ int decide_marker(struct decide_item *out, const struct decide_env *env,
 		return IG_EFAIL;
 	if (out->d.needs_created && confirm_created(out, env) < 0)
 		return IG_EFAIL;
+	if (out->d.needs_history) {
+		bool replaced = false;
+
+		if (env->io->replaced(env->io->ctx, a, m, out->d.digest, &replaced, &err) < 0)
+			guard_fail(&out->d, GUARD_GIT, "%s:%zu: history: %s", m->file, m->line,
+			           err.msg);
+		else
+			guard_confirm_history(&out->d, replaced);
+	}
 	if (guard_writes(&out->d) && (rc = new_value(&out->new_value, out, m, pol)) < 0) {
 		if (rc != IG_EINVALID)
 			return IG_EFAIL;

@@ -34,7 +34,7 @@ void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *
 	va_list ap;
 
 	set(d, GUARD_ERROR, reason);
-	d->needs_confirmation = false;
+	d->needs_confirmation = d->needs_created = d->needs_history = false;
 	d->write_digest = false;
 	va_start(ap, fmt);
 	vsnprintf(d->message, sizeof(d->message), fmt, ap);
@@ -125,7 +125,8 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 	} else if (v == POLICY_INCOMPARABLE) {
 		set(d, GUARD_UPDATE, GUARD_ADOPT);
 	} else if (v == POLICY_SAME && in->name_changed) {
-		set(d, GUARD_UPDATE, GUARD_ADOPT); /* the tag stays, the name becomes the policy's */
+		set(d, GUARD_UPDATE,
+		    GUARD_ADOPT); /* the tag stays, the name becomes the policy's */
 	} else if (v == POLICY_SAME) {
 		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
 		/* The tag stays; a digest may still need writing, which only HEAD can tell. */
@@ -213,8 +214,8 @@ static void settle_digest(struct guard_decision *d, const struct guard_input *in
 		else if (changed && in->digest_mode == GUARD_DIGEST_ALWAYS)
 			set(d, GUARD_UPDATE, GUARD_FORWARD);
 		d->write_digest = d->decision == GUARD_UPDATE;
-		/* A mutable tag's new digest is forward only if the image is newer. */
-		d->needs_created = changed && in->tracked_tag && d->decision == GUARD_UPDATE;
+		/* A re-pointed tag's new digest is forward only if the image is newer. */
+		d->needs_created = changed && d->decision == GUARD_UPDATE;
 		return;
 	}
 	/* A new tag always brings its own digest. Without a known current tag, the marker is the
@@ -277,34 +278,40 @@ const char *guard_confirm_ref(const struct guard_decision *d, const struct guard
 	return d->candidate;
 }
 
-/* The first side that has no usable time, as a hold or an error; false when both do. */
-static bool created_unusable(struct guard_decision *d, const char *side, const char *digest,
-                             const struct guard_created *c)
+/* Why a side's time cannot order the builds, or an error/hold that ends the decision. Returns
+ * true when d is settled (error, candidate-missing), else false with why filled (or "" when
+ * the time is known). */
+static bool created_side(struct guard_decision *d, const char *side, const char *digest,
+                         const struct guard_created *c, char *why, size_t why_size)
 {
-	const char *detail = c->detail ? c->detail : "";
+	const char *detail = c->detail && *c->detail ? c->detail : NULL;
 
+	why[0] = '\0';
 	switch (c->state) {
 	case GUARD_CREATED_KNOWN:
 		return false;
 	case GUARD_CREATED_FAILED:
 		guard_fail(d, GUARD_REGISTRY, "image config of %s '%s': %s", side, digest,
-		           *detail ? detail : "could not be read");
+		           detail ? detail : "could not be read");
 		return true;
 	case GUARD_CREATED_NOT_FOUND:
-		set(d, GUARD_HOLD,
-		    !strcmp(side, "new") ? GUARD_CANDIDATE_MISSING : GUARD_CREATED_UNKNOWN);
-		snprintf(d->message, sizeof(d->message),
-		         "%s '%s' is not in the registry: its build time cannot be read%s%s", side,
-		         digest, *detail ? ": " : "", detail);
-		break;
+		if (!strcmp(side, "new")) {
+			set(d, GUARD_HOLD, GUARD_CANDIDATE_MISSING);
+			d->write_digest = false;
+			snprintf(
+			    d->message, sizeof(d->message),
+			    "new '%s' is not in the registry: its build time cannot be read%s%s",
+			    digest, detail ? ": " : "", detail ? detail : "");
+			return true;
+		}
+		snprintf(why, why_size, "%s '%s' is not in the registry", side, digest);
+		return false;
 	case GUARD_CREATED_MISSING:
-		set(d, GUARD_HOLD, GUARD_CREATED_UNKNOWN);
-		snprintf(d->message, sizeof(d->message), "%s '%s': %s", side, digest,
-		         *detail ? detail : "its image config has no 'created'");
-		break;
+		snprintf(why, why_size, "%s '%s': %s", side, digest,
+		         detail ? detail : "its image config has no 'created'");
+		return false;
 	}
-	d->write_digest = false;
-	return true;
+	return false;
 }
 
 void guard_confirm_created(struct guard_decision *d, const struct guard_input *in,
@@ -312,7 +319,8 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
                            const struct guard_created *candidate)
 {
 	const char *cur = in->current_digest ? in->current_digest : "";
-	char tc[48], tn[48];
+	char tc[48], tn[48], why_cur[GUARD_MESSAGE_MAX / 2] = "",
+	                                                 why_new[GUARD_MESSAGE_MAX / 2] = "";
 	int cmp;
 
 	if (!d->needs_created)
@@ -320,25 +328,60 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
 	d->needs_created = false;
 	/* errors first, then the new image, then the committed one */
 	if ((current->state == GUARD_CREATED_FAILED &&
-	     created_unusable(d, "committed", cur, current)) ||
-	    created_unusable(d, "new", d->digest, candidate) ||
-	    created_unusable(d, "committed", cur, current))
+	     created_side(d, "committed", cur, current, why_cur, sizeof(why_cur))) ||
+	    created_side(d, "new", d->digest, candidate, why_new, sizeof(why_new)) ||
+	    created_side(d, "committed", cur, current, why_cur, sizeof(why_cur)))
 		return;
+	if (why_new[0] || why_cur[0]) {
+		snprintf(d->message, sizeof(d->message), "build times cannot order the images: %s",
+		         why_new[0] ? why_new : why_cur);
+		d->needs_history = true;
+		return;
+	}
 	imageconfig_format_time(tc, sizeof(tc), &current->time);
 	imageconfig_format_time(tn, sizeof(tn), &candidate->time);
 	cmp = imageconfig_time_cmp(&candidate->time, &current->time);
 	if (cmp > 0)
 		return;
-	set(d, GUARD_HOLD, cmp < 0 ? GUARD_DOWNGRADE_BLOCKED : GUARD_CREATED_EQUAL);
+	if (cmp == 0) {
+		snprintf(
+		    d->message, sizeof(d->message),
+		    "build times cannot order the images: new '%s' and committed '%s' were both "
+		    "created %s",
+		    d->digest, cur, tn);
+		d->needs_history = true;
+		return;
+	}
+	set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
 	d->write_digest = false;
 	snprintf(d->message, sizeof(d->message),
-	         "new '%s' (created %s) %s committed '%s' (created %s)", d->digest, tn,
-	         cmp < 0 ? "is older than" : "was created at the same time as", cur, tc);
+	         "new '%s' (created %s) is older than committed '%s' (created %s)", d->digest, tn,
+	         cur, tc);
+}
+
+void guard_confirm_history(struct guard_decision *d, bool replaced)
+{
+	char why[GUARD_MESSAGE_MAX];
+
+	if (!d->needs_history)
+		return;
+	d->needs_history = false;
+	if (!replaced) {
+		d->warnings |= GUARD_WARN_CREATED_UNKNOWN;
+		return;
+	}
+	snprintf(why, sizeof(why), "%s", d->message);
+	set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
+	d->warnings |= GUARD_WARN_DIGEST_REPLACED;
+	d->write_digest = false;
+	snprintf(d->message, sizeof(d->message),
+	         "new '%s' was held at this marker before and a later commit replaced it (%.280s)",
+	         d->digest, why);
 }
 
 bool guard_writes(const struct guard_decision *d)
 {
-	return !d->needs_confirmation && !d->needs_created &&
+	return !d->needs_confirmation && !d->needs_created && !d->needs_history &&
 	       (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
 }
 
@@ -354,8 +397,7 @@ const char *guard_reason_name(enum guard_reason r)
 	static const char *const names[] = {
 	    "forward",           "adopt",         "up-to-date", "downgrade-blocked",
 	    "candidate-missing", "no-candidates", "suspended",  "override",
-	    "registry",          "git",           "config",     "no-markers",
-	    "created-unknown",   "created-equal"};
+	    "registry",          "git",           "config",     "no-markers"};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
@@ -369,6 +411,10 @@ const char *guard_warning_name(enum guard_warning w)
 		return "override-lapsed";
 	case GUARD_WARN_NAME_CHANGED:
 		return "name-changed";
+	case GUARD_WARN_CREATED_UNKNOWN:
+		return "created-unknown";
+	case GUARD_WARN_DIGEST_REPLACED:
+		return "digest-replaced";
 	}
 	return "unknown";
 }

@@ -20,6 +20,7 @@
 #include "imageguard/app/decide.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
+#include "imageguard/git/githistory.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/app/guard.h"
 #include "imageguard/util/log.h"
@@ -214,6 +215,56 @@ static int io_created(void *ctx, size_t repo, const char *digest, const char *pl
 	return buildtime_get(out, p->buildtimes, p->client, &t, repo, digest, platform);
 }
 
+/* Looks for a digest at the markers of one policy in the earlier versions of one file. */
+struct history_search {
+	const char *file, *policy, *digest;
+	size_t version; /* 0: HEAD's */
+	bool found;
+	struct error *err;
+};
+
+static int history_version(void *ctx, const char *data, size_t len)
+{
+	struct history_search *h = ctx;
+	struct marker_set set = MARKER_SET_INIT;
+	bool held = false;
+	int rc = markers_scan_buffer(&set, h->file, data, len, h->err);
+
+	for (size_t i = 0; rc == 0 && !held && i < set.len; i++) {
+		struct marker_current cur;
+
+		if (strcmp(set.items[i].policy, h->policy) != 0)
+			continue;
+		if ((rc = markers_current(&cur, &set, &set.items[i])) == 0)
+			held = cur.digest && strcmp(cur.digest, h->digest) == 0;
+		markers_current_release(&cur);
+	}
+	markers_release(&set);
+	if (rc < 0)
+		return error_set(h->err, IG_EFAIL, "out of memory");
+	/* held now (by another marker of the policy) is not replaced; held before is */
+	h->found = held && h->version > 0;
+	h->version++;
+	return held ? 1 : 0;
+}
+
+static int io_replaced(void *ctx, const struct config_automation *a, const struct marker *m,
+                       const char *digest, bool *out, struct error *err)
+{
+	struct pass *p = ctx;
+	struct autorun *ar = &p->autoruns[a - p->cfg->automations];
+	struct history_search h = {m->file, m->policy, digest, 0, false, err};
+	int rc;
+
+	*out = false;
+	if (!ar->g)
+		return error_set(err, IG_EFAIL, "automation '%s': no clone", a->id);
+	rc = githistory_file_versions(gitstore_workdir(ar->g), m->file, GITHISTORY_MAX_COMMITS,
+	                              MARKERS_MAX_FILE_SIZE, history_version, &h, err);
+	*out = h.found;
+	return rc;
+}
+
 /* The listings as decide reads them, once scan_run is done. */
 static int pass_listings(struct pass *p)
 {
@@ -233,7 +284,7 @@ static int pass_listings(struct pass *p)
 			l->tags_len = sc->listing.tags.len;
 		}
 	}
-	p->io = (struct decide_io){io_head, io_created, p};
+	p->io = (struct decide_io){io_head, io_created, io_replaced, p};
 	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
 }

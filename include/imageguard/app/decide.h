@@ -37,6 +37,12 @@ struct decide_io {
 	 * Returns 0 with *out set, or IG_EFAIL when out of memory. */
 	int (*created)(void *ctx, size_t repo, const char *digest, const char *platform,
 	               const struct guard_created **out);
+	/* Whether digest was held at marker m of automation a (in an earlier commit of its file,
+	 * by a marker of the same policy) and a later commit replaced it: the marker's Git
+	 * history, asked only when build times cannot order two builds. Returns 0 with *out
+	 * set, or negative with a one-line error (the decision becomes error/git). */
+	int (*replaced)(void *ctx, const struct config_automation *a, const struct marker *m,
+	                const char *digest, bool *out, struct error *err);
 	void *ctx;
 };
 
