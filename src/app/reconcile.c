@@ -16,6 +16,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/registry/buildtime.h"
+#include "imageguard/registry/headcache.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/app/decide.h"
 #include "imageguard/config/config.h"
@@ -37,26 +38,16 @@
 
 struct autorun;
 
-/* A manifest HEAD done in this pass: reused by every marker (and every push attempt). */
-struct head {
-	size_t repo;
-	char *tag;
-	enum guard_head result;
-	char *digest;
-	char *error;
-};
-
 struct pass {
 	const struct reconcile_options *o;
 	const struct config *cfg;
 	time_t now;
 	struct registry_client *client;
-	struct scan *scans;       /* one per config repository, same index */
-	struct autorun *autoruns; /* one per config automation, same index */
-	size_t *policy_repo;      /* per config policy: index of its repository */
-	bool *policy_marked;      /* per config policy: a marker names it */
-	struct head *heads;
-	size_t heads_len, heads_cap;
+	struct scan *scans;           /* one per config repository, same index */
+	struct autorun *autoruns;     /* one per config automation, same index */
+	size_t *policy_repo;          /* per config policy: index of its repository */
+	bool *policy_marked;          /* per config policy: a marker names it */
+	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
 	struct decide_listing *listings; /* per config repository, after scan_run */
 	struct decide_io io;
@@ -141,67 +132,31 @@ int reconcile_client_new(struct registry_client **out, struct metrics *m, struct
 	return registry_client_new(out, &opts, err);
 }
 
-/* ---- manifest HEADs ---- */
-
-static int head_add(struct pass *p, struct head **out)
-{
-	if (p->heads_len == p->heads_cap) {
-		size_t cap = p->heads_cap ? p->heads_cap * 2 : 16;
-		struct head *h = realloc(p->heads, cap * sizeof(*h));
-
-		if (!h)
-			return IG_EFAIL;
-		p->heads = h;
-		p->heads_cap = cap;
-	}
-	*out = &p->heads[p->heads_len++];
-	memset(*out, 0, sizeof(**out));
-	return 0;
-}
-
-/* The HEAD of repo:tag in this pass, done once and remembered. NULL when out of memory. */
-static const struct head *head_of(struct pass *p, size_t repo, const char *tag)
-{
-	struct registry_target t;
-	struct error err = ERROR_INIT;
-	struct head *h;
-	int rc;
-
-	for (size_t i = 0; i < p->heads_len; i++)
-		if (p->heads[i].repo == repo && strcmp(p->heads[i].tag, tag) == 0)
-			return &p->heads[i];
-	if (head_add(p, &h) < 0)
-		return NULL;
-	h->repo = repo;
-	if (!(h->tag = strdup(tag))) {
-		p->heads_len--;
-		return NULL;
-	}
-	scan_target(&t, &p->scans[repo]);
-	rc = registry_head_manifest(&h->digest, p->client, &t, tag, &err);
-	if (rc == 0) {
-		h->result = GUARD_HEAD_OK;
-	} else {
-		h->result = rc == IG_ENOTFOUND ? GUARD_HEAD_NOT_FOUND : GUARD_HEAD_FAILED;
-		h->error = strdup(err.msg);
-		log_warn("registry.head", "repository '%s' tag '%s': %s", p->scans[repo].repo->id,
-		         tag, err.msg);
-	}
-	return h;
-}
-
 /* ---- the decisions' I/O (decide_io) ---- */
 
+/* The HEAD of repo:ref in this pass, done once and remembered (every marker, every push
+ * attempt). */
 static int io_head(void *ctx, size_t repo, const char *ref, enum guard_head *result,
                    const char **digest, const char **error)
 {
-	const struct head *h = head_of(ctx, repo, ref);
+	struct pass *p = ctx;
+	const struct scan *sc = &p->scans[repo];
+	struct headcache_entry *h;
+	struct registry_target t;
 
-	if (!h)
+	scan_target(&t, sc);
+	if (!(h = headcache_get(p->heads, p->client, &t, sc->repo->id, ref)))
 		return IG_EFAIL;
-	*result = h->result;
+	*result = h->rc == 0              ? GUARD_HEAD_OK
+	          : h->rc == IG_ENOTFOUND ? GUARD_HEAD_NOT_FOUND
+	                                  : GUARD_HEAD_FAILED;
 	*digest = h->digest;
 	*error = h->error;
+	if (h->rc < 0 && !h->logged) {
+		h->logged = true;
+		log_warn("registry.head", "repository '%s' tag '%s': %s", sc->repo->id, ref,
+		         h->error);
+	}
 	return 0;
 }
 
@@ -736,7 +691,7 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->policy_marked = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(bool));
 	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(*p->autoruns));
 	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns ||
-	    buildtime_new(&p->buildtimes) < 0)
+	    buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	for (size_t i = 0; i < cfg->repositories_len; i++)
 		p->scans[i].repo = &cfg->repositories[i];
@@ -757,12 +712,7 @@ static void pass_release(struct pass *p)
 {
 	if (p->scans)
 		scan_release(p->scans, p->o->config->repositories_len);
-	for (size_t i = 0; i < p->heads_len; i++) {
-		free(p->heads[i].tag);
-		free(p->heads[i].digest);
-		free(p->heads[i].error);
-	}
-	free(p->heads);
+	headcache_free(p->heads);
 	free(p->listings);
 	buildtime_free(p->buildtimes);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++)
