@@ -19,14 +19,14 @@
 #include "imageguard/registry/headcache.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/app/decide.h"
+#include "imageguard/app/markerhistory.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
-#include "imageguard/git/githistory.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/app/guard.h"
 #include "imageguard/util/log.h"
 #include "imageguard/markers/markers.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/app/passmetrics.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/registry/registry.h"
@@ -67,71 +67,6 @@ struct autorun {
 	char commit[41];
 };
 
-static const char *const decision_labels[] = {"policy", "decision", "reason"};
-static const char *const registry_labels[] = {"registry", "code"};
-static const char *const image_labels[] = {"image"};
-static const char *const policy_labels[] = {"policy"};
-static const double duration_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
-
-int reconcile_metrics_declare(struct metrics *m)
-{
-	int error = 0;
-
-	if (!error)
-		error = metrics_declare(m, "imageguard_decisions_total", METRICS_COUNTER,
-		                        "Marker decisions by policy, decision and reason.",
-		                        decision_labels, 3, NULL, 0);
-	if (!error)
-		error =
-		    metrics_declare(m, "imageguard_registry_requests_total", METRICS_COUNTER,
-		                    "Registry HTTP responses by registry and status (0: transport "
-		                    "failure).",
-		                    registry_labels, 2, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_registry_tags", METRICS_GAUGE,
-		                        "Tags in the last successful listing of an image.",
-		                        image_labels, 1, NULL, 0);
-	if (!error)
-		error =
-		    metrics_declare(m, "imageguard_reconcile_duration_seconds", METRICS_HISTOGRAM,
-		                    "Duration of reconcile passes.", NULL, 0, duration_buckets,
-		                    sizeof(duration_buckets) / sizeof(duration_buckets[0]));
-	if (!error)
-		error = metrics_declare(
-		    m, "imageguard_last_success_timestamp_seconds", METRICS_GAUGE,
-		    "Unix time of the end of the last complete pass.", NULL, 0, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_commits_total", METRICS_COUNTER,
-		                        "Commits pushed.", NULL, 0, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_current_missing_total", METRICS_COUNTER,
-		                        "Decisions where the committed tag was absent from a "
-		                        "successful listing (stale or truncated registry data).",
-		                        policy_labels, 1, NULL, 0);
-	return error;
-}
-
-static void observe_response(void *ctx, const char *registry, long code)
-{
-	char code_text[16];
-	const char *values[2] = {registry, code_text};
-
-	snprintf(code_text, sizeof(code_text), "%ld", code);
-	metrics_add(ctx, "imageguard_registry_requests_total", values, 1);
-}
-
-int reconcile_client_new(struct registry_client **out, struct metrics *m, struct error *err)
-{
-	struct registry_options opts;
-
-	registry_options_init(&opts);
-	if (m) {
-		opts.observe = observe_response;
-		opts.observe_ctx = m;
-	}
-	return registry_client_new(out, &opts, err);
-}
-
 /* ---- the decisions' I/O (decide_io) ---- */
 
 /* The HEAD of repo:ref in this pass, done once and remembered (every marker, every push
@@ -170,54 +105,16 @@ static int io_created(void *ctx, size_t repo, const char *digest, const char *pl
 	return buildtime_get(out, p->buildtimes, p->client, &t, repo, digest, platform);
 }
 
-/* Looks for a digest at the markers of one policy in the earlier versions of one file. */
-struct history_search {
-	const char *file, *policy, *digest;
-	size_t version; /* 0: HEAD's */
-	bool found;
-	struct error *err;
-};
-
-static int history_version(void *ctx, const char *data, size_t len)
-{
-	struct history_search *h = ctx;
-	struct marker_set set = MARKER_SET_INIT;
-	bool held = false;
-	int rc = markers_scan_buffer(&set, h->file, data, len, h->err);
-
-	for (size_t i = 0; rc == 0 && !held && i < set.len; i++) {
-		struct marker_current cur;
-
-		if (strcmp(set.items[i].policy, h->policy) != 0)
-			continue;
-		if ((rc = markers_current(&cur, &set, &set.items[i])) == 0)
-			held = cur.digest && strcmp(cur.digest, h->digest) == 0;
-		markers_current_release(&cur);
-	}
-	markers_release(&set);
-	if (rc < 0)
-		return error_set(h->err, IG_EFAIL, "out of memory");
-	/* held now (by another marker of the policy) is not replaced; held before is */
-	h->found = held && h->version > 0;
-	h->version++;
-	return held ? 1 : 0;
-}
-
 static int io_replaced(void *ctx, const struct config_automation *a, const struct marker *m,
                        const char *digest, bool *out, struct error *err)
 {
 	struct pass *p = ctx;
 	struct autorun *ar = &p->autoruns[a - p->cfg->automations];
-	struct history_search h = {m->file, m->policy, digest, 0, false, err};
-	int rc;
 
 	*out = false;
 	if (!ar->g)
 		return error_set(err, IG_EFAIL, "automation '%s': no clone", a->id);
-	rc = githistory_file_versions(gitstore_workdir(ar->g), m->file, GITHISTORY_MAX_COMMITS,
-	                              MARKERS_MAX_FILE_SIZE, history_version, &h, err);
-	*out = h.found;
-	return rc;
+	return markerhistory_replaced(out, gitstore_workdir(ar->g), m, digest, err);
 }
 
 /* The listings as decide reads them, once scan_run is done. */
@@ -505,8 +402,7 @@ static int commit(struct autorun *ar)
 	if (ar->commit[0]) {
 		ar->committed = true;
 		p->report->commits++;
-		if (p->o->metrics)
-			metrics_add(p->o->metrics, "imageguard_commits_total", NULL, 1);
+		passmetrics_commit(p->o->metrics);
 		log_info("git.commit", "automation '%s': pushed %s", ar->a->id, ar->commit);
 	}
 	return 0;
@@ -516,20 +412,13 @@ static int commit(struct autorun *ar)
 
 static void count_decision(struct pass *p, const struct report_item *it)
 {
-	const char *values[3] = {it->policy, guard_decision_name(it->decision),
-	                         guard_reason_name(it->reason)};
-
-	if (p->o->metrics)
-		metrics_add(p->o->metrics, "imageguard_decisions_total", values, 1);
-	if (it->warnings & GUARD_WARN_CURRENT_MISSING) {
+	passmetrics_decision(p->o->metrics, it);
+	if (it->warnings & GUARD_WARN_CURRENT_MISSING)
 		log_warn("guard.current-missing",
 		         "policy '%s': %s:%zu: committed tag '%s' is absent from the listing of "
 		         "'%s' (%zu tags): stale or truncated registry data",
 		         it->policy, it->file ? it->file : "-", it->line,
 		         it->current ? it->current : "", it->image ? it->image : "", it->tag_count);
-		if (p->o->metrics)
-			metrics_add(p->o->metrics, "imageguard_current_missing_total", values, 1);
-	}
 	if (it->decision == GUARD_ERROR)
 		p->report->errors++;
 }
@@ -703,7 +592,7 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	}
 	if (o->client)
 		p->client = o->client;
-	else if (reconcile_client_new(&p->client, o->metrics, err) < 0)
+	else if (passmetrics_client_new(&p->client, o->metrics, err) < 0)
 		return err->code;
 	return 0;
 }
@@ -726,26 +615,6 @@ static void pass_release(struct pass *p)
 		registry_client_free(p->client);
 }
 
-static void record_listings(struct pass *p)
-{
-	for (size_t i = 0; p->o->metrics && i < p->cfg->repositories_len; i++) {
-		const struct scan *sc = &p->scans[i];
-		const char *values[1] = {sc->repo->image};
-
-		if (sc->done && sc->rc == 0)
-			metrics_set(p->o->metrics, "imageguard_registry_tags", values,
-			            (double)sc->listing.tags.len);
-	}
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 int reconcile_pass(struct report *out, const struct reconcile_options *o, struct error *err)
 {
 	const struct config *cfg = o->config;
@@ -764,7 +633,7 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	if ((error = scan_run(p.scans, cfg->repositories_len, p.client, o->secrets_dir,
 	                      o->concurrency, err)) < 0)
 		goto done;
-	record_listings(&p);
+	passmetrics_listings(o->metrics, p.scans, cfg->repositories_len);
 	if ((error = pass_listings(&p)) < 0) {
 		error = error_set(err, error, "reconcile: out of memory");
 		goto done;
@@ -785,13 +654,7 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 		log_error("audit.write", "%s", err->msg);
 		error_clear(err);
 	}
-	if (o->metrics) {
-		metrics_observe(o->metrics, "imageguard_reconcile_duration_seconds", NULL,
-		                seconds_since(&t0));
-		/* a complete pass, even with policies in error: those have their own counter */
-		metrics_set(o->metrics, "imageguard_last_success_timestamp_seconds", NULL,
-		            (double)time(NULL));
-	}
+	passmetrics_pass_done(o->metrics, &t0);
 done:
 	pass_release(&p);
 	return error;

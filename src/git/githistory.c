@@ -46,8 +46,9 @@ static int git_failed(struct error *err, const char *what)
 }
 
 /* One commit: the file's blob, handed to fn when it is new. 1: stop. */
-static int visit(git_repository *repo, const git_oid *commit_id, const char *path, size_t max_bytes,
-                 struct seen *seen, githistory_fn fn, void *ctx, struct error *err)
+static int visit(git_repository *repo, const git_oid *commit_id, bool at_head, const char *path,
+                 size_t max_bytes, struct seen *seen, githistory_fn fn, void *ctx,
+                 struct error *err)
 {
 	git_commit *commit = NULL;
 	git_tree *tree = NULL;
@@ -75,7 +76,7 @@ static int visit(git_repository *repo, const git_oid *commit_id, const char *pat
 		goto done;
 	}
 	if ((size_t)git_blob_rawsize(blob) <= max_bytes)
-		rc = fn(ctx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+		rc = fn(ctx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), at_head);
 done:
 	git_blob_free(blob);
 	git_tree_entry_free(entry);
@@ -105,7 +106,7 @@ int githistory_file_versions(const char *workdir, const char *path, size_t max_c
 		goto done;
 	}
 	while (rc == 0 && n++ < max_commits && git_revwalk_next(&id, walk) == 0)
-		rc = visit(repo, &id, path, max_bytes, &seen, fn, ctx, err);
+		rc = visit(repo, &id, n == 1, path, max_bytes, &seen, fn, ctx, err);
 	if (rc > 0)
 		rc = 0;
 done:
