@@ -86,7 +86,7 @@ static const struct {
     {{SEMVER, "1.2 - 1.4.5"}, "1.2.0 1.4.5 1.4.6 1.1.0", "1.4.5", 2, 2},
     {{SEMVER, "<1.0.0 || >=3.0.0"}, "0.9.0 2.5.0 3.1.0", "3.1.0", 2, 1},
     {{SEMVER, "*"}, "1.0.0 2.0.0-rc.1 1.5.0", "1.5.0", 2, 1},
-    {{SEMVER, ">=1.0.0"}, "1.0.0 v1.0.0 V1.0.0", "v1.0.0", 3, 0},
+    {{SEMVER, ">=1.0.0"}, "1.0.0 v1.0.0 V1.0.0", "v1.0.0", 2, 1}, /* Flux: lowercase v only */
     {{SEMVER, ">=1.0.0"}, "1.0.0+build.1 1.0.0+build.2", "1.0.0+build.2", 2, 0},
     {{SEMVER, ">=1.0.0"}, "1.2.3-alpine 1.2.2", "1.2.2", 1, 1},
     {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
@@ -95,11 +95,13 @@ static const struct {
      2,
      0},
     {{SEMVER, ">=1.0.0"},
-     "99999999999999999999.0.0 100000000000000000000.0.0",
-     "100000000000000000000.0.0",
+     "18446744073709551614.0.0 18446744073709551615.0.0 18446744073709551616.0.0",
+     "18446744073709551615.0.0",
      2,
-     0},
-    {{SEMVER, ">=0.0.0"}, "2024.05.01 2024.5.1 latest", "2024.5.1", 1, 2},
+     1}, /* Flux's numbers are uint64: past it, not a version */
+    /* zero-padded parts are versions (fluxcd/pkg version.ParseVersion); equal ones tie */
+    {{SEMVER, ">=0.0.0"}, "2024.05.01 2024.5.1 2024.04.30 latest", "2024.5.1", 3, 1},
+    {{SEMVER, ">=0.0.0-0"}, "1.2-rc.1 1.2 1.2.0-rc.0", "1.2-rc.1", 2, 1},
     /* numerical: exact, no float64 */
     {{NUM, "asc"},
      "20240501123456788 20240501123456789 20240501123456787",
@@ -134,8 +136,14 @@ static const struct {
      "main-ccccccc-1712000001",
      3,
      0},
-    /* Flux applies ReplaceAllString: with an unanchored pattern the rest of the tag stays */
-    {{NUM, "asc", "([0-9]+)$", "$1"}, "build-42 7 19", "19", 2, 1},
+    /* Flux expands the template from the first match only: the rest of the tag never counts */
+    {{NUM, "asc", "([0-9]+)$", "$1"}, "build-42 7 19", "build-42", 3, 0},
+    {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)", "$ts"},
+     "main-abc-1600000000-arm64 main-abc-1500000000",
+     "main-abc-1600000000-arm64",
+     2,
+     0},
+    {{ALPHA, "asc", "[0-9]", "x${0}y"}, "a1b2 c3", "c3", 2, 0},
     {{NUM, "asc", "^build-([0-9]+)$", "$1"}, "build-42 build-7 build-x", "build-42", 2, 0},
     /* alphabetical: byte-wise */
     {{ALPHA, "asc"}, "2024.05.01 2024.12.01 2023.11.30", "2024.12.01", 3, 0},

@@ -377,45 +377,19 @@ static bool expand(const struct policy *p, struct scratch *sc, const char *s)
 	return true;
 }
 
-/* Go's Regexp.ReplaceAllString(tag, extract), which is what Flux applies: every match is
- * replaced by the expanded template, the text between matches is kept. False when the pattern
- * does not match or the value is over the cap. */
+/* What Flux computes (FindStringSubmatchIndex, then Expand): the template expanded with the
+ * groups of the first match, and nothing of the tag outside it. False when the pattern does
+ * not match (*matched false) or the value is over the cap. */
 static bool extract_value(const struct policy *p, struct scratch *sc, const char *s, size_t len,
                           uint32_t mopt, bool *matched)
 {
-	size_t last = 0, pos = 0;
-
 	sc->len = 0;
-	*matched = false;
-	while (pos <= len) {
-		PCRE2_SIZE *ov;
-		size_t a0, a1;
-
-		if (pcre2_match(p->pattern, (PCRE2_SPTR)s, len, pos, mopt, sc->md, NULL) < 0)
-			break;
-		ov = pcre2_get_ovector_pointer(sc->md);
-		a0 = ov[0];
-		a1 = ov[1];
-		if (a0 < last || a1 < a0) /* \K games: no sane replacement, treat as no match */
-			break;
-		*matched = true;
-		if (!buf_add(sc, s + last, a0 - last))
-			return false;
-		if ((a1 > last || a0 == 0) && !expand(p, sc, s))
-			return false;
-		last = a1;
-		if (pos < len && pos + utf8_width((const unsigned char *)s + pos, len - pos) > a1)
-			pos += utf8_width((const unsigned char *)s + pos, len - pos);
-		else if (pos + 1 > a1)
-			pos++;
-		else
-			pos = a1;
-	}
+	*matched = pcre2_match(p->pattern, (PCRE2_SPTR)s, len, 0, mopt, sc->md, NULL) >= 0;
 	if (!*matched)
 		return false;
-	if (!buf_add(sc, s + last, len - last))
-		return false;
-	return true;
+	if (!buf_add(sc, "", 0))
+		return false; /* an empty value still needs its terminator */
+	return expand(p, sc, s);
 }
 
 static bool is_digit(char c)
