@@ -230,8 +230,9 @@ static const struct {
     {{SEMVER, ">=1.0.0"}, "1.3.0", "1.2.0", POLICY_BACKWARD},
     {{SEMVER, ">=1.0.0"}, "1.3.0", "1.3.0", POLICY_SAME},
     {{SEMVER, ">=1.0.0"}, "v1.9.3", "v1.10.0", POLICY_FORWARD},
-    {{SEMVER, ">=1.0.0"}, "1.0.0", "v1.0.0", POLICY_FORWARD},  /* equal rank: byte-wise */
-    {{SEMVER, ">=1.0.0"}, "v1.0.0", "1.0.0", POLICY_BACKWARD}, /* consistent with select */
+    {{SEMVER, ">=1.0.0"}, "1.0.0", "v1.0.0", POLICY_SAME}, /* one version, two spellings */
+    {{SEMVER, ">=1.0.0"}, "v1.0.0", "1.0.0", POLICY_SAME},
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.3", POLICY_SAME},
     {{SEMVER, ">=1.0.0"}, "latest", "1.0.0", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0"}, "1.0.0", "latest", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0"}, "", "1.0.0", POLICY_INCOMPARABLE},
@@ -239,13 +240,13 @@ static const struct {
     {{SEMVER, ">=1.0.0"}, "1.1.0-rc.1", "1.0.0", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0-0"}, "1.1.0-rc.1", "1.1.0", POLICY_FORWARD},
     {{SEMVER, ">=1.0.0-0"}, "1.1.0", "1.1.0-rc.1", POLICY_BACKWARD},
-    {{SEMVER, ">=1.0.0"}, "1.0.0+b1", "1.0.0+b2", POLICY_FORWARD},
+    {{SEMVER, ">=1.0.0"}, "1.0.0+b1", "1.0.0+b2", POLICY_SAME}, /* build metadata: no rank */
     {{SEMVER, ">=0.0.0"}, "sha256-abc.sig", "1.0.0", POLICY_INCOMPARABLE},
     {{NUM, "asc"}, "20240501123456788", "20240501123456789", POLICY_FORWARD},
     {{NUM, "asc"}, "20240501123456789", "20240501123456788", POLICY_BACKWARD},
     {{NUM, "desc"}, "20240501123456789", "20240501123456788", POLICY_FORWARD},
-    {{NUM, "asc"}, "1.5", "1.50", POLICY_FORWARD},
-    {{NUM, "asc"}, "1.50", "1.5", POLICY_BACKWARD},
+    {{NUM, "asc"}, "1.5", "1.50", POLICY_SAME},
+    {{NUM, "asc"}, "1.50", "1.5", POLICY_SAME},
     {{NUM, "asc"}, "abc", "1", POLICY_INCOMPARABLE},
     {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
      "main-" SHA "-1712000000",
@@ -276,6 +277,74 @@ START_TEST(compare)
 	ck_assert_msg(v == compares[_i].v, "%s -> %s: %s, expected %s", compares[_i].current,
 	              compares[_i].candidate, policy_verdict_name(v),
 	              policy_verdict_name(compares[_i].v));
+	policy_free(p);
+}
+END_TEST
+
+/* policy_verdict: what the guard and `eval --current` decide with (CONTRACT §6). */
+static const struct {
+	struct spec s;
+	const char *current, *candidate;
+	enum policy_verdict v;
+} verdicts[] = {
+    /* looser spellings of a version are never replaced by a version behind them */
+    {{SEMVER, ">=1.0.0"}, "v2", "1.9.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "v2", "2.0.0", POLICY_INCOMPARABLE}, /* not behind: adopt */
+    {{SEMVER, ">=1.0.0"}, "v2", "2.1.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "2.1", "2.0.9", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "V1.3.0", "1.2.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "V1.3.0", "1.3.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "1.2.3.4", "1.2.3", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "1.2.3.4", "1.2.4", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "1.2.3.0", "1.2.3", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "99999999999999999999.0.0", "2.0.0", POLICY_BACKWARD},
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.2", POLICY_BACKWARD},
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.4", POLICY_FORWARD},
+    /* the same version spelled differently is up to date */
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.3", POLICY_SAME},
+    {{SEMVER, ">=1.0.0"}, "v1.3.0", "1.3.0", POLICY_SAME},
+    {{SEMVER, ">=1.0.0"}, "1.3.0", "v1.3.0", POLICY_SAME},
+    /* a narrowed range does not roll back; prereleases are in the order */
+    {{SEMVER, ">=1.0.0 <2.0.0"}, "2.1.0", "1.9.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0 <2.0.0"}, "0.9.0", "1.0.0", POLICY_FORWARD},
+    {{SEMVER, ">=1.0.0"}, "1.1.0-rc.1", "1.0.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "1.1.0-rc.1", "1.1.0", POLICY_FORWARD},
+    /* the candidate must be the policy's */
+    {{SEMVER, ">=1.0.0"}, "1.0.0", "latest", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "2.0.0", "0.9.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "latest", "1.0.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, NULL, "1.0.0", POLICY_INCOMPARABLE},
+    /* extract: the loose reading is of the extracted value, or of the tag off the filter */
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "2.1-alpine",
+     "2.0.9-alpine",
+     POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "2.1-alpine",
+     "2.1.1-alpine",
+     POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "3.0.0",
+     "2.9.0-alpine",
+     POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "latest-alpine",
+     "2.9.0-alpine",
+     POLICY_INCOMPARABLE},
+    /* numerical and alphabetical orders have no loose reading */
+    {{NUM, "asc"}, "v2", "1", POLICY_INCOMPARABLE},
+    {{NUM, "asc"}, "1.50", "1.5", POLICY_SAME},
+    {{ALPHA, "asc", "^v"}, "latest", "v2", POLICY_INCOMPARABLE},
+};
+
+START_TEST(verdict)
+{
+	struct policy *p = make(&verdicts[_i].s);
+	enum policy_verdict v = policy_verdict(p, verdicts[_i].current, verdicts[_i].candidate);
+
+	ck_assert_msg(v == verdicts[_i].v, "%s -> %s: %s, expected %s", verdicts[_i].current,
+	              verdicts[_i].candidate, policy_verdict_name(v),
+	              policy_verdict_name(verdicts[_i].v));
 	policy_free(p);
 }
 END_TEST
@@ -318,9 +387,10 @@ static const struct spec props[] = {
     {ALPHA, "desc", NULL, NULL, "-"},
 };
 
-/* policy_compare is a strict total order over accepted tags that agrees with policy_order and
- * policy_select: antisymmetric, SAME only for the same tag, INCOMPARABLE exactly when a side is
- * not accepted, order[i+1] -> order[i] is always FORWARD, and nothing is FORWARD of the pick. */
+/* policy_compare is a total preorder over accepted tags that agrees with policy_order and
+ * policy_select: antisymmetric, SAME both ways for ties, INCOMPARABLE exactly when a side is
+ * not accepted, order[i+1] -> order[i] is FORWARD or a tie, and nothing is FORWARD of the pick.
+ * policy_verdict agrees with policy_compare wherever both sides are accepted. */
 START_TEST(compare_consistency)
 {
 	struct policy *p = make(&props[_i]);
@@ -335,9 +405,9 @@ START_TEST(compare_consistency)
 	ck_assert_msg(order.len > 1, "property needs at least two candidates");
 	ck_assert_str_eq(order.items[0], r.latest);
 	for (size_t k = 0; k + 1 < order.len; k++)
-		ck_assert_msg(policy_compare(p, order.items[k + 1], order.items[k]) ==
-		                  POLICY_FORWARD,
-		              "%s -> %s not forward", order.items[k + 1], order.items[k]);
+		ck_assert_msg(policy_compare(p, order.items[k + 1], order.items[k]) !=
+		                  POLICY_BACKWARD,
+		              "%s -> %s backward", order.items[k + 1], order.items[k]);
 	for (size_t a = 0; a < n; a++) {
 		bool acc_a = policy_accepts(p, tags[a]);
 
@@ -352,12 +422,14 @@ START_TEST(compare_consistency)
 				ck_assert_int_eq(ab, POLICY_INCOMPARABLE);
 				continue;
 			}
+			ck_assert_int_eq(policy_verdict(p, tags[a], tags[b]), ab);
 			if (a == b) {
 				ck_assert_int_eq(ab, POLICY_SAME);
 				continue;
 			}
 			ck_assert_msg((ab == POLICY_FORWARD && ba == POLICY_BACKWARD) ||
-			                  (ab == POLICY_BACKWARD && ba == POLICY_FORWARD),
+			                  (ab == POLICY_BACKWARD && ba == POLICY_FORWARD) ||
+			                  (ab == POLICY_SAME && ba == POLICY_SAME),
 			              "%s vs %s: %s / %s", tags[a], tags[b],
 			              policy_verdict_name(ab), policy_verdict_name(ba));
 		}
@@ -493,6 +565,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, select_, 0, sizeof(selects) / sizeof(selects[0]));
 	tcase_add_loop_test(tc, select_shuffled, 0, sizeof(selects) / sizeof(selects[0]));
+	tcase_add_loop_test(tc, verdict, 0, sizeof(verdicts) / sizeof(verdicts[0]));
 	tcase_add_loop_test(tc, compare, 0, sizeof(compares) / sizeof(compares[0]));
 	tcase_add_test(tc, compare_null);
 	tcase_add_loop_test(tc, compare_consistency, 0, sizeof(props) / sizeof(props[0]));

@@ -115,11 +115,9 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 		           GUARD_TAG_MAX);
 		goto done;
 	}
-	v = current_tag(in) ? policy_compare(in->policy, current_tag(in), best.latest)
-	                    : POLICY_INCOMPARABLE;
-	/* Outside the range is not outside the order: a narrowed range must not roll back. */
-	if (v == POLICY_INCOMPARABLE && current_tag(in) && in->order_policy)
-		v = policy_compare(in->order_policy, current_tag(in), best.latest);
+	/* The one verdict `eval --current` gives too: a narrowed range and a looser spelling of a
+	 * version ahead of the pick both hold. */
+	v = policy_verdict(in->policy, current_tag(in), best.latest);
 	if (v == POLICY_FORWARD) {
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {

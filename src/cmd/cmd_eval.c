@@ -1,5 +1,6 @@
 /* `imageguard eval`: which tag a policy picks from a list on stdin, and whether that is a move
- * forward from --current (CONTRACT §3). The same engine the guard uses for every commit. */
+ * forward from --current (CONTRACT §3). The verdict is policy_verdict, the one the guard decides
+ * every commit with. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +160,7 @@ int cmd_eval(int argc, char **argv)
 	if ((rc = policy_select(&r, p, tl.tags, tl.n, &err)) < 0)
 		goto fail;
 	if (o.current && r.latest)
-		verdict = policy_verdict_name(policy_compare(p, o.current, r.latest));
+		verdict = policy_verdict_name(policy_verdict(p, o.current, r.latest));
 	if (o.json && print_json(&r, tl.unreadable, o.current, verdict) < 0) {
 		error_set(&err, IG_EFAIL, "writing JSON: out of memory");
 		goto fail;

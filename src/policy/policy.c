@@ -466,7 +466,7 @@ static int bytes_compare(const char *a, size_t alen, const char *b, size_t blen)
 /* Runs exclusion, filter, extract and the order's parse on one tag. On OUT_CANDIDATE c holds
  * the value (in sc->buf when extracted) and its key. */
 static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct cand *c,
-                             const char *tag, size_t len)
+                             const char *tag, size_t len, bool ranged)
 {
 	uint32_t mopt;
 	bool matched;
@@ -494,7 +494,7 @@ static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct 
 	switch (p->kind) {
 	case POLICY_SEMVER:
 		if (semver_parse(&c->key.sv, c->val, c->val_len, NULL) < 0 ||
-		    !semver_range_matches(p->range, &c->key.sv))
+		    (ranged && !semver_range_matches(p->range, &c->key.sv)))
 			return OUT_SKIPPED;
 		break;
 	case POLICY_NUMERICAL:
@@ -507,8 +507,9 @@ static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct 
 	return OUT_CANDIDATE;
 }
 
-/* >0 when a ranks ahead of b (would be picked over it); never 0 for different tags. */
-static int rank(const struct policy *p, const struct cand *a, const struct cand *b)
+/* >0 when a's value ranks ahead of b's under the order, 0 when the order ties them (the same
+ * version spelled differently, equal numbers, equal extracted values). */
+static int order_rank(const struct policy *p, const struct cand *a, const struct cand *b)
 {
 	int c = 0;
 
@@ -523,11 +524,15 @@ static int rank(const struct policy *p, const struct cand *a, const struct cand 
 		c = bytes_compare(a->val, a->val_len, b->val, b->val_len);
 		break;
 	}
-	if (p->kind != POLICY_SEMVER && !p->ascending)
-		c = -c;
-	if (c == 0)
-		c = bytes_compare(a->tag, a->tag_len, b->tag, b->tag_len);
-	return c;
+	return p->kind != POLICY_SEMVER && !p->ascending ? -c : c;
+}
+
+/* >0 when a ranks ahead of b (would be picked over it); never 0 for different tags. */
+static int rank(const struct policy *p, const struct cand *a, const struct cand *b)
+{
+	int c = order_rank(p, a, b);
+
+	return c != 0 ? c : bytes_compare(a->tag, a->tag_len, b->tag, b->tag_len);
 }
 
 static int scratch_init(struct scratch *sc, const struct policy *p)
@@ -561,7 +566,7 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
 		goto done;
 	}
 	for (size_t k = 0; k < n; k++) {
-		switch (evaluate(p, &sc[ci], &cur, tags[k], strlen(tags[k]))) {
+		switch (evaluate(p, &sc[ci], &cur, tags[k], strlen(tags[k]), true)) {
 		case OUT_FILTERED:
 			continue;
 		case OUT_SKIPPED:
@@ -662,7 +667,7 @@ int policy_order(struct strvec *out, const struct policy *p, const char *const *
 		struct cand c;
 		const char *copy;
 
-		if (evaluate(p, &sc, &c, tags[k], strlen(tags[k])) != OUT_CANDIDATE)
+		if (evaluate(p, &sc, &c, tags[k], strlen(tags[k]), true) != OUT_CANDIDATE)
 			continue;
 		if (c.val == sc.buf) {
 			if (!(copy = arena_copy(&arena, sc.buf, sc.len)))
@@ -696,7 +701,64 @@ done:
 
 /* ---- comparing ---- */
 
+static enum policy_verdict verdict_of(int c)
+{
+	return c > 0 ? POLICY_FORWARD : c < 0 ? POLICY_BACKWARD : POLICY_SAME;
+}
+
+/* Evaluates current (ranged or not) and candidate (always ranged) into cur and cand. */
+static bool evaluate_pair(const struct policy *p, struct scratch sc[2], struct cand *cur,
+                          struct cand *cand, const char *current, const char *candidate,
+                          bool ranged)
+{
+	return evaluate(p, &sc[0], cur, current, strlen(current), ranged) == OUT_CANDIDATE &&
+	       evaluate(p, &sc[1], cand, candidate, strlen(candidate), true) == OUT_CANDIDATE &&
+	       !sc[0].oom && !sc[1].oom;
+}
+
 enum policy_verdict policy_compare(const struct policy *p, const char *current,
+                                   const char *candidate)
+{
+	struct scratch sc[2];
+	struct cand cur, cand;
+	enum policy_verdict v = POLICY_INCOMPARABLE;
+
+	if (!current || !candidate)
+		return POLICY_INCOMPARABLE;
+	memset(sc, 0, sizeof(sc));
+	if (scratch_init(&sc[0], p) == 0 && scratch_init(&sc[1], p) == 0 &&
+	    evaluate_pair(p, sc, &cur, &cand, current, candidate, true))
+		v = verdict_of(order_rank(p, &cand, &cur));
+	scratch_release(&sc[0]);
+	scratch_release(&sc[1]);
+	return v;
+}
+
+/* The committed value as a person reads a version: the extracted value when the pattern
+ * matches it, else the whole tag. True when it reads as one ahead of the candidate's version
+ * (or equal to it with a further non-zero part, as 1.2.3.4 against 1.2.3). */
+static bool loosely_ahead(const struct policy *p, struct scratch *sc, const char *current,
+                          const struct semver *candidate)
+{
+	size_t len = strlen(current);
+	const char *val = current;
+	struct semver sv;
+	bool longer, matched;
+	int c;
+
+	if (len > POLICY_TAG_MAX)
+		return false;
+	if (p->pattern && p->parts && extract_value(p, sc, current, len, 0, &matched)) {
+		val = sc->buf;
+		len = sc->len;
+	}
+	if (sc->oom || semver_parse_loose(&sv, &longer, val, len) < 0)
+		return false;
+	c = semver_compare(candidate, &sv);
+	return c < 0 || (c == 0 && longer);
+}
+
+enum policy_verdict policy_verdict(const struct policy *p, const char *current,
                                    const char *candidate)
 {
 	struct scratch sc[2];
@@ -708,14 +770,15 @@ enum policy_verdict policy_compare(const struct policy *p, const char *current,
 	memset(sc, 0, sizeof(sc));
 	if (scratch_init(&sc[0], p) < 0 || scratch_init(&sc[1], p) < 0)
 		goto done;
-	if (evaluate(p, &sc[0], &cur, current, strlen(current)) != OUT_CANDIDATE ||
-	    evaluate(p, &sc[1], &cand, candidate, strlen(candidate)) != OUT_CANDIDATE ||
-	    sc[0].oom || sc[1].oom)
+	if (evaluate_pair(p, sc, &cur, &cand, current, candidate, false)) {
+		v = verdict_of(order_rank(p, &cand, &cur));
 		goto done;
-	if (strcmp(current, candidate) == 0)
-		v = POLICY_SAME;
-	else
-		v = rank(p, &cand, &cur) > 0 ? POLICY_FORWARD : POLICY_BACKWARD;
+	}
+	/* The candidate must be one the policy picks; only then is current read loosely. */
+	if (p->kind == POLICY_SEMVER &&
+	    evaluate(p, &sc[1], &cand, candidate, strlen(candidate), true) == OUT_CANDIDATE &&
+	    !sc[1].oom && loosely_ahead(p, &sc[0], current, &cand.key.sv))
+		v = POLICY_BACKWARD;
 done:
 	scratch_release(&sc[0]);
 	scratch_release(&sc[1]);
@@ -729,7 +792,7 @@ bool policy_accepts(const struct policy *p, const char *tag)
 	bool ok = false;
 
 	if (tag && scratch_init(&sc, p) == 0)
-		ok = evaluate(p, &sc, &c, tag, strlen(tag)) == OUT_CANDIDATE;
+		ok = evaluate(p, &sc, &c, tag, strlen(tag), true) == OUT_CANDIDATE;
 	if (tag)
 		scratch_release(&sc);
 	return ok;

@@ -59,14 +59,26 @@ int policy_order(struct strvec *out, const struct policy *p, const char *const *
 
 enum policy_verdict {
 	POLICY_FORWARD,     /* candidate strictly ahead of current */
-	POLICY_SAME,        /* same rank and same tag */
-	POLICY_BACKWARD,    /* candidate behind current (or equal rank, byte-wise lower tag) */
+	POLICY_SAME,        /* the order ties them: the same tag, or the same version, number or
+	                       extracted value spelled differently (v1.3.0 and 1.3.0) */
+	POLICY_BACKWARD,    /* candidate behind current */
 	POLICY_INCOMPARABLE /* current (or candidate) is outside the policy's order */
 };
 
-/* Compares current with candidate under the policy (filter and extract applied to both).
- * The guard trusts this with every commit. */
+/* Compares current with candidate under exactly this policy (filter, extract and range applied
+ * to both): INCOMPARABLE when either side does not pass. */
 enum policy_verdict policy_compare(const struct policy *p, const char *current,
+                                   const char *candidate);
+
+/* The verdict every decision uses (the guard and `eval --current` alike): whether moving the
+ * committed value current to candidate, the policy's pick, is forward. INCOMPARABLE when
+ * candidate does not pass the policy. Otherwise current is compared under the policy's order
+ * with the range lifted (a narrowed range must not roll back), and SAME means equal under that
+ * order. For a semver policy, a current that is outside the order but reads loosely as a
+ * version (semver_parse_loose of the extracted value when the pattern matches it, else of the
+ * tag) ahead of the candidate is BACKWARD: `v2`, `2.1`, `2025.07.03`, `1.2.3.4` are never
+ * replaced by a version behind them. Everything else is INCOMPARABLE (adopt). */
+enum policy_verdict policy_verdict(const struct policy *p, const char *current,
                                    const char *candidate);
 
 /* True when tag passes filter and exclusion and is orderable (in range for semver). */
