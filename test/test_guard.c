@@ -103,6 +103,17 @@ static const struct row {
 	{"forward numerical", NUMERICAL, "3 10 9", "9", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_FORWARD, true, 0, "10", GUARD_HEAD_OK, D1, GUARD_UPDATE,
 	 GUARD_FORWARD, false, false},
+	/* Flux fails a numerical policy over a non-number: so does the decision */
+	{"numerical over a non-number errors", NUMERICAL, "3 10 latest", "9", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_ERROR, GUARD_CONFIG, false, GUARD_WARN_CURRENT_MISSING,
+	 "", GUARD_HEAD_OK, D1, GUARD_ERROR, GUARD_CONFIG, false, false},
+	/* policy_verdict: a looser spelling ahead of the pick holds, a respelling is up to date */
+	{"loose spelling ahead holds", SEMVER, "1.0.0 1.9.0", "v2", NULL, GUARD_DIGEST_NONE, 0,
+	 NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, GUARD_WARN_CURRENT_MISSING, "1.9.0",
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
+	{"same version respelled is up to date", SEMVER, "1.2.0 1.3.0 v1.3.0", "1.3.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, false, 0, "v1.3.0",
+	 GUARD_HEAD_OK, D1, GUARD_NONE, GUARD_UP_TO_DATE, false, false},
 	/* update/adopt */
 	{"adopt latest", SEMVER, "1.0.0 1.2.0 latest", "latest", NULL, GUARD_DIGEST_NONE, 0, NULL,
 	 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,

@@ -106,6 +106,11 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 
 	if ((rc = policy_select(&best, in->policy, in->tags, in->tags_len, err)) < 0)
 		return rc;
+	if (best.unordered) { /* Flux fails such a policy too: nothing is picked */
+		guard_fail(d, GUARD_CONFIG, "numerical policy: tag '%.100s' is not a number",
+		           best.unordered);
+		goto done;
+	}
 	if (!best.latest) {
 		set(d, GUARD_HOLD, GUARD_NO_CANDIDATES);
 		goto done;

@@ -11,6 +11,8 @@
 #include "imageguard/policy/policy.h"
 #include "imageguard/policy/policyflags.h"
 #include "imageguard/policy/taglines.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/escape.h"
 
 struct eval_opts {
 	struct policyflags pf;
@@ -42,7 +44,9 @@ static void usage(FILE *out)
 	      "                          filter but are not orderable (not semver, outside the\n"
 	      "                          range, not a number), plus unreadable lines\n"
 	      "\n"
-	      "Exit status: 0 a tag was picked, 1 no candidate, 2 usage or invalid policy.\n",
+	      "Exit status: 0 a tag was picked, 1 no candidate (or, as in Flux, a numerical\n"
+	      "policy over a tag that passes the filter but is not a number), 2 usage or\n"
+	      "invalid policy.\n",
 	      out);
 }
 
@@ -122,6 +126,20 @@ done:
 	return rc;
 }
 
+/* Flux fails a numerical policy over a non-number, and so does eval: one line naming the tag. */
+static void print_unordered(const char *tag)
+{
+	struct buf b = BUF_INIT_MAX(1024);
+
+	if (escape_append(&b, tag) < 0)
+		buf_reset(&b);
+	fprintf(stderr,
+	        "imageguard: eval: numerical policy: tag '%s' passes the filter but is not a "
+	        "number\n",
+	        b.data ? b.data : "?");
+	buf_release(&b);
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	struct eval_opts o = {POLICYFLAGS_INIT, NULL, false};
@@ -167,6 +185,11 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (!o.json && r.latest)
 		printf("%s\n", r.latest);
+	if (r.unordered) {
+		print_unordered(r.unordered);
+		exit_code = 1;
+		goto done;
+	}
 	if (!r.latest) {
 		fprintf(stderr,
 		        "imageguard: eval: no candidate: %zu tag(s) read, none passes the policy "

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "imageguard/util/error.h"
+#include "imageguard/policy/number.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/policy/semver.h"
 #include "imageguard/util/strvec.h"
@@ -47,14 +48,6 @@ struct policy {
 	struct semver_range *range;
 };
 
-/* Decimal number as sign, integer digits (no leading zeros) and fraction digits (no trailing
- * zeros): compared exactly, whatever the length. */
-struct numkey {
-	bool neg;
-	const char *ip, *fp;
-	size_t ilen, flen;
-};
-
 /* One evaluated tag: the original, the value ordered and its pre-computed key. */
 struct cand {
 	const struct policy *p; /* for qsort, which has no context argument in C11 */
@@ -64,7 +57,7 @@ struct cand {
 	size_t val_len;
 	union {
 		struct semver sv;
-		struct numkey num;
+		struct number num;
 	} key;
 };
 
@@ -76,7 +69,9 @@ struct scratch {
 	bool oom; /* an allocation failed: the result cannot be trusted */
 };
 
-enum outcome { OUT_FILTERED, OUT_SKIPPED, OUT_CANDIDATE };
+/* OUT_NOT_NUMBER is a skip that fails a numerical policy, as in Flux; an over-long tag or value
+ * is only skipped (it cannot be an OCI tag). */
+enum outcome { OUT_FILTERED, OUT_SKIPPED, OUT_NOT_NUMBER, OUT_CANDIDATE };
 
 /* ---- compiling ---- */
 
@@ -392,66 +387,9 @@ static bool extract_value(const struct policy *p, struct scratch *sc, const char
 	return expand(p, sc, s);
 }
 
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* [+-]digits[.digits], at least one digit. No exponent, no inf/nan: they have no exact order
- * worth trusting. */
-static bool parse_number(struct numkey *k, const char *s, size_t len)
-{
-	size_t i = 0, istart, iend, fstart = 0, fend = 0;
-
-	k->neg = false;
-	if (i < len && (s[i] == '+' || s[i] == '-'))
-		k->neg = s[i++] == '-';
-	istart = i;
-	while (i < len && is_digit(s[i]))
-		i++;
-	iend = i;
-	if (i < len && s[i] == '.') {
-		fstart = ++i;
-		while (i < len && is_digit(s[i]))
-			i++;
-		fend = i;
-	}
-	if (i != len || (iend == istart && fend == fstart))
-		return false;
-	while (istart < iend && s[istart] == '0')
-		istart++;
-	while (fend > fstart && s[fend - 1] == '0')
-		fend--;
-	k->ip = s + istart;
-	k->ilen = iend - istart;
-	k->fp = s + fstart;
-	k->flen = fend - fstart;
-	if (k->ilen == 0 && k->flen == 0)
-		k->neg = false; /* -0 is 0 */
-	return true;
-}
-
 static int sign(int c)
 {
 	return (c > 0) - (c < 0);
-}
-
-static int numkey_compare(const struct numkey *a, const struct numkey *b)
-{
-	int c;
-
-	if (a->neg != b->neg)
-		return a->neg ? -1 : 1;
-	if (a->ilen != b->ilen)
-		c = a->ilen < b->ilen ? -1 : 1;
-	else if ((c = a->ilen ? memcmp(a->ip, b->ip, a->ilen) : 0) == 0) {
-		size_t n = a->flen < b->flen ? a->flen : b->flen;
-
-		if ((c = n ? memcmp(a->fp, b->fp, n) : 0) == 0)
-			c = (a->flen > b->flen) - (a->flen < b->flen);
-	}
-	c = sign(c);
-	return a->neg ? -c : c;
 }
 
 static int bytes_compare(const char *a, size_t alen, const char *b, size_t blen)
@@ -498,8 +436,8 @@ static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct 
 			return OUT_SKIPPED;
 		break;
 	case POLICY_NUMERICAL:
-		if (!parse_number(&c->key.num, c->val, c->val_len))
-			return OUT_SKIPPED;
+		if (number_parse(&c->key.num, c->val, c->val_len) < 0)
+			return OUT_NOT_NUMBER;
 		break;
 	case POLICY_ALPHABETICAL:
 		break;
@@ -518,7 +456,7 @@ static int order_rank(const struct policy *p, const struct cand *a, const struct
 		c = semver_compare(&a->key.sv, &b->key.sv);
 		break;
 	case POLICY_NUMERICAL:
-		c = numkey_compare(&a->key.num, &b->key.num);
+		c = number_compare(&a->key.num, &b->key.num);
 		break;
 	case POLICY_ALPHABETICAL:
 		c = bytes_compare(a->val, a->val_len, b->val, b->val_len);
@@ -569,6 +507,10 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
 		switch (evaluate(p, &sc[ci], &cur, tags[k], strlen(tags[k]), true)) {
 		case OUT_FILTERED:
 			continue;
+		case OUT_NOT_NUMBER:
+			if (!out->unordered && !(out->unordered = strdup(tags[k])))
+				sc[0].oom = true;
+			/* fall through */
 		case OUT_SKIPPED:
 			out->skipped++;
 			continue;
@@ -583,9 +525,13 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
 			ci = 1 - ci;
 		}
 	}
-	if (sc[0].oom || sc[1].oom || (bi >= 0 && !(out->latest = strdup(best.tag))))
+	/* Flux fails a numerical policy over a non-number: nothing is picked then. */
+	if (sc[0].oom || sc[1].oom ||
+	    (bi >= 0 && !out->unordered && !(out->latest = strdup(best.tag))))
 		rc = error_set(err, IG_EFAIL, "policy: out of memory");
 done:
+	if (rc < 0)
+		policy_result_release(out);
 	scratch_release(&sc[0]);
 	scratch_release(&sc[1]);
 	return rc;
@@ -594,7 +540,8 @@ done:
 void policy_result_release(struct policy_result *r)
 {
 	free(r->latest);
-	r->latest = NULL;
+	free(r->unordered);
+	r->latest = r->unordered = NULL;
 	r->candidates = r->skipped = 0;
 }
 
@@ -641,8 +588,8 @@ static void rebase(struct cand *c, const struct policy *p, const char *from, con
 		MOVE(c->key.sv.pre);
 		MOVE(c->key.sv.build);
 	} else if (p->kind == POLICY_NUMERICAL) {
-		MOVE(c->key.num.ip);
-		MOVE(c->key.num.fp);
+		MOVE(c->key.num.d1);
+		MOVE(c->key.num.d2);
 	}
 #undef MOVE
 }

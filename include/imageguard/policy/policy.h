@@ -39,16 +39,20 @@ struct policy_result {
 	size_t candidates; /* tags that passed filter, exclusion and the order's parse/range */
 	size_t skipped;    /* tags that matched the filter but could not be ordered (not a number,
 	                      not semver, outside the range), and tags over POLICY_TAG_MAX */
+	/* owned; a numerical policy's first skipped tag, else NULL. Flux fails a numerical policy
+	 * when any tag passing the filter is not a number: then latest is NULL and the caller
+	 * reports the failure naming this tag */
+	char *unordered;
 };
 
 #define POLICY_RESULT_INIT                                                                         \
 	{                                                                                          \
-		NULL, 0, 0                                                                         \
+		NULL, 0, 0, NULL                                                                   \
 	}
 
 /* Picks the best of n tags in one pass without per-tag allocation. Duplicates are counted as
- * given (fold them first). Returns 0 (latest may be NULL when nothing qualifies) or a
- * negative code (out of memory). */
+ * given (fold them first). Returns 0 (latest may be NULL when nothing qualifies, and is NULL
+ * when unordered is set) or a negative code (out of memory; out is then released). */
 int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
                   size_t n, struct error *err);
 void policy_result_release(struct policy_result *r);
