@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/policy/number.h"
 #include "imageguard/policy/policy.h"
@@ -401,10 +402,10 @@ static int bytes_compare(const char *a, size_t alen, const char *b, size_t blen)
 	return (alen > blen) - (alen < blen);
 }
 
-/* Runs exclusion, filter, extract and the order's parse on one tag. On OUT_CANDIDATE c holds
- * the value (in sc->buf when extracted) and its key. */
-static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct cand *c,
-                             const char *tag, size_t len, bool ranged)
+/* Runs exclusion, filter and extract on one tag. On OUT_CANDIDATE c holds the value (in
+ * sc->buf when extracted); OUT_SKIPPED is a tag or value over its cap. */
+static enum outcome filter_value(const struct policy *p, struct scratch *sc, struct cand *c,
+                                 const char *tag, size_t len)
 {
 	uint32_t mopt;
 	bool matched;
@@ -429,6 +430,17 @@ static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct 
 		c->val = tag;
 		c->val_len = len;
 	}
+	return OUT_CANDIDATE;
+}
+
+/* filter_value, then the order's parse (and, when ranged, the semver range). */
+static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct cand *c,
+                             const char *tag, size_t len, bool ranged)
+{
+	enum outcome o = filter_value(p, sc, c, tag, len);
+
+	if (o != OUT_CANDIDATE)
+		return o;
 	switch (p->kind) {
 	case POLICY_SEMVER:
 		if (semver_parse(&c->key.sv, c->val, c->val_len, NULL) < 0 ||
@@ -730,6 +742,29 @@ done:
 	scratch_release(&sc[0]);
 	scratch_release(&sc[1]);
 	return v;
+}
+
+int policy_value(struct buf *out, const struct policy *p, const char *tag)
+{
+	struct scratch sc;
+	struct cand c;
+	size_t len = strlen(tag);
+	int rc = IG_ENOTFOUND;
+
+	if (scratch_init(&sc, p) < 0)
+		return IG_EFAIL;
+	switch (filter_value(p, &sc, &c, tag, len)) {
+	case OUT_FILTERED:
+		break;
+	case OUT_SKIPPED:
+		rc = sc.oom ? IG_EFAIL : IG_ETOOBIG;
+		break;
+	default:
+		rc = buf_append(out, c.val, c.val_len) < 0 ? IG_EFAIL : 0;
+		break;
+	}
+	scratch_release(&sc);
+	return rc;
 }
 
 bool policy_accepts(const struct policy *p, const char *tag)

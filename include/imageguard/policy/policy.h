@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct buf;
 struct error;
 struct strvec;
 
@@ -84,6 +85,12 @@ enum policy_verdict policy_compare(const struct policy *p, const char *current,
  * replaced by a version behind them. Everything else is INCOMPARABLE (adopt). */
 enum policy_verdict policy_verdict(const struct policy *p, const char *current,
                                    const char *candidate);
+
+/* The value tag is ordered by, as Flux's filter computes it: the extract template expanded from
+ * the pattern's first match, or the tag itself. Appends it to out (a NUL-terminated buffer).
+ * Returns 0, IG_ENOTFOUND when the exclusion list or the pattern drops the tag, IG_ETOOBIG for
+ * a tag or value over its cap, or IG_EFAIL (memory, out's cap). */
+int policy_value(struct buf *out, const struct policy *p, const char *tag);
 
 /* True when tag passes filter and exclusion and is orderable (in range for semver). */
 bool policy_accepts(const struct policy *p, const char *tag);
