@@ -103,6 +103,17 @@ static const struct row {
 	{"forward numerical", NUMERICAL, "3 10 9", "9", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_FORWARD, true, 0, "10", GUARD_HEAD_OK, D1, GUARD_UPDATE,
 	 GUARD_FORWARD, false, false},
+	/* Flux fails a numerical policy over a non-number: so does the decision */
+	{"numerical over a non-number errors", NUMERICAL, "3 10 latest", "9", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_ERROR, GUARD_CONFIG, false, GUARD_WARN_CURRENT_MISSING,
+	 "", GUARD_HEAD_OK, D1, GUARD_ERROR, GUARD_CONFIG, false, false},
+	/* policy_verdict: a looser spelling ahead of the pick holds, a respelling is up to date */
+	{"loose spelling ahead holds", SEMVER, "1.0.0 1.9.0", "v2", NULL, GUARD_DIGEST_NONE, 0,
+	 NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, GUARD_WARN_CURRENT_MISSING, "1.9.0",
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
+	{"same version respelled is up to date", SEMVER, "1.2.0 1.3.0 v1.3.0", "1.3.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, false, 0, "v1.3.0",
+	 GUARD_HEAD_OK, D1, GUARD_NONE, GUARD_UP_TO_DATE, false, false},
 	/* update/adopt */
 	{"adopt latest", SEMVER, "1.0.0 1.2.0 latest", "latest", NULL, GUARD_DIGEST_NONE, 0, NULL,
 	 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
@@ -223,9 +234,10 @@ static const struct row {
 	{"narrowed range holds", NARROW, "1.8.0 1.9.0 2.1.0", "2.1.0", NULL, GUARD_DIGEST_NONE, 0,
 	 NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, 0, "1.9.0", GUARD_HEAD_OK, D1,
 	 GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, true},
-	{"narrowed range without order adopts", NARROW, "1.9.0 2.1.0", "2.1.0", NULL,
-	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.9.0", GUARD_HEAD_OK,
-	 D1, GUARD_UPDATE, GUARD_ADOPT, false, false},
+	/* policy_verdict lifts the range itself: order_policy is no longer needed to hold */
+	{"narrowed range without order holds", NARROW, "1.9.0 2.1.0", "2.1.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, 0, "1.9.0",
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
 	{"raised range moves forward", RAISED, "1.5.0 2.0.0 2.1.0", "1.5.0", NULL,
 	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_FORWARD, true, 0, "2.1.0",
 	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false, true},
@@ -450,10 +462,14 @@ START_TEST(invariants)
 			in.until = NOW + (long)rnd(3) - 1;
 		}
 		ck_assert_int_eq(guard_decide(&d, &in, &err), 0);
-		if (d.candidate[0] && in.current_tag)
-			v = policy_compare(in.policy, in.current_tag, d.candidate);
-		if (v == POLICY_INCOMPARABLE && d.candidate[0] && in.current_tag && in.order_policy)
-			v = policy_compare(in.order_policy, in.current_tag, d.candidate);
+		if (d.candidate[0] && in.current_tag) {
+			v = policy_verdict(in.policy, in.current_tag, d.candidate);
+			/* and, independently of the verdict's range lifting, the strict order */
+			if (guard_writes(&d) && d.decision != GUARD_ROLLBACK)
+				ck_assert_int_ne(
+				    policy_compare(in.policy, in.current_tag, d.candidate),
+				    POLICY_BACKWARD);
+		}
 		guard_confirm(&d, &in, head, rnd(8) ? D1 : NULL, NULL);
 		if (!guard_writes(&d))
 			continue;

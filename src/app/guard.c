@@ -106,6 +106,11 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 
 	if ((rc = policy_select(&best, in->policy, in->tags, in->tags_len, err)) < 0)
 		return rc;
+	if (best.unordered) { /* Flux fails such a policy too: nothing is picked */
+		guard_fail(d, GUARD_CONFIG, "numerical policy: tag '%.100s' is not a number",
+		           best.unordered);
+		goto done;
+	}
 	if (!best.latest) {
 		set(d, GUARD_HOLD, GUARD_NO_CANDIDATES);
 		goto done;
@@ -115,11 +120,9 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 		           GUARD_TAG_MAX);
 		goto done;
 	}
-	v = current_tag(in) ? policy_compare(in->policy, current_tag(in), best.latest)
-	                    : POLICY_INCOMPARABLE;
-	/* Outside the range is not outside the order: a narrowed range must not roll back. */
-	if (v == POLICY_INCOMPARABLE && current_tag(in) && in->order_policy)
-		v = policy_compare(in->order_policy, current_tag(in), best.latest);
+	/* The one verdict `eval --current` gives too: a narrowed range and a looser spelling of a
+	 * version ahead of the pick both hold. */
+	v = policy_verdict(in->policy, current_tag(in), best.latest);
 	if (v == POLICY_FORWARD) {
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {
