@@ -64,7 +64,6 @@ static void fill_input(struct decide_item *it, const struct decide_env *env,
 
 	*in = (struct guard_input)GUARD_INPUT_INIT;
 	in->policy = pol->policy;
-	in->order_policy = pol->order_policy;
 	in->policy_suspended = pol->suspend;
 	in->repository_suspended = pol->repository->suspend;
 	in->automation_suspended = a->suspend;

@@ -97,6 +97,16 @@ static void decide_override(struct guard_decision *d, const struct guard_input *
 	}
 }
 
+/* The same version spelled two ways (`1.3.0` committed, `v1.3.0` picked): the committed
+ * spelling stays when the registry lists it, so only a digest or the name can change. */
+static void keep_spelling(struct guard_decision *d, const struct guard_input *in)
+{
+	const char *cur = current_tag(in);
+
+	if (cur && strcmp(cur, d->candidate) != 0 && listed(in, cur))
+		set_candidate(d, cur);
+}
+
 /* Best candidate against the committed tag under the policy's own order. */
 static int decide_order(struct guard_decision *d, const struct guard_input *in, struct error *err)
 {
@@ -127,16 +137,19 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {
 		set(d, GUARD_UPDATE, GUARD_ADOPT);
-	} else if (v == POLICY_SAME && in->name_changed) {
+	} else if (v == POLICY_SAME) {
+		keep_spelling(d, in);
+		if (!in->name_changed) {
+			set(d, GUARD_NONE, GUARD_UP_TO_DATE);
+			/* The tag stays; a digest may still need writing, which only HEAD can tell.
+			 */
+			d->needs_confirmation =
+			    in->digest_mode == GUARD_DIGEST_ALWAYS ||
+			    (in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
+			goto done;
+		}
 		set(d, GUARD_UPDATE,
 		    GUARD_ADOPT); /* the tag stays, the name becomes the policy's */
-	} else if (v == POLICY_SAME) {
-		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
-		/* The tag stays; a digest may still need writing, which only HEAD can tell. */
-		d->needs_confirmation =
-		    in->digest_mode == GUARD_DIGEST_ALWAYS ||
-		    (in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
-		goto done;
 	} else {
 		set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
 		goto done;

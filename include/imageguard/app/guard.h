@@ -83,12 +83,6 @@ struct guard_input {
 	const char *current_digest; /* the digest committed at the marker, NULL when none */
 	enum guard_digest_mode digest_mode;
 
-	/* Optional (config_policy.order_policy): the same order without the semver range. When
-	 * policy calls current INCOMPARABLE (e.g. a range narrowed below the committed version),
-	 * this order decides instead, so a narrowed range holds (downgrade-blocked) rather than
-	 * adopting a lower version. NULL: INCOMPARABLE means adopt. */
-	const struct policy *order_policy;
-
 	/* Digest-tracked policy (policy.digest.tag): the one tag it follows, else NULL. Then
 	 *  - a marker without tag (a lone `:digest`) counts as holding this tag;
 	 *  - (as for every policy) a digest changed under ALWAYS is a move only towards a newer
@@ -117,7 +111,7 @@ struct guard_input {
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
 		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, NULL, false                               \
+		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, false                               \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
@@ -156,7 +150,7 @@ struct guard_decision {
  * hold/override when current equals it, or hold/candidate-missing when rollback-to is not
  * listed — never forward); nothing passing the filter (hold/no-candidates); then
  * policy_compare(current, best): FORWARD update/forward, INCOMPARABLE (or no current tag)
- * update/adopt unless order_policy can compare them, SAME none/up-to-date, BACKWARD
+ * update/adopt, SAME none/up-to-date (policy_verdict, the one eval uses), BACKWARD
  * hold/downgrade-blocked. A lapsed override is ignored (warning override-lapsed).
  * current-missing is raised whenever the listing succeeded and does not hold current_tag.
  * Returns 0 (out filled) or IG_EFAIL when out of memory. */
