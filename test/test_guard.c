@@ -655,6 +655,64 @@ START_TEST(tracked_table)
 }
 END_TEST
 
+/* imageguard.io/settle: a move waits until its candidate has been listed for the window; an
+ * override never waits. */
+static const struct {
+	const char *name;
+	const char *current, *rollback_to;
+	long settle_s, listed_for; /* listed_for: now - since */
+	enum guard_decision_kind d;
+	enum guard_reason r;
+	bool asks; /* needs_settle after guard_confirm */
+	const char *msg;
+} settles[] = {
+    {"new candidate waits", "1.0.0", NULL, 600, 0, GUARD_HOLD, GUARD_SETTLING, true, "600s left"},
+    {"half way", "1.0.0", NULL, 600, 100, GUARD_HOLD, GUARD_SETTLING, true,
+     "listed for 100s of the 600s settle window: 500s left"},
+    {"window over", "1.0.0", NULL, 600, 600, GUARD_UPDATE, GUARD_FORWARD, true, NULL},
+    {"no window", "1.0.0", NULL, 0, 0, GUARD_UPDATE, GUARD_FORWARD, false, NULL},
+    {"up to date: nothing to wait for", "1.2.0", NULL, 600, 0, GUARD_NONE, GUARD_UP_TO_DATE, false,
+     NULL},
+    {"behind: still held as a downgrade", "2.0.0", NULL, 600, 0, GUARD_HOLD,
+     GUARD_DOWNGRADE_BLOCKED, false, NULL},
+    {"a rollback never waits", "1.2.0", "1.0.0", 600, 0, GUARD_ROLLBACK, GUARD_OVERRIDE, false,
+     NULL},
+    {"adopting waits too", "latest", NULL, 600, 10, GUARD_HOLD, GUARD_SETTLING, true, NULL},
+};
+
+START_TEST(settle_table)
+{
+	const char *tags[] = {"1.0.0", "1.2.0"};
+	struct guard_input in = GUARD_INPUT_INIT;
+	struct guard_decision d;
+
+	in.policy = policies[SEMVER];
+	in.listing_ok = true;
+	in.tags = tags;
+	in.tags_len = 2;
+	in.current_tag = settles[_i].current;
+	in.rollback_to = settles[_i].rollback_to;
+	in.rollback_reason = settles[_i].rollback_to ? "bad release" : NULL;
+	in.settle_s = settles[_i].settle_s;
+	in.now = NOW;
+	ck_assert_int_eq(guard_decide(&d, &in, NULL), 0);
+	if (d.needs_confirmation)
+		guard_confirm(&d, &in, GUARD_HEAD_OK, D1, NULL);
+	ck_assert_msg(d.needs_settle == settles[_i].asks, "%s: needs_settle %d", settles[_i].name,
+	              d.needs_settle);
+	if (d.needs_settle)
+		ck_assert(!guard_writes(&d));
+	guard_confirm_settle(&d, &in, NOW - settles[_i].listed_for);
+	ck_assert_msg(d.decision == settles[_i].d && d.reason == settles[_i].r, "%s: got %s/%s",
+	              settles[_i].name, guard_decision_name(d.decision),
+	              guard_reason_name(d.reason));
+	ck_assert(guard_writes(&d) == (d.decision == GUARD_UPDATE || d.decision == GUARD_ROLLBACK));
+	if (settles[_i].msg)
+		ck_assert_msg(strstr(d.message, settles[_i].msg) != NULL, "%s: '%s'", settles[_i].name,
+		              d.message);
+}
+END_TEST
+
 /* When created cannot order the builds, the history decides: replaced holds, unseen moves. */
 START_TEST(tracked_history)
 {
@@ -720,6 +778,7 @@ START_TEST(tracked_message)
 	guard_confirm_created(&d, &in, &cur, &cand);
 	ck_assert_int_eq(d.decision, GUARD_UPDATE);
 	ck_assert_str_eq(guard_warning_name(GUARD_WARN_NAME_CHANGED), "name-changed");
+	ck_assert_str_eq(guard_reason_name(GUARD_SETTLING), "settling");
 	ck_assert_str_eq(guard_warning_name(GUARD_WARN_CREATED_UNKNOWN), "created-unknown");
 	ck_assert_str_eq(guard_warning_name(GUARD_WARN_DIGEST_REPLACED), "digest-replaced");
 }
@@ -777,6 +836,7 @@ static Suite *guard_suite(void)
 	tcase_add_loop_test(tc, tracked_table, 0, sizeof(tracked) / sizeof(tracked[0]));
 	tcase_add_test(tc, tracked_message);
 	tcase_add_test(tc, tracked_history);
+	tcase_add_loop_test(tc, settle_table, 0, sizeof(settles) / sizeof(settles[0]));
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

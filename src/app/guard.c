@@ -34,7 +34,7 @@ void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *
 	va_list ap;
 
 	set(d, GUARD_ERROR, reason);
-	d->needs_confirmation = d->needs_created = d->needs_history = false;
+	d->needs_confirmation = d->needs_created = d->needs_history = d->needs_settle = false;
 	d->write_digest = false;
 	va_start(ap, fmt);
 	vsnprintf(d->message, sizeof(d->message), fmt, ap);
@@ -285,6 +285,7 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 	d->needs_confirmation = false;
 	confirm_head(d, in, head, digest, head_error);
 	settle_name(d, in);
+	d->needs_settle = in->settle_s > 0 && d->decision == GUARD_UPDATE;
 }
 
 const char *guard_confirm_ref(const struct guard_decision *d, const struct guard_input *in)
@@ -395,10 +396,26 @@ void guard_confirm_history(struct guard_decision *d, bool replaced)
 	         d->digest, why);
 }
 
+void guard_confirm_settle(struct guard_decision *d, const struct guard_input *in, time_t since)
+{
+	time_t ready = since + (time_t)in->settle_s;
+
+	if (!d->needs_settle)
+		return;
+	d->needs_settle = false;
+	if (d->decision != GUARD_UPDATE || in->now >= ready)
+		return;
+	set(d, GUARD_HOLD, GUARD_SETTLING);
+	d->write_digest = false;
+	snprintf(d->message, sizeof(d->message),
+	         "candidate '%s' listed for %lds of the %lds settle window: %lds left",
+	         d->candidate, (long)(in->now - since), in->settle_s, (long)(ready - in->now));
+}
+
 bool guard_writes(const struct guard_decision *d)
 {
 	return !d->needs_confirmation && !d->needs_created && !d->needs_history &&
-	       (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
+	       !d->needs_settle && (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
 }
 
 const char *guard_decision_name(enum guard_decision_kind d)
@@ -411,9 +428,9 @@ const char *guard_decision_name(enum guard_decision_kind d)
 const char *guard_reason_name(enum guard_reason r)
 {
 	static const char *const names[] = {
-	    "forward",           "adopt",         "up-to-date", "downgrade-blocked",
-	    "candidate-missing", "no-candidates", "suspended",  "override",
-	    "registry",          "git",           "config",     "no-markers"};
+	    "forward",       "adopt",      "up-to-date", "downgrade-blocked", "candidate-missing",
+	    "no-candidates", "suspended",  "override",   "registry",          "git",
+	    "config",        "no-markers", "settling"};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }

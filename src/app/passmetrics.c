@@ -1,5 +1,6 @@
 /* The pass's metric families and updates, in one place so that reconcile, run and their
  * tests name each family once. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -48,6 +49,10 @@ int passmetrics_declare(struct metrics *m)
 		error = metrics_declare(m, "imageguard_commits_total", METRICS_COUNTER,
 		                        "Commits pushed.", NULL, 0, NULL, 0);
 	if (!error)
+		error = metrics_declare(m, "imageguard_settling", METRICS_GAUGE,
+		                        "1 while a policy's candidate waits out its settle window.",
+		                        policy_labels, 1, NULL, 0);
+	if (!error)
 		error = metrics_declare(m, "imageguard_current_missing_total", METRICS_COUNTER,
 		                        "Decisions where the committed tag was absent from a "
 		                        "successful listing (stale or truncated registry data).",
@@ -86,6 +91,19 @@ void passmetrics_decision(struct metrics *m, const struct report_item *it)
 	metrics_add(m, "imageguard_decisions_total", values, 1);
 	if (it->warnings & GUARD_WARN_CURRENT_MISSING)
 		metrics_add(m, "imageguard_current_missing_total", values, 1);
+}
+
+void passmetrics_settling(struct metrics *m, const struct report *r)
+{
+	/* zeros first, then ones: one settling marker is enough whatever the order */
+	for (int pass = 0; m && pass < 2; pass++)
+		for (size_t i = 0; i < r->len; i++) {
+			const char *values[1] = {r->items[i].policy};
+			bool settling = r->items[i].reason == GUARD_SETTLING;
+
+			if (settling == (pass == 1))
+				metrics_set(m, "imageguard_settling", values, settling ? 1 : 0);
+		}
 }
 
 void passmetrics_commit(struct metrics *m)

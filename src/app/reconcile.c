@@ -32,6 +32,7 @@
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/report.h"
 #include "imageguard/app/scan.h"
+#include "imageguard/app/settle.h"
 #include "imageguard/util/strvec.h"
 
 #define FILE_MAX_BYTES (16u << 20) /* a marked YAML file we rewrite */
@@ -48,6 +49,7 @@ struct pass {
 	size_t *policy_repo;          /* per config policy: index of its repository */
 	bool *policy_marked;          /* per config policy: a marker names it */
 	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
+	struct settle *settle;        /* since when each candidate is listed (settle windows) */
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
 	struct decide_listing *listings; /* per config repository, after scan_run */
 	struct decide_io io;
@@ -117,6 +119,15 @@ static int io_replaced(void *ctx, const struct config_automation *a, const struc
 	return markerhistory_replaced(out, gitstore_workdir(ar->g), m, digest, err);
 }
 
+static int io_listed_since(void *ctx, size_t policy, const char *candidate, const char *digest,
+                           time_t *out)
+{
+	struct pass *p = ctx;
+
+	*out = settle_since(p->settle, p->cfg->policies[policy].id, candidate, digest, p->now);
+	return *out == (time_t)-1 ? IG_EFAIL : 0;
+}
+
 /* The listings as decide reads them, once scan_run is done. */
 static int pass_listings(struct pass *p)
 {
@@ -136,7 +147,14 @@ static int pass_listings(struct pass *p)
 			l->tags_len = sc->listing.tags.len;
 		}
 	}
-	p->io = (struct decide_io){io_head, io_created, io_replaced, p};
+	for (size_t i = 0; i < p->cfg->policies_len; i++) {
+		const struct config_policy *pol = &p->cfg->policies[i];
+		const struct decide_listing *l = &p->listings[p->policy_repo[i]];
+
+		if (pol->settle_s && l->ok)
+			settle_keep_listed(p->settle, pol->id, l->tags, l->tags_len);
+	}
+	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
 	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
 }
@@ -582,6 +600,8 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns ||
 	    buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
+	if (settle_open(&p->settle, o->state_dir, err) < 0)
+		return err->code;
 	for (size_t i = 0; i < cfg->repositories_len; i++)
 		p->scans[i].repo = &cfg->repositories[i];
 	for (size_t i = 0; i < cfg->policies_len; i++)
@@ -602,6 +622,7 @@ static void pass_release(struct pass *p)
 	if (p->scans)
 		scan_release(p->scans, p->o->config->repositories_len);
 	headcache_free(p->heads);
+	settle_free(p->settle);
 	free(p->listings);
 	buildtime_free(p->buildtimes);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++)
@@ -654,6 +675,11 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 		log_error("audit.write", "%s", err->msg);
 		error_clear(err);
 	}
+	if (!o->dry_run && settle_save(p.settle, err) < 0) { /* clocks restart: never a skip */
+		log_error("settle.state", "%s", err->msg);
+		error_clear(err);
+	}
+	passmetrics_settling(o->metrics, out);
 	passmetrics_pass_done(o->metrics, &t0);
 done:
 	pass_release(&p);

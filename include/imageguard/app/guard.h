@@ -26,7 +26,8 @@ enum guard_reason {
 	GUARD_REGISTRY,          /* error: listing or HEAD failed */
 	GUARD_GIT,               /* error: set by the caller (guard_fail) */
 	GUARD_CONFIG,            /* error: no compiled policy, or set by the caller */
-	GUARD_NO_MARKERS         /* none: a policy without marker (set by the caller) */
+	GUARD_NO_MARKERS,        /* none: a policy without marker (set by the caller) */
+	GUARD_SETTLING           /* hold: the candidate has not been listed for the settle window */
 };
 
 /* Warnings are bits; several may be set. */
@@ -106,12 +107,17 @@ struct guard_input {
 	 * (confirmed by a HEAD of the policy's image), so the written reference is always the
 	 * policy's image and a tag the registry confirmed for it. */
 	bool name_changed;
+
+	/* imageguard.io/settle (CONTRACT §11), in seconds; 0: none. A forward or adopting move is
+	 * written only once its candidate, with the digest HEAD confirmed, has been listed for
+	 * this long (guard_confirm_settle). Never delays a rollback override. */
+	long settle_s;
 };
 
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
 		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, false                               \
+		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, false, 0                            \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
@@ -143,6 +149,10 @@ struct guard_decision {
 	 * must find whether d->digest was held at this marker before and replaced by a later
 	 * commit (the marker's Git history) and call guard_confirm_history before acting. */
 	bool needs_history;
+	/* Set by guard_confirm when settle_s is set and the decision is update: the caller must
+	 * find since when this candidate (with d->digest) has been listed and call
+	 * guard_confirm_settle before acting. */
+	bool needs_settle;
 };
 
 /* Decides one marker from the input, in this order: suspended; failed listing (error/
@@ -207,6 +217,11 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
  * warning created-unknown. */
 void guard_confirm_history(struct guard_decision *d, bool replaced);
 
+/* Settles a decision that needs_settle (does nothing otherwise): the candidate has been
+ * listed, with the same digest, since `since`; before since + settle_s it is hold/settling
+ * with the time left in the message. in must be the input given to guard_decide. */
+void guard_confirm_settle(struct guard_decision *d, const struct guard_input *in, time_t since);
+
 /* Sets d to decision error with reason (GUARD_GIT, GUARD_CONFIG, GUARD_REGISTRY) and a
  * printf message, keeping candidate and warnings; for the caller's own failures. */
 void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *fmt, ...)
@@ -218,9 +233,10 @@ bool guard_writes(const struct guard_decision *d);
 
 /* Stable names: "update", "none", "hold", "rollback", "error"; "forward", "adopt",
  * "up-to-date", "downgrade-blocked", "candidate-missing", "no-candidates", "suspended",
- * "override", "registry", "git", "config", "no-markers";
+ * "override", "registry", "git", "config", "no-markers", "settling";
  * "current-missing",
- * "override-lapsed", "name-changed", "created-unknown", "digest-replaced" (one warning bit). Static storage; "unknown" for other values. */
+ * "override-lapsed", "name-changed", "created-unknown", "digest-replaced" (one warning bit). Static
+ * storage; "unknown" for other values. */
 const char *guard_decision_name(enum guard_decision_kind d);
 const char *guard_reason_name(enum guard_reason r);
 const char *guard_warning_name(enum guard_warning w);

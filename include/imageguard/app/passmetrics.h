@@ -9,6 +9,7 @@
 struct error;
 struct metrics;
 struct registry_client;
+struct report;
 struct report_item;
 struct scan;
 
@@ -23,6 +24,10 @@ int passmetrics_client_new(struct registry_client **out, struct metrics *m, stru
 /* One decision: imageguard_decisions_total, and imageguard_current_missing_total when the
  * item carries the current-missing warning. */
 void passmetrics_decision(struct metrics *m, const struct report_item *it);
+
+/* imageguard_settling{policy}: 1 while any marker of the policy is hold/settling, else 0,
+ * for every policy of the pass's report. */
+void passmetrics_settling(struct metrics *m, const struct report *r);
 
 /* One pushed commit: imageguard_commits_total. */
 void passmetrics_commit(struct metrics *m);
