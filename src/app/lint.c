@@ -20,6 +20,7 @@
 #include "imageguard/util/yamltree.h"
 #include "imageguard/util/yamldepth.h"
 #include "imageguard/util/strvec.h"
+#include "imageguard/util/vec.h"
 
 static const char *const default_mutable[] = {"latest",  "main", "master",  "dev",
                                               "develop", "edge", "nightly", "stable"};
@@ -91,14 +92,11 @@ static int push_finding(struct lint_report *out, const char *file, size_t line, 
 {
 	struct lint_finding f = {NULL, line, rule, LINT_ERROR, NULL, NULL};
 
-	if (out->len == out->cap) {
-		size_t cap = out->cap ? out->cap * 2 : 16;
-		void *p = realloc(out->findings, cap * sizeof(*out->findings));
-		if (!p)
-			return error_set(err, IG_EFAIL, "lint: out of memory");
-		out->findings = p;
-		out->cap = cap;
-	}
+	void *p = vec_reserve(out->findings, &out->cap, out->len, sizeof(*out->findings), 16);
+
+	if (!p)
+		return error_set(err, IG_EFAIL, "lint: out of memory");
+	out->findings = p;
 	f.severity = rule == LINT_NO_DIGEST ? LINT_WARNING : LINT_ERROR;
 	f.file = dup_or_empty(file);
 	f.image = dup_or_empty(image);
@@ -121,14 +119,12 @@ int lint_add_problem(struct lint_report *out, const char *file, size_t line, str
 	va_list ap;
 	int error;
 
-	if (out->problems_len == out->problems_cap) {
-		size_t cap = out->problems_cap ? out->problems_cap * 2 : 8;
-		void *np = realloc(out->problems, cap * sizeof(*out->problems));
-		if (!np)
-			return error_set(err, IG_EFAIL, "lint: out of memory");
-		out->problems = np;
-		out->problems_cap = cap;
-	}
+	void *np = vec_reserve(out->problems, &out->problems_cap, out->problems_len,
+	                       sizeof(*out->problems), 8);
+
+	if (!np)
+		return error_set(err, IG_EFAIL, "lint: out of memory");
+	out->problems = np;
 	va_start(ap, fmt);
 	error = buf_vprintf(&msg, fmt, ap);
 	va_end(ap);

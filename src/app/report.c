@@ -10,18 +10,16 @@
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/app/report.h"
 #include "imageguard/util/strvec.h"
+#include "imageguard/util/vec.h"
+#include "imageguard/util/jsonout.h"
 
 int report_add(struct report_item **out, struct report *r)
 {
-	if (r->len == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct report_item *p = realloc(r->items, cap * sizeof(*p));
+	struct report_item *p = vec_reserve(r->items, &r->cap, r->len, sizeof(*p), 16);
 
-		if (!p)
-			return IG_EFAIL;
-		r->items = p;
-		r->cap = cap;
-	}
+	if (!p)
+		return IG_EFAIL;
+	r->items = p;
 	*out = &r->items[r->len++];
 	memset(*out, 0, sizeof(**out));
 	return 0;
@@ -120,11 +118,6 @@ int report_text(struct buf *out, const struct report *r)
 	return error;
 }
 
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static json_t *item_json(const struct report_item *it)
 {
 	struct strvec w = STRVEC_INIT;
@@ -140,11 +133,11 @@ static json_t *item_json(const struct report_item *it)
 		return NULL;
 	}
 	json_object_set_new(o, "policy", json_string(it->policy));
-	json_object_set_new(o, "image", str_or_null(it->image));
-	json_object_set_new(o, "file", str_or_null(it->file));
-	json_object_set_new(o, "line", it->file ? json_integer((json_int_t)it->line) : json_null());
-	json_object_set_new(o, "current", str_or_null(it->current));
-	json_object_set_new(o, "candidate", str_or_null(it->candidate));
+	json_object_set_new(o, "image", jsonout_str(it->image));
+	json_object_set_new(o, "file", jsonout_str(it->file));
+	json_object_set_new(o, "line", jsonout_line(it->file, it->line));
+	json_object_set_new(o, "current", jsonout_str(it->current));
+	json_object_set_new(o, "candidate", jsonout_str(it->candidate));
 	json_object_set_new(o, "decision", json_string(guard_decision_name(it->decision)));
 	json_object_set_new(o, "reason", json_string(guard_reason_name(it->reason)));
 	json_object_set_new(o, "warnings", warnings);

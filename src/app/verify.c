@@ -10,6 +10,7 @@
 #include "imageguard/registry/creds.h"
 #include "imageguard/registry/headcache.h"
 #include "imageguard/util/strvec.h"
+#include "imageguard/util/vec.h"
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/registry/imageref.h"
@@ -38,20 +39,6 @@ struct pass {
 	struct headcache *heads; /* manifest HEADs, once per policy, image and tag */
 	struct strvec notes;     /* why an image could not be resolved, for the report */
 };
-
-static void *grow(void *items, size_t *cap, size_t len, size_t size)
-{
-	void *p;
-	size_t n;
-
-	if (len < *cap)
-		return items;
-	n = *cap ? *cap * 2 : 8;
-	if (!(p = realloc(items, n * size)))
-		return NULL;
-	*cap = n;
-	return p;
-}
 
 /* ---- registry: the digest a committed tag resolves to ---- */
 
@@ -197,7 +184,7 @@ static struct live *live_for(struct pass *p, const struct workload_container *c)
 			buf_release(&key);
 			return &p->lives[i];
 		}
-	if (!(l = grow(p->lives, &p->lives_cap, p->lives_len, sizeof(*l)))) {
+	if (!(l = vec_reserve(p->lives, &p->lives_cap, p->lives_len, sizeof(*l), 8))) {
 		buf_release(&key);
 		return NULL;
 	}

@@ -7,6 +7,7 @@
 
 #include "imageguard/git/githistory.h"
 #include "imageguard/util/error.h"
+#include "imageguard/util/vec.h"
 
 /* The blob ids already handed out (a file's versions are few; a linear scan is fine). */
 struct seen {
@@ -24,15 +25,11 @@ static bool seen_has(const struct seen *s, const git_oid *id)
 
 static int seen_add(struct seen *s, const git_oid *id)
 {
-	if (s->len == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		git_oid *ids = realloc(s->ids, cap * sizeof(*ids));
+	git_oid *ids = vec_reserve(s->ids, &s->cap, s->len, sizeof(*ids), 16);
 
-		if (!ids)
-			return IG_EFAIL;
-		s->ids = ids;
-		s->cap = cap;
-	}
+	if (!ids)
+		return IG_EFAIL;
+	s->ids = ids;
 	git_oid_cpy(&s->ids[s->len++], id);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/markers/workload.h"
 #include "imageguard/util/yamltree.h"
+#include "imageguard/util/vec.h"
 
 /* Every workload kind: where it keeps its pod spec, and its API path. lint and verify read
  * manifests through this one table. */
@@ -99,14 +100,11 @@ static int push(struct workload_set *s, const char *kind, const char *ns, const 
 {
 	struct workload_container *c;
 
-	if (s->len == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		void *p = realloc(s->items, cap * sizeof(*s->items));
-		if (!p)
-			return IG_EFAIL;
-		s->items = p;
-		s->cap = cap;
-	}
+	void *p = vec_reserve(s->items, &s->cap, s->len, sizeof(*s->items), 8);
+
+	if (!p)
+		return IG_EFAIL;
+	s->items = p;
 	c = &s->items[s->len];
 	memset(c, 0, sizeof(*c));
 	c->init = init;

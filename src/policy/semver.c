@@ -8,6 +8,7 @@
 
 #include "imageguard/util/error.h"
 #include "imageguard/policy/semver.h"
+#include "imageguard/util/vec.h"
 
 static bool is_digit(char c)
 {
@@ -394,30 +395,22 @@ static bool parse_cversion(struct constraint *c, const char *s, size_t *i)
 
 static int push_constraint(struct semver_range *r, const struct constraint *c)
 {
-	if (r->ncons == r->capcons) {
-		size_t cap = r->capcons ? r->capcons * 2 : 8;
-		struct constraint *p = realloc(r->cons, cap * sizeof(*p));
+	struct constraint *p = vec_reserve(r->cons, &r->capcons, r->ncons, sizeof(*p), 8);
 
-		if (!p)
-			return IG_EFAIL;
-		r->cons = p;
-		r->capcons = cap;
-	}
+	if (!p)
+		return IG_EFAIL;
+	r->cons = p;
 	r->cons[r->ncons++] = *c;
 	return 0;
 }
 
 static int push_group(struct semver_range *r)
 {
-	if (r->ngroups == r->capgroups) {
-		size_t cap = r->capgroups ? r->capgroups * 2 : 4;
-		struct group *p = realloc(r->groups, cap * sizeof(*p));
+	struct group *p = vec_reserve(r->groups, &r->capgroups, r->ngroups, sizeof(*p), 4);
 
-		if (!p)
-			return IG_EFAIL;
-		r->groups = p;
-		r->capgroups = cap;
-	}
+	if (!p)
+		return IG_EFAIL;
+	r->groups = p;
 	r->groups[r->ngroups++] = (struct group){r->ncons, 0, false};
 	return 0;
 }
