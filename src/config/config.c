@@ -237,6 +237,7 @@ void config_free(struct config *c)
 		free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
 		free(p->digest_platform);
 		free(p->override.tag), free(p->override.reason);
+		strvec_release(&p->labels);
 		policy_free(p->policy);
 		policy_free(p->order_policy);
 	}
@@ -252,6 +253,7 @@ void config_free(struct config *c)
 		free(a->ns), free(a->name), free(a->id), free(a->source_ns), free(a->source_name);
 		free(a->checkout_branch), free(a->push_branch), free(a->author_name);
 		free(a->author_email), free(a->message_template), free(a->update_path);
+		config_selector_release(&a->selector);
 	}
 	free(c->repositories);
 	free(c->policies);

@@ -55,6 +55,7 @@ struct meta {
 	char *ns, *name;
 	size_t line;
 	yaml_node_t *annotations;
+	yaml_node_t *labels;
 };
 
 static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct meta *m)
@@ -91,6 +92,7 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 		    m->ns);
 		return false;
 	}
+	m->labels = config_yaml_lookup(d, md, "labels");
 	m->annotations = config_yaml_lookup(d, md, "annotations");
 	if (m->annotations && m->annotations->type != YAML_MAPPING_NODE) {
 		config_doc_error(d, line_of(m->annotations),
@@ -483,6 +485,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 	m->ns = m->name = NULL;
 	p->id = make_id(L, p->ns, p->name);
 	p->origin = (struct config_origin){d->file, kind_line};
+	config_labels_read(d, m->labels, &p->labels);
 	config_yaml_check_keys(d, spec, "spec", keys);
 	if ((ref = config_yaml_get_map(d, spec, "spec", "imageRepositoryRef", ref_keys))) {
 		p->repo_ref_line =
@@ -579,13 +582,15 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "email", &a->author_email);
 	if (config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate",
-	                        &a->message_template) && a->message_template) {
+	                        &a->message_template) &&
+	    a->message_template) {
 		struct error err = ERROR_INIT;
 
 		/* A template the commit step would refuse is a configuration error now, not a
 		 * failed commit later. */
 		if (commitmsg_check(a->message_template, "messageTemplate", &err) < 0)
-			config_doc_error(d, line_of(config_yaml_lookup(d, commit, "messageTemplate")),
+			config_doc_error(d,
+			                 line_of(config_yaml_lookup(d, commit, "messageTemplate")),
 			                 "'spec.git.commit.messageTemplate': %s", err.msg);
 	}
 	config_yaml_get_nonempty(d, push, "spec.git.push", "branch", &a->push_branch);
@@ -599,6 +604,7 @@ static void read_automation_update(struct doc *d, const yaml_node_t *spec,
 	char *strategy = NULL;
 
 	config_yaml_get_nonempty(d, update, "spec.update", "path", &a->update_path);
+	a->update_path_line = config_yaml_key_line(d, update, "path", a->origin.line);
 	if (config_yaml_get_str(d, update, "spec.update", "strategy", &strategy) && strategy &&
 	    strcmp(strategy, "Setters") != 0)
 		config_doc_error(d, line_of(config_yaml_lookup(d, update, "strategy")),
@@ -615,8 +621,8 @@ static void read_automation_update(struct doc *d, const yaml_node_t *spec,
 static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *spec,
                             size_t kind_line)
 {
-	static const char *const keys[] = {"sourceRef", "git",     "update",
-	                                   "interval",  "suspend", NULL};
+	static const char *const keys[] = {"sourceRef",      "git", "update", "interval", "suspend",
+	                                   "policySelector", NULL};
 	static const char *const ref_keys[] = {"kind", "name", "namespace", "apiVersion", NULL};
 	struct loader *L = d->L;
 	struct config *c = L->c;
@@ -654,6 +660,7 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 		L->oom = true;
 	read_automation_git(d, spec, a);
 	read_automation_update(d, spec, a);
+	config_selector_read(d, spec, &a->selector);
 	config_yaml_get_duration(d, spec, "spec", "interval", DEFAULT_INTERVAL_MS, &a->interval_ms);
 	config_yaml_get_bool(d, spec, "spec", "suspend", &a->suspend);
 }

@@ -86,6 +86,17 @@ bool config_yaml_is_dns_name(const char *s, size_t max, bool dots);
 void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *path,
                               const char *key, char **out);
 
+/* config_yaml.c: " (did you mean 'X'?)" into out when s is a near miss of one of known
+ * (NULL-terminated: same letters in another case, or a small edit away), else "". */
+const char *config_did_you_mean(char *out, size_t n, const char *s, const char *const *known);
+
+/* config_selector.c: metadata.labels (key, value pairs) and spec.policySelector. */
+bool config_label_key_ok(const char *k);
+bool config_label_value_ok(const char *v);
+void config_labels_read(struct doc *d, const yaml_node_t *m, struct strvec *out);
+void config_selector_read(struct doc *d, const yaml_node_t *spec, struct config_selector *out);
+void config_selector_release(struct config_selector *s);
+
 /* config_kinds.c: reads every document of one file into L->c. */
 void config_kinds_read_file(struct loader *L, const char *file);
 /* The policy_spec of p with the repository's exclusions (r NULL: the default list);

@@ -69,6 +69,27 @@ struct config_repository {
 	struct strvec exclusion; /* spec.exclusionList; default {"^.*\\.sig$"}; may be empty */
 };
 
+/* A Kubernetes label selector (metav1.LabelSelector): matchLabels folded into In requirements
+ * with one value, then matchExpressions; every requirement must hold. No requirement selects
+ * everything. */
+enum config_selector_op {
+	CONFIG_SELECTOR_IN,
+	CONFIG_SELECTOR_NOT_IN,
+	CONFIG_SELECTOR_EXISTS,
+	CONFIG_SELECTOR_DOES_NOT_EXIST
+};
+
+struct config_requirement {
+	char *key; /* owned */
+	enum config_selector_op op;
+	struct strvec values; /* In/NotIn: one or more; Exists/DoesNotExist: none */
+};
+
+struct config_selector {
+	struct config_requirement *items; /* owned */
+	size_t len;
+};
+
 enum config_policy_kind {
 	CONFIG_POLICY_SEMVER,
 	CONFIG_POLICY_NUMERICAL,
@@ -90,6 +111,7 @@ struct config_override {
 struct config_policy {
 	char *ns, *name, *id; /* owned; id is "ns/name" (the marker's "ns:name") */
 	struct config_origin origin;
+	struct strvec labels;      /* metadata.labels as key, value, key, value, ... */
 	char *repo_ns, *repo_name; /* owned; spec.imageRepositoryRef (ns defaults to ns) */
 	size_t repo_ref_line;      /* line of spec.imageRepositoryRef, for messages */
 	const struct config_repository *repository; /* borrowed; resolved, never NULL */
@@ -133,12 +155,16 @@ struct config_automation {
 	/* owned; git.checkout.ref.branch, else the GitRepository's ref.branch, else "master"
 	 * (Flux's GitRepository default) */
 	char *checkout_branch;
-	char *push_branch;      /* owned; git.push.branch, default checkout_branch */
-	char *author_name;      /* owned; default "imageguard" */
-	char *author_email;     /* owned; default "imageguard@localhost" */
-	char *message_template; /* owned; NULL: the caller's default message */
-	char *update_path;      /* owned; update.path, default "./" */
-	int64_t interval_ms;    /* spec.interval, default 5m */
+	char *push_branch;       /* owned; git.push.branch, default checkout_branch */
+	char *author_name;       /* owned; default "imageguard" */
+	char *author_email;      /* owned; default "imageguard@localhost" */
+	char *message_template;  /* owned; NULL: the caller's default message */
+	char *update_path;       /* owned; update.path, default "./" */
+	size_t update_path_line; /* line of spec.update.path (the automation's line when absent) */
+	/* spec.policySelector; which policies the automation writes: see
+	 * config_automation_selects */
+	struct config_selector selector;
+	int64_t interval_ms; /* spec.interval, default 5m */
 	bool suspend;
 };
 
@@ -181,6 +207,14 @@ const struct config_automation *config_find_automation(const struct config *c, c
  * (free() it). Names were validated at load (DNS-1123 subdomain: no '/', no ".."). Existence
  * is not checked here. Returns 0, or IG_EINVALID / IG_EFAIL (out of memory) with err set. */
 int config_secret_path(char **out, const char *secrets_dir, const char *name, struct error *err);
+
+/* True when automation a considers policy p, as Flux's image-automation-controller does: p is in
+ * a's namespace and its labels match a's spec.policySelector (absent or empty: every policy of
+ * the namespace). Markers naming a policy a does not select are left untouched. */
+bool config_automation_selects(const struct config_automation *a, const struct config_policy *p);
+
+/* True when labels (key, value pairs as in config_policy.labels) satisfy every requirement. */
+bool config_selector_matches(const struct config_selector *s, const struct strvec *labels);
 
 /* True while the override is in force at now: a rollback-to is set and rollback-until is
  * absent or later than now. */
