@@ -223,6 +223,90 @@ static const struct snippet {
            "value"},
       {14, "ImagePolicy 'default/app': 'metadata.labels': 'a/b/c' is not a valid label key"}},
      {{0}}},
+    {"fields imageguard cannot honour are errors",
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+     "spec:\n  url: file:///srv/g.git\n---\n"
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\nmetadata:\n"
+     "  name: a\nspec:\n  sourceRef: {name: g}\n  git:\n    checkout:\n      ref:\n"
+     "        tag: v1.0.0\n" /* 17 */
+     "    commit:\n      author: {name: bot, email: bot@example.com}\n"
+     "      signingKey:\n" /* 20 */
+     "        secretRef: {name: gpg}\n"
+     "    push:\n      branch: auto\n"
+     "      refspec: refs/heads/auto:refs/heads/auto\n" /* 24 */
+     "      options: {merge_request.create: ''}\n",     /* 25 */
+     {{17, "ImageUpdateAutomation 'default/a': 'spec.git.checkout.ref.tag' is not supported: "
+           "imageguard checks out a branch (spec.git.checkout.ref.branch)"},
+      {20, "ImageUpdateAutomation 'default/a': 'spec.git.commit.signingKey' is not supported: "
+           "imageguard cannot sign commits yet, they would go out unsigned"},
+      {24, "ImageUpdateAutomation 'default/a': 'spec.git.push.refspec' is not supported: "
+           "imageguard pushes spec.git.push.branch only, the refspec would not be pushed"},
+      {25, "ImageUpdateAutomation 'default/a': 'spec.git.push.options' is not supported: "
+           "libgit2 1.5 cannot send push options"}},
+     {{0}}},
+    {"a GitRepository checking out a tag needs the automation's own branch",
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+     "spec:\n  url: file:///srv/g.git\n  ref:\n    branch: main\n"
+     "    tag: v1.0.0\n" /* 9 */
+     "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\n"
+     "metadata:\n  name: a\nspec:\n"
+     "  sourceRef: {name: g}\n" /* 16 */
+     "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\n"
+     "metadata:\n  name: b\nspec:\n  sourceRef: {name: g}\n"
+     "  git: {checkout: {ref: {branch: main}}}\n",
+     {{16, "ImageUpdateAutomation 'default/a': GitRepository 'default/g' checks out "
+           "'spec.ref.tag' ("}},
+     {{0}}},
+    {"providers and service accounts",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n  image: ghcr.io/acme/app\n  provider: generic\n---\n"
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: ecr\nspec:\n  image: 1234.dkr.ecr.eu-west-1.amazonaws.com/app\n"
+     "  provider: aws\n"              /* 15 */
+     "  serviceAccountName: puller\n" /* 16 */
+     "  accessFrom:\n"                /* 17 */
+     "    namespaceSelectors: [{matchLabels: {a: b}}]\n---\n"
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+     "spec:\n  url: https://github.com/acme/fleet\n  provider: generic\n---\n"
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: gh\n"
+     "spec:\n  url: https://github.com/acme/fleet\n"
+     "  provider: github\n", /* 34 */
+     {{15, "ImageRepository 'default/ecr': 'spec.provider': 'aws' is not supported: imageguard "
+           "reads credentials from spec.secretRef only (use provider generic)"},
+      {16, "ImageRepository 'default/ecr': 'spec.serviceAccountName' is not supported: the "
+           "service account's imagePullSecrets are not read (use spec.secretRef)"},
+      {34, "GitRepository 'default/gh': 'spec.provider': 'github' is not supported"}},
+     {{17, "ImageRepository 'default/ecr': 'spec.accessFrom' is ignored"}}},
+    {"kinds and versions of our groups that are near misses",
+     REPO "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicies\n"    /* 9 */
+          "---\napiVersion: image.toolkit.fluxcd.io/v1beta3\nkind: ImagePolicy\n" /* 12 */
+          "---\napiVersion: image.toolkit.fluxcd.io/v1beta\nkind: ImagePolicy\n"  /* 15 */
+          "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepositry\n"    /* 18 */
+          "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\n"
+          "---\napiVersion: apps/v1\nkind: ImagePolicy\n",
+     {{0}},
+     {{9, "kind 'ImagePolicies' is not a kind of image.toolkit.fluxcd.io/v1beta2 (ignored) "
+          "(did you mean 'ImagePolicy'?)"},
+      {12, "ImagePolicy with apiVersion 'image.toolkit.fluxcd.io/v1beta3' is not supported "
+           "(ignored) (did you mean 'image.toolkit.fluxcd.io/v1beta2'?)"},
+      {15, "ImagePolicy with apiVersion 'image.toolkit.fluxcd.io/v1beta' is not supported "
+           "(ignored) (did you mean 'image.toolkit.fluxcd.io/v1beta2'?)"},
+      {18, "kind 'GitRepositry' is not a kind imageguard reads (ignored) (did you mean "
+           "'GitRepository'?)"}}},
+    {"kinds and versions, continued",
+     REPO "apiVersion: source.toolkit.fluxcd.io/v1\nkind: ImagePolicy\n"     /* 9 */
+          "---\napiVersion: image.toolkit.fluxcd.oi/v1\nkind: ImagePolicy\n" /* 12 */
+          "---\napiVersion: imageguard.io/v1alpha2\nkind: ImagePolicy\n"     /* 15 */
+          "---\napiVersion: imageguard.io/v1alpha1\nkind: ImagePolcy\n",     /* 18 */
+     {{0}},
+     {{9, "ImagePolicy is not a kind of 'source.toolkit.fluxcd.io/v1' (ignored; it belongs to "
+          "image.toolkit.fluxcd.io/v1)"},
+      {12, "ImagePolicy with apiVersion 'image.toolkit.fluxcd.oi/v1' is not supported (ignored) "
+           "(did you mean 'image.toolkit.fluxcd.io'?)"},
+      {15, "ImagePolicy with apiVersion 'imageguard.io/v1alpha2' is not supported (ignored) "
+           "(did you mean 'imageguard.io/v1alpha1'?)"},
+      {18, "kind 'ImagePolcy' is not an imageguard kind (ignored) (did you mean "
+           "'ImagePolicy'?)"}}},
     {"missing repository",
      POLICY_HEAD "spec:\n"
                  "  imageRepositoryRef:\n" /* 6 */

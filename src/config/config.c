@@ -189,6 +189,15 @@ static void resolve_automation(struct loader *L, struct config_automation *a)
 		                  a->id, a->source_ns, a->source_name);
 		return;
 	}
+	if (!a->checkout_branch && g->ref_field) {
+		config_diag_error(
+		    L, a->origin.file, a->source_ref_line,
+		    "ImageUpdateAutomation '%s': GitRepository '%s' checks out "
+		    "'spec.ref.%s' (%s:%zu), and imageguard checks out a branch only: "
+		    "set spec.git.checkout.ref.branch",
+		    a->id, g->id, g->ref_field, g->origin.file, g->ref_line);
+		return;
+	}
 	if (!a->checkout_branch)
 		a->checkout_branch = dup_or(L, g->branch, "master");
 	if (!a->push_branch && a->checkout_branch)
@@ -254,6 +263,7 @@ void config_free(struct config *c)
 		free(a->checkout_branch), free(a->push_branch), free(a->author_name);
 		free(a->author_email), free(a->message_template), free(a->update_path);
 		config_selector_release(&a->selector);
+		strvec_release(&a->template_values);
 	}
 	free(c->repositories);
 	free(c->policies);

@@ -161,9 +161,11 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strve
 static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *spec,
                             size_t kind_line)
 {
-	static const char *const keys[] = {"image",         "interval",      "timeout",
-	                                   "secretRef",     "certSecretRef", "insecure",
-	                                   "exclusionList", "suspend",       NULL};
+	static const char *const keys[] = {
+	    "image",         "interval",   "timeout",  "secretRef",          "certSecretRef",
+	    "insecure",      "suspend",    "provider", "serviceAccountName", "proxySecretRef",
+	    "exclusionList", "accessFrom", NULL};
+	static const char *const providers[] = {"generic", NULL};
 	struct loader *L = d->L;
 	struct config *c = L->c;
 	struct config_repository *r;
@@ -191,6 +193,16 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	config_yaml_get_bool(d, spec, "spec", "insecure", &r->insecure);
 	config_yaml_get_bool(d, spec, "spec", "suspend", &r->suspend);
 	read_exclusions(d, spec, &r->exclusion);
+	config_yaml_check_provider(d, spec, providers);
+	config_yaml_refuse(
+	    d, spec, "spec", "serviceAccountName",
+	    "the service account's imagePullSecrets are not read (use spec.secretRef)");
+	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
+	                   "the registry would be reached without the proxy");
+	if (config_yaml_lookup(d, spec, "accessFrom"))
+		config_doc_warn(d, config_yaml_key_line(d, spec, "accessFrom", line_of(spec)),
+		                "'spec.accessFrom' is ignored: imageguard does not restrict which "
+		                "namespaces' policies use this repository");
 }
 
 /* ---- policies compiled ---- */
@@ -523,8 +535,23 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *spec,
                             size_t kind_line)
 {
-	static const char *const keys[] = {"url", "ref", "secretRef", "interval", "timeout", NULL};
-	static const char *const ref_keys[] = {"branch", NULL};
+	static const char *const keys[] = {"url",
+	                                   "ref",
+	                                   "secretRef",
+	                                   "interval",
+	                                   "timeout",
+	                                   "provider",
+	                                   "verify",
+	                                   "ignore",
+	                                   "suspend",
+	                                   "include",
+	                                   "recurseSubmodules",
+	                                   "sparseCheckout",
+	                                   "proxySecretRef",
+	                                   "serviceAccountName",
+	                                   NULL};
+	static const char *const ref_keys[] = {"branch", "tag", "semver", "name", "commit", NULL};
+	static const char *const providers[] = {"generic", NULL};
 	static const char *const schemes[] = {"ssh://", "https://", "http://", "file://"};
 	struct loader *L = d->L;
 	struct config *c = L->c;
@@ -553,8 +580,21 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 			    "'spec.url': '%s' must start with ssh://, https://, http:// or file://",
 			    g->url);
 	}
-	if ((ref = config_yaml_get_map(d, spec, "spec", "ref", ref_keys)))
+	if ((ref = config_yaml_get_map(d, spec, "spec", "ref", ref_keys))) {
 		config_yaml_get_nonempty(d, ref, "spec.ref", "branch", &g->branch);
+		/* Flux's precedence: commit, name, semver, tag over branch. */
+		for (size_t i = 4; i >= 1 && !g->ref_field; i--)
+			if (config_yaml_lookup(d, ref, ref_keys[i])) {
+				g->ref_field = ref_keys[i];
+				g->ref_line =
+				    config_yaml_key_line(d, ref, ref_keys[i], line_of(ref));
+			}
+	}
+	config_yaml_check_provider(d, spec, providers);
+	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
+	                   "the Git host would be reached without the proxy");
+	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
+	                   "workload identity is not implemented (use spec.secretRef)");
 	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &g->secret_ref);
 	config_yaml_get_duration(d, spec, "spec", "interval", 0, &g->interval_ms);
 	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &g->timeout_ms);
@@ -562,14 +602,43 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 
 /* ---- ImageUpdateAutomation ---- */
 
+/* spec.git.commit.messageTemplateValues: a string map, .Values in the template. */
+static void read_template_values(struct doc *d, const yaml_node_t *commit, struct strvec *out)
+{
+	yaml_node_t *m = config_yaml_lookup(d, commit, "messageTemplateValues");
+
+	if (!m)
+		return;
+	if (m->type != YAML_MAPPING_NODE) {
+		config_doc_error(d, line_of(m),
+		                 "'spec.git.commit.messageTemplateValues' must be a mapping");
+		return;
+	}
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = node(d, p->key), *v = node(d, p->value);
+
+		if (!k || !v || k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE) {
+			config_doc_error(
+			    d, k ? line_of(k) : line_of(m),
+			    "'spec.git.commit.messageTemplateValues' must map strings to "
+			    "strings");
+			continue;
+		}
+		if (strvec_push(out, scalar(k)) < 0 || strvec_push(out, scalar(v)) < 0)
+			d->L->oom = true;
+	}
+}
+
 static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct config_automation *a)
 {
 	static const char *const git_keys[] = {"checkout", "commit", "push", NULL};
-	static const char *const checkout_keys[] = {"ref", NULL}, *const ref_keys[] = {"branch",
-	                                                                               NULL};
-	static const char *const commit_keys[] = {"author", "messageTemplate", NULL};
+	static const char *const checkout_keys[] = {"ref", NULL};
+	static const char *const ref_keys[] = {"branch", "tag", "semver", "name", "commit", NULL};
+	static const char *const commit_keys[] = {"author", "signingKey", "messageTemplate",
+	                                          "messageTemplateValues", NULL};
 	static const char *const author_keys[] = {"name", "email", NULL};
-	static const char *const push_keys[] = {"branch", NULL};
+	static const char *const push_keys[] = {"branch", "refspec", "options", NULL};
 	yaml_node_t *git = config_yaml_get_map(d, spec, "spec", "git", git_keys);
 	yaml_node_t *co = config_yaml_get_map(d, git, "spec.git", "checkout", checkout_keys);
 	yaml_node_t *ref = config_yaml_get_map(d, co, "spec.git.checkout", "ref", ref_keys);
@@ -579,6 +648,17 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 	yaml_node_t *push = config_yaml_get_map(d, git, "spec.git", "push", push_keys);
 
 	config_yaml_get_nonempty(d, ref, "spec.git.checkout.ref", "branch", &a->checkout_branch);
+	for (size_t i = 1; i < 5; i++)
+		config_yaml_refuse(d, ref, "spec.git.checkout.ref", ref_keys[i],
+		                   "imageguard checks out a branch (spec.git.checkout.ref.branch)");
+	read_template_values(d, commit, &a->template_values);
+	config_yaml_refuse(d, commit, "spec.git.commit", "signingKey",
+	                   "imageguard cannot sign commits yet, they would go out unsigned");
+	config_yaml_refuse(d, push, "spec.git.push", "refspec",
+	                   "imageguard pushes spec.git.push.branch only, the refspec would not "
+	                   "be pushed");
+	config_yaml_refuse(d, push, "spec.git.push", "options",
+	                   "libgit2 1.5 cannot send push options");
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "email", &a->author_email);
 	if (config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate",
@@ -669,41 +749,96 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 
 enum kind { KIND_REPOSITORY, KIND_POLICY, KIND_GIT, KIND_AUTOMATION, KIND_OTHER };
 
-/* Which of our kinds the (apiVersion, kind) pair is; warns about our groups' other
- * versions and kinds, since those are likely mistakes rather than foreign objects. */
+#define GROUP_IMAGE "image.toolkit.fluxcd.io"
+#define GROUP_SOURCE "source.toolkit.fluxcd.io"
+
+/* Newest first: a near miss between two versions suggests the newer. */
+static const char *const image_apis[] = {GROUP_IMAGE "/v1", GROUP_IMAGE "/v1beta2",
+                                         GROUP_IMAGE "/v1beta1", NULL};
+static const char *const source_apis[] = {GROUP_SOURCE "/v1", GROUP_SOURCE "/v1beta2", NULL};
+static const char *const kind_names[] = {"ImageRepository", "ImagePolicy", "GitRepository",
+                                         "ImageUpdateAutomation", NULL};
+static const char *const image_kinds[] = {"ImageRepository", "ImagePolicy", "ImageUpdateAutomation",
+                                          NULL};
+static const char *const source_kinds[] = {"GitRepository", NULL};
+
+static bool has_group(const char *api, const char *group)
+{
+	size_t n = strlen(group);
+
+	return !strncmp(api, group, n) && api[n] == '/';
+}
+
+/* One of our kinds under an apiVersion that is not one we read: a wrong version of its own
+ * group, another Flux group, or a near miss of its group's name. */
+static void warn_api(struct doc *d, enum kind k, const char *api, const char *kind, size_t line)
+{
+	const char *const *apis = k == KIND_GIT ? source_apis : image_apis;
+	const char *group = k == KIND_GIT ? GROUP_SOURCE : GROUP_IMAGE;
+	const char *slash = strchr(api, '/');
+	char hint[128], g[128];
+
+	snprintf(g, sizeof(g), "%.*s", slash ? (int)(slash - api) : (int)strlen(api), api);
+	if (has_group(api, group))
+		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)%s",
+		                kind, api, config_did_you_mean(hint, sizeof(hint), api, apis));
+	else if (has_group(api, GROUP_IMAGE) || has_group(api, GROUP_SOURCE))
+		config_doc_warn(d, line, "%s is not a kind of '%s' (ignored; it belongs to %s)",
+		                kind, api, apis[0]);
+	else if (*config_did_you_mean(hint, sizeof(hint), g, (const char *const[]){group, NULL}))
+		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)%s",
+		                kind, api, hint);
+}
+
+/* A kind our groups do not have: every unknown kind of the image group, and near misses of
+ * GitRepository in the source group (which has other kinds: HelmRepository, Bucket, ...). */
+static void warn_kind(struct doc *d, const char *api, const char *kind, size_t line)
+{
+	char hint[128];
+
+	if (has_group(api, GROUP_IMAGE))
+		config_doc_warn(d, line, "kind '%s' is not a kind of %s (ignored)%s", kind, api,
+		                config_did_you_mean(hint, sizeof(hint), kind, image_kinds));
+	else if (has_group(api, GROUP_SOURCE) &&
+	         *config_did_you_mean(hint, sizeof(hint), kind, source_kinds))
+		config_doc_warn(d, line, "kind '%s' is not a kind imageguard reads (ignored)%s",
+		                kind, hint);
+}
+
+/* Which of our kinds the (apiVersion, kind) pair is; warns about what looks like a mistake
+ * in our groups (other versions, unknown kinds, near misses) rather than a foreign object. */
 static enum kind classify(struct doc *d, const char *api, const char *kind, size_t line)
 {
-	static const char *const image_apis[] = {"image.toolkit.fluxcd.io/v1beta1",
-	                                         "image.toolkit.fluxcd.io/v1beta2",
-	                                         "image.toolkit.fluxcd.io/v1", NULL};
-	static const char *const source_apis[] = {"source.toolkit.fluxcd.io/v1beta2",
-	                                          "source.toolkit.fluxcd.io/v1", NULL};
-	static const char *const kinds[] = {"ImageRepository", "ImagePolicy", "GitRepository",
-	                                    "ImageUpdateAutomation"};
-	const char *const *apis = NULL;
+	const char *const *apis;
 	enum kind k = KIND_OTHER;
+	char hint[128];
 
 	for (int i = 0; i < 4; i++)
-		if (!strcmp(kind, kinds[i]))
+		if (!strcmp(kind, kind_names[i]))
 			k = (enum kind)i;
 	if (!strcmp(api, API_IMAGEGUARD)) {
 		if (k == KIND_OTHER)
-			config_doc_warn(d, line, "kind '%s' is not an imageguard kind (ignored)",
-			                kind);
+			config_doc_warn(d, line, "kind '%s' is not an imageguard kind (ignored)%s",
+			                kind,
+			                config_did_you_mean(hint, sizeof(hint), kind, kind_names));
 		return k;
 	}
-	if (k == KIND_GIT)
-		apis = source_apis;
-	else if (k != KIND_OTHER)
-		apis = image_apis;
-	for (size_t i = 0; apis && apis[i]; i++)
+	if (has_group(api, "imageguard.io")) {
+		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)%s",
+		                kind, api,
+		                config_did_you_mean(hint, sizeof(hint), api,
+		                                    (const char *const[]){API_IMAGEGUARD, NULL}));
+		return KIND_OTHER;
+	}
+	if (k == KIND_OTHER) {
+		warn_kind(d, api, kind, line);
+		return k;
+	}
+	apis = k == KIND_GIT ? source_apis : image_apis;
+	for (size_t i = 0; apis[i]; i++)
 		if (!strcmp(api, apis[i]))
 			return k;
-	if (k != KIND_OTHER &&
-	    !strncmp(api, k == KIND_GIT ? "source.toolkit.fluxcd.io/" : "image.toolkit.fluxcd.io/",
-	             24))
-		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)", kind,
-		                api);
+	warn_api(d, k, api, kind, line);
 	return KIND_OTHER;
 }
 

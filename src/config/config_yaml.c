@@ -126,7 +126,7 @@ static size_t edit_distance(const char *a, const char *b)
 
 const char *config_did_you_mean(char *out, size_t n, const char *s, const char *const *known)
 {
-	size_t best = 8, limit = strlen(s) < 5 ? 1 : 2;
+	size_t len = strlen(s), best = 8, limit = len < 5 ? 1 : len < 10 ? 2 : 3;
 	const char *pick = NULL;
 
 	for (size_t i = 0; known[i]; i++) {
@@ -345,4 +345,38 @@ void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *p
 		    d->L, d->file, line_of(ref),
 		    "'%s.name': '%s' is not a valid Kubernetes name (lower-case, digits, '-', '.')",
 		    full, *out);
+}
+
+/* A field imageguard cannot honour: an error naming it (and why), never a silent difference. */
+bool config_yaml_refuse(struct doc *d, const yaml_node_t *m, const char *path, const char *key,
+                        const char *why)
+{
+	char full[256];
+
+	if (!config_yaml_lookup(d, m, key))
+		return false;
+	config_doc_error(d, config_yaml_key_line(d, m, key, line_of(m)),
+	                 "'%s' is not supported: %s",
+	                 config_yaml_join(full, sizeof(full), path, key), why);
+	return true;
+}
+
+/* spec.provider: Flux's default `generic` (which `flux export` writes) is what imageguard does;
+ * the cloud providers' workload identity is not implemented. */
+void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const char *const *ok)
+{
+	char *provider = NULL;
+	bool known = false;
+
+	if (!config_yaml_get_str(d, spec, "spec", "provider", &provider) || !provider)
+		return;
+	for (size_t i = 0; ok[i] && !known; i++)
+		known = !strcmp(provider, ok[i]);
+	if (!known)
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, spec, "provider")),
+		    "'spec.provider': '%s' is not supported: imageguard reads credentials "
+		    "from spec.secretRef only (use provider generic)",
+		    provider);
+	free(provider);
 }

@@ -39,7 +39,8 @@ expect_line "rollback without reason" "$tmp/err" "^imageguard: $f:6: ImagePolicy
 expect_line "missing repository" "$tmp/err" "^imageguard: $f:8: ImagePolicy 'default/broken': 'spec.imageRepositoryRef': ImageRepository 'default/missing' not found$"
 expect_line "image with tag" "$tmp/err" "^imageguard: $f:21: ImageRepository 'default/repo': 'spec.image': image 'ghcr.io/acme/app:latest': a tag is not allowed"
 expect_line "bad duration" "$tmp/err" "^imageguard: $f:22: ImageRepository 'default/repo': 'spec.interval': duration '5 minutes'"
-expect_line "unknown field warning" "$tmp/err" "^imageguard: $f:23: warning: ImageRepository 'default/repo': unknown field 'spec.provider' \\(ignored\\)$"
+expect_line "unknown field warning with a did-you-mean" "$tmp/err" "^imageguard: $f:23: warning: ImageRepository 'default/repo': unknown field 'spec.exclusionlist' \\(ignored\\) \\(did you mean 'exclusionList'\\?\\)$"
+if grep -q "provider" "$tmp/err"; then not_ok "provider: generic is accepted silently"; else ok "provider: generic is accepted silently"; fi
 expect_line "error count" "$tmp/err" "^imageguard: config '$f': 6 errors$"
 [[ $(grep -c ": warning: " "$tmp/err") -eq 1 ]] && ok "one warning" || not_ok "one warning"
 [[ ! -s $tmp/out ]] && ok "errors: nothing on stdout" || not_ok "errors: stdout not empty"

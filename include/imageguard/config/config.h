@@ -144,6 +144,11 @@ struct config_git_source {
 	int64_t interval_ms; /* spec.interval (Flux requires it; unused by imageguard
 	                        beyond validation), 0 when absent */
 	int64_t timeout_ms;  /* spec.timeout, 0 when absent */
+	/* spec.ref's tag, semver, name or commit when given (static string: "tag", ...), which
+	 * Flux checks out before the branch; imageguard checks out branches only, so an
+	 * automation on this source must name its own checkout branch. NULL: none. */
+	const char *ref_field;
+	size_t ref_line;
 };
 
 struct config_automation {
@@ -155,10 +160,12 @@ struct config_automation {
 	/* owned; git.checkout.ref.branch, else the GitRepository's ref.branch, else "master"
 	 * (Flux's GitRepository default) */
 	char *checkout_branch;
-	char *push_branch;       /* owned; git.push.branch, default checkout_branch */
-	char *author_name;       /* owned; default "imageguard" */
-	char *author_email;      /* owned; default "imageguard@localhost" */
-	char *message_template;  /* owned; NULL: the caller's default message */
+	char *push_branch;      /* owned; git.push.branch, default checkout_branch */
+	char *author_name;      /* owned; default "imageguard" */
+	char *author_email;     /* owned; default "imageguard@localhost" */
+	char *message_template; /* owned; NULL: the caller's default message */
+	/* spec.git.commit.messageTemplateValues as key, value, key, value, ... (.Values) */
+	struct strvec template_values;
 	char *update_path;       /* owned; update.path, default "./" */
 	size_t update_path_line; /* line of spec.update.path (the automation's line when absent) */
 	/* spec.policySelector; which policies the automation writes: see
