@@ -348,15 +348,15 @@ static const struct snippet {
      "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n"
      "---\napiVersion: cert-manager.io/v1\nkind: ImagePolicy\nspec: 3\n"
      "---\n- just\n- a list\n---\nplain scalar\n---\n",
-     {{0}},
+     {{0, "no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found"}},
      {{0}}},
     {"our group, other version",
      "apiVersion: image.toolkit.fluxcd.io/v1alpha1\nkind: ImagePolicy\nmetadata:\n  name: x\n",
-     {{0}},
+     {{0, "no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found"}},
      {{2, "apiVersion 'image.toolkit.fluxcd.io/v1alpha1' is not supported"}}},
     {"imageguard unknown kind",
      "apiVersion: imageguard.io/v1alpha1\nkind: Guard\n",
-     {{0}},
+     {{0, "no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found"}},
      {{2, "kind 'Guard' is not an imageguard kind"}}},
     {"digest policy platform",
      IG_DIGEST_HEAD "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
@@ -712,6 +712,162 @@ START_TEST(policy_selector)
 }
 END_TEST
 
+/* ---- one invalid object stops only itself ---- */
+
+#define PARTIAL_YAML                                                                               \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"               \
+	"  name: good\nspec:\n  image: ghcr.io/acme/good\n---\n"                                   \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"               \
+	"  name: bad\nspec:\n  image: ghcr.io/acme/bad:latest\n---\n"                              \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: p-good\nspec:\n  imageRepositoryRef: {name: good}\n"                              \
+	"  policy: {semver: {range: '>=1.0.0'}}\n---\n"                                            \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: p-own\nspec:\n  imageRepositoryRef: {name: good}\n"                               \
+	"  policy: {semver: {range: '>=>1'}}\n---\n"                                               \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: p-dep\nspec:\n  imageRepositoryRef: {name: bad}\n"                                \
+	"  policy: {semver: {range: '>=1.0.0'}}\n---\n"                                            \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: p-missing\nspec:\n  imageRepositoryRef: {name: nope}\n"                           \
+	"  policy: {semver: {range: '>=1.0.0'}}\n---\n"                                            \
+	"apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"                \
+	"  name: g-good\nspec:\n  url: file:///srv/good.git\n---\n"                                \
+	"apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"                \
+	"  name: g-bad\nspec:\n  url: ftp://example.com/x\n---\n"                                  \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"         \
+	"  name: a-good\nspec:\n  sourceRef: {name: g-good}\n---\n"                                \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"         \
+	"  name: a-dep\nspec:\n  sourceRef: {name: g-bad}\n---\n"                                  \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: dup\nspec:\n  imageRepositoryRef: {name: good}\n"                                 \
+	"  policy: {semver: {range: '>=1.0.0'}}\n---\n"                                            \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: dup\nspec:\n  imageRepositoryRef: {name: good}\n"                                 \
+	"  policy: {semver: {range: '>=1.0.0'}}\n"
+
+START_TEST(keep_valid)
+{
+	struct config_diags strict = CONFIG_DIAGS_INIT, diags = CONFIG_DIAGS_INIT;
+	struct config_load_options o = {.keep_valid = true};
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+	const struct config_invalid *v;
+	const char *path = write_file("partial.yaml", PARTIAL_YAML);
+	char want[1024];
+
+	/* without keep_valid: refused, every error listed */
+	ck_assert_int_eq(config_load(&c, path, &strict, &err), IG_EINVALID);
+	ck_assert_ptr_null(c);
+	/* with it: the same errors, and the valid objects */
+	ck_assert_msg(config_load_with(&c, path, &o, &diags, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(diags.errors, strict.errors);
+	ck_assert_uint_eq(diags.errors, 5); /* image tag, range, not found, url, duplicate */
+	ck_assert_uint_eq(c->repositories_len, 1);
+	ck_assert_str_eq(c->repositories[0].id, "default/good");
+	ck_assert_uint_eq(c->policies_len, 1);
+	ck_assert_str_eq(c->policies[0].id, "default/p-good");
+	ck_assert_ptr_eq(c->policies[0].repository, &c->repositories[0]);
+	ck_assert_ptr_nonnull(c->policies[0].policy);
+	ck_assert_uint_eq(c->git_sources_len, 1);
+	ck_assert_uint_eq(c->automations_len, 1);
+	ck_assert_str_eq(c->automations[0].id, "default/a-good");
+	ck_assert_ptr_eq(c->automations[0].source, &c->git_sources[0]);
+	ck_assert_str_eq(c->automations[0].checkout_branch, "master");
+	ck_assert_ptr_null(config_find_policy(c, "default", "p-dep"));
+
+	ck_assert_uint_eq(c->invalid_len, 8);
+	v = config_find_invalid(c, CONFIG_KIND_REPOSITORY, "default", "bad");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(v->id, "default/bad");
+	ck_assert_ptr_eq(v->file, c->files.items[0]);
+	ck_assert_uint_eq(v->line, 9);
+	snprintf(want, sizeof(want),
+	         "%s:13: ImageRepository 'default/bad': 'spec.image': image "
+	         "'ghcr.io/acme/bad:latest': a tag is not allowed",
+	         path);
+	ck_assert_msg(!strncmp(v->message, want, strlen(want)), "%s", v->message);
+
+	v = config_find_invalid(c, CONFIG_KIND_POLICY, "default", "p-dep");
+	ck_assert_ptr_nonnull(v);
+	snprintf(want, sizeof(want),
+	         "%s:32: ImagePolicy 'default/p-dep': ImageRepository 'default/bad' is invalid "
+	         "(%s:13: ImageRepository 'default/bad': 'spec.image': ",
+	         path, path);
+	ck_assert_msg(!strncmp(v->message, want, strlen(want)), "%s", v->message);
+
+	v = config_find_invalid(c, CONFIG_KIND_POLICY, "default", "p-own");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->line, 24);
+	ck_assert_ptr_nonnull(strstr(v->message, "'spec.policy': semver range"));
+
+	v = config_find_invalid(c, CONFIG_KIND_POLICY, "default", "p-missing");
+	snprintf(want, sizeof(want),
+	         "%s:44: ImagePolicy 'default/p-missing': 'spec.imageRepositoryRef': "
+	         "ImageRepository 'default/nope' not found",
+	         path);
+	ck_assert_str_eq(v->message, want);
+
+	v = config_find_invalid(c, CONFIG_KIND_AUTOMATION, "default", "a-dep");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_ptr_nonnull(strstr(v->message, "ImageUpdateAutomation 'default/a-dep': "
+	                                         "GitRepository 'default/g-bad' is invalid ("));
+	ck_assert_ptr_nonnull(config_find_invalid(c, CONFIG_KIND_GIT_SOURCE, "default", "g-bad"));
+
+	/* both objects of a duplicated name: which one is meant cannot be told */
+	v = config_find_invalid(c, CONFIG_KIND_POLICY, "default", "dup");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->line, 84);
+	snprintf(want, sizeof(want), "%s:84: ImagePolicy 'default/dup' is already defined at %s:76",
+	         path, path);
+	ck_assert_str_eq(v->message, want);
+	v = NULL;
+	for (size_t i = 0; i < c->invalid_len; i++)
+		if (c->invalid[i].line == 76)
+			v = &c->invalid[i];
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(config_kind_name(v->kind), "ImagePolicy");
+	snprintf(want, sizeof(want), "%s:76: ImagePolicy 'default/dup' is defined again at %s:84",
+	         path, path);
+	ck_assert_str_eq(v->message, want);
+	config_free(c);
+	config_diags_release(&diags);
+	config_diags_release(&strict);
+}
+END_TEST
+
+START_TEST(keep_valid_files)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config_load_options o = {.keep_valid = true};
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+	char dir[600];
+
+	write_file("cfg/a.yaml", "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n"
+	                         "metadata:\n  name: app\nspec:\n  image: ghcr.io/acme/app\n");
+	write_file("cfg/b.yaml", "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\n"
+	                         "metadata: [\n");
+	snprintf(dir, sizeof(dir), "%s/cfg", tmpdir);
+	ck_assert_msg(config_load_with(&c, dir, &o, &diags, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(diags.errors, 1);
+	ck_assert_uint_eq(c->repositories_len, 1);
+	ck_assert_uint_eq(c->invalid_len, 1);
+	ck_assert_int_eq(c->invalid[0].kind, CONFIG_KIND_FILE);
+	ck_assert_ptr_null(c->invalid[0].id);
+	ck_assert_ptr_nonnull(strstr(c->invalid[0].message, "b.yaml:4: invalid YAML"));
+	config_free(c);
+	config_diags_release(&diags);
+
+	/* nothing valid at all, and no object: still an error */
+	write_file("cfg/a.yaml", "# gone\n");
+	ck_assert_int_eq(config_load_with(&c, dir, &o, &diags, &err), IG_EINVALID);
+	ck_assert_ptr_null(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
 /* ---- whole configurations ---- */
 
 START_TEST(flux_folder)
@@ -976,10 +1132,15 @@ START_TEST(load_failures)
 	ck_assert(has_diag(&diags, CONFIG_ERROR, 0, "larger than"));
 	config_diags_release(&diags);
 
-	/* an empty file and a file of comments are fine, and hold nothing */
-	c = load_ok(write_file("empty.yaml", ""), &diags);
-	ck_assert_uint_eq(c->policies_len + c->repositories_len, 0);
-	config_free(c);
+	/* a path with no object at all is an error, saying so */
+	big = write_file("empty.yaml", "# nothing here\n");
+	ck_assert_int_eq(config_load(&c, big, &diags, &err), IG_EINVALID);
+	ck_assert_ptr_null(c);
+	ck_assert_uint_eq(diags.errors, 1);
+	ck_assert_str_eq(diags.items[0].file, big);
+	ck_assert_uint_eq(diags.items[0].line, 0);
+	ck_assert_str_eq(diags.items[0].message, "no ImageRepository, ImagePolicy, GitRepository "
+	                                         "or ImageUpdateAutomation found");
 	config_diags_release(&diags);
 }
 END_TEST
@@ -1091,6 +1252,8 @@ static Suite *config_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, snippet, 0, sizeof(snippets) / sizeof(snippets[0]));
 	tcase_add_test(tc, flux_folder);
+	tcase_add_test(tc, keep_valid);
+	tcase_add_test(tc, keep_valid_files);
 	tcase_add_loop_test(tc, policy_selector, 0,
 	                    sizeof(selector_cases) / sizeof(selector_cases[0]));
 	tcase_add_test(tc, imageguard_kinds);

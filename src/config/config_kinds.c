@@ -1,6 +1,7 @@
 /* The four kinds of CONTRACT §4 read from YAML documents into the config's arrays, each
  * field checked where it is read so that problems name their own line. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,8 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &r->timeout_ms);
 	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &r->secret_ref);
 	config_yaml_get_ref_name(d, spec, "spec", "certSecretRef", &r->cert_secret_ref);
+	r->secret_ref_line = config_yaml_key_line(d, spec, "secretRef", kind_line);
+	r->cert_secret_ref_line = config_yaml_key_line(d, spec, "certSecretRef", kind_line);
 	config_yaml_get_bool(d, spec, "spec", "insecure", &r->insecure);
 	config_yaml_get_bool(d, spec, "spec", "suspend", &r->suspend);
 	read_exclusions(d, spec, &r->exclusion);
@@ -596,6 +599,7 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
 	                   "workload identity is not implemented (use spec.secretRef)");
 	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &g->secret_ref);
+	g->secret_ref_line = config_yaml_key_line(d, spec, "secretRef", kind_line);
 	config_yaml_get_duration(d, spec, "spec", "interval", 0, &g->interval_ms);
 	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &g->timeout_ms);
 }
@@ -842,12 +846,43 @@ static enum kind classify(struct doc *d, const char *api, const char *kind, size
 	return KIND_OTHER;
 }
 
+static size_t kind_len(const struct config *c, enum kind k)
+{
+	const size_t lens[] = {c->repositories_len, c->policies_len, c->git_sources_len,
+	                       c->automations_len, 0};
+
+	return lens[k];
+}
+
+/* The object of document d had errors: it is invalid, with its first one (diagnostics from
+ * index first). Named by the object appended for it, else by what its metadata gave. */
+static void note_invalid(struct doc *d, enum kind k, const struct meta *m, size_t len_before,
+                         size_t first, size_t line)
+{
+	struct config *c = d->L->c;
+	const char *ns = m->ns, *name = m->name;
+	size_t n = kind_len(c, k);
+
+	if (n > len_before) {
+		if (k == KIND_REPOSITORY)
+			ns = c->repositories[n - 1].ns, name = c->repositories[n - 1].name;
+		else if (k == KIND_POLICY)
+			ns = c->policies[n - 1].ns, name = c->policies[n - 1].name;
+		else if (k == KIND_GIT)
+			ns = c->git_sources[n - 1].ns, name = c->git_sources[n - 1].name;
+		else
+			ns = c->automations[n - 1].ns, name = c->automations[n - 1].name;
+	}
+	config_invalid_note(d->L, (enum config_kind)k, ns, name, d->file, line, first);
+}
+
 static void read_document(struct doc *d, yaml_node_t *root)
 {
 	static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
 	yaml_node_t *api = config_yaml_lookup(d, root, "apiVersion"),
 	            *kind = config_yaml_lookup(d, root, "kind"), *spec;
 	struct meta m = {0};
+	size_t errors = d->L->diags->errors, first = d->L->diags->len, len_before;
 	enum kind k;
 
 	d->object[0] = '\0';
@@ -857,6 +892,7 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	d->imageguard_api = !strcmp(d->api, API_IMAGEGUARD);
 	if ((k = classify(d, d->api, scalar(kind), line_of(kind))) == KIND_OTHER)
 		return;
+	len_before = kind_len(d->L->c, k);
 	snprintf(d->object, sizeof(d->object), "%s", scalar(kind));
 	config_yaml_check_keys(d, root, "", top);
 	if (!read_meta(d, root, line_of(kind), &m))
@@ -877,7 +913,24 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	else
 		read_automation(d, &m, spec, line_of(kind));
 done:
+	if (d->L->diags->errors > errors)
+		note_invalid(d, k, &m, len_before, first, line_of(kind));
 	meta_release(&m);
+}
+
+/* A problem with the file itself (or the rest of it, after a YAML error). */
+static void file_error(struct loader *L, const char *file, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void file_error(struct loader *L, const char *file, size_t line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	config_diag_error(L, file, line, "%s", msg);
+	config_invalid_note(L, CONFIG_KIND_FILE, NULL, NULL, file, line, L->diags->len - 1);
 }
 
 void config_kinds_read_file(struct loader *L, const char *file)
@@ -890,16 +943,15 @@ void config_kinds_read_file(struct loader *L, const char *file)
 	int rc = buf_read_file(&data, file);
 
 	if (rc == IG_ETOOBIG) {
-		config_diag_error(L, file, 0, "file is larger than %u bytes",
-		                  CONFIG_MAX_FILE_BYTES);
+		file_error(L, file, 0, "file is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
 		goto done;
 	} else if (rc < 0) {
-		config_diag_error(L, file, 0, "cannot read: %s", strerror(errno));
+		file_error(L, file, 0, "cannot read: %s", strerror(errno));
 		goto done;
 	}
 	if ((rc = yamldepth_check(&line, data.data, data.len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
-		config_diag_error(L, file, line, "invalid YAML: nested deeper than %d levels",
-		                  YAMLDEPTH_MAX);
+		file_error(L, file, line, "invalid YAML: nested deeper than %d levels",
+		           YAMLDEPTH_MAX);
 		goto done;
 	}
 	if (rc < 0 || !yaml_parser_initialize(&parser)) {
@@ -911,11 +963,11 @@ void config_kinds_read_file(struct loader *L, const char *file)
 		yaml_node_t *root;
 
 		if (!yaml_parser_load(&parser, &y)) {
-			config_diag_error(
-			    L, file, parser.problem_mark.line + 1,
-			    "invalid YAML (column %zu): %s%s%s", parser.problem_mark.column + 1,
-			    parser.problem ? parser.problem : "parse error",
-			    parser.context ? " " : "", parser.context ? parser.context : "");
+			file_error(L, file, parser.problem_mark.line + 1,
+			           "invalid YAML (column %zu): %s%s%s",
+			           parser.problem_mark.column + 1,
+			           parser.problem ? parser.problem : "parse error",
+			           parser.context ? " " : "", parser.context ? parser.context : "");
 			break;
 		}
 		if (!(root = yaml_document_get_root_node(&y))) {

@@ -71,11 +71,17 @@ expect_line "duplicate policy names the first" "$tmp/err" \
 expect_line "bad rollback-until" "$tmp/err" "^imageguard: $tmp/cfg/z.yml:9: ImagePolicy 'apps/app': annotation 'imageguard.io/rollback-until': time 'next week': not an RFC3339"
 
 # warnings alone do not fail
-printf 'apiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >"$tmp/warn.yaml"
-run "warnings only" 0 check-config --config "$tmp/warn.yaml"
-expect_line "warning on stderr" "$tmp/err" "^imageguard: $tmp/warn.yaml:2: warning: kind 'Nothing'"
+cp "$data/flux/apps/podinfo/image-repo.yaml" "$tmp/repo.yaml"
+printf -- '---\napiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >>"$tmp/repo.yaml"
+run "warnings only" 0 check-config --config "$tmp/repo.yaml"
+expect_line "warning on stderr" "$tmp/err" "^imageguard: $tmp/repo.yaml:[0-9]+: warning: kind 'Nothing'"
 expect_line "no policy warning" "$tmp/err" "warning: no ImagePolicy found"
 expect_line "still OK" "$tmp/out" '^configuration OK$'
+
+# a path with no object at all is an error
+printf 'apiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >"$tmp/warn.yaml"
+run "no objects" 2 check-config --config "$tmp/warn.yaml"
+expect_line "no objects: exact message" "$tmp/err" "^imageguard: $tmp/warn.yaml: no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found$"
 
 # usage
 run "help" 0 check-config --help

@@ -64,7 +64,8 @@ struct config_repository {
 	int64_t timeout_ms;    /* spec.timeout, 0: the registry client's default */
 	char *secret_ref;      /* owned; spec.secretRef.name, NULL: anonymous */
 	char *cert_secret_ref; /* owned; spec.certSecretRef.name, NULL: system CAs */
-	bool insecure;         /* spec.insecure: plain HTTP allowed */
+	size_t secret_ref_line, cert_secret_ref_line; /* their lines, for messages */
+	bool insecure;                                /* spec.insecure: plain HTTP allowed */
 	bool suspend;
 	struct strvec exclusion; /* spec.exclusionList; default {"^.*\\.sig$"}; may be empty */
 };
@@ -138,9 +139,10 @@ struct config_policy {
 struct config_git_source {
 	char *ns, *name, *id; /* owned */
 	struct config_origin origin;
-	char *url;           /* owned; ssh://, https://, http:// or file:// */
-	char *branch;        /* owned; spec.ref.branch, NULL when not given */
-	char *secret_ref;    /* owned; spec.secretRef.name, NULL: none */
+	char *url;        /* owned; ssh://, https://, http:// or file:// */
+	char *branch;     /* owned; spec.ref.branch, NULL when not given */
+	char *secret_ref; /* owned; spec.secretRef.name, NULL: none */
+	size_t secret_ref_line;
 	int64_t interval_ms; /* spec.interval (Flux requires it; unused by imageguard
 	                        beyond validation), 0 when absent */
 	int64_t timeout_ms;  /* spec.timeout, 0 when absent */
@@ -175,8 +177,33 @@ struct config_automation {
 	bool suspend;
 };
 
+/* What an invalid object is (same order as the kinds are read). */
+enum config_kind {
+	CONFIG_KIND_REPOSITORY,
+	CONFIG_KIND_POLICY,
+	CONFIG_KIND_GIT_SOURCE,
+	CONFIG_KIND_AUTOMATION,
+	CONFIG_KIND_FILE /* a file, or a document whose object could not be named */
+};
+
+/* An object left out of the config because it is invalid, or depends on one that is (a policy
+ * of an invalid or missing ImageRepository, an automation of an invalid or missing
+ * GitRepository, both objects of a duplicated name). Only with config_load_options.keep_valid:
+ * the arrays of struct config then hold the valid objects only, resolved and compiled. */
+struct config_invalid {
+	enum config_kind kind;
+	char *ns, *name, *id; /* owned; NULL when the object's name could not be read */
+	const char *file;     /* borrowed from config->files */
+	size_t line;          /* its document's `kind:` line (0: the whole file) */
+	/* owned; one line, "file:line: " then the object's first error or the dependency that
+	 * failed, as in a check-config line */
+	char *message;
+};
+
 struct config {
-	struct strvec files; /* every file read, sorted; origins point into it */
+	struct strvec files;            /* every file read, sorted; origins point into it */
+	struct config_invalid *invalid; /* owned; see struct config_invalid */
+	size_t invalid_len;
 	struct config_repository *repositories;
 	size_t repositories_len;
 	struct config_policy *policies;
@@ -196,6 +223,32 @@ struct config {
  * not opened here: config_secret_path names the folder and its users check it when used. */
 int config_load(struct config **out, const char *path, struct config_diags *diags,
                 struct error *err);
+
+struct config_load_options {
+	/* Return the valid objects whatever else is wrong, the invalid ones in config->invalid
+	 * (CONTRACT §4: one invalid object invalidates only itself and what depends on it). */
+	bool keep_valid;
+	/* Check every secret an object names (secretRef, certSecretRef): the folder exists under
+	 * secrets_dir and its files parse (config_secrets_check); a failure is an error of that
+	 * object. With secrets_dir NULL, naming a secret is an error asking for --secrets-dir. */
+	bool check_secrets;
+	const char *secrets_dir;
+};
+
+/* config_load with options (o NULL: as config_load). With o->keep_valid it returns 0 and a
+ * config whenever the path holds at least one object, valid or not: every error is still in
+ * diags (diags->errors counts them), and each invalid object is in config->invalid. A path
+ * with no object at all is an error ("no ImageRepository, ...") and IG_EINVALID either way. */
+int config_load_with(struct config **out, const char *path, const struct config_load_options *o,
+                     struct config_diags *diags, struct error *err);
+
+/* The invalid object of kind with ns/name (the first one, for a duplicate); NULL when none.
+ * Borrowed, valid until config_free. */
+const struct config_invalid *config_find_invalid(const struct config *c, enum config_kind kind,
+                                                 const char *ns, const char *name);
+
+/* "ImageRepository", "ImagePolicy", "GitRepository", "ImageUpdateAutomation", "file". */
+const char *config_kind_name(enum config_kind k);
 void config_free(struct config *c);
 
 /* Lookups by namespace and name, or by id "ns/name"; NULL when absent. Borrowed pointers,
