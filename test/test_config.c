@@ -868,6 +868,186 @@ START_TEST(keep_valid_files)
 }
 END_TEST
 
+/* ---- secrets named by the configuration ---- */
+
+enum secret_object { SEC_REGISTRY, SEC_CA, SEC_SSH, SEC_HTTP };
+
+static const char *const secret_yaml[] = {
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: r\n"
+    "spec:\n  image: ghcr.io/acme/app\n  secretRef:\n    name: s\n",
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: r\n"
+    "spec:\n  image: ghcr.io/acme/app\n  certSecretRef:\n    name: s\n",
+    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+    "spec:\n  url: ssh://git@example.com/fleet\n  secretRef:\n    name: s\n",
+    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+    "spec:\n  url: https://example.com/fleet\n  secretRef:\n    name: s\n",
+};
+
+static const char *const secret_subject[] = {
+    "ImageRepository 'default/r': 'spec.secretRef'",
+    "ImageRepository 'default/r': 'spec.certSecretRef'",
+    "GitRepository 'default/g': 'spec.secretRef'",
+    "GitRepository 'default/g': 'spec.secretRef'",
+};
+
+#define AUTH_ALICE "YWxpY2U6c2VjcmV0" /* alice:secret */
+
+static const struct secret_case {
+	enum secret_object object;
+	const char *files[3][2]; /* name, content */
+	const char *problem;     /* NULL: usable */
+} secret_cases[] = {
+    {SEC_REGISTRY,
+     {{0}},
+     "no '.dockerconfigjson', 'username'/'password' or 'bearerToken' (for anonymous access, "
+     "remove the secretRef)"},
+    {SEC_REGISTRY, {{"username", "alice\n"}}, "'username' without 'password'"},
+    {SEC_REGISTRY, {{"username", "alice\n"}, {"password", "secret\n"}}, NULL},
+    {SEC_REGISTRY, {{"bearerToken", "tok\n"}}, NULL},
+    {SEC_REGISTRY,
+     {{".dockerconfigjson",
+       "{\"auths\": {\"https://ghcr.io/v2/\": {\"auth\": \"" AUTH_ALICE "\"}}}"}},
+     NULL},
+    {SEC_REGISTRY, {{".dockerconfigjson", "{\"auths\": "}}, "'.dockerconfigjson' is not JSON ("},
+    {SEC_REGISTRY,
+     {{".dockerconfigjson", "{\"x\": 1}"}},
+     "'.dockerconfigjson' has no \"auths\" object"},
+    {SEC_REGISTRY,
+     {{".dockerconfigjson", "{\"auths\": {\"docker.io\": {\"auth\": \"" AUTH_ALICE "\"}}}"}},
+     "'.dockerconfigjson' has no credentials for registry 'ghcr.io'"},
+    {SEC_REGISTRY,
+     {{".dockerconfigjson", "{\"auths\": {\"ghcr.io\": {}}}"}},
+     "'.dockerconfigjson' has no credentials for registry 'ghcr.io'"},
+    {SEC_CA, {{0}}, "no 'ca.crt'"},
+    {SEC_CA, {{"ca.crt", "PEM\n"}}, NULL},
+    {SEC_CA,
+     {{"ca.crt", "PEM\n"}, {"tls.crt", "PEM\n"}, {"tls.key", "PEM\n"}},
+     "'tls.crt': client certificates are not supported"},
+    {SEC_SSH, {{0}}, "no 'identity' (the SSH private key)"},
+    {SEC_SSH,
+     {{"identity", "KEY\n"}},
+     "no 'known_hosts' (an SSH host key is never trusted unseen)"},
+    {SEC_SSH, {{"identity", "KEY\n"}, {"known_hosts", "example.com ssh-ed25519 AAAA\n"}}, NULL},
+    {SEC_HTTP, {{0}}, "no 'username'/'password', 'bearerToken' or 'ca.crt'"},
+    {SEC_HTTP, {{"bearerToken", "tok\n"}}, NULL},
+    {SEC_HTTP, {{"ca.crt", "PEM\n"}}, NULL},
+};
+
+/* Loads secret_yaml[obj] with keep_valid and check_secrets against secrets_dir. */
+static struct config *load_secrets(enum secret_object obj, const char *secrets_dir,
+                                   struct config_diags *diags)
+{
+	struct config_load_options o = {true, true, secrets_dir};
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+
+	ck_assert_msg(
+	    config_load_with(&c, write_file("s.yaml", secret_yaml[obj]), &o, diags, &err) == 0,
+	    "%s", err.msg);
+	return c;
+}
+
+START_TEST(secret_folders)
+{
+	const struct secret_case *t = &secret_cases[_i];
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config *c;
+	char sdir[600], name[700], want[1400];
+
+	for (size_t i = 0; i < 3 && t->files[i][0]; i++) {
+		snprintf(name, sizeof(name), "secrets/s/%s", t->files[i][0]);
+		write_file(name, t->files[i][1]);
+	}
+	snprintf(sdir, sizeof(sdir), "%s/secrets", tmpdir);
+	mkdir(sdir, 0755);
+	snprintf(name, sizeof(name), "%s/s", sdir);
+	mkdir(name, 0755);
+	c = load_secrets(t->object, sdir, &diags);
+	if (!t->problem) {
+		if (diags.len)
+			dump(&diags);
+		ck_assert_uint_eq(diags.len, 0);
+		ck_assert_uint_eq(c->invalid_len, 0);
+	} else {
+		snprintf(want, sizeof(want), "%s: secret 's' ('%s/s'): %s",
+		         secret_subject[t->object], sdir, t->problem);
+		ck_assert_uint_eq(diags.errors, 1);
+		ck_assert_msg(!strncmp(diags.items[0].message, want, strlen(want)), "%s\nwant %s",
+		              diags.items[0].message, want);
+		ck_assert_uint_eq(diags.items[0].line, 7); /* the secretRef line */
+		ck_assert_uint_eq(c->invalid_len, 1);
+		ck_assert_uint_eq(c->repositories_len + c->git_sources_len, 0);
+		ck_assert(strstr(diags.items[0].message, "secret\n") == NULL);
+	}
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
+START_TEST(secrets_missing)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config *c;
+	char sdir[600], want[1024];
+
+	/* no --secrets-dir: never the current directory, never anonymous */
+	c = load_secrets(SEC_REGISTRY, NULL, &diags);
+	ck_assert_uint_eq(diags.errors, 1);
+	ck_assert_str_eq(diags.items[0].message,
+	                 "ImageRepository 'default/r': 'spec.secretRef': secret 's' needs "
+	                 "--secrets-dir (its keys are read from the folder <secrets-dir>/s)");
+	ck_assert_uint_eq(c->repositories_len, 0);
+	ck_assert_str_eq(config_find_invalid(c, CONFIG_KIND_REPOSITORY, "default", "r")->id,
+	                 "default/r");
+	config_free(c);
+	config_diags_release(&diags);
+
+	/* a folder that is not there: the secret and its path */
+	snprintf(sdir, sizeof(sdir), "%s/nosecrets", tmpdir);
+	mkdir(sdir, 0755);
+	c = load_secrets(SEC_SSH, sdir, &diags);
+	snprintf(want, sizeof(want),
+	         "GitRepository 'default/g': 'spec.secretRef': secret 's' not found: '%s/s' is not "
+	         "a folder",
+	         sdir);
+	ck_assert_uint_eq(diags.errors, 1);
+	ck_assert_str_eq(diags.items[0].message, want);
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
+/* An object whose secret is missing takes its dependents with it; the others run. */
+START_TEST(secrets_dependents)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config_load_options o = {true, true, NULL};
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+	const char *path = write_file(
+	    "dep.yaml",
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: r\n"
+	    "spec:\n  image: ghcr.io/acme/app\n  secretRef: {name: s}\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
+	    "  name: open\nspec:\n  image: ghcr.io/acme/open\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: p\n"
+	    "spec:\n  imageRepositoryRef: {name: r}\n  policy: {alphabetical: {}}\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: q\n"
+	    "spec:\n  imageRepositoryRef: {name: open}\n  policy: {alphabetical: {}}\n");
+
+	ck_assert_int_eq(config_load_with(&c, path, &o, &diags, &err), 0);
+	ck_assert_uint_eq(diags.errors, 1);
+	ck_assert_uint_eq(c->policies_len, 1);
+	ck_assert_str_eq(c->policies[0].id, "default/q");
+	ck_assert_ptr_nonnull(
+	    strstr(config_find_invalid(c, CONFIG_KIND_POLICY, "default", "p")->message,
+	           "ImagePolicy 'default/p': ImageRepository 'default/r' is "
+	           "invalid ("));
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
 /* ---- whole configurations ---- */
 
 START_TEST(flux_folder)
@@ -1254,6 +1434,9 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, flux_folder);
 	tcase_add_test(tc, keep_valid);
 	tcase_add_test(tc, keep_valid_files);
+	tcase_add_loop_test(tc, secret_folders, 0, sizeof(secret_cases) / sizeof(secret_cases[0]));
+	tcase_add_test(tc, secrets_missing);
+	tcase_add_test(tc, secrets_dependents);
 	tcase_add_loop_test(tc, policy_selector, 0,
 	                    sizeof(selector_cases) / sizeof(selector_cases[0]));
 	tcase_add_test(tc, imageguard_kinds);

@@ -83,6 +83,50 @@ printf 'apiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >"$tmp/warn.yaml"
 run "no objects" 2 check-config --config "$tmp/warn.yaml"
 expect_line "no objects: exact message" "$tmp/err" "^imageguard: $tmp/warn.yaml: no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found$"
 
+# --secrets-dir: every named secret exists and parses; missing ones name the secret and path
+sd="$tmp/secrets"
+mkdir -p "$sd"
+repo="$data/flux/apps/podinfo/image-repo.yaml"
+sync="$data/flux/clusters/prod/flux-system/gotk-sync.yaml"
+run "secrets missing" 2 check-config --config "$data/flux" --secrets-dir "$sd"
+expect_line "registry secret missing: exact message" "$tmp/err" \
+	"^imageguard: $repo:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' not found: '$sd/ghcr-auth' is not a folder$"
+expect_line "git secret missing: exact message" "$tmp/err" \
+	"^imageguard: $sync:12: GitRepository 'flux-system/flux-system': 'spec.secretRef': secret 'flux-system' not found: '$sd/flux-system' is not a folder$"
+expect_line "secrets missing: count" "$tmp/err" "^imageguard: config '$data/flux': 2 errors$"
+mkdir -p "$sd/ghcr-auth" "$sd/flux-system"
+printf '{"auths": {"ghcr.io": {"auth": "dTpw"}}}' >"$sd/ghcr-auth/.dockerconfigjson"
+printf 'KEY\n' >"$sd/flux-system/identity"
+run "ssh secret without known_hosts" 2 check-config --config "$data/flux" --secrets-dir "$sd"
+expect_line "known_hosts required for ssh: exact message" "$tmp/err" \
+	"^imageguard: $sync:12: GitRepository 'flux-system/flux-system': 'spec.secretRef': secret 'flux-system' \\('$sd/flux-system'\\): no 'known_hosts' \\(an SSH host key is never trusted unseen\\)$"
+printf 'github.com ssh-ed25519 AAAA\n' >"$sd/flux-system/known_hosts"
+run "secrets present" 0 check-config --config "$data/flux" --secrets-dir="$sd"
+expect_line "secrets present: OK" "$tmp/out" '^configuration OK$'
+printf '{"auths": {"ghcr.io": ' >"$sd/ghcr-auth/.dockerconfigjson"
+run "broken dockerconfigjson" 2 check-config --config "$data/flux" --secrets-dir "$sd"
+expect_line "broken dockerconfigjson: exact message" "$tmp/err" \
+	"^imageguard: $repo:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' \\('$sd/ghcr-auth'\\): '.dockerconfigjson' is not JSON \\(line 1, column [0-9]+\\)$"
+printf '{"auths": {"docker.io": {"auth": "dTpw"}}}' >"$sd/ghcr-auth/.dockerconfigjson"
+run "dockerconfigjson for another registry" 2 check-config --config "$data/flux" --secrets-dir "$sd"
+expect_line "no entry for the registry: exact message" "$tmp/err" \
+	"^imageguard: $repo:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' \\('$sd/ghcr-auth'\\): '.dockerconfigjson' has no credentials for registry 'ghcr.io'$"
+# without --secrets-dir check-config checks the configuration only
+run "no --secrets-dir: secrets not checked" 0 check-config --config "$data/flux"
+
+# plan without --secrets-dir: an object naming a secret is an error saying so (never the current
+# directory, never anonymous access), and only it and its policies are left out
+mkdir -p "$tmp/plan"
+cp "$repo" "$data/flux/apps/podinfo/image-policy.yaml" "$tmp/plan/"
+ig=$IMAGEGUARD
+[[ $ig == */* ]] && ig="$(cd "$(dirname "$ig")" && pwd)/$(basename "$ig")"
+(cd "$sd" && "$ig" plan --config "$tmp/plan" --state-dir "$tmp/state" >"$tmp/out" 2>"$tmp/err")
+rc=$?
+[[ $rc -eq 1 ]] && ok "plan without --secrets-dir (exit 1)" || not_ok "plan without --secrets-dir: exit $rc, want 1"
+expect_line "plan without --secrets-dir: exact message" "$tmp/err" \
+	"^imageguard: $tmp/plan/image-repo.yaml:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' needs --secrets-dir \\(its keys are read from the folder <secrets-dir>/ghcr-auth\\)$"
+expect_line "plan: the invalid objects counted" "$tmp/err" "^imageguard: config '$tmp/plan': 3 invalid objects left out; the others run$"
+
 # usage
 run "help" 0 check-config --help
 expect_line "help on stdout" "$tmp/out" '^usage: imageguard check-config --config PATH'
