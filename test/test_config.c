@@ -1048,6 +1048,45 @@ START_TEST(secrets_dependents)
 }
 END_TEST
 
+START_TEST(update_path_message)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct error err = ERROR_INIT;
+	struct config *c;
+	char want[1024];
+	const char *path = write_file(
+	    "up.yaml",
+	    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+	    "spec:\n  url: file:///srv/g.git\n  ref: {branch: main}\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+	    "  name: a\nspec:\n  sourceRef: {name: g}\n  update:\n    strategy: Setters\n"
+	    "    path: ./clusters/prod\n" /* 17 */
+	    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+	    "  name: b\nspec:\n  sourceRef: {name: g}\n");
+
+	c = load_ok(path, &diags);
+	ck_assert_int_eq(
+	    config_automation_path_error(&err, config_find_automation(c, "default", "a")),
+	    IG_ENOTFOUND);
+	snprintf(want, sizeof(want),
+	         "%s:17: ImageUpdateAutomation 'default/a': 'spec.update.path': './clusters/prod' "
+	         "does not exist on branch 'main'",
+	         path);
+	ck_assert_str_eq(err.msg, want);
+	/* absent: the automation's own line */
+	error_clear(&err);
+	config_automation_path_error(&err, config_find_automation(c, "default", "b"));
+	snprintf(
+	    want, sizeof(want),
+	    "%s:20: ImageUpdateAutomation 'default/b': 'spec.update.path': './' does not exist "
+	    "on branch 'main'",
+	    path);
+	ck_assert_str_eq(err.msg, want);
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
 /* ---- whole configurations ---- */
 
 START_TEST(flux_folder)
@@ -1434,6 +1473,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, flux_folder);
 	tcase_add_test(tc, keep_valid);
 	tcase_add_test(tc, keep_valid_files);
+	tcase_add_test(tc, update_path_message);
 	tcase_add_loop_test(tc, secret_folders, 0, sizeof(secret_cases) / sizeof(secret_cases[0]));
 	tcase_add_test(tc, secrets_missing);
 	tcase_add_test(tc, secrets_dependents);

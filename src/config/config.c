@@ -502,3 +502,12 @@ const char *config_reflect_name(enum config_reflect r)
 	}
 	return "unknown";
 }
+
+int config_automation_path_error(struct error *err, const struct config_automation *a)
+{
+	return error_set(err, IG_ENOTFOUND,
+	                 "%s:%zu: ImageUpdateAutomation '%s': 'spec.update.path': '%s' does not "
+	                 "exist on branch '%s'",
+	                 a->origin.file, a->update_path_line, a->id, a->update_path,
+	                 a->checkout_branch);
+}

@@ -273,6 +273,12 @@ int config_secret_path(char **out, const char *secrets_dir, const char *name, st
  * the namespace). Markers naming a policy a does not select are left untouched. */
 bool config_automation_selects(const struct config_automation *a, const struct config_policy *p);
 
+/* For a pass that finds a's spec.update.path missing in its clone: sets err (IG_ENOTFOUND, which
+ * it returns) to the one-line message naming the field and the config's file:line, not the
+ * cache path: "FILE:LINE: ImageUpdateAutomation 'ns/name': 'spec.update.path': './x' does not
+ * exist on branch 'main'". */
+int config_automation_path_error(struct error *err, const struct config_automation *a);
+
 /* True when labels (key, value pairs as in config_policy.labels) satisfy every requirement. */
 bool config_selector_matches(const struct config_selector *s, const struct strvec *labels);
 
