@@ -1375,6 +1375,11 @@ START_TEST(secret_path)
 	ck_assert_int_eq(config_secret_path(&p, "/run/secrets", "../etc", &err), IG_EINVALID);
 	ck_assert_ptr_null(p);
 	ck_assert_int_eq(config_secret_path(&p, "/s", "a/b", &err), IG_EINVALID);
+	/* no --secrets-dir: no default folder, never the current directory */
+	error_clear(&err);
+	ck_assert_int_eq(config_secret_path(&p, NULL, "ghcr-auth", &err), IG_EINVALID);
+	ck_assert_ptr_null(p);
+	ck_assert_str_eq(err.msg, "secret 'ghcr-auth' needs --secrets-dir");
 	ck_assert_str_eq(config_reflect_name(CONFIG_REFLECT_IF_NOT_PRESENT), "IfNotPresent");
 }
 END_TEST

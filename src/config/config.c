@@ -477,6 +477,8 @@ int config_secret_path(char **out, const char *secrets_dir, const char *name, st
 	if (!config_yaml_is_dns_name(name, 253, true))
 		return error_set(err, IG_EINVALID, "secret '%s': not a valid Kubernetes name",
 		                 name);
+	if (!secrets_dir) /* never the current directory */
+		return error_set(err, IG_EINVALID, "secret '%s' needs --secrets-dir", name);
 	if (buf_printf(&b, "%s/%s", secrets_dir, name) < 0) {
 		buf_release(&b);
 		return error_set(err, IG_EFAIL, "secret '%s': out of memory", name);

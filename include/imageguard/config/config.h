@@ -265,7 +265,9 @@ const struct config_automation *config_find_automation(const struct config *c, c
 
 /* The folder of secret `name` under secrets_dir ("<secrets_dir>/<name>") in a new string
  * (free() it). Names were validated at load (DNS-1123 subdomain: no '/', no ".."). Existence
- * is not checked here. Returns 0, or IG_EINVALID / IG_EFAIL (out of memory) with err set. */
+ * is not checked here. secrets_dir NULL (no --secrets-dir) is IG_EINVALID "secret 'X' needs
+ * --secrets-dir": there is no default folder, never the current directory. Returns 0, or
+ * IG_EINVALID / IG_EFAIL (out of memory) with err set. */
 int config_secret_path(char **out, const char *secrets_dir, const char *name, struct error *err);
 
 /* True when automation a considers policy p, as Flux's image-automation-controller does: p is in
