@@ -247,6 +247,12 @@ int config_load_with(struct config **out, const char *path, const struct config_
 const struct config_invalid *config_find_invalid(const struct config *c, enum config_kind kind,
                                                  const char *ns, const char *name);
 
+/* The first invalid object of kind in namespace ns (for a pass: an unmarked policy whose
+ * namespace has an invalid automation is error/config with that automation's message, not
+ * none/no-markers); NULL when none. Borrowed, valid until config_free. */
+const struct config_invalid *config_find_invalid_in(const struct config *c, enum config_kind kind,
+                                                    const char *ns);
+
 /* "ImageRepository", "ImagePolicy", "GitRepository", "ImageUpdateAutomation", "file". */
 const char *config_kind_name(enum config_kind k);
 void config_free(struct config *c);
