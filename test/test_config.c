@@ -816,6 +816,8 @@ START_TEST(keep_valid)
 	ck_assert_ptr_nonnull(config_find_invalid(c, CONFIG_KIND_GIT_SOURCE, "default", "g-bad"));
 	ck_assert_ptr_eq(config_find_invalid_in(c, CONFIG_KIND_AUTOMATION, "default"), v);
 	ck_assert_ptr_null(config_find_invalid_in(c, CONFIG_KIND_AUTOMATION, "other"));
+	ck_assert_ptr_eq(config_find_invalid_id(c, CONFIG_KIND_AUTOMATION, "default/a-dep"), v);
+	ck_assert_ptr_null(config_find_invalid_id(c, CONFIG_KIND_POLICY, "default/a-dep"));
 	ck_assert_ptr_null(config_find_invalid(c, CONFIG_KIND_POLICY, "default", "p-good"));
 
 	/* both objects of a duplicated name: which one is meant cannot be told */

@@ -126,6 +126,15 @@ const struct config_invalid *config_find_invalid(const struct config *c, enum co
 	return NULL;
 }
 
+const struct config_invalid *config_find_invalid_id(const struct config *c, enum config_kind kind,
+                                                    const char *id)
+{
+	for (size_t i = 0; i < c->invalid_len; i++)
+		if (c->invalid[i].kind == kind && c->invalid[i].id && !strcmp(c->invalid[i].id, id))
+			return &c->invalid[i];
+	return NULL;
+}
+
 const struct config_invalid *config_find_invalid_in(const struct config *c, enum config_kind kind,
                                                     const char *ns)
 {

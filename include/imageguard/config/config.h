@@ -247,6 +247,10 @@ int config_load_with(struct config **out, const char *path, const struct config_
 const struct config_invalid *config_find_invalid(const struct config *c, enum config_kind kind,
                                                  const char *ns, const char *name);
 
+/* The same by id "ns/name" (a marker's policy). */
+const struct config_invalid *config_find_invalid_id(const struct config *c, enum config_kind kind,
+                                                    const char *id);
+
 /* The first invalid object of kind in namespace ns (for a pass: an unmarked policy whose
  * namespace has an invalid automation is error/config with that automation's message, not
  * none/no-markers); NULL when none. Borrowed, valid until config_free. */
