@@ -155,7 +155,8 @@ static const struct snippet {
                       "spec:\n  imageRepositoryRef:\n    name: app\n"
                       "  policy:\n    semver:\n      range: '>=1.0.0'\n",
      {{13, "not a valid tag"}},
-     {{15, "unknown annotation 'imageguard.io/rolback-until'"}}},
+     {{15, "unknown annotation 'imageguard.io/rolback-until' (ignored) (did you mean "
+           "'imageguard.io/rollback-until'?)"}}},
     {"reason without rollback-to",
      REPO POLICY_HEAD "  annotations:\n" /* 12: the mapping starts on 13 */
                       "    imageguard.io/rollback-reason: why\n"
@@ -923,6 +924,18 @@ static const struct secret_case {
     {SEC_REGISTRY,
      {{".dockerconfigjson", "{\"auths\": {\"ghcr.io\": {}}}"}},
      "'.dockerconfigjson' has no credentials for registry 'ghcr.io'"},
+    {SEC_REGISTRY,
+     {{".dockerconfigjson", "{\"auths\": {\"ghcr.io\": {\"auth\": \"bm9jb2xvbg==\"}}}"}},
+     "'.dockerconfigjson': auths.\"ghcr.io\".auth is not base64 of user:password"},
+    {SEC_REGISTRY,
+     {{".dockerconfigjson", "{\"auths\": {\"ghcr.io\": {\"auth\": \"not base64!\"}}}"}},
+     "'.dockerconfigjson': auths.\"ghcr.io\".auth is not base64 of user:password"},
+    {SEC_REGISTRY,
+     {{".dockerconfigjson", "{\"auths\": {\"ghcr.io\": {\"auth\": \"YTpi\"}}}"}},
+     NULL},
+    {SEC_REGISTRY,
+     {{".dockerconfigjson", "{\"auths\": {\"ghcr.io\": {\"auth\": \"dTpwdw==\"}}}"}},
+     NULL},
     {SEC_CA, {{0}}, "no 'ca.crt'"},
     {SEC_CA, {{"ca.crt", "PEM\n"}}, NULL},
     {SEC_CA,

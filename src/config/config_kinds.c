@@ -420,7 +420,7 @@ static void read_override(struct doc *d, const struct meta *m, struct config_pol
 	const yaml_node_t *a = m->annotations;
 	struct config_override *o = &p->override;
 	struct error err = ERROR_INIT;
-	char *until = NULL;
+	char *until = NULL, hint[128];
 	yaml_node_t *v;
 
 	if (!a)
@@ -436,8 +436,9 @@ static void read_override(struct doc *d, const struct meta *m, struct config_pol
 		for (size_t i = 0; known[i] && !ok; i++)
 			ok = !strcmp(known[i], scalar(k));
 		if (!ok)
-			config_doc_warn(d, line_of(k), "unknown annotation '%s' (ignored)",
-			                scalar(k));
+			config_doc_warn(d, line_of(k), "unknown annotation '%s' (ignored)%s",
+			                scalar(k),
+			                config_did_you_mean(hint, sizeof(hint), scalar(k), known));
 	}
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-to", &o->tag);
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-reason",

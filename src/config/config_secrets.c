@@ -41,6 +41,41 @@ static void key_host(char *out, size_t n, const char *key)
 		snprintf(out, n, "%s", "registry-1.docker.io");
 }
 
+static int b64_value(char c)
+{
+	static const char digits[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p = c ? strchr(digits, c) : NULL;
+
+	return p ? (int)(p - digits) : -1;
+}
+
+/* An `auth` value is base64 of "user:password" (Docker's format): checked without keeping the
+ * decoded bytes, only whether a ':' is among them. */
+static bool is_auth_value(const char *s)
+{
+	size_t n = strlen(s), bits = 0;
+	unsigned acc = 0;
+	bool colon = false;
+
+	if (n == 0 || n % 4 != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int v = b64_value(s[i]);
+
+		if (s[i] == '=' && i >= n - 2 && (i == n - 1 || s[n - 1] == '='))
+			break;
+		if (v < 0)
+			return false;
+		acc = (acc << 6 | (unsigned)v) & 0xffffff;
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			colon |= ((acc >> bits) & 0xff) == ':';
+		}
+	}
+	return colon;
+}
+
 static bool entry_has_credentials(json_t *e)
 {
 	static const char *const fields[] = {"auth", "username", "registrytoken", "identitytoken"};
@@ -82,9 +117,20 @@ static void check_dockerconfig(char *msg, size_t n, const char *dir, const char 
 	}
 	json_object_foreach(auths, key, v)
 	{
+		json_t *auth = json_object_get(v, "auth");
+
 		key_host(h, sizeof(h), key);
-		if (!strcasecmp(h, host) && json_is_object(v) && entry_has_credentials(v))
-			found = true;
+		if (strcasecmp(h, host) != 0 || !json_is_object(v))
+			continue;
+		if (json_is_string(auth) && json_string_value(auth)[0] &&
+		    !is_auth_value(json_string_value(auth))) {
+			snprintf(msg, n,
+			         "'.dockerconfigjson': auths.\"%s\".auth is not base64 of "
+			         "user:password",
+			         key);
+			goto done;
+		}
+		found |= entry_has_credentials(v);
 	}
 	if (!found)
 		snprintf(msg, n, "'.dockerconfigjson' has no credentials for registry '%s'", host);
