@@ -118,40 +118,158 @@ const struct config_policy *config_find_policy_id(const struct config *c, const 
 	return NULL;
 }
 
-/* Reports the second and later objects of one kind with the same ns/name. */
-#define CHECK_DUPLICATES(L, kind, arr, len)                                                        \
-	for (size_t i_ = 0; i_ < (len); i_++) {                                                    \
-		for (size_t j_ = 0; j_ < i_; j_++) {                                               \
-			if (!strcmp((arr)[i_].ns, (arr)[j_].ns) &&                                 \
-			    !strcmp((arr)[i_].name, (arr)[j_].name)) {                             \
-				config_diag_error((L), (arr)[i_].origin.file,                      \
-				                  (arr)[i_].origin.line,                           \
-				                  "%s '%s/%s' is already defined at %s:%zu",       \
-				                  (kind), (arr)[i_].ns, (arr)[i_].name,            \
-				                  (arr)[j_].origin.file, (arr)[j_].origin.line);   \
-				break;                                                             \
-			}                                                                          \
-		}                                                                                  \
-	}
+/* ---- the four kinds alike ---- */
 
-static void resolve_policy(struct loader *L, struct config_policy *p)
+/* The members every object struct begins with, in this order (checked below), so that
+ * duplicates, invalid marks and compaction are written once for all four kinds. */
+struct head {
+	char *ns, *name, *id;
+	struct config_origin origin;
+};
+
+#define SAME_HEAD(type)                                                                            \
+	_Static_assert(offsetof(type, ns) == offsetof(struct head, ns) &&                          \
+	                   offsetof(type, name) == offsetof(struct head, name) &&                  \
+	                   offsetof(type, id) == offsetof(struct head, id) &&                      \
+	                   offsetof(type, origin) == offsetof(struct head, origin),                \
+	               #type " must begin like struct head")
+SAME_HEAD(struct config_repository);
+SAME_HEAD(struct config_policy);
+SAME_HEAD(struct config_git_source);
+SAME_HEAD(struct config_automation);
+
+static struct head *head_at(void *items, size_t size, size_t i)
+{
+	return (struct head *)((char *)items + i * size);
+}
+
+static const struct config_invalid *invalid_of(const struct loader *L, enum config_kind k,
+                                               const struct head *h)
+{
+	return config_invalid_at(L->c, k, h->origin.file, h->origin.line);
+}
+
+/* Every object of a duplicated name is invalid: which one is meant cannot be told. The
+ * error goes on the second, which names the first. */
+static void check_duplicates(struct loader *L, enum config_kind k, void *items, size_t len,
+                             size_t size)
+{
+	for (size_t i = 0; i < len; i++) {
+		struct head *a = head_at(items, size, i);
+
+		for (size_t j = 0; j < i; j++) {
+			struct head *b = head_at(items, size, j);
+			size_t first = L->diags->len;
+
+			if (strcmp(a->ns, b->ns) != 0 || strcmp(a->name, b->name) != 0)
+				continue;
+			config_diag_error(L, a->origin.file, a->origin.line,
+			                  "%s '%s/%s' is already defined at %s:%zu",
+			                  config_kind_name(k), a->ns, a->name, b->origin.file,
+			                  b->origin.line);
+			if (!invalid_of(L, k, a))
+				config_invalid_note(L, k, a->ns, a->name, a->origin.file,
+				                    a->origin.line, first);
+			if (!invalid_of(L, k, b))
+				config_invalid_dependent(
+				    L, k, b->ns, b->name, b->origin.file, b->origin.line,
+				    "%s '%s/%s' is defined again at %s:%zu", config_kind_name(k),
+				    b->ns, b->name, a->origin.file, a->origin.line);
+			break;
+		}
+	}
+}
+
+/* Drops the invalid objects of one array (release frees one), keeping the order. */
+static size_t compact(struct loader *L, enum config_kind k, void *items, size_t len, size_t size,
+                      void (*release)(void *))
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < len; r++) {
+		struct head *h = head_at(items, size, r);
+
+		if (invalid_of(L, k, h))
+			release(h);
+		else if (w++ != r)
+			memcpy(head_at(items, size, w - 1), h, size);
+	}
+	return w;
+}
+
+/* ---- references ---- */
+
+/* The object ref points at is missing or invalid: so is the object that refers to it (k, h). */
+static void check_ref(struct loader *L, enum config_kind k, const struct head *h, size_t ref_line,
+                      const char *field, enum config_kind target_kind, const struct head *target,
+                      const char *ns, const char *name)
+{
+	const struct config_invalid *bad, *self = invalid_of(L, k, h);
+	size_t first = L->diags->len;
+
+	bad = target ? invalid_of(L, target_kind, target)
+	             : config_find_invalid(L->c, target_kind, ns, name);
+	if (bad && !self)
+		config_invalid_dependent(L, k, h->ns, h->name, h->origin.file, h->origin.line,
+		                         "%s '%s': %s '%s/%s' is invalid (%s)", config_kind_name(k),
+		                         h->id, config_kind_name(target_kind), ns, name,
+		                         bad->message ? bad->message : "");
+	else if (!bad && !target) {
+		/* reported even for an object already invalid: every error is listed */
+		config_diag_error(L, h->origin.file, ref_line,
+		                  "%s '%s': '%s': %s '%s/%s' not found", config_kind_name(k), h->id,
+		                  field, config_kind_name(target_kind), ns, name);
+		if (!self)
+			config_invalid_note(L, k, h->ns, h->name, h->origin.file, h->origin.line,
+			                    first);
+	}
+}
+
+static void check_policy_ref(struct loader *L, struct config_policy *p)
+{
+	const struct config_repository *r;
+
+	if (!p->repo_name)
+		return; /* already reported, and invalid */
+	r = config_find_repository(L->c, p->repo_ns, p->repo_name);
+	check_ref(L, CONFIG_KIND_POLICY, (const struct head *)p, p->repo_ref_line,
+	          "spec.imageRepositoryRef", CONFIG_KIND_REPOSITORY, (const struct head *)r,
+	          p->repo_ns, p->repo_name);
+}
+
+static void check_automation_ref(struct loader *L, struct config_automation *a)
+{
+	const struct config_git_source *g;
+	size_t first = L->diags->len;
+
+	if (!a->source_name)
+		return;
+	g = config_find_git_source(L->c, a->source_ns, a->source_name);
+	check_ref(L, CONFIG_KIND_AUTOMATION, (const struct head *)a, a->source_ref_line,
+	          "spec.sourceRef", CONFIG_KIND_GIT_SOURCE, (const struct head *)g, a->source_ns,
+	          a->source_name);
+	if (!g || a->checkout_branch || !g->ref_field)
+		return;
+	config_diag_error(L, a->origin.file, a->source_ref_line,
+	                  "ImageUpdateAutomation '%s': GitRepository '%s' checks out "
+	                  "'spec.ref.%s' (%s:%zu), and imageguard checks out a branch only: "
+	                  "set spec.git.checkout.ref.branch",
+	                  a->id, g->id, g->ref_field, g->origin.file, g->ref_line);
+	if (!invalid_of(L, CONFIG_KIND_AUTOMATION, (const struct head *)a))
+		config_invalid_note(L, CONFIG_KIND_AUTOMATION, a->ns, a->name, a->origin.file,
+		                    a->origin.line, first);
+}
+
+/* ---- the valid objects completed ---- */
+
+static void compile_policy(struct loader *L, struct config_policy *p)
 {
 	struct policy_spec spec;
 	struct error err = ERROR_INIT;
 	char *digest_pattern = NULL;
+	size_t first = L->diags->len;
 
-	if (!p->repo_name)
-		return; /* already reported */
 	p->repository = config_find_repository(L->c, p->repo_ns, p->repo_name);
-	if (!p->repository) {
-		config_diag_error(L, p->origin.file, p->repo_ref_line,
-		                  "ImagePolicy '%s': "
-		                  "'spec.imageRepositoryRef': ImageRepository '%s/%s' not found",
-		                  p->id, p->repo_ns, p->repo_name);
-		return;
-	}
-	if (L->diags->errors > L->errors_before || L->oom)
-		return; /* compiling is for a config that will be returned */
 	if (config_kinds_policy_spec(&spec, &digest_pattern, p, p->repository) < 0)
 		L->oom = true;
 	else if (policy_new(&p->policy, &spec, &err) < 0)
@@ -164,6 +282,9 @@ static void resolve_policy(struct loader *L, struct config_policy *p)
 			config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s",
 			                  p->id, err.msg);
 	}
+	if (L->diags->len > first)
+		config_invalid_note(L, CONFIG_KIND_POLICY, p->ns, p->name, p->origin.file,
+		                    p->origin.line, first);
 	free(digest_pattern);
 }
 
@@ -176,19 +297,11 @@ static char *dup_or(struct loader *L, const char *a, const char *b)
 	return s;
 }
 
-static void resolve_automation(struct loader *L, struct config_automation *a)
+static void complete_automation(struct loader *L, struct config_automation *a)
 {
 	const struct config_git_source *g;
 
-	if (!a->source_name)
-		return;
-	if (!(g = a->source = config_find_git_source(L->c, a->source_ns, a->source_name))) {
-		config_diag_error(L, a->origin.file, a->source_ref_line,
-		                  "ImageUpdateAutomation '%s': "
-		                  "'spec.sourceRef': GitRepository '%s/%s' not found",
-		                  a->id, a->source_ns, a->source_name);
-		return;
-	}
+	g = a->source = config_find_git_source(L->c, a->source_ns, a->source_name);
 	if (!a->checkout_branch)
 		a->checkout_branch = dup_or(L, g->branch, "master");
 	if (!a->push_branch && a->checkout_branch)
@@ -201,76 +314,126 @@ static void resolve_automation(struct loader *L, struct config_automation *a)
 		a->update_path = dup_or(L, NULL, "./");
 }
 
+/* ---- lifecycle ---- */
+
+static void repository_release(void *v)
+{
+	struct config_repository *r = v;
+
+	free(r->ns), free(r->name), free(r->id), free(r->image);
+	imageref_release(&r->ref);
+	free(r->secret_ref), free(r->cert_secret_ref);
+	strvec_release(&r->exclusion);
+}
+
+static void policy_release(void *v)
+{
+	struct config_policy *p = v;
+
+	free(p->ns), free(p->name), free(p->id), free(p->repo_ns), free(p->repo_name);
+	free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
+	free(p->digest_platform);
+	free(p->override.tag), free(p->override.reason);
+	strvec_release(&p->labels);
+	policy_free(p->policy);
+	policy_free(p->order_policy);
+}
+
+static void git_source_release(void *v)
+{
+	struct config_git_source *g = v;
+
+	free(g->ns), free(g->name), free(g->id), free(g->url), free(g->branch);
+	free(g->secret_ref);
+}
+
+static void automation_release(void *v)
+{
+	struct config_automation *a = v;
+
+	free(a->ns), free(a->name), free(a->id), free(a->source_ns), free(a->source_name);
+	free(a->checkout_branch), free(a->push_branch), free(a->author_name);
+	free(a->author_email), free(a->message_template), free(a->update_path);
+	config_selector_release(&a->selector);
+	strvec_release(&a->template_values);
+}
+
+#define COMPACT(L, k, arr, len, release)                                                           \
+	((len) = compact((L), (k), (arr), (len), sizeof(*(arr)), (release)))
+
+/* Duplicates, secrets, references; then the invalid objects (and what depends on them) leave
+ * the arrays, and the valid ones get their pointers, defaults and compiled policies. */
 static void resolve(struct loader *L)
 {
 	struct config *c = L->c;
 
-	CHECK_DUPLICATES(L, "ImageRepository", c->repositories, c->repositories_len)
-	CHECK_DUPLICATES(L, "ImagePolicy", c->policies, c->policies_len)
-	CHECK_DUPLICATES(L, "GitRepository", c->git_sources, c->git_sources_len)
-	CHECK_DUPLICATES(L, "ImageUpdateAutomation", c->automations, c->automations_len)
+	check_duplicates(L, CONFIG_KIND_REPOSITORY, c->repositories, c->repositories_len,
+	                 sizeof(*c->repositories));
+	check_duplicates(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, sizeof(*c->policies));
+	check_duplicates(L, CONFIG_KIND_GIT_SOURCE, c->git_sources, c->git_sources_len,
+	                 sizeof(*c->git_sources));
+	check_duplicates(L, CONFIG_KIND_AUTOMATION, c->automations, c->automations_len,
+	                 sizeof(*c->automations));
+	if (L->opts.check_secrets)
+		config_secrets_check_all(L);
 	for (size_t i = 0; i < c->automations_len; i++)
-		resolve_automation(L, &c->automations[i]);
-	/* Policies last: they compile only when nothing else went wrong. */
+		check_automation_ref(L, &c->automations[i]);
 	for (size_t i = 0; i < c->policies_len; i++)
-		resolve_policy(L, &c->policies[i]);
+		check_policy_ref(L, &c->policies[i]);
+	COMPACT(L, CONFIG_KIND_REPOSITORY, c->repositories, c->repositories_len,
+	        repository_release);
+	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
+	COMPACT(L, CONFIG_KIND_GIT_SOURCE, c->git_sources, c->git_sources_len, git_source_release);
+	COMPACT(L, CONFIG_KIND_AUTOMATION, c->automations, c->automations_len, automation_release);
+	for (size_t i = 0; i < c->automations_len; i++)
+		complete_automation(L, &c->automations[i]);
+	for (size_t i = 0; i < c->policies_len && !L->oom; i++)
+		compile_policy(L, &c->policies[i]);
+	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
 }
-
-/* ---- lifecycle ---- */
 
 void config_free(struct config *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->repositories_len; i++) {
-		struct config_repository *r = &c->repositories[i];
-
-		free(r->ns), free(r->name), free(r->id), free(r->image);
-		imageref_release(&r->ref);
-		free(r->secret_ref), free(r->cert_secret_ref);
-		strvec_release(&r->exclusion);
-	}
-	for (size_t i = 0; i < c->policies_len; i++) {
-		struct config_policy *p = &c->policies[i];
-
-		free(p->ns), free(p->name), free(p->id), free(p->repo_ns), free(p->repo_name);
-		free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
-		free(p->digest_platform);
-		free(p->override.tag), free(p->override.reason);
-		policy_free(p->policy);
-		policy_free(p->order_policy);
-	}
-	for (size_t i = 0; i < c->git_sources_len; i++) {
-		struct config_git_source *g = &c->git_sources[i];
-
-		free(g->ns), free(g->name), free(g->id), free(g->url), free(g->branch);
-		free(g->secret_ref);
-	}
-	for (size_t i = 0; i < c->automations_len; i++) {
-		struct config_automation *a = &c->automations[i];
-
-		free(a->ns), free(a->name), free(a->id), free(a->source_ns), free(a->source_name);
-		free(a->checkout_branch), free(a->push_branch), free(a->author_name);
-		free(a->author_email), free(a->message_template), free(a->update_path);
-	}
+	for (size_t i = 0; i < c->repositories_len; i++)
+		repository_release(&c->repositories[i]);
+	for (size_t i = 0; i < c->policies_len; i++)
+		policy_release(&c->policies[i]);
+	for (size_t i = 0; i < c->git_sources_len; i++)
+		git_source_release(&c->git_sources[i]);
+	for (size_t i = 0; i < c->automations_len; i++)
+		automation_release(&c->automations[i]);
 	free(c->repositories);
 	free(c->policies);
 	free(c->git_sources);
 	free(c->automations);
+	config_invalid_release(c);
 	strvec_release(&c->files);
 	free(c);
 }
 
-int config_load(struct config **out, const char *path, struct config_diags *diags,
-                struct error *err)
+/* Objects found, valid or not (an invalid file is not an object). */
+static size_t objects_found(const struct config *c)
+{
+	size_t n = c->repositories_len + c->policies_len + c->git_sources_len + c->automations_len;
+
+	for (size_t i = 0; i < c->invalid_len; i++)
+		n += c->invalid[i].kind != CONFIG_KIND_FILE;
+	return n;
+}
+
+int config_load_with(struct config **out, const char *path, const struct config_load_options *o,
+                     struct config_diags *diags, struct error *err)
 {
 	struct loader L = {0};
-	size_t errors_before = diags->errors;
+	size_t errors_before = diags->errors, errors;
 	int rc;
 
-	L.errors_before = errors_before;
-
 	*out = NULL;
+	L.errors_before = errors_before;
+	if (o)
+		L.opts = *o;
 	if (!(L.c = calloc(1, sizeof(*L.c))))
 		return error_set(err, IG_EFAIL, "config '%s': out of memory", path);
 	L.diags = diags;
@@ -279,13 +442,16 @@ int config_load(struct config **out, const char *path, struct config_diags *diag
 	for (size_t i = 0; i < L.c->files.len; i++)
 		config_kinds_read_file(&L, L.c->files.items[i]);
 	resolve(&L);
-	if (L.oom) {
+	if (!objects_found(L.c) && diags->errors == errors_before)
+		config_diag_error(&L, path, 0,
+		                  "no ImageRepository, ImagePolicy, GitRepository or "
+		                  "ImageUpdateAutomation found");
+	errors = diags->errors - errors_before;
+	if (L.oom)
 		rc = error_set(err, IG_EFAIL, "config '%s': out of memory", path);
-	} else if (diags->errors > errors_before) {
-		rc = error_set(err, IG_EINVALID, "config '%s': %zu error%s", path,
-		               diags->errors - errors_before,
-		               diags->errors - errors_before == 1 ? "" : "s");
-	}
+	else if (errors && (!L.opts.keep_valid || !objects_found(L.c)))
+		rc = error_set(err, IG_EINVALID, "config '%s': %zu error%s", path, errors,
+		               errors == 1 ? "" : "s");
 done:
 	if (rc < 0) {
 		config_free(L.c);
@@ -293,6 +459,12 @@ done:
 	}
 	*out = L.c;
 	return 0;
+}
+
+int config_load(struct config **out, const char *path, struct config_diags *diags,
+                struct error *err)
+{
+	return config_load_with(out, path, NULL, diags, err);
 }
 
 /* ---- small public helpers ---- */
@@ -305,6 +477,8 @@ int config_secret_path(char **out, const char *secrets_dir, const char *name, st
 	if (!config_yaml_is_dns_name(name, 253, true))
 		return error_set(err, IG_EINVALID, "secret '%s': not a valid Kubernetes name",
 		                 name);
+	if (!secrets_dir) /* never the current directory */
+		return error_set(err, IG_EINVALID, "secret '%s' needs --secrets-dir", name);
 	if (buf_printf(&b, "%s/%s", secrets_dir, name) < 0) {
 		buf_release(&b);
 		return error_set(err, IG_EFAIL, "secret '%s': out of memory", name);
@@ -329,4 +503,13 @@ const char *config_reflect_name(enum config_reflect r)
 		return "Always";
 	}
 	return "unknown";
+}
+
+int config_automation_path_error(struct error *err, const struct config_automation *a)
+{
+	return error_set(err, IG_ENOTFOUND,
+	                 "%s:%zu: ImageUpdateAutomation '%s': 'spec.update.path': '%s' does not "
+	                 "exist on branch '%s'",
+	                 a->origin.file, a->update_path_line, a->id, a->update_path,
+	                 a->checkout_branch);
 }

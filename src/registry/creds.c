@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "imageguard/util/buf.h"
 #include "imageguard/registry/creds.h"
@@ -222,6 +223,19 @@ done:
 	return error;
 }
 
+/* The folder must exist: a missing secret never means anonymous access. */
+static int check_folder(const char *secret_dir, struct error *err)
+{
+	struct stat st;
+
+	if (stat(secret_dir, &st) < 0)
+		return error_set(err, IG_ENOTFOUND, "secret folder '%s' does not exist",
+		                 secret_dir);
+	if (!S_ISDIR(st.st_mode))
+		return error_set(err, IG_EINVALID, "secret '%s' is not a folder", secret_dir);
+	return 0;
+}
+
 int creds_load_secret(struct registry_creds *out, const char *secret_dir, const char *registry_host,
                       struct error *err)
 {
@@ -229,9 +243,13 @@ int creds_load_secret(struct registry_creds *out, const char *secret_dir, const 
 	int error;
 
 	memset(out, 0, sizeof(*out));
-	if ((error = buf_printf(&path, "%s/.dockerconfigjson", secret_dir)) < 0)
+	if ((error = check_folder(secret_dir, err)) < 0 ||
+	    (error = buf_printf(&path, "%s/.dockerconfigjson", secret_dir)) < 0)
 		goto done;
 	error = creds_load_docker_config(out, path.data, registry_host, err);
+	if (error == 0 && !out->username && !out->token)
+		error = error_set(err, IG_EINVALID, "'%s': no credentials for registry '%s'",
+		                  path.data, registry_host);
 	if (error != IG_ENOTFOUND)
 		goto done;
 	error_clear(err);
@@ -248,6 +266,10 @@ int creds_load_secret(struct registry_creds *out, const char *secret_dir, const 
 	}
 	if ((error = read_value(&out->token, secret_dir, "bearerToken", err)) == IG_ENOTFOUND)
 		error = 0;
+	if (error == 0 && !out->username && !out->token)
+		error = error_set(err, IG_EINVALID,
+		                  "'%s': no .dockerconfigjson, username/password or bearerToken",
+		                  secret_dir);
 done:
 	if (error < 0)
 		creds_release(out);
