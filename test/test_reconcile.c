@@ -100,7 +100,8 @@ static void setup(void)
 	        "{name: t, email: t@t}}}\n",
 	        dir);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -X DELETE http://%s/_fault/requests", fault.host);
+	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -X DELETE http://%s/_fault/requests",
+	         fault.host);
 	ck_assert_int_eq(system(cmd), 0);
 }
 
@@ -261,6 +262,34 @@ START_TEST(failed_automation)
 }
 END_TEST
 
+/* Two automations on one GitRepository (Flux's flux-system habit): the cache they share is
+ * locked while open, so the first closes it after reading its markers and reopens it to
+ * commit; the pass ends, and the marker moves once. */
+START_TEST(shared_source)
+{
+	struct config *c =
+	    load("---\napiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+	         "kind: ImageUpdateAutomation\nmetadata: {name: apps, namespace: ns}\n"
+	         "spec:\n  sourceRef: {kind: GitRepository, name: fleet}\n"
+	         "  update: {path: ./apps}\n");
+	struct report r = REPORT_INIT;
+	char *a;
+
+	ck_assert_uint_eq(c->automations_len, 2);
+	run(&r, c, false);
+	ck_assert_uint_eq(r.len, 4); /* a.yaml under both automations, b.yaml, unused */
+	want(&r, 0, "ns/a", "apps/a.yaml", "update", "forward");
+	ck_assert_ptr_nonnull(r.items[0].commit);
+	ck_assert_uint_eq(r.commits, 1);
+	ck_assert_uint_eq(r.errors, 0);
+	a = remote_file("apps/a.yaml");
+	ck_assert_ptr_nonnull(strstr(a, "/team/a:1.1.0 #"));
+	free(a);
+	report_release(&r);
+	config_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("reconcile");
@@ -275,6 +304,7 @@ int main(void)
 	tcase_add_test(tc, pass_order);
 	tcase_add_test(tc, plan_writes_nothing);
 	tcase_add_test(tc, failed_automation);
+	tcase_add_test(tc, shared_source);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -65,6 +65,8 @@ struct autorun {
 	struct marker_set markers;
 	struct decide_item *items;
 	size_t len;
+	bool opened; /* phase one read its markers */
+	bool reopen; /* its clone was closed after phase one (another automation shares it) */
 	bool committed;
 	char commit[41];
 };
@@ -187,7 +189,9 @@ static int decide_all(struct autorun *ar)
 		const struct config_policy *pol =
 		    config_find_policy_id(cfg, ar->markers.items[i].policy);
 
-		if (!pol)
+		/* a policy this automation does not select (namespace, policySelector): untouched
+		 */
+		if (!pol || !config_automation_selects(ar->a, pol))
 			continue;
 		if (decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
 		                  policy_index(cfg, pol)) < 0)
@@ -202,7 +206,7 @@ static int scan_markers(struct autorun *ar, const char *workdir, struct error *e
 
 	markers_release(&ar->markers);
 	if ((error = markers_scan_tree(&ar->markers, workdir, ar->a->update_path, err)) < 0)
-		return error;
+		return error == IG_ENOTFOUND ? config_automation_path_error(err, ar->a) : error;
 	for (size_t i = 0; i < ar->markers.problems_len; i++)
 		log_warn("markers.problem", "automation '%s': %s:%zu: %s", ar->a->id,
 		         ar->markers.problems[i].file, ar->markers.problems[i].line,
@@ -386,8 +390,7 @@ static int open_git(struct autorun *ar, struct error *err)
 	int error;
 
 	if (a->source->secret_ref &&
-	    (error = config_secret_path(&secret, o->secrets_dir ? o->secrets_dir : ".",
-	                                a->source->secret_ref, err)) < 0)
+	    (error = config_secret_path(&secret, o->secrets_dir, a->source->secret_ref, err)) < 0)
 		return error;
 	go.url = a->source->url;
 	go.branch = a->checkout_branch;
@@ -513,13 +516,20 @@ static void open_automation(struct autorun *ar)
 		markers_release(&ar->markers);
 		return;
 	}
+	ar->opened = true;
 	for (size_t i = 0; i < ar->markers.len; i++) {
 		const struct marker *m = &ar->markers.items[i];
 		const struct config_policy *pol = config_find_policy_id(p->cfg, m->policy);
 
-		if (pol)
+		if (pol && config_automation_selects(ar->a, pol))
 			p->policy_marked[policy_index(p->cfg, pol)] = true;
-		else
+		else if (pol)
+			log_debug(
+			    "markers.not-selected",
+			    "automation '%s': %s:%zu: policy '%s' is not selected (namespace, "
+			    "spec.policySelector): left untouched",
+			    ar->a->id, m->file, m->line, m->policy);
+		else if (!config_find_invalid_id(p->cfg, CONFIG_KIND_POLICY, m->policy))
 			log_warn("markers.unknown-policy",
 			         "automation '%s': %s:%zu: marker names policy '%s', absent from "
 			         "the configuration",
@@ -527,17 +537,41 @@ static void open_automation(struct autorun *ar)
 	}
 }
 
+/* Whether another automation of the pass uses ar's Git cache (the same URL): the cache is
+ * locked while open, so both close their clones after phase one and reopen them, one at a
+ * time, to commit. */
+static bool cache_shared(const struct autorun *ar, const struct autorun *all, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (&all[i] != ar && strcmp(all[i].a->source->url, ar->a->source->url) == 0)
+			return true;
+	return false;
+}
+
 /* Phase two, after the listings: decide, commit, report. */
 static int finish_automation(struct autorun *ar)
 {
+	struct error err = ERROR_INIT;
 	int error = 0;
 
-	if (!ar->g)
+	if (!ar->opened)
 		return 0;
+	if (ar->reopen && open_git(ar, &err) < 0) {
+		log_error("git.open", "automation '%s': %s", ar->a->id, err.msg);
+		if ((error = decide_all(ar)) < 0)
+			return error;
+		for (size_t i = 0; i < ar->len; i++) {
+			guard_fail(&ar->items[i].d, GUARD_GIT, "%s", err.msg);
+			free(ar->items[i].new_value);
+			ar->items[i].new_value = NULL;
+		}
+		goto report;
+	}
 	if ((error = decide_all(ar)) < 0)
 		return error;
 	if (!ar->p->o->dry_run && any_write(ar) && (error = commit(ar)) < 0)
 		return error;
+report:
 	for (size_t i = 0; i < ar->len && error == 0; i++)
 		error = report_marker(ar, &ar->items[i]);
 	return error;
@@ -555,6 +589,7 @@ static int report_unmarked(struct pass *p)
 {
 	for (size_t i = 0; i < p->cfg->policies_len; i++) {
 		const struct config_policy *pol = &p->cfg->policies[i];
+		const struct config_invalid *bad;
 		struct report_item *it;
 
 		if (p->policy_marked[i])
@@ -567,10 +602,39 @@ static int report_unmarked(struct pass *p)
 			it->reason = GUARD_GIT;
 			if (report_set(&it->message, p->git_failure) < 0)
 				return IG_EFAIL;
+		} else if ((bad =
+		                config_find_invalid_in(p->cfg, CONFIG_KIND_AUTOMATION, pol->ns))) {
+			/* its namespace's automation was left out of the config */
+			it->decision = GUARD_ERROR;
+			it->reason = GUARD_CONFIG;
+			if (report_set(&it->message, bad->message) < 0)
+				return IG_EFAIL;
 		} else {
 			it->decision = GUARD_NONE;
 			it->reason = GUARD_NO_MARKERS;
 		}
+		count_decision(p, it);
+	}
+	return 0;
+}
+
+/* The policies left out of the configuration (invalid, or on an invalid repository):
+ * error/config with the one-line reason; other invalid objects are logged. */
+static int report_invalid(struct pass *p)
+{
+	for (size_t i = 0; i < p->cfg->invalid_len; i++) {
+		const struct config_invalid *v = &p->cfg->invalid[i];
+		struct report_item *it;
+
+		if (v->kind != CONFIG_KIND_POLICY || !v->id) {
+			log_error("config.invalid", "%s", v->message ? v->message : "");
+			continue;
+		}
+		if (report_add(&it, p->report) < 0 || report_set(&it->policy, v->id) < 0 ||
+		    report_set(&it->message, v->message) < 0)
+			return IG_EFAIL;
+		it->decision = GUARD_ERROR;
+		it->reason = GUARD_CONFIG;
 		count_decision(p, it);
 	}
 	return 0;
@@ -646,8 +710,16 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((error = pass_init(&p, out, o, err)) < 0)
 		goto done;
-	for (size_t i = 0; i < cfg->automations_len; i++)
-		open_automation(&p.autoruns[i]);
+	for (size_t i = 0; i < cfg->automations_len; i++) {
+		struct autorun *ar = &p.autoruns[i];
+
+		open_automation(ar);
+		if (ar->g && cache_shared(ar, p.autoruns, cfg->automations_len)) {
+			gitstore_free(ar->g);
+			ar->g = NULL;
+			ar->reopen = true;
+		}
+	}
 	for (size_t i = 0; i < cfg->policies_len; i++)
 		if (p.policy_marked[i])
 			p.scans[p.policy_repo[i]].wanted = true;
@@ -667,6 +739,8 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	}
 	if (error == 0)
 		error = report_unmarked(&p);
+	if (error == 0)
+		error = report_invalid(&p);
 	if (error < 0) {
 		error = error_set(err, error, "reconcile: out of memory");
 		goto done;

@@ -33,7 +33,7 @@ static int load_secrets(struct scan *s, const char *secrets_dir)
 	int error = 0;
 
 	if (r->secret_ref) {
-		if ((error = config_secret_path(&dir, secrets_dir ? secrets_dir : ".",
+		if ((error = config_secret_path(&dir, secrets_dir,
 		                                r->secret_ref, &s->err)) < 0)
 			return error;
 		error = creds_load_secret(&s->creds, dir, r->ref.registry, &s->err);
@@ -43,7 +43,7 @@ static int load_secrets(struct scan *s, const char *secrets_dir)
 			return error;
 	}
 	if (r->cert_secret_ref) {
-		if ((error = config_secret_path(&dir, secrets_dir ? secrets_dir : ".",
+		if ((error = config_secret_path(&dir, secrets_dir,
 		                                r->cert_secret_ref, &s->err)) < 0)
 			return error;
 		s->ca_file = malloc(strlen(dir) + sizeof("/ca.crt"));

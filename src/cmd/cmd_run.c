@@ -272,7 +272,7 @@ static void try_reload(struct runner *rn, const char *why)
 	struct config *cfg = NULL;
 
 	rn->fingerprint = fingerprint(rn->o->config);
-	if (cmdpass_load_config(&cfg, rn->o->config, true) != 0) {
+	if (cmdpass_load(&cfg, rn->o, true) != 0) {
 		log_error("config.reload",
 		          "%s: the new configuration is invalid; keeping the "
 		          "previous one",
@@ -368,7 +368,7 @@ static int run_loop(const struct cmdopts *o)
 
 	rn.seed = (unsigned)time(NULL) ^ (unsigned)getpid();
 	rn.fingerprint = fingerprint(o->config);
-	if ((rc = cmdpass_load_config(&rn.cfg, o->config, false)) != 0)
+	if ((rc = cmdpass_load(&rn.cfg, o, false)) != 0)
 		goto done;
 	if (install_handlers(&err) < 0 || start(&rn, &err) < 0) {
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
