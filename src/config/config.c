@@ -13,69 +13,6 @@
 #include "imageguard/util/error.h"
 #include "imageguard/policy/policy.h"
 
-/* ---- diagnostics ---- */
-
-void config_diags_release(struct config_diags *d)
-{
-	for (size_t i = 0; i < d->len; i++) {
-		free(d->items[i].file);
-		free(d->items[i].message);
-	}
-	free(d->items);
-	*d = (struct config_diags)CONFIG_DIAGS_INIT;
-}
-
-void config_diag_v(struct loader *L, enum config_severity sev, const char *file, size_t line,
-                   const char *fmt, va_list ap)
-{
-	struct config_diags *d = L->diags;
-	struct buf msg = BUF_INIT;
-	char *f = strdup(file);
-
-	if (buf_vprintf(&msg, fmt, ap) < 0 || !f)
-		goto oom;
-	error_flatten(msg.data); /* values quoted from the YAML may span lines */
-	if (d->len == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 16;
-		struct config_diag *p = realloc(d->items, cap * sizeof(*p));
-
-		if (!p)
-			goto oom;
-		d->items = p;
-		d->cap = cap;
-	}
-	d->items[d->len++] = (struct config_diag){sev, f, line, buf_detach(&msg)};
-	if (sev == CONFIG_ERROR)
-		d->errors++;
-	else
-		d->warnings++;
-	return;
-oom:
-	L->oom = true;
-	if (sev == CONFIG_ERROR)
-		d->errors++; /* the config must still be refused */
-	free(f);
-	buf_release(&msg);
-}
-
-void config_diag_error(struct loader *L, const char *file, size_t line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	config_diag_v(L, CONFIG_ERROR, file, line, fmt, ap);
-	va_end(ap);
-}
-
-void config_diag_warn(struct loader *L, const char *file, size_t line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	config_diag_v(L, CONFIG_WARNING, file, line, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- references, duplicates, final compilation ---- */
 
 #define FIND(arr, len, ns_, name_)                                                                 \
