@@ -499,8 +499,6 @@ static struct tnode *pipeline_in(struct parser *p, const char *context, enum tto
 	if (!pipe || declarations(p, pipe, in_range) < 0)
 		return NULL;
 	for (;;) {
-		if (peek(p)->kind == end && pipe->nkids)
-			break;
 		if (!(cmd = command(p)) || add_kid(p, pipe, cmd) < 0)
 			return NULL;
 		if (peek(p)->kind != TK_PIPE)
