@@ -173,6 +173,7 @@ static const struct {
 	{"{{replace \"o\" \"0\" \"foo boo\"}}|{{plural \"one\" \"many\" 1}} {{plural \"one\" \"many\" 2}}", NULL, 0,
 	 "f00 b00|one many"},
 	{"{{toString 5}} {{toString .l}} {{toString .s}}", NULL, 0, "5 [1 2 3] hello"},
+	{"{{upper \"\\xffa\"}}|{{title \"\\xffa b\"}}", NULL, 0, "\xef\xbf\xbd" "A|\xef\xbf\xbd" "a B"},
 	{"{{upper 5}}", NULL, IG_EINVALID, "wrong type for value; expected string; got int"},
 	{"{{.missing | upper}}", NULL, IG_EINVALID, "invalid value; expected string"},
 	{"{{repeat (add 1 2) \"x\"}}", NULL, IG_EINVALID, "expected int; got int64"},

@@ -144,13 +144,20 @@ static const struct tval *map_case(struct texec *x, const char *fname, const cha
 					  fname);
 		}
 		out = cp;
+		if (cp == 0xFFFD && w == 1) {
+			/* Go's strings.Map writes U+FFFD for an invalid byte */
+			rc = buf_append(&b, "\xef\xbf\xbd", 3);
+			prev = cp;
+			i++;
+			continue;
+		}
 		if (mode == 'u' || (mode == 't' && sep))
 			out = cp < 0x80 ? (cp >= 'a' && cp <= 'z' ? cp - 32 : cp)
 					: (unsigned)towupper_l((wint_t)cp, loc);
 		else if (mode == 'l')
 			out = cp < 0x80 ? (cp >= 'A' && cp <= 'Z' ? cp + 32 : cp)
 					: (unsigned)towlower_l((wint_t)cp, loc);
-		rc = cp == 0xFFFD && w == 1 ? buf_append(&b, s + i, 1) : buf_append(&b, u, tutf8_encode(u, out));
+		rc = buf_append(&b, u, tutf8_encode(u, out));
 		prev = cp;
 		i += w;
 	}
