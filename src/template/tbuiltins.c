@@ -393,7 +393,7 @@ static const char *const sprig_unimplemented[] = {
 	"genSignedCertWithKey", "encryptAES", "decryptAES", "semver", "semverCompare",
 	"urlParse", "urlJoin", "osBase", "osClean", "osDir", "osExt", "osIsAbs", "untitle",
 	"abbrevboth", "seq", "fromJson", "mustFromJson", "toRawJson", "mustToRawJson",
-	"typeIsLike", NULL,
+	"typeIsLike", "b32enc", "b32dec", NULL,
 };
 
 static const struct tfunc_entry *find_in(const struct tfunc_entry *t, const char *name, size_t len)
