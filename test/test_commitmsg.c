@@ -26,21 +26,21 @@
  * test-ns:policy1, moving helloworld:1.0.0 to helloworld:1.0.1; the automation is
  * test-ns/test-update. */
 static const struct commitmsg_change flux_change[] = {{
-	.policy = "test-ns/policy1",
-	.old_value = "helloworld:1.0.0",
-	.new_value = "helloworld:1.0.1",
-	.file = "deploy.yaml",
-	.setter = "test-ns:policy1",
-	.api_version = "apps/v1",
-	.kind = "Deployment",
-	.name = "test",
-	.decision = "update/forward",
-	.tags_sha256 = SHA,
+    .policy = "test-ns/policy1",
+    .old_value = "helloworld:1.0.0",
+    .new_value = "helloworld:1.0.1",
+    .file = "deploy.yaml",
+    .setter = "test-ns:policy1",
+    .api_version = "apps/v1",
+    .kind = "Deployment",
+    .name = "test",
+    .decision = "update/forward",
+    .tags_sha256 = SHA,
 }};
 
-#define TRAILERS                                                                               \
-	"Imageguard-Policy: test-ns/policy1\n"                                                 \
-	"Imageguard-Decision: update/forward\n"                                                \
+#define TRAILERS                                                                                   \
+	"Imageguard-Policy: test-ns/policy1\n"                                                     \
+	"Imageguard-Decision: update/forward\n"                                                    \
 	"Imageguard-Tags-Sha256: " SHA "\n"
 
 static const char *const flux_values[] = {"cluster", "prod", "testing", "value"};
@@ -51,94 +51,94 @@ static const struct {
 	int rc;
 	const char *out; /* the message before the trailer block, or a fragment of the error */
 } flux_cases[] = {
-	{"source_test ResultV2",
-	 "Commit summary with ResultV2\n\nAutomation: {{ .AutomationObject }}\n\n"
-	 "{{ range $filename, $objchange := .Changed.FileChanges -}}\n- File: {{ $filename }}\n"
-	 "{{- range $obj, $changes := $objchange }}\n"
-	 "  - Object: {{ $obj.Kind }}/{{ $obj.Namespace }}/{{ $obj.Name }}\n    Changes:\n"
-	 "{{- range $_ , $change := $changes }}\n"
-	 "    - {{ $change.OldValue }} -> {{ $change.NewValue }}\n{{ end -}}\n{{ end -}}\n"
-	 "{{ end -}}\n",
-	 0,
-	 "Commit summary with ResultV2\n\nAutomation: test-ns/test-update\n\n- File: deploy.yaml\n"
-	 "  - Object: Deployment//test\n    Changes:\n    - helloworld:1.0.0 -> helloworld:1.0.1\n"},
-	{"source_test WithValues",
-	 "Commit summary\n\nAutomation: {{ .AutomationObject }}\n\n"
-	 "Cluster: {{ index .Values \"cluster\" }}\nTesting: {{ .Values.testing }}\n",
-	 0, "Commit summary\n\nAutomation: test-ns/test-update\n\nCluster: prod\nTesting: value\n"},
-	{"source_test .Updated (removed)",
-	 "Commit summary\n\nAutomation: {{ .AutomationObject }}\n\nFiles:\n"
-	 "{{ range $filename, $_ := .Updated.Files -}}\n- {{ $filename }}\n{{ end -}}\n",
-	 IG_EINVALID,
-	 "line 6: template uses removed '.Updated' field. Please use '.Changed' instead. See: "
-	 "https://fluxcd.io/flux/components/image/imageupdateautomations/#message-template"},
-	{"spec v1 message template",
-	 "Automated image update\n\nAutomation name: {{ .AutomationObject }}\n\nFiles:\n"
-	 "{{ range $filename, $_ := .Changed.FileChanges -}}\n- {{ $filename }}\n{{ end -}}\n\n"
-	 "Objects:\n{{ range $resource, $changes := .Changed.Objects -}}\n"
-	 "- {{ $resource.Kind }} {{ $resource.Name }}\n  Changes:\n"
-	 "{{- range $_, $change := $changes }}\n    - {{ $change.OldValue }} -> {{ $change.NewValue }}\n"
-	 "{{ end -}}\n{{ end -}}\n",
-	 0,
-	 "Automated image update\n\nAutomation name: test-ns/test-update\n\nFiles:\n- deploy.yaml\n"
-	 "Objects:\n- Deployment test\n  Changes:\n    - helloworld:1.0.0 -> helloworld:1.0.1\n"},
-	{"spec v1 template functions",
-	 "Automated image update\n\nAutomation name: {{ .AutomationObject }}\n\nFiles:\n"
-	 "{{ range $filename, $_ := .Changed.FileChanges -}}\n- {{ $filename }}\n{{ end -}}\n\n"
-	 "Objects:\n{{ range $resource, $changes := .Changed.Objects -}}\n"
-	 "- {{ $resource.Kind | lower }} {{ $resource.Name | lower }}\n  Changes:\n"
-	 "{{- range $_, $change := $changes }}\n  {{ if contains \"5.0.3\" $change.NewValue -}}\n"
-	 "    - {{ $change.OldValue }} -> {{ $change.NewValue }}\n  {{ else -}}\n"
-	 "    [skip ci] wrong image\n  {{ end -}}\n{{ end -}}\n{{ end -}}\n",
-	 0,
-	 "Automated image update\n\nAutomation name: test-ns/test-update\n\nFiles:\n- deploy.yaml\n"
-	 "Objects:\n- deployment test\n  Changes:\n  [skip ci] wrong image\n  "},
-	{"spec v1 values",
-	 "Automated image update by Flux for cluster {{ .Values.cluster }}.", 0,
-	 "Automated image update by Flux for cluster prod."},
-	{"spec v1 gerrit",
-	 "Perform automatic image update\n\nAutomation name: {{ .AutomationObject }}\n\n"
-	 "{{- $ChangeId := .AutomationObject -}}\n"
-	 "{{- $ChangeId = printf \"%s%s\" $ChangeId ( .Changed.FileChanges | toString ) -}}\n"
-	 "{{- $ChangeId = printf \"%s%s\" $ChangeId ( .Changed.Objects | toString ) -}}\n"
-	 "{{- $ChangeId = printf \"%s%s\" $ChangeId ( .Changed.Changes | toString ) }}\n"
-	 "Change-Id: {{ printf \"I%s\" ( sha256sum $ChangeId | trunc 40 ) }}\n",
-	 0,
-	 /* sha256 of "test-ns/test-update" + the three %v prints (map[deploy.yaml:map[{{{apps/v1
-	  * Deployment} {test }}}:[{helloworld:1.0.0 helloworld:1.0.1 test-ns:policy1}]]], ...) */
-	 "Perform automatic image update\n\nAutomation name: test-ns/test-update\n"
-	 "Change-Id: Ia07a9cc1c216486c7e7bb7a60ad8ab2b1de8eed6\n"},
-	{"spec v1 gitea", "{{range .Changed.Changes}}{{print .OldValue}} -> {{println .NewValue}}{{end}}",
-	 0, "helloworld:1.0.0 -> helloworld:1.0.1\n"},
-	{"guide: flux create image update",
-	 "{{range .Updated.Images}}{{println .}}{{end}}", IG_EINVALID,
-	 "line 1: template uses removed '.Updated' field"},
-	{"guide: configure the commit message",
-	 "Automated image update\n\nAutomation name: {{ .AutomationObject }}\n\nFiles:\n"
-	 "{{ range $filename, $_ := .Updated.Files -}}\n- {{ $filename }}\n{{ end -}}\n\n"
-	 "Objects:\n{{ range $resource, $_ := .Updated.Objects -}}\n"
-	 "- {{ $resource.Kind }} {{ $resource.Name }}\n{{ end -}}\n\nImages:\n"
-	 "{{ range .Updated.Images -}}\n- {{.}}\n{{ end -}}\n",
-	 IG_EINVALID, "line 6: template uses removed '.Updated' field"},
-	{"removed .Changed.ImageResult", "{{ .Changed.ImageResult }}", IG_EINVALID,
-	 "template uses removed '.Changed.ImageResult' field. Please use '.Changed.FileChanges' or "
-	 "'.Changed.Objects' instead."},
-	{"AutomationObject fields", "{{ .AutomationObject.Namespace }} {{ .AutomationObject.Name }}",
-	 0, "test-ns test-update"},
-	{"objects print as Go does", "{{ range $k, $v := .Changed.Objects }}{{ $k }} {{ $v }}{{ end }}",
-	 0, "{{{apps/v1 Deployment} {test }}} [{helloworld:1.0.0 helloworld:1.0.1 test-ns:policy1}]"},
-	{"Changed prints its field, not its methods", "{{ .Changed }}", 0,
-	 "{map[deploy.yaml:map[{{{apps/v1 Deployment} {test }}}:[{helloworld:1.0.0 helloworld:1.0.1 "
-	 "test-ns:policy1}]]]}"},
-	{"missing value", "{{ .Values.nope }}|{{ index .Values \"nope\" }}|", 0, "<no value>||"},
-	{"unknown field", "x\n{{ .Changed.Nope }}", IG_EINVALID,
-	 "template 'messageTemplate': line 2: can't evaluate field Nope in type update.Result"},
-	{"unimplemented sprig function", "{{ .AutomationObject | snakecase }}", IG_EINVALID,
-	 "line 1: function \"snakecase\" (a Sprig function) is not implemented by imageguard"},
-	{"undefined function", "{{ nope 1 }}", IG_EINVALID, "line 1: function \"nope\" not defined"},
-	{"signed-off-by joins the trailer block",
-	 "Update images\n\nSigned-off-by: Flux <flux@example.com>\n", 0,
-	 "Update images\n\nSigned-off-by: Flux <flux@example.com>\n"},
+    {"source_test ResultV2",
+     "Commit summary with ResultV2\n\nAutomation: {{ .AutomationObject }}\n\n"
+     "{{ range $filename, $objchange := .Changed.FileChanges -}}\n- File: {{ $filename }}\n"
+     "{{- range $obj, $changes := $objchange }}\n"
+     "  - Object: {{ $obj.Kind }}/{{ $obj.Namespace }}/{{ $obj.Name }}\n    Changes:\n"
+     "{{- range $_ , $change := $changes }}\n"
+     "    - {{ $change.OldValue }} -> {{ $change.NewValue }}\n{{ end -}}\n{{ end -}}\n"
+     "{{ end -}}\n",
+     0,
+     "Commit summary with ResultV2\n\nAutomation: test-ns/test-update\n\n- File: deploy.yaml\n"
+     "  - Object: Deployment//test\n    Changes:\n    - helloworld:1.0.0 -> helloworld:1.0.1\n"},
+    {"source_test WithValues",
+     "Commit summary\n\nAutomation: {{ .AutomationObject }}\n\n"
+     "Cluster: {{ index .Values \"cluster\" }}\nTesting: {{ .Values.testing }}\n",
+     0, "Commit summary\n\nAutomation: test-ns/test-update\n\nCluster: prod\nTesting: value\n"},
+    {"source_test .Updated (removed)",
+     "Commit summary\n\nAutomation: {{ .AutomationObject }}\n\nFiles:\n"
+     "{{ range $filename, $_ := .Updated.Files -}}\n- {{ $filename }}\n{{ end -}}\n",
+     IG_EINVALID,
+     "line 6: template uses removed '.Updated' field. Please use '.Changed' instead. See: "
+     "https://fluxcd.io/flux/components/image/imageupdateautomations/#message-template"},
+    {"spec v1 message template",
+     "Automated image update\n\nAutomation name: {{ .AutomationObject }}\n\nFiles:\n"
+     "{{ range $filename, $_ := .Changed.FileChanges -}}\n- {{ $filename }}\n{{ end -}}\n\n"
+     "Objects:\n{{ range $resource, $changes := .Changed.Objects -}}\n"
+     "- {{ $resource.Kind }} {{ $resource.Name }}\n  Changes:\n"
+     "{{- range $_, $change := $changes }}\n    - {{ $change.OldValue }} -> {{ $change.NewValue "
+     "}}\n"
+     "{{ end -}}\n{{ end -}}\n",
+     0,
+     "Automated image update\n\nAutomation name: test-ns/test-update\n\nFiles:\n- deploy.yaml\n"
+     "Objects:\n- Deployment test\n  Changes:\n    - helloworld:1.0.0 -> helloworld:1.0.1\n"},
+    {"spec v1 template functions",
+     "Automated image update\n\nAutomation name: {{ .AutomationObject }}\n\nFiles:\n"
+     "{{ range $filename, $_ := .Changed.FileChanges -}}\n- {{ $filename }}\n{{ end -}}\n\n"
+     "Objects:\n{{ range $resource, $changes := .Changed.Objects -}}\n"
+     "- {{ $resource.Kind | lower }} {{ $resource.Name | lower }}\n  Changes:\n"
+     "{{- range $_, $change := $changes }}\n  {{ if contains \"5.0.3\" $change.NewValue -}}\n"
+     "    - {{ $change.OldValue }} -> {{ $change.NewValue }}\n  {{ else -}}\n"
+     "    [skip ci] wrong image\n  {{ end -}}\n{{ end -}}\n{{ end -}}\n",
+     0,
+     "Automated image update\n\nAutomation name: test-ns/test-update\n\nFiles:\n- deploy.yaml\n"
+     "Objects:\n- deployment test\n  Changes:\n  [skip ci] wrong image\n  "},
+    {"spec v1 values", "Automated image update by Flux for cluster {{ .Values.cluster }}.", 0,
+     "Automated image update by Flux for cluster prod."},
+    {"spec v1 gerrit",
+     "Perform automatic image update\n\nAutomation name: {{ .AutomationObject }}\n\n"
+     "{{- $ChangeId := .AutomationObject -}}\n"
+     "{{- $ChangeId = printf \"%s%s\" $ChangeId ( .Changed.FileChanges | toString ) -}}\n"
+     "{{- $ChangeId = printf \"%s%s\" $ChangeId ( .Changed.Objects | toString ) -}}\n"
+     "{{- $ChangeId = printf \"%s%s\" $ChangeId ( .Changed.Changes | toString ) }}\n"
+     "Change-Id: {{ printf \"I%s\" ( sha256sum $ChangeId | trunc 40 ) }}\n",
+     0,
+     /* sha256 of "test-ns/test-update" + the three %v prints (map[deploy.yaml:map[{{{apps/v1
+      * Deployment} {test }}}:[{helloworld:1.0.0 helloworld:1.0.1 test-ns:policy1}]]], ...) */
+     "Perform automatic image update\n\nAutomation name: test-ns/test-update\n"
+     "Change-Id: Ia07a9cc1c216486c7e7bb7a60ad8ab2b1de8eed6\n"},
+    {"spec v1 gitea",
+     "{{range .Changed.Changes}}{{print .OldValue}} -> {{println .NewValue}}{{end}}", 0,
+     "helloworld:1.0.0 -> helloworld:1.0.1\n"},
+    {"guide: flux create image update", "{{range .Updated.Images}}{{println .}}{{end}}",
+     IG_EINVALID, "line 1: template uses removed '.Updated' field"},
+    {"guide: configure the commit message",
+     "Automated image update\n\nAutomation name: {{ .AutomationObject }}\n\nFiles:\n"
+     "{{ range $filename, $_ := .Updated.Files -}}\n- {{ $filename }}\n{{ end -}}\n\n"
+     "Objects:\n{{ range $resource, $_ := .Updated.Objects -}}\n"
+     "- {{ $resource.Kind }} {{ $resource.Name }}\n{{ end -}}\n\nImages:\n"
+     "{{ range .Updated.Images -}}\n- {{.}}\n{{ end -}}\n",
+     IG_EINVALID, "line 6: template uses removed '.Updated' field"},
+    {"removed .Changed.ImageResult", "{{ .Changed.ImageResult }}", IG_EINVALID,
+     "template uses removed '.Changed.ImageResult' field. Please use '.Changed.FileChanges' or "
+     "'.Changed.Objects' instead."},
+    {"AutomationObject fields", "{{ .AutomationObject.Namespace }} {{ .AutomationObject.Name }}", 0,
+     "test-ns test-update"},
+    {"objects print as Go does", "{{ range $k, $v := .Changed.Objects }}{{ $k }} {{ $v }}{{ end }}",
+     0, "{{{apps/v1 Deployment} {test }}} [{helloworld:1.0.0 helloworld:1.0.1 test-ns:policy1}]"},
+    {"Changed prints its field, not its methods", "{{ .Changed }}", 0,
+     "{map[deploy.yaml:map[{{{apps/v1 Deployment} {test }}}:[{helloworld:1.0.0 helloworld:1.0.1 "
+     "test-ns:policy1}]]]}"},
+    {"missing value", "{{ .Values.nope }}|{{ index .Values \"nope\" }}|", 0, "<no value>||"},
+    {"unknown field", "x\n{{ .Changed.Nope }}", IG_EINVALID,
+     "template 'messageTemplate': line 2: can't evaluate field Nope in type update.Result"},
+    {"unimplemented sprig function", "{{ .AutomationObject | snakecase }}", IG_EINVALID,
+     "line 1: function \"snakecase\" (a Sprig function) is not implemented by imageguard"},
+    {"undefined function", "{{ nope 1 }}", IG_EINVALID, "line 1: function \"nope\" not defined"},
+    {"signed-off-by joins the trailer block",
+     "Update images\n\nSigned-off-by: Flux <flux@example.com>\n", 0,
+     "Update images\n\nSigned-off-by: Flux <flux@example.com>\n"},
 };
 
 /* The cases whose output ends in a git trailer block ("Key: value" lines only), which
@@ -151,8 +151,15 @@ static bool ends_in_trailer_block(const char *name)
 
 static void render_case(int i, struct buf *out, struct error *err, int *rc)
 {
-	struct commitmsg_input in = {flux_cases[i].tmpl, "messageTemplate", "test-ns", "test-update",
-				     "./", flux_values, 2, flux_change, 1};
+	struct commitmsg_input in = {flux_cases[i].tmpl,
+	                             "messageTemplate",
+	                             "test-ns",
+	                             "test-update",
+	                             "./",
+	                             flux_values,
+	                             2,
+	                             flux_change,
+	                             1};
 
 	*rc = commitmsg_render(out, &in, err);
 }
@@ -170,12 +177,12 @@ START_TEST(flux_corpus)
 		bool joins = ends_in_trailer_block(flux_cases[_i].name);
 
 		buf_printf(&want, "%s%s%s%s", o, o[strlen(o) - 1] == '\n' ? "" : "\n",
-			   joins ? "" : "\n", TRAILERS);
+		           joins ? "" : "\n", TRAILERS);
 		ck_assert_msg(!strcmp(out.data, want.data), "%s:\n got [%s]\nwant [%s]",
-			      flux_cases[_i].name, out.data, want.data);
+		              flux_cases[_i].name, out.data, want.data);
 	} else {
 		ck_assert_msg(strstr(err.msg, flux_cases[_i].out), "%s: %s", flux_cases[_i].name,
-			      err.msg);
+		              err.msg);
 	}
 	buf_release(&out);
 	buf_release(&want);
@@ -190,17 +197,26 @@ START_TEST(check_matches_render)
 	int rc = commitmsg_check(flux_cases[_i].tmpl, "messageTemplate", &err);
 
 	ck_assert_msg(rc == flux_cases[_i].rc, "%s: check rc %d: %s", flux_cases[_i].name, rc,
-		      err.msg);
+	              err.msg);
 	ck_assert_int_eq(commitmsg_check("{{ .Values.cluster | upper }}", "t", &err), 0);
 }
 END_TEST
 
 static const struct commitmsg_change two[] = {
-	{.policy = "apps/web", .old_value = "ghcr.io/o/web:1.0.0", .new_value = "ghcr.io/o/web:1.1.0",
-	 .file = "apps/web.yaml", .decision = "update/forward", .tags_sha256 = "aa"},
-	{.policy = "apps/api", .old_value = "2.0.0", .new_value = "1.9.0", .file = "apps/api.yaml",
-	 .reason = "rollback: bad\nrelease", .decision = "rollback/override", .tags_sha256 = "bb",
-	 .rollback_reason = "bad release\nImageguard-Policy: forged/one"},
+    {.policy = "apps/web",
+     .old_value = "ghcr.io/o/web:1.0.0",
+     .new_value = "ghcr.io/o/web:1.1.0",
+     .file = "apps/web.yaml",
+     .decision = "update/forward",
+     .tags_sha256 = "aa"},
+    {.policy = "apps/api",
+     .old_value = "2.0.0",
+     .new_value = "1.9.0",
+     .file = "apps/api.yaml",
+     .reason = "rollback: bad\nrelease",
+     .decision = "rollback/override",
+     .tags_sha256 = "bb",
+     .rollback_reason = "bad release\nImageguard-Policy: forged/one"},
 };
 
 START_TEST(default_message_and_trailers)
@@ -211,17 +227,17 @@ START_TEST(default_message_and_trailers)
 
 	ck_assert_int_eq(commitmsg_render(&out, &in, &err), 0);
 	ck_assert_str_eq(out.data,
-			 "imageguard: update 2 images\n\n"
-			 "apps/web: ghcr.io/o/web:1.0.0 -> ghcr.io/o/web:1.1.0 (apps/web.yaml)\n"
-			 "apps/api: 2.0.0 -> 1.9.0 (apps/api.yaml) [rollback: bad\\nrelease]\n"
-			 "\n"
-			 "Imageguard-Policy: apps/api\n"
-			 "Imageguard-Decision: rollback/override\n"
-			 "Imageguard-Tags-Sha256: bb\n"
-			 "Rollback-Reason: bad release\\nImageguard-Policy: forged/one\n"
-			 "Imageguard-Policy: apps/web\n"
-			 "Imageguard-Decision: update/forward\n"
-			 "Imageguard-Tags-Sha256: aa\n");
+	                 "imageguard: update 2 images\n\n"
+	                 "apps/web: ghcr.io/o/web:1.0.0 -> ghcr.io/o/web:1.1.0 (apps/web.yaml)\n"
+	                 "apps/api: 2.0.0 -> 1.9.0 (apps/api.yaml) [rollback: bad\\nrelease]\n"
+	                 "\n"
+	                 "Imageguard-Policy: apps/api\n"
+	                 "Imageguard-Decision: rollback/override\n"
+	                 "Imageguard-Tags-Sha256: bb\n"
+	                 "Rollback-Reason: bad release\\nImageguard-Policy: forged/one\n"
+	                 "Imageguard-Policy: apps/web\n"
+	                 "Imageguard-Decision: update/forward\n"
+	                 "Imageguard-Tags-Sha256: aa\n");
 	buf_release(&out);
 }
 END_TEST
@@ -231,7 +247,14 @@ START_TEST(template_data_escaped)
 {
 	struct commitmsg_change c = flux_change[0];
 	struct commitmsg_input in = {"{{ range $f, $_ := .Changed.FileChanges }}{{ $f }}{{ end }}",
-				     "t", "ns", "a", "./", NULL, 0, &c, 1};
+	                             "t",
+	                             "ns",
+	                             "a",
+	                             "./",
+	                             NULL,
+	                             0,
+	                             &c,
+	                             1};
 	struct buf out = BUF_INIT;
 	struct error err = ERROR_INIT;
 
@@ -247,7 +270,14 @@ START_TEST(files_relative_to_update_path)
 {
 	struct commitmsg_change c = flux_change[0];
 	struct commitmsg_input in = {"{{ range $f, $_ := .Changed.FileChanges }}{{ $f }}{{ end }}",
-				     "t", "ns", "a", "./clusters/prod/", NULL, 0, &c, 1};
+	                             "t",
+	                             "ns",
+	                             "a",
+	                             "./clusters/prod/",
+	                             NULL,
+	                             0,
+	                             &c,
+	                             1};
 	struct buf out = BUF_INIT;
 	struct error err = ERROR_INIT;
 
@@ -261,8 +291,15 @@ END_TEST
 /* git itself reads the trailer block: the template's Signed-off-by and imageguard's trailers. */
 START_TEST(git_parses_trailers)
 {
-	struct commitmsg_input in = {"Update images\n\nSigned-off-by: Flux <flux@example.com>\n", "t",
-				     "ns", "a", "./", NULL, 0, two, 2};
+	struct commitmsg_input in = {"Update images\n\nSigned-off-by: Flux <flux@example.com>\n",
+	                             "t",
+	                             "ns",
+	                             "a",
+	                             "./",
+	                             NULL,
+	                             0,
+	                             two,
+	                             2};
 	char path[] = "/tmp/test_commitmsg_XXXXXX", cmd[256], line[512];
 	struct buf out = BUF_INIT, parsed = BUF_INIT;
 	struct error err = ERROR_INIT;
@@ -280,14 +317,14 @@ START_TEST(git_parses_trailers)
 	ck_assert_int_eq(pclose(p), 0);
 	unlink(path);
 	ck_assert_str_eq(parsed.data ? parsed.data : "",
-			 "Signed-off-by: Flux <flux@example.com>\n"
-			 "Imageguard-Policy: apps/api\n"
-			 "Imageguard-Decision: rollback/override\n"
-			 "Imageguard-Tags-Sha256: bb\n"
-			 "Rollback-Reason: bad release\\nImageguard-Policy: forged/one\n"
-			 "Imageguard-Policy: apps/web\n"
-			 "Imageguard-Decision: update/forward\n"
-			 "Imageguard-Tags-Sha256: aa\n");
+	                 "Signed-off-by: Flux <flux@example.com>\n"
+	                 "Imageguard-Policy: apps/api\n"
+	                 "Imageguard-Decision: rollback/override\n"
+	                 "Imageguard-Tags-Sha256: bb\n"
+	                 "Rollback-Reason: bad release\\nImageguard-Policy: forged/one\n"
+	                 "Imageguard-Policy: apps/web\n"
+	                 "Imageguard-Decision: update/forward\n"
+	                 "Imageguard-Tags-Sha256: aa\n");
 	(void)f;
 	buf_release(&out);
 	buf_release(&parsed);
@@ -316,7 +353,8 @@ int main(void)
 	int failed;
 
 	tcase_add_loop_test(tc, flux_corpus, 0, sizeof(flux_cases) / sizeof(flux_cases[0]));
-	tcase_add_loop_test(tc, check_matches_render, 0, sizeof(flux_cases) / sizeof(flux_cases[0]));
+	tcase_add_loop_test(tc, check_matches_render, 0,
+	                    sizeof(flux_cases) / sizeof(flux_cases[0]));
 	tcase_add_test(tc, default_message_and_trailers);
 	tcase_add_test(tc, template_data_escaped);
 	tcase_add_test(tc, files_relative_to_update_path);

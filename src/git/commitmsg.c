@@ -18,13 +18,13 @@
 static const struct {
 	const char *go_error, *flux;
 } removed_fields[] = {
-	{"can't evaluate field Updated in type source.TemplateData",
-	 "template uses removed '.Updated' field. Please use '.Changed' instead. See: "
-	 "https://fluxcd.io/flux/components/image/imageupdateautomations/#message-template"},
-	{"can't evaluate field ImageResult in type update.Result",
-	 "template uses removed '.Changed.ImageResult' field. Please use '.Changed.FileChanges' or "
-	 "'.Changed.Objects' instead. See: "
-	 "https://fluxcd.io/flux/components/image/imageupdateautomations/#message-template"},
+    {"can't evaluate field Updated in type source.TemplateData",
+     "template uses removed '.Updated' field. Please use '.Changed' instead. See: "
+     "https://fluxcd.io/flux/components/image/imageupdateautomations/#message-template"},
+    {"can't evaluate field ImageResult in type update.Result",
+     "template uses removed '.Changed.ImageResult' field. Please use '.Changed.FileChanges' or "
+     "'.Changed.Objects' instead. See: "
+     "https://fluxcd.io/flux/components/image/imageupdateautomations/#message-template"},
 };
 
 static void removed_field_error(struct error *err)
@@ -52,8 +52,10 @@ static int put_default(struct buf *out, const struct commitmsg_change *c, size_t
 
 	for (i = 0; i < n && rc == 0; i++) {
 		rc = escape_append(out, c[i].policy);
-		if (rc == 0 && (rc = buf_puts(out, ": ")) == 0 && (rc = escape_append(out, c[i].old_value)) == 0 &&
-		    (rc = buf_puts(out, " -> ")) == 0 && (rc = escape_append(out, c[i].new_value)) == 0 &&
+		if (rc == 0 && (rc = buf_puts(out, ": ")) == 0 &&
+		    (rc = escape_append(out, c[i].old_value)) == 0 &&
+		    (rc = buf_puts(out, " -> ")) == 0 &&
+		    (rc = escape_append(out, c[i].new_value)) == 0 &&
 		    (rc = buf_puts(out, " (")) == 0 && (rc = escape_append(out, c[i].file)) == 0)
 			rc = buf_puts(out, ")");
 		if (rc == 0 && c[i].reason && *c[i].reason && (rc = buf_puts(out, " [")) == 0 &&
@@ -73,7 +75,7 @@ static int render_template(struct buf *out, const struct commitmsg_input *in, st
 	int rc;
 
 	if ((rc = template_parse(&t, in->tmpl, in->tmpl_name ? in->tmpl_name : "messageTemplate",
-				 err)) < 0)
+	                         err)) < 0)
 		goto done;
 	if (!(data = commitmsg_data(&arena, in))) {
 		rc = error_set(err, IG_ETOOBIG, "commit message: template data too large");
@@ -96,7 +98,8 @@ static bool is_trailer_line(const char *s, size_t n)
 
 	if (n && (s[0] == ' ' || s[0] == '\t'))
 		return true;
-	while (i < n && (s[i] == '-' || (s[i] >= '0' && s[i] <= '9') || ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z')))
+	while (i < n && (s[i] == '-' || (s[i] >= '0' && s[i] <= '9') ||
+	                 ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z')))
 		i++;
 	return i > 0 && i < n && s[i] == ':';
 }
@@ -152,9 +155,10 @@ static int policy_trailers(struct buf *out, const struct commitmsg_change *const
 
 		for (j = 0; j < i && !seen; j++)
 			seen = !strcmp(c[j]->decision ? c[j]->decision : "",
-				       c[i]->decision ? c[i]->decision : "");
+			               c[i]->decision ? c[i]->decision : "");
 		if (!seen)
-			rc = trailer(out, "Imageguard-Decision", c[i]->decision ? c[i]->decision : "update/forward");
+			rc = trailer(out, "Imageguard-Decision",
+			             c[i]->decision ? c[i]->decision : "update/forward");
 	}
 	if (rc == 0)
 		rc = trailer(out, "Imageguard-Tags-Sha256", c[0]->tags_sha256);
@@ -199,8 +203,8 @@ int commitmsg_render(struct buf *out, const struct commitmsg_input *in, struct e
 
 	if (!in->tmpl || !*in->tmpl)
 		rc = put_default(&msg, in->changes, in->n) < 0
-			 ? error_set(err, IG_ETOOBIG, "commit message: too long")
-			 : 0;
+		         ? error_set(err, IG_ETOOBIG, "commit message: too long")
+		         : 0;
 	else
 		rc = render_template(&msg, in, err);
 	if (rc == 0 && put_trailers(&msg, in->changes, in->n) < 0)
@@ -213,16 +217,22 @@ int commitmsg_render(struct buf *out, const struct commitmsg_input *in, struct e
 
 /* A trial run on this sample shows fields Flux's data does not have. */
 static const struct commitmsg_change sample_change = {
-	.policy = "default/app", .old_value = "ghcr.io/example/app:1.0.0",
-	.new_value = "ghcr.io/example/app:1.0.1", .file = "deploy.yaml", .setter = "default:app",
-	.api_version = "apps/v1", .kind = "Deployment", .name = "app", .namespace = "default",
-	.decision = "update/forward",
+    .policy = "default/app",
+    .old_value = "ghcr.io/example/app:1.0.0",
+    .new_value = "ghcr.io/example/app:1.0.1",
+    .file = "deploy.yaml",
+    .setter = "default:app",
+    .api_version = "apps/v1",
+    .kind = "Deployment",
+    .name = "app",
+    .namespace = "default",
+    .decision = "update/forward",
 };
 
 int commitmsg_check(const char *tmpl, const char *tmpl_name, struct error *err)
 {
-	struct commitmsg_input in = {tmpl, tmpl_name, "default", "automation", "./", NULL, 0,
-				     &sample_change, 1};
+	struct commitmsg_input in = {tmpl, tmpl_name,      "default", "automation", "./", NULL,
+	                             0,    &sample_change, 1};
 	struct buf out = BUF_INIT_MAX((size_t)1 << 20);
 	struct error trial = ERROR_INIT;
 	struct template *t = NULL;

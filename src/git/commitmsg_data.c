@@ -26,7 +26,7 @@ static const struct tval *text(struct tarena *a, const char *s)
 }
 
 static void field(struct tval *st, size_t i, const char *name, const struct tval *v, bool embedded,
-		  const char *json)
+                  const char *json)
 {
 	st->fields[i].name = name;
 	st->fields[i].v = v;
@@ -126,9 +126,10 @@ static const char *relative_file(const char *file, const char *update_path)
 
 /* FileChanges[file][object] = append(..., change) */
 static int add_change(struct tarena *a, struct tval *files, const struct commitmsg_change *c,
-		      const char *update_path)
+                      const char *update_path)
 {
-	const struct tval *key = text(a, relative_file(c->file, update_path)), *oid = object_id(a, c);
+	const struct tval *key = text(a, relative_file(c->file, update_path)),
+	                  *oid = object_id(a, c);
 	struct tval *objects, *list;
 
 	if (!key || !oid)
@@ -150,7 +151,7 @@ static int add_change(struct tarena *a, struct tval *files, const struct commitm
  * random; this is the sorted one), and Result.Objects(): objects across files, a later file's
  * entry replacing an earlier one's as Flux's loop does. */
 static int methods(struct tarena *a, const struct tval *files, struct tval **changes,
-		   struct tval **objects)
+                   struct tval **objects)
 {
 	size_t i, j, k;
 
@@ -170,7 +171,8 @@ static int methods(struct tarena *a, const struct tval *files, struct tval **cha
 				bool seen = false;
 
 				for (m = 0; m < (*changes)->len && !seen; m++)
-					seen = tval_deep_equal((*changes)->items[m], list->items[k]);
+					seen =
+					    tval_deep_equal((*changes)->items[m], list->items[k]);
 				if (!seen && tval_list_push(a, *changes, list->items[k]) < 0)
 					return -1;
 			}
@@ -204,7 +206,8 @@ static const struct tval *values(struct tarena *a, const struct commitmsg_input 
 	size_t i;
 
 	for (i = 0; m && i < in->nvalues; i++)
-		if (tval_map_set(a, m, text(a, in->values[2 * i]), text(a, in->values[2 * i + 1])) < 0)
+		if (tval_map_set(a, m, text(a, in->values[2 * i]), text(a, in->values[2 * i + 1])) <
+		    0)
 			return NULL;
 	return m;
 }

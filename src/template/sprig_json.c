@@ -94,7 +94,8 @@ static int json_fields(struct buf *b, const struct tval *v, int indent, int dept
 		if (rc == 0)
 			rc = newline(b, indent, depth + 1);
 		if (rc == 0)
-			rc = json_string(b, f->json ? f->json : f->name, strlen(f->json ? f->json : f->name));
+			rc = json_string(b, f->json ? f->json : f->name,
+			                 strlen(f->json ? f->json : f->name));
 		if (rc == 0)
 			rc = buf_puts(b, indent ? ": " : ":");
 		if (rc == 0)
@@ -112,7 +113,8 @@ static int json_container(struct buf *b, const struct tval *v, int indent, int d
 	if (v->kind == TV_STRUCT)
 		rc = rc ? rc : json_fields(b, v, indent, depth, &first);
 	for (i = 0; rc == 0 && v->kind != TV_STRUCT && i < v->len; i++) {
-		if (v->kind == TV_MAP && v->items[i]->kind != TV_STRING && v->items[i]->kind != TV_INT)
+		if (v->kind == TV_MAP && v->items[i]->kind != TV_STRING &&
+		    v->items[i]->kind != TV_INT)
 			return IG_EINVALID; /* json: unsupported type */
 		if (i)
 			rc = buf_puts(b, ",");
@@ -128,7 +130,8 @@ static int json_container(struct buf *b, const struct tval *v, int indent, int d
 				rc = buf_puts(b, indent ? ": " : ":");
 		}
 		if (rc == 0)
-			rc = json_value(b, v->kind == TV_MAP ? v->vals[i] : v->items[i], indent, depth + 1);
+			rc = json_value(b, v->kind == TV_MAP ? v->vals[i] : v->items[i], indent,
+			                depth + 1);
 	}
 	if (rc == 0 && !first)
 		rc = newline(b, indent, depth);
@@ -140,17 +143,23 @@ static int json_value(struct buf *b, const struct tval *v, int indent, int depth
 	if (depth > 64)
 		return IG_EINVALID;
 	switch (v->kind) {
-	case TV_NIL: return buf_puts(b, "null");
-	case TV_BOOL: return buf_puts(b, v->b ? "true" : "false");
-	case TV_INT: return buf_printf(b, "%lld", v->i);
-	case TV_FLOAT: return json_float(b, v->f);
-	case TV_STRING: return json_string(b, v->s, v->len);
-	default: return json_container(b, v, indent, depth);
+	case TV_NIL:
+		return buf_puts(b, "null");
+	case TV_BOOL:
+		return buf_puts(b, v->b ? "true" : "false");
+	case TV_INT:
+		return buf_printf(b, "%lld", v->i);
+	case TV_FLOAT:
+		return json_float(b, v->f);
+	case TV_STRING:
+		return json_string(b, v->s, v->len);
+	default:
+		return json_container(b, v, indent, depth);
 	}
 }
 
 static const struct tval *to_json(struct texec *x, const struct tval *v, const char *fn, int indent,
-				  bool must)
+                                  bool must)
 {
 	struct buf b = BUF_INIT_MAX(texec_cap(x));
 	int rc = json_value(&b, v, indent, 0);
@@ -158,8 +167,9 @@ static const struct tval *to_json(struct texec *x, const struct tval *v, const c
 	if (rc == IG_EINVALID) {
 		buf_release(&b);
 		if (must)
-			return texec_fail(x, IG_EINVALID, "error calling %s: json: unsupported value of type %s",
-					  fn, v->type);
+			return texec_fail(x, IG_EINVALID,
+			                  "error calling %s: json: unsupported value of type %s",
+			                  fn, v->type);
 		return texec_check(x, tval_cstring(x->arena, ""));
 	}
 	return texec_string(x, &b, rc);
@@ -184,16 +194,16 @@ static const struct tval *fn_must_to_json(struct texec *x, const struct tval *co
 }
 
 static const struct tval *fn_must_to_pretty_json(struct texec *x, const struct tval *const *a,
-						 size_t n)
+                                                 size_t n)
 {
 	(void)n;
 	return to_json(x, a[0], "mustToPrettyJson", 2, true);
 }
 
 const struct tfunc_entry sprig_json_table[] = {
-	{"toJson", fn_to_json, 1, 1},
-	{"toPrettyJson", fn_to_pretty_json, 1, 1},
-	{"mustToJson", fn_must_to_json, 1, 1},
-	{"mustToPrettyJson", fn_must_to_pretty_json, 1, 1},
-	{NULL, NULL, 0, 0},
+    {"toJson", fn_to_json, 1, 1},
+    {"toPrettyJson", fn_to_pretty_json, 1, 1},
+    {"mustToJson", fn_must_to_json, 1, 1},
+    {"mustToPrettyJson", fn_must_to_pretty_json, 1, 1},
+    {NULL, NULL, 0, 0},
 };

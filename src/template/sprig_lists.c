@@ -13,7 +13,8 @@
 
 static struct tval *new_list(struct texec *x, size_t cap, const char *type)
 {
-	struct tval *l = tval_list(x->arena, cap, type, strcmp(type, STRING_LIST) ? TV_NIL : TV_STRING);
+	struct tval *l =
+	    tval_list(x->arena, cap, type, strcmp(type, STRING_LIST) ? TV_NIL : TV_STRING);
 
 	if (!l)
 		texec_check(x, NULL);
@@ -34,7 +35,7 @@ static bool need_list(struct texec *x, const char *what, const struct tval *v)
 	if (v->kind == TV_LIST)
 		return true;
 	texec_fail(x, IG_EINVALID, "error calling %s: Cannot %s on type %s", what, what,
-		   v->kind == TV_NIL ? "invalid" : tval_kind_name(v));
+	           v->kind == TV_NIL ? "invalid" : tval_kind_name(v));
 	return false;
 }
 
@@ -43,7 +44,7 @@ static bool need_dict(struct texec *x, const char *fn, const struct tval *v)
 	if (v->kind == TV_MAP && strcmp(v->type, DICT) == 0)
 		return true;
 	texec_fail(x, IG_EINVALID, "%s: wrong type for value; expected %s; got %s", fn, DICT,
-		   v->kind == TV_NIL ? "<nil>" : v->type);
+	           v->kind == TV_NIL ? "<nil>" : v->type);
 	return false;
 }
 
@@ -123,7 +124,8 @@ static const struct tval *fn_append(struct texec *x, const struct tval *const *a
 	(void)n;
 	if (!need_list(x, "push", a[0]))
 		return NULL;
-	if (!(r = (struct tval *)(a[0]->len ? sub(x, a[0], 0, a[0]->len) : new_list(x, 1, IFACE_LIST))))
+	if (!(r = (struct tval *)(a[0]->len ? sub(x, a[0], 0, a[0]->len)
+	                                    : new_list(x, 1, IFACE_LIST))))
 		return NULL;
 	return push(x, r, a[1]) ? r : NULL;
 }
@@ -150,8 +152,9 @@ static const struct tval *fn_concat(struct texec *x, const struct tval *const *a
 
 	for (i = 0; r && i < n; i++) {
 		if (a[i]->kind != TV_LIST)
-			return texec_fail(x, IG_EINVALID, "error calling concat: Cannot concat type %s as list",
-					  tval_kind_name(a[i]));
+			return texec_fail(x, IG_EINVALID,
+			                  "error calling concat: Cannot concat type %s as list",
+			                  tval_kind_name(a[i]));
 		for (j = 0; j < a[i]->len; j++)
 			if (!push(x, r, a[i]->items[j]))
 				return NULL;
@@ -179,7 +182,7 @@ static const struct tval *fn_reverse(struct texec *x, const struct tval *const *
 
 /* uniq, without and compact: the items a predicate keeps. */
 static const struct tval *filter(struct texec *x, const struct tval *l, const char *what, int mode,
-				 const struct tval *const *omit, size_t nomit)
+                                 const struct tval *const *omit, size_t nomit)
 {
 	struct tval *r, omitted = {.kind = TV_LIST, .type = IFACE_LIST};
 	size_t i;
@@ -190,7 +193,9 @@ static const struct tval *filter(struct texec *x, const struct tval *l, const ch
 	omitted.len = nomit;
 	for (i = 0; i < l->len; i++) {
 		const struct tval *v = l->items[i];
-		bool keep = mode == 'u' ? !in_list(r, v) : mode == 'w' ? !in_list(&omitted, v) : tval_truth(v);
+		bool keep = mode == 'u'   ? !in_list(r, v)
+		            : mode == 'w' ? !in_list(&omitted, v)
+		                          : tval_truth(v);
 
 		if (keep && !push(x, r, v))
 			return NULL;
@@ -271,7 +276,8 @@ static const struct tval *fn_chunk(struct texec *x, const struct tval *const *a,
 	return r;
 }
 
-static const struct tval *until_step(struct texec *x, long long start, long long stop, long long step)
+static const struct tval *until_step(struct texec *x, long long start, long long stop,
+                                     long long step)
 {
 	struct tval *r = new_list(x, 0, "[]int");
 	long long i;
@@ -385,7 +391,7 @@ static const struct tval *fn_to_strings(struct texec *x, const struct tval *cons
 
 /* strings.SplitN(s, sep, max) (max < 0: all) into a []string. */
 static struct tval *split_n(struct texec *x, const char *s, size_t len, const char *sep,
-			    size_t slen, long long max)
+                            size_t slen, long long max)
 {
 	struct tval *r = new_list(x, 0, STRING_LIST);
 	size_t i = 0, start = 0;
@@ -521,7 +527,8 @@ static const struct tval *fn_unset(struct texec *x, const struct tval *const *a,
 		return NULL;
 	for (i = 0; i < d->len; i++)
 		if (tval_compare_keys(d->items[i], a[1]) == 0) {
-			memmove(d->items + i, d->items + i + 1, (d->len - i - 1) * sizeof(*d->items));
+			memmove(d->items + i, d->items + i + 1,
+			        (d->len - i - 1) * sizeof(*d->items));
 			memmove(d->vals + i, d->vals + i + 1, (d->len - i - 1) * sizeof(*d->vals));
 			d->len--;
 			break;
@@ -571,7 +578,7 @@ static const struct tval *fn_values(struct texec *x, const struct tval *const *a
 
 /* pick (keep the named keys) and omit (drop them). */
 static const struct tval *pick_omit(struct texec *x, const struct tval *const *a, size_t n,
-				    const char *fn, bool keep)
+                                    const char *fn, bool keep)
 {
 	struct tval *d;
 	size_t i, j;
@@ -580,8 +587,9 @@ static const struct tval *pick_omit(struct texec *x, const struct tval *const *a
 		return texec_check(x, NULL);
 	for (i = 1; i < n; i++)
 		if (a[i]->kind != TV_STRING)
-			return texec_fail(x, IG_EINVALID, "wrong type for value; expected string; got %s",
-					  a[i]->type);
+			return texec_fail(x, IG_EINVALID,
+			                  "wrong type for value; expected string; got %s",
+			                  a[i]->type);
 	for (j = 0; j < a[0]->len; j++) {
 		bool named = false;
 
@@ -627,12 +635,14 @@ static const struct tval *fn_dig(struct texec *x, const struct tval *const *a, s
 	size_t i;
 
 	if (n < 3)
-		return texec_fail(x, IG_EINVALID, "error calling dig: dig needs at least three arguments");
+		return texec_fail(x, IG_EINVALID,
+		                  "error calling dig: dig needs at least three arguments");
 	for (i = 0; i < n - 2; i++) {
 		if (a[i]->kind != TV_STRING || !need_dict(x, "dig", d))
 			return a[i]->kind != TV_STRING
-				   ? texec_fail(x, IG_EINVALID, "error calling dig: interface conversion")
-				   : NULL;
+			           ? texec_fail(x, IG_EINVALID,
+			                        "error calling dig: interface conversion")
+			           : NULL;
 		if (!(v = tval_map_get(d, a[i])))
 			return a[n - 2];
 		d = v;
@@ -729,34 +739,63 @@ static const struct tval *fn_ternary(struct texec *x, const struct tval *const *
 }
 
 const struct tfunc_entry sprig_lists_table[] = {
-	{"list", fn_list, 0, -1},         {"tuple", fn_list, 0, -1},
-	{"first", fn_first, 1, 1},        {"mustFirst", fn_first, 1, 1},
-	{"last", fn_last, 1, 1},          {"mustLast", fn_last, 1, 1},
-	{"rest", fn_rest, 1, 1},          {"mustRest", fn_rest, 1, 1},
-	{"initial", fn_initial, 1, 1},    {"mustInitial", fn_initial, 1, 1},
-	{"append", fn_append, 2, 2},      {"push", fn_append, 2, 2},
-	{"mustAppend", fn_append, 2, 2},  {"mustPush", fn_append, 2, 2},
-	{"prepend", fn_prepend, 2, 2},    {"mustPrepend", fn_prepend, 2, 2},
-	{"concat", fn_concat, 0, -1},     {"reverse", fn_reverse, 1, 1},
-	{"mustReverse", fn_reverse, 1, 1}, {"uniq", fn_uniq, 1, 1},
-	{"mustUniq", fn_uniq, 1, 1},      {"without", fn_without, 1, -1},
-	{"mustWithout", fn_without, 1, -1}, {"has", fn_has, 2, 2},
-	{"mustHas", fn_has, 2, 2},        {"compact", fn_compact, 1, 1},
-	{"mustCompact", fn_compact, 1, 1}, {"slice", fn_slice, 1, 3},
-	{"mustSlice", fn_slice, 1, 3},    {"chunk", fn_chunk, 2, 2},
-	{"mustChunk", fn_chunk, 2, 2},    {"until", fn_until, 1, 1},
-	{"untilStep", fn_until_step, 3, 3}, {"join", fn_join, 2, 2},
-	{"sortAlpha", fn_sort_alpha, 1, 1}, {"toStrings", fn_to_strings, 1, 1},
-	{"split", fn_split, 2, 2},        {"splitList", fn_split_list, 2, 2},
-	{"splitn", fn_splitn, 3, 3},      {"dict", fn_dict, 0, -1},
-	{"get", fn_get, 2, 2},            {"set", fn_set, 3, 3},
-	{"unset", fn_unset, 2, 2},        {"hasKey", fn_has_key, 2, 2},
-	{"keys", fn_keys, 0, -1},         {"values", fn_values, 1, 1},
-	{"pick", fn_pick, 1, -1},         {"omit", fn_omit, 1, -1},
-	{"pluck", fn_pluck, 1, -1},       {"dig", fn_dig, 0, -1},
-	{"deepCopy", fn_deep_copy, 1, 1}, {"mustDeepCopy", fn_deep_copy, 1, 1},
-	{"default", fn_default, 1, -1},   {"empty", fn_empty, 1, 1},
-	{"coalesce", fn_coalesce, 0, -1}, {"all", fn_all, 0, -1},
-	{"any", fn_any, 0, -1},           {"ternary", fn_ternary, 3, 3},
-	{NULL, NULL, 0, 0},
+    {"list", fn_list, 0, -1},
+    {"tuple", fn_list, 0, -1},
+    {"first", fn_first, 1, 1},
+    {"mustFirst", fn_first, 1, 1},
+    {"last", fn_last, 1, 1},
+    {"mustLast", fn_last, 1, 1},
+    {"rest", fn_rest, 1, 1},
+    {"mustRest", fn_rest, 1, 1},
+    {"initial", fn_initial, 1, 1},
+    {"mustInitial", fn_initial, 1, 1},
+    {"append", fn_append, 2, 2},
+    {"push", fn_append, 2, 2},
+    {"mustAppend", fn_append, 2, 2},
+    {"mustPush", fn_append, 2, 2},
+    {"prepend", fn_prepend, 2, 2},
+    {"mustPrepend", fn_prepend, 2, 2},
+    {"concat", fn_concat, 0, -1},
+    {"reverse", fn_reverse, 1, 1},
+    {"mustReverse", fn_reverse, 1, 1},
+    {"uniq", fn_uniq, 1, 1},
+    {"mustUniq", fn_uniq, 1, 1},
+    {"without", fn_without, 1, -1},
+    {"mustWithout", fn_without, 1, -1},
+    {"has", fn_has, 2, 2},
+    {"mustHas", fn_has, 2, 2},
+    {"compact", fn_compact, 1, 1},
+    {"mustCompact", fn_compact, 1, 1},
+    {"slice", fn_slice, 1, 3},
+    {"mustSlice", fn_slice, 1, 3},
+    {"chunk", fn_chunk, 2, 2},
+    {"mustChunk", fn_chunk, 2, 2},
+    {"until", fn_until, 1, 1},
+    {"untilStep", fn_until_step, 3, 3},
+    {"join", fn_join, 2, 2},
+    {"sortAlpha", fn_sort_alpha, 1, 1},
+    {"toStrings", fn_to_strings, 1, 1},
+    {"split", fn_split, 2, 2},
+    {"splitList", fn_split_list, 2, 2},
+    {"splitn", fn_splitn, 3, 3},
+    {"dict", fn_dict, 0, -1},
+    {"get", fn_get, 2, 2},
+    {"set", fn_set, 3, 3},
+    {"unset", fn_unset, 2, 2},
+    {"hasKey", fn_has_key, 2, 2},
+    {"keys", fn_keys, 0, -1},
+    {"values", fn_values, 1, 1},
+    {"pick", fn_pick, 1, -1},
+    {"omit", fn_omit, 1, -1},
+    {"pluck", fn_pluck, 1, -1},
+    {"dig", fn_dig, 0, -1},
+    {"deepCopy", fn_deep_copy, 1, 1},
+    {"mustDeepCopy", fn_deep_copy, 1, 1},
+    {"default", fn_default, 1, -1},
+    {"empty", fn_empty, 1, 1},
+    {"coalesce", fn_coalesce, 0, -1},
+    {"all", fn_all, 0, -1},
+    {"any", fn_any, 0, -1},
+    {"ternary", fn_ternary, 3, 3},
+    {NULL, NULL, 0, 0},
 };

@@ -37,7 +37,7 @@ static const struct tval *fn_sub(struct texec *x, const struct tval *const *a, s
 {
 	(void)n;
 	return int64_value(x, (long long)((unsigned long long)tconv_int64(a[0]) -
-					  (unsigned long long)tconv_int64(a[1])));
+	                                  (unsigned long long)tconv_int64(a[1])));
 }
 
 static const struct tval *fn_mul(struct texec *x, const struct tval *const *a, size_t n)
@@ -55,8 +55,9 @@ static const struct tval *div_mod(struct texec *x, const struct tval *const *a, 
 	long long l = tconv_int64(a[0]), r = tconv_int64(a[1]);
 
 	if (r == 0)
-		return texec_fail(x, IG_EINVALID, "error calling %s: runtime error: integer divide by zero",
-				  mod ? "mod" : "div");
+		return texec_fail(x, IG_EINVALID,
+		                  "error calling %s: runtime error: integer divide by zero",
+		                  mod ? "mod" : "div");
 	if (r == -1)
 		return int64_value(x, mod ? 0 : (long long)(0ULL - (unsigned long long)l));
 	return int64_value(x, mod ? l % r : l / r);
@@ -99,7 +100,7 @@ static const struct tval *fn_min(struct texec *x, const struct tval *const *a, s
 }
 
 static const struct tval *float_minmax(struct texec *x, const struct tval *const *a, size_t n,
-				       bool max)
+                                       bool max)
 {
 	double r = tconv_float64(a[0]);
 	size_t i;
@@ -181,13 +182,15 @@ static const struct tval *fn_round(struct texec *x, const struct tval *const *a,
 		return NULL;
 	if (n > 2) {
 		if (a[2]->kind != TV_FLOAT)
-			return texec_fail(x, IG_EINVALID, "wrong type for value; expected float64; got %s",
-					  a[2]->type);
+			return texec_fail(x, IG_EINVALID,
+			                  "wrong type for value; expected float64; got %s",
+			                  a[2]->type);
 		on = a[2]->f;
 	}
 	pow10 = pow(10, (double)places);
 	digit = pow10 * val;
-	return texec_check(x, tval_float(x->arena, (modf(digit, &ip) >= on ? ceil(digit) : floor(digit)) / pow10));
+	return texec_check(
+	    x, tval_float(x->arena, (modf(digit, &ip) >= on ? ceil(digit) : floor(digit)) / pow10));
 }
 
 /* ---- encodings and hashes ---- */
@@ -206,9 +209,10 @@ static const struct tval *fn_b64enc(struct texec *x, const struct tval *const *a
 		return NULL;
 	for (i = 0; rc == 0 && i < len; i += 3) {
 		unsigned v = (unsigned)s[i] << 16 | (i + 1 < len ? (unsigned)s[i + 1] << 8 : 0) |
-			     (i + 2 < len ? s[i + 2] : 0);
-		char q[4] = {b64[v >> 18], b64[(v >> 12) & 63], i + 1 < len ? b64[(v >> 6) & 63] : '=',
-			     i + 2 < len ? b64[v & 63] : '='};
+		             (i + 2 < len ? s[i + 2] : 0);
+		char q[4] = {b64[v >> 18], b64[(v >> 12) & 63],
+		             i + 1 < len ? b64[(v >> 6) & 63] : '=',
+		             i + 2 < len ? b64[v & 63] : '='};
 
 		rc = buf_append(&b, q, 4);
 	}
@@ -229,7 +233,7 @@ static bool is_nl(unsigned char c)
 
 /* Go's base64.StdEncoding quantum decoder: bytes appended, *err_at = -1 or the bad offset. */
 static size_t b64_quantum(const unsigned char *s, size_t len, size_t si, unsigned char *out,
-			  size_t *dlen_out, long *err_at)
+                          size_t *dlen_out, long *err_at)
 {
 	int dbuf[4] = {0};
 	size_t j, dlen = 4;
@@ -271,7 +275,8 @@ static size_t b64_quantum(const unsigned char *s, size_t len, size_t si, unsigne
 		dlen = j;
 		break;
 	}
-	unsigned val = (unsigned)dbuf[0] << 18 | (unsigned)dbuf[1] << 12 | (unsigned)dbuf[2] << 6 | (unsigned)dbuf[3];
+	unsigned val = (unsigned)dbuf[0] << 18 | (unsigned)dbuf[1] << 12 | (unsigned)dbuf[2] << 6 |
+	               (unsigned)dbuf[3];
 	out[0] = (unsigned char)(val >> 16);
 	out[1] = (unsigned char)(val >> 8);
 	out[2] = (unsigned char)val;
@@ -483,7 +488,7 @@ static const struct tval *fn_kind_of(struct texec *x, const struct tval *const *
 }
 
 static const struct tval *is_named(struct texec *x, const struct tval *const *a, const char *fn,
-				   const char *name)
+                                   const char *name)
 {
 	const char *t;
 	size_t len;
@@ -519,21 +524,44 @@ static const struct tval *fn_fail(struct texec *x, const struct tval *const *a, 
 	(void)n;
 	if (!targ_string(x, "fail", a[0], &s, &len))
 		return NULL;
-	return texec_fail(x, IG_EINVALID, "error calling fail: %.*s", (int)(len > 300 ? 300 : len), s);
+	return texec_fail(x, IG_EINVALID, "error calling fail: %.*s", (int)(len > 300 ? 300 : len),
+	                  s);
 }
 
 const struct tfunc_entry sprig_misc_table[] = {
-	{"add", fn_add, 0, -1},         {"add1", fn_add1, 1, 1},     {"sub", fn_sub, 2, 2},
-	{"mul", fn_mul, 1, -1},         {"div", fn_div, 2, 2},       {"mod", fn_mod, 2, 2},
-	{"max", fn_max, 1, -1},         {"biggest", fn_max, 1, -1},  {"min", fn_min, 1, -1},
-	{"maxf", fn_maxf, 1, -1},       {"minf", fn_minf, 1, -1},    {"atoi", fn_atoi, 1, 1},
-	{"int", fn_int, 1, 1},          {"int64", fn_int64, 1, 1},   {"float64", fn_float64, 1, 1},
-	{"ceil", fn_ceil, 1, 1},        {"floor", fn_floor, 1, 1},   {"round", fn_round, 2, 3},
-	{"b64enc", fn_b64enc, 1, 1},    {"b64dec", fn_b64dec, 1, 1}, {"sha256sum", fn_sha256sum, 1, 1},
-	{"sha1sum", fn_sha1sum, 1, 1},  {"adler32sum", fn_adler32sum, 1, 1},
-	{"clean", fn_clean, 1, 1},      {"base", fn_base, 1, 1},     {"dir", fn_dir, 1, 1},
-	{"ext", fn_ext, 1, 1},          {"isAbs", fn_is_abs, 1, 1},  {"typeOf", fn_type_of, 1, 1},
-	{"kindOf", fn_kind_of, 1, 1},   {"typeIs", fn_type_is, 2, 2}, {"kindIs", fn_kind_is, 2, 2},
-	{"deepEqual", fn_deep_equal, 2, 2}, {"fail", fn_fail, 1, 1},
-	{NULL, NULL, 0, 0},
+    {"add", fn_add, 0, -1},
+    {"add1", fn_add1, 1, 1},
+    {"sub", fn_sub, 2, 2},
+    {"mul", fn_mul, 1, -1},
+    {"div", fn_div, 2, 2},
+    {"mod", fn_mod, 2, 2},
+    {"max", fn_max, 1, -1},
+    {"biggest", fn_max, 1, -1},
+    {"min", fn_min, 1, -1},
+    {"maxf", fn_maxf, 1, -1},
+    {"minf", fn_minf, 1, -1},
+    {"atoi", fn_atoi, 1, 1},
+    {"int", fn_int, 1, 1},
+    {"int64", fn_int64, 1, 1},
+    {"float64", fn_float64, 1, 1},
+    {"ceil", fn_ceil, 1, 1},
+    {"floor", fn_floor, 1, 1},
+    {"round", fn_round, 2, 3},
+    {"b64enc", fn_b64enc, 1, 1},
+    {"b64dec", fn_b64dec, 1, 1},
+    {"sha256sum", fn_sha256sum, 1, 1},
+    {"sha1sum", fn_sha1sum, 1, 1},
+    {"adler32sum", fn_adler32sum, 1, 1},
+    {"clean", fn_clean, 1, 1},
+    {"base", fn_base, 1, 1},
+    {"dir", fn_dir, 1, 1},
+    {"ext", fn_ext, 1, 1},
+    {"isAbs", fn_is_abs, 1, 1},
+    {"typeOf", fn_type_of, 1, 1},
+    {"kindOf", fn_kind_of, 1, 1},
+    {"typeIs", fn_type_is, 2, 2},
+    {"kindIs", fn_kind_is, 2, 2},
+    {"deepEqual", fn_deep_equal, 2, 2},
+    {"fail", fn_fail, 1, 1},
+    {NULL, NULL, 0, 0},
 };

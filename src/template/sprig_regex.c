@@ -16,8 +16,8 @@ struct re {
 /* A construct RE2 does not have, or NULL. */
 static const char *re2_unsupported(const char *p, size_t n)
 {
-	static const char *const groups[] = {"(?=", "(?!", "(?<=", "(?<!", "(?>", "(?R", "(?(",
-					     "(?|", "(?#", "(?C", "(*"};
+	static const char *const groups[] = {"(?=", "(?!", "(?<=", "(?<!", "(?>", "(?R",
+	                                     "(?(", "(?|", "(?#",  "(?C",  "(*"};
 	size_t i, g;
 	bool in_class = false;
 
@@ -40,9 +40,11 @@ static const char *re2_unsupported(const char *p, size_t n)
 			continue;
 		}
 		for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
-			if (n - i >= strlen(groups[g]) && !memcmp(p + i, groups[g], strlen(groups[g])))
+			if (n - i >= strlen(groups[g]) &&
+			    !memcmp(p + i, groups[g], strlen(groups[g])))
 				return groups[g];
-		if (p[i] == '(' && i + 2 < n && p[i + 1] == '?' && p[i + 2] >= '0' && p[i + 2] <= '9')
+		if (p[i] == '(' && i + 2 < n && p[i + 1] == '?' && p[i + 2] >= '0' &&
+		    p[i + 2] <= '9')
 			return "(?N";
 		if (p[i] == '+' && i > 0 && strchr("*+?}", p[i - 1]))
 			return "possessive quantifier";
@@ -62,7 +64,8 @@ static int re_compile(struct re *re, const struct tval *pattern, char *why, size
 		return -1;
 	}
 	re->code = pcre2_compile((PCRE2_SPTR)pattern->s, pattern->len,
-				 PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY, &code, &off, NULL);
+	                         PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY, &code,
+	                         &off, NULL);
 	if (!re->code) {
 		PCRE2_UCHAR msg[160];
 
@@ -89,12 +92,13 @@ static bool compile_or_fail(struct texec *x, struct re *re, const char *fn, cons
 	char why[256];
 
 	if (p->kind != TV_STRING) {
-		texec_fail(x, IG_EINVALID, "wrong type for value; expected string; got %s", p->type);
+		texec_fail(x, IG_EINVALID, "wrong type for value; expected string; got %s",
+		           p->type);
 		return false;
 	}
 	if (re_compile(re, p, why, sizeof(why)) < 0) {
 		texec_fail(x, IG_EINVALID, "error calling %s: regexp: Compile(%.*s): %s", fn,
-			   (int)(p->len > 80 ? 80 : p->len), p->s, why);
+		           (int)(p->len > 80 ? 80 : p->len), p->s, why);
 		return false;
 	}
 	return true;
@@ -118,7 +122,7 @@ static size_t rune_width(const char *s, size_t len, size_t pos)
 
 /* Go's allMatches: start/end pairs of up to max matches (max < 0: all). */
 static size_t all_matches(struct re *re, const char *s, size_t len, long long max, size_t *pairs,
-			  size_t cap)
+                          size_t cap)
 {
 	size_t pos = 0, count = 0;
 	long long prev_end = -1;
@@ -145,7 +149,7 @@ static size_t all_matches(struct re *re, const char *s, size_t len, long long ma
 }
 
 static const struct tval *fn_regex_match(struct texec *x, const struct tval *const *a, size_t n,
-					 bool must)
+                                         bool must)
 {
 	const char *s;
 	size_t len;
@@ -155,7 +159,8 @@ static const struct tval *fn_regex_match(struct texec *x, const struct tval *con
 	bool m;
 
 	(void)n;
-	if (!targ_string(x, "regexMatch", a[0], &s, &len) || !targ_string(x, "regexMatch", a[1], &s, &len))
+	if (!targ_string(x, "regexMatch", a[0], &s, &len) ||
+	    !targ_string(x, "regexMatch", a[1], &s, &len))
 		return NULL;
 	if (re_compile(&re, a[0], why, sizeof(why)) < 0) {
 		if (must)
@@ -172,7 +177,8 @@ static const struct tval *fn_regex_match_lax(struct texec *x, const struct tval 
 	return fn_regex_match(x, a, n, false);
 }
 
-static const struct tval *fn_regex_match_must(struct texec *x, const struct tval *const *a, size_t n)
+static const struct tval *fn_regex_match_must(struct texec *x, const struct tval *const *a,
+                                              size_t n)
 {
 	return fn_regex_match(x, a, n, true);
 }
@@ -186,10 +192,11 @@ static const struct tval *fn_regex_find(struct texec *x, const struct tval *cons
 	const struct tval *r;
 
 	(void)n;
-	if (!targ_string(x, "regexFind", a[1], &s, &len) || !compile_or_fail(x, &re, "regexFind", a[0]))
+	if (!targ_string(x, "regexFind", a[1], &s, &len) ||
+	    !compile_or_fail(x, &re, "regexFind", a[0]))
 		return NULL;
 	r = re_exec(&re, s, len, 0, &ov) ? tval_string(x->arena, s + ov[0], ov[1] - ov[0])
-					  : tval_cstring(x->arena, "");
+	                                 : tval_cstring(x->arena, "");
 	re_free(&re);
 	return texec_check(x, r);
 }
@@ -203,7 +210,8 @@ static const struct tval *fn_regex_find_all(struct texec *x, const struct tval *
 	struct tval *r;
 
 	(void)n;
-	if (!targ_string(x, "regexFindAll", a[1], &s, &len) || !targ_int(x, "regexFindAll", a[2], &max) ||
+	if (!targ_string(x, "regexFindAll", a[1], &s, &len) ||
+	    !targ_int(x, "regexFindAll", a[2], &max) ||
 	    !compile_or_fail(x, &re, "regexFindAll", a[0]))
 		return NULL;
 	if (!(pairs = tarena_alloc(x->arena, 2 * (len + 2) * sizeof(*pairs)))) {
@@ -215,8 +223,9 @@ static const struct tval *fn_regex_find_all(struct texec *x, const struct tval *
 	if (!(r = tval_list(x->arena, count, "[]string", TV_STRING)))
 		return texec_check(x, NULL);
 	for (i = 0; i < count; i++)
-		if (tval_list_push(x->arena, r, tval_string(x->arena, s + pairs[2 * i],
-							    pairs[2 * i + 1] - pairs[2 * i])) < 0)
+		if (tval_list_push(x->arena, r,
+		                   tval_string(x->arena, s + pairs[2 * i],
+		                               pairs[2 * i + 1] - pairs[2 * i])) < 0)
 			return texec_check(x, NULL);
 	return r;
 }
@@ -224,7 +233,7 @@ static const struct tval *fn_regex_find_all(struct texec *x, const struct tval *
 /* Go's Regexp.Expand of one `$name` / `${name}` at t (after the `$`); returns bytes used, 0 when
  * malformed. */
 static size_t expand_ref(struct buf *b, struct re *re, const char *t, size_t tlen, const char *s,
-			 const PCRE2_SIZE *ov, int *rc)
+                         const PCRE2_SIZE *ov, int *rc)
 {
 	size_t i = 0, start, nlen;
 	bool brace = tlen && t[0] == '{';
@@ -233,7 +242,9 @@ static size_t expand_ref(struct buf *b, struct re *re, const char *t, size_t tle
 	int idx;
 
 	start = i = brace;
-	while (i < tlen && (t[i] == '_' || (t[i] >= '0' && t[i] <= '9') || ((t[i] | 0x20) >= 'a' && (t[i] | 0x20) <= 'z') || (unsigned char)t[i] >= 0x80))
+	while (i < tlen &&
+	       (t[i] == '_' || (t[i] >= '0' && t[i] <= '9') ||
+	        ((t[i] | 0x20) >= 'a' && (t[i] | 0x20) <= 'z') || (unsigned char)t[i] >= 0x80))
 		i++;
 	nlen = i - start;
 	if (nlen == 0 || nlen >= sizeof(name) || (brace && (i >= tlen || t[i] != '}')))
@@ -241,17 +252,20 @@ static size_t expand_ref(struct buf *b, struct re *re, const char *t, size_t tle
 	memcpy(name, t + start, nlen);
 	name[nlen] = 0;
 	for (size_t k = 0; k < nlen && num >= 0; k++)
-		num = name[k] >= '0' && name[k] <= '9' && num < 100000000 ? num * 10 + (name[k] - '0') : -1;
+		num = name[k] >= '0' && name[k] <= '9' && num < 100000000
+		          ? num * 10 + (name[k] - '0')
+		          : -1;
 	if (name[0] == '0' && nlen > 1)
 		num = -1;
 	idx = num >= 0 ? (int)num : pcre2_substring_number_from_name(re->code, (PCRE2_SPTR)name);
-	if (idx >= 0 && (uint32_t)idx < pcre2_get_ovector_count(re->md) && ov[2 * idx] != PCRE2_UNSET)
+	if (idx >= 0 && (uint32_t)idx < pcre2_get_ovector_count(re->md) &&
+	    ov[2 * idx] != PCRE2_UNSET)
 		*rc = buf_append(b, s + ov[2 * idx], ov[2 * idx + 1] - ov[2 * idx]);
 	return i + brace;
 }
 
 static int expand(struct buf *b, struct re *re, const char *t, size_t tlen, const char *s,
-		  const PCRE2_SIZE *ov)
+                  const PCRE2_SIZE *ov)
 {
 	size_t i = 0, used;
 	int rc = 0;
@@ -273,7 +287,7 @@ static int expand(struct buf *b, struct re *re, const char *t, size_t tlen, cons
 }
 
 static const struct tval *replace_all(struct texec *x, const struct tval *const *a, const char *fn,
-				      bool literal)
+                                      bool literal)
 {
 	struct buf b = BUF_INIT_MAX(texec_cap(x));
 	const char *s, *repl;
@@ -286,11 +300,13 @@ static const struct tval *replace_all(struct texec *x, const struct tval *const 
 	    !compile_or_fail(x, &re, fn, a[0]))
 		return NULL;
 	while (rc == 0 && search <= len && re_exec(&re, s, len, search, &ov)) {
-		size_t w = search < len ? rune_width(s, len, search) : 0, start = ov[0], end = ov[1];
+		size_t w = search < len ? rune_width(s, len, search) : 0, start = ov[0],
+		       end = ov[1];
 
 		rc = buf_append(&b, s + last_end, start - last_end);
 		if (rc == 0 && (end > last_end || start == 0))
-			rc = literal ? buf_append(&b, repl, rlen) : expand(&b, &re, repl, rlen, s, ov);
+			rc = literal ? buf_append(&b, repl, rlen)
+			             : expand(&b, &re, repl, rlen, s, ov);
 		last_end = end;
 		if (search + w > end)
 			search += w;
@@ -305,14 +321,15 @@ static const struct tval *replace_all(struct texec *x, const struct tval *const 
 	return texec_string(x, &b, rc);
 }
 
-static const struct tval *fn_regex_replace_all(struct texec *x, const struct tval *const *a, size_t n)
+static const struct tval *fn_regex_replace_all(struct texec *x, const struct tval *const *a,
+                                               size_t n)
 {
 	(void)n;
 	return replace_all(x, a, "regexReplaceAll", false);
 }
 
 static const struct tval *fn_regex_replace_literal(struct texec *x, const struct tval *const *a,
-						   size_t n)
+                                                   size_t n)
 {
 	(void)n;
 	return replace_all(x, a, "regexReplaceAllLiteral", true);
@@ -327,8 +344,8 @@ static const struct tval *fn_regex_split(struct texec *x, const struct tval *con
 	struct tval *r;
 
 	(void)n;
-	if (!targ_string(x, "regexSplit", a[1], &s, &len) || !targ_int(x, "regexSplit", a[2], &max) ||
-	    !compile_or_fail(x, &re, "regexSplit", a[0]))
+	if (!targ_string(x, "regexSplit", a[1], &s, &len) ||
+	    !targ_int(x, "regexSplit", a[2], &max) || !compile_or_fail(x, &re, "regexSplit", a[0]))
 		return NULL;
 	if (max == 0) {
 		re_free(&re);
@@ -342,7 +359,9 @@ static const struct tval *fn_regex_split(struct texec *x, const struct tval *con
 	}
 	if (a[0]->len > 0 && len == 0) {
 		re_free(&re);
-		return tval_list_push(x->arena, r, tval_cstring(x->arena, "")) < 0 ? texec_check(x, NULL) : r;
+		return tval_list_push(x->arena, r, tval_cstring(x->arena, "")) < 0
+		           ? texec_check(x, NULL)
+		           : r;
 	}
 	count = all_matches(&re, s, len, max, pairs, len + 2);
 	re_free(&re);
@@ -355,12 +374,14 @@ static const struct tval *fn_regex_split(struct texec *x, const struct tval *con
 			return texec_check(x, NULL);
 		beg = pairs[2 * i + 1];
 	}
-	if (end != len && tval_list_push(x->arena, r, tval_string(x->arena, s + beg, len - beg)) < 0)
+	if (end != len &&
+	    tval_list_push(x->arena, r, tval_string(x->arena, s + beg, len - beg)) < 0)
 		return texec_check(x, NULL);
 	return r;
 }
 
-static const struct tval *fn_regex_quote_meta(struct texec *x, const struct tval *const *a, size_t n)
+static const struct tval *fn_regex_quote_meta(struct texec *x, const struct tval *const *a,
+                                              size_t n)
 {
 	struct buf b = BUF_INIT_MAX(texec_cap(x));
 	const char *s;
@@ -380,18 +401,18 @@ static const struct tval *fn_regex_quote_meta(struct texec *x, const struct tval
 }
 
 const struct tfunc_entry sprig_regex_table[] = {
-	{"regexMatch", fn_regex_match_lax, 2, 2},
-	{"mustRegexMatch", fn_regex_match_must, 2, 2},
-	{"regexFind", fn_regex_find, 2, 2},
-	{"mustRegexFind", fn_regex_find, 2, 2},
-	{"regexFindAll", fn_regex_find_all, 3, 3},
-	{"mustRegexFindAll", fn_regex_find_all, 3, 3},
-	{"regexReplaceAll", fn_regex_replace_all, 3, 3},
-	{"mustRegexReplaceAll", fn_regex_replace_all, 3, 3},
-	{"regexReplaceAllLiteral", fn_regex_replace_literal, 3, 3},
-	{"mustRegexReplaceAllLiteral", fn_regex_replace_literal, 3, 3},
-	{"regexSplit", fn_regex_split, 3, 3},
-	{"mustRegexSplit", fn_regex_split, 3, 3},
-	{"regexQuoteMeta", fn_regex_quote_meta, 1, 1},
-	{NULL, NULL, 0, 0},
+    {"regexMatch", fn_regex_match_lax, 2, 2},
+    {"mustRegexMatch", fn_regex_match_must, 2, 2},
+    {"regexFind", fn_regex_find, 2, 2},
+    {"mustRegexFind", fn_regex_find, 2, 2},
+    {"regexFindAll", fn_regex_find_all, 3, 3},
+    {"mustRegexFindAll", fn_regex_find_all, 3, 3},
+    {"regexReplaceAll", fn_regex_replace_all, 3, 3},
+    {"mustRegexReplaceAll", fn_regex_replace_all, 3, 3},
+    {"regexReplaceAllLiteral", fn_regex_replace_literal, 3, 3},
+    {"mustRegexReplaceAllLiteral", fn_regex_replace_literal, 3, 3},
+    {"regexSplit", fn_regex_split, 3, 3},
+    {"mustRegexSplit", fn_regex_split, 3, 3},
+    {"regexQuoteMeta", fn_regex_quote_meta, 1, 1},
+    {NULL, NULL, 0, 0},
 };

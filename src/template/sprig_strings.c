@@ -6,15 +6,15 @@
 
 #include "template_private.h"
 
-#define S(i, var, len)                                                                         \
-	const char *var;                                                                       \
-	size_t len;                                                                            \
-	if (!targ_string(x, fname, a[i], &var, &len))                                         \
-		return NULL
-#define I(i, var)                                                                              \
-	long long var;                                                                         \
-	if (!targ_int(x, fname, a[i], &var))                                                  \
-		return NULL
+#define S(i, var, len)                                                                             \
+	const char *var;                                                                           \
+	size_t len;                                                                                \
+	if (!targ_string(x, fname, a[i], &var, &len))                                              \
+	return NULL
+#define I(i, var)                                                                                  \
+	long long var;                                                                             \
+	if (!targ_int(x, fname, a[i], &var))                                                       \
+	return NULL
 
 static const struct tval *str(struct texec *x, const char *s, size_t len)
 {
@@ -56,7 +56,7 @@ static bool in_cutset(const char *cut, size_t clen, const char *s, size_t w)
 
 /* strings.Trim (cut != NULL) and strings.TrimSpace (cut == NULL). */
 static const struct tval *trim_runes(struct texec *x, const char *s, size_t len, const char *cut,
-				     size_t clen)
+                                     size_t clen)
 {
 	size_t i = 0, j, end, w;
 	unsigned cp;
@@ -121,7 +121,7 @@ static const struct tval *fn_trim_suffix(struct texec *x, const struct tval *con
 
 /* Unicode case mapping (Go's simple mapping) through the C.UTF-8 locale. */
 static const struct tval *map_case(struct texec *x, const char *fname, const char *s, size_t len,
-				   int mode)
+                                   int mode)
 {
 	struct buf b = BUF_INIT_MAX(texec_cap(x));
 	locale_t loc = (locale_t)0;
@@ -134,14 +134,14 @@ static const struct tval *map_case(struct texec *x, const char *fname, const cha
 		size_t w = tutf8_decode(s + i, len - i, &cp);
 		char u[4];
 		bool sep = prev < 0x80 ? !(prev == '_' || (prev >= '0' && prev <= '9') ||
-					   ((prev | 0x20) >= 'a' && (prev | 0x20) <= 'z'))
-				       : is_space_rune(prev);
+		                           ((prev | 0x20) >= 'a' && (prev | 0x20) <= 'z'))
+		                       : is_space_rune(prev);
 
 		if (cp >= 0x80 && !(cp == 0xFFFD && w == 1) && !loc &&
 		    !(loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0))) {
 			buf_release(&b);
-			return texec_fail(x, IG_EFAIL, "%s: no C.UTF-8 locale for Unicode case mapping",
-					  fname);
+			return texec_fail(x, IG_EFAIL,
+			                  "%s: no C.UTF-8 locale for Unicode case mapping", fname);
 		}
 		out = cp;
 		if (cp == 0xFFFD && w == 1) {
@@ -153,10 +153,10 @@ static const struct tval *map_case(struct texec *x, const char *fname, const cha
 		}
 		if (mode == 'u' || (mode == 't' && sep))
 			out = cp < 0x80 ? (cp >= 'a' && cp <= 'z' ? cp - 32 : cp)
-					: (unsigned)towupper_l((wint_t)cp, loc);
+			                : (unsigned)towupper_l((wint_t)cp, loc);
 		else if (mode == 'l')
 			out = cp < 0x80 ? (cp >= 'A' && cp <= 'Z' ? cp + 32 : cp)
-					: (unsigned)towlower_l((wint_t)cp, loc);
+			                : (unsigned)towlower_l((wint_t)cp, loc);
 		rc = buf_append(&b, u, tutf8_encode(u, out));
 		prev = cp;
 		i += w;
@@ -220,16 +220,19 @@ static const struct tval *fn_substr(struct texec *x, const struct tval *const *a
 	(void)n;
 	if (start < 0) {
 		if (end < 0 || (unsigned long long)end > len)
-			return texec_fail(x, IG_EINVALID, "error calling substr: slice bounds out of range");
+			return texec_fail(x, IG_EINVALID,
+			                  "error calling substr: slice bounds out of range");
 		return str(x, s, (size_t)end);
 	}
 	if (end < 0 || (unsigned long long)end > len) {
 		if ((unsigned long long)start > len)
-			return texec_fail(x, IG_EINVALID, "error calling substr: slice bounds out of range");
+			return texec_fail(x, IG_EINVALID,
+			                  "error calling substr: slice bounds out of range");
 		return str(x, s + start, len - (size_t)start);
 	}
 	if (start > end)
-		return texec_fail(x, IG_EINVALID, "error calling substr: slice bounds out of range");
+		return texec_fail(x, IG_EINVALID,
+		                  "error calling substr: slice bounds out of range");
 	return str(x, s + start, (size_t)(end - start));
 }
 
@@ -286,7 +289,7 @@ static const struct tval *fn_abbrev(struct texec *x, const struct tval *const *a
 }
 
 static const struct tval *affix(struct texec *x, const struct tval *const *a, const char *fname,
-				int where)
+                                int where)
 {
 	const char *p, *s;
 	size_t plen, len, i;
@@ -325,7 +328,7 @@ static const struct tval *fn_has_suffix(struct texec *x, const struct tval *cons
 
 /* quote, squote and cat: each non-nil argument through strval, joined by spaces. */
 static const struct tval *join_args(struct texec *x, const struct tval *const *a, size_t n,
-				    int style)
+                                    int style)
 {
 	struct buf b = BUF_INIT_MAX(texec_cap(x));
 	const struct tval *s;
@@ -345,8 +348,8 @@ static const struct tval *join_args(struct texec *x, const struct tval *const *a
 			rc = tfmt_quote(&b, s->s, s->len);
 		else if (rc == 0 && style == '\'')
 			rc = buf_puts(&b, "'") || buf_append(&b, s->s, s->len) || buf_puts(&b, "'")
-				 ? IG_ETOOBIG
-				 : 0;
+			         ? IG_ETOOBIG
+			         : 0;
 		else if (rc == 0)
 			rc = buf_append(&b, s->s, s->len);
 	}
@@ -369,7 +372,7 @@ static const struct tval *fn_cat(struct texec *x, const struct tval *const *a, s
 }
 
 static const struct tval *do_indent(struct texec *x, const struct tval *const *a, const char *fname,
-				    bool newline)
+                                    bool newline)
 {
 	struct buf b = BUF_INIT_MAX(texec_cap(x));
 	long long i;
@@ -460,30 +463,30 @@ static const struct tval *fn_hello(struct texec *x, const struct tval *const *a,
 }
 
 const struct tfunc_entry sprig_strings_table[] = {
-	{"trim", fn_trim, 1, 1},
-	{"trimAll", fn_trim_all, 2, 2},
-	{"trimall", fn_trim_all, 2, 2},
-	{"trimPrefix", fn_trim_prefix, 2, 2},
-	{"trimSuffix", fn_trim_suffix, 2, 2},
-	{"upper", fn_upper, 1, 1},
-	{"lower", fn_lower, 1, 1},
-	{"title", fn_title, 1, 1},
-	{"repeat", fn_repeat, 2, 2},
-	{"substr", fn_substr, 3, 3},
-	{"nospace", fn_nospace, 1, 1},
-	{"trunc", fn_trunc, 2, 2},
-	{"abbrev", fn_abbrev, 2, 2},
-	{"contains", fn_contains, 2, 2},
-	{"hasPrefix", fn_has_prefix, 2, 2},
-	{"hasSuffix", fn_has_suffix, 2, 2},
-	{"quote", fn_quote, 0, -1},
-	{"squote", fn_squote, 0, -1},
-	{"cat", fn_cat, 0, -1},
-	{"indent", fn_indent, 2, 2},
-	{"nindent", fn_nindent, 2, 2},
-	{"replace", fn_replace, 3, 3},
-	{"plural", fn_plural, 3, 3},
-	{"toString", fn_to_string, 1, 1},
-	{"hello", fn_hello, 0, 0},
-	{NULL, NULL, 0, 0},
+    {"trim", fn_trim, 1, 1},
+    {"trimAll", fn_trim_all, 2, 2},
+    {"trimall", fn_trim_all, 2, 2},
+    {"trimPrefix", fn_trim_prefix, 2, 2},
+    {"trimSuffix", fn_trim_suffix, 2, 2},
+    {"upper", fn_upper, 1, 1},
+    {"lower", fn_lower, 1, 1},
+    {"title", fn_title, 1, 1},
+    {"repeat", fn_repeat, 2, 2},
+    {"substr", fn_substr, 3, 3},
+    {"nospace", fn_nospace, 1, 1},
+    {"trunc", fn_trunc, 2, 2},
+    {"abbrev", fn_abbrev, 2, 2},
+    {"contains", fn_contains, 2, 2},
+    {"hasPrefix", fn_has_prefix, 2, 2},
+    {"hasSuffix", fn_has_suffix, 2, 2},
+    {"quote", fn_quote, 0, -1},
+    {"squote", fn_squote, 0, -1},
+    {"cat", fn_cat, 0, -1},
+    {"indent", fn_indent, 2, 2},
+    {"nindent", fn_nindent, 2, 2},
+    {"replace", fn_replace, 3, 3},
+    {"plural", fn_plural, 3, 3},
+    {"toString", fn_to_string, 1, 1},
+    {"hello", fn_hello, 0, 0},
+    {NULL, NULL, 0, 0},
 };

@@ -11,14 +11,15 @@
 static bool wrong_type(struct texec *x, const char *fn, const struct tval *v, const char *want)
 {
 	if (v->kind == TV_NIL)
-		texec_fail(x, IG_EINVALID, "error calling %s: invalid value; expected %s", fn, want);
+		texec_fail(x, IG_EINVALID, "error calling %s: invalid value; expected %s", fn,
+		           want);
 	else
-		texec_fail(x, IG_EINVALID, "wrong type for value; expected %s; got %s", want, v->type);
+		texec_fail(x, IG_EINVALID, "wrong type for value; expected %s; got %s", want,
+		           v->type);
 	return false;
 }
 
-bool targ_string(struct texec *x, const char *fn, const struct tval *v, const char **s,
-		 size_t *len)
+bool targ_string(struct texec *x, const char *fn, const struct tval *v, const char **s, size_t *len)
 {
 	if (v->kind != TV_STRING)
 		return wrong_type(x, fn, v, "string");
@@ -52,9 +53,12 @@ long long tconv_int64(const struct tval *v)
 	size_t n;
 
 	switch (v->kind) {
-	case TV_INT: return v->i;
-	case TV_FLOAT: return (long long)v->f;
-	case TV_BOOL: return v->b;
+	case TV_INT:
+		return v->i;
+	case TV_FLOAT:
+		return (long long)v->f;
+	case TV_BOOL:
+		return v->b;
 	case TV_STRING:
 		n = v->len < sizeof(tmp) - 1 ? v->len : sizeof(tmp) - 1;
 		memcpy(tmp, v->s, n);
@@ -66,7 +70,8 @@ long long tconv_int64(const struct tval *v)
 		errno = 0;
 		r = strtoll(tmp, &end, 0);
 		return *end || errno ? 0 : r;
-	default: return 0;
+	default:
+		return 0;
 	}
 }
 
@@ -76,9 +81,12 @@ double tconv_float64(const struct tval *v)
 	double r;
 
 	switch (v->kind) {
-	case TV_INT: return (double)v->i;
-	case TV_FLOAT: return v->f;
-	case TV_BOOL: return v->b;
+	case TV_INT:
+		return (double)v->i;
+	case TV_FLOAT:
+		return v->f;
+	case TV_BOOL:
+		return v->b;
 	case TV_STRING:
 		if (v->len == 0 || v->len >= sizeof(tmp) || v->s[0] == ' ')
 			return 0;
@@ -86,7 +94,8 @@ double tconv_float64(const struct tval *v)
 		tmp[v->len] = 0;
 		r = strtod(tmp, &end);
 		return *end ? 0 : r;
-	default: return 0;
+	default:
+		return 0;
 	}
 }
 
@@ -139,13 +148,26 @@ static const struct tval *fn_html(struct texec *x, const struct tval *const *a, 
 
 	for (i = 0; s && rc == 0 && i < s->len; i++) {
 		switch (s->s[i]) {
-		case '"': rc = buf_puts(&b, "&#34;"); break;
-		case '\'': rc = buf_puts(&b, "&#39;"); break;
-		case '&': rc = buf_puts(&b, "&amp;"); break;
-		case '<': rc = buf_puts(&b, "&lt;"); break;
-		case '>': rc = buf_puts(&b, "&gt;"); break;
-		case 0: rc = buf_puts(&b, "\xef\xbf\xbd"); break;
-		default: rc = buf_append(&b, &s->s[i], 1);
+		case '"':
+			rc = buf_puts(&b, "&#34;");
+			break;
+		case '\'':
+			rc = buf_puts(&b, "&#39;");
+			break;
+		case '&':
+			rc = buf_puts(&b, "&amp;");
+			break;
+		case '<':
+			rc = buf_puts(&b, "&lt;");
+			break;
+		case '>':
+			rc = buf_puts(&b, "&gt;");
+			break;
+		case 0:
+			rc = buf_puts(&b, "\xef\xbf\xbd");
+			break;
+		default:
+			rc = buf_append(&b, &s->s[i], 1);
 		}
 	}
 	return s ? texec_string(x, &b, rc) : (buf_release(&b), NULL);
@@ -215,7 +237,8 @@ static const struct tval *fn_unused(struct texec *x, const struct tval *const *a
 
 static bool comparable_basic(const struct tval *v)
 {
-	return v->kind == TV_BOOL || v->kind == TV_INT || v->kind == TV_FLOAT || v->kind == TV_STRING;
+	return v->kind == TV_BOOL || v->kind == TV_INT || v->kind == TV_FLOAT ||
+	       v->kind == TV_STRING;
 }
 
 /* Go's eq for one pair: 1 equal, 0 not, -1 error (set). */
@@ -223,13 +246,19 @@ static int eq_pair(struct texec *x, const struct tval *a, const struct tval *b)
 {
 	if (a->kind != b->kind) {
 		if (a->kind != TV_NIL && b->kind != TV_NIL)
-			return texec_fail(x, IG_EINVALID, "error calling eq: incompatible types for comparison"), -1;
+			return texec_fail(x, IG_EINVALID,
+			                  "error calling eq: incompatible types for comparison"),
+			       -1;
 		return 0;
 	}
 	if (a->kind == TV_LIST || a->kind == TV_MAP)
-		return texec_fail(x, IG_EINVALID, "error calling eq: non-comparable type %s", a->type), -1;
+		return texec_fail(x, IG_EINVALID, "error calling eq: non-comparable type %s",
+		                  a->type),
+		       -1;
 	if (a->kind == TV_STRUCT && strcmp(a->type, b->type) != 0)
-		return texec_fail(x, IG_EINVALID, "error calling eq: incompatible types for comparison"), -1;
+		return texec_fail(x, IG_EINVALID,
+		                  "error calling eq: incompatible types for comparison"),
+		       -1;
 	return tval_deep_equal(a, b);
 }
 
@@ -238,7 +267,8 @@ static const struct tval *fn_eq(struct texec *x, const struct tval *const *a, si
 	size_t i;
 
 	if (n < 2)
-		return texec_fail(x, IG_EINVALID, "error calling eq: missing argument for comparison");
+		return texec_fail(x, IG_EINVALID,
+		                  "error calling eq: missing argument for comparison");
 	for (i = 1; i < n; i++) {
 		int r = eq_pair(x, a[0], a[i]);
 
@@ -264,13 +294,20 @@ static int less(struct texec *x, const char *fn, const struct tval *a, const str
 	size_t m;
 	int c;
 
-	if (!comparable_basic(a) || !comparable_basic(b) || a->kind == TV_BOOL || b->kind == TV_BOOL)
-		return texec_fail(x, IG_EINVALID, "error calling %s: invalid type for comparison", fn), -1;
+	if (!comparable_basic(a) || !comparable_basic(b) || a->kind == TV_BOOL ||
+	    b->kind == TV_BOOL)
+		return texec_fail(x, IG_EINVALID, "error calling %s: invalid type for comparison",
+		                  fn),
+		       -1;
 	if (a->kind != b->kind)
-		return texec_fail(x, IG_EINVALID, "error calling %s: incompatible types for comparison", fn), -1;
+		return texec_fail(x, IG_EINVALID,
+		                  "error calling %s: incompatible types for comparison", fn),
+		       -1;
 	switch (a->kind) {
-	case TV_INT: return a->i < b->i;
-	case TV_FLOAT: return a->f < b->f;
+	case TV_INT:
+		return a->i < b->i;
+	case TV_FLOAT:
+		return a->f < b->f;
 	default:
 		m = a->len < b->len ? a->len : b->len;
 		c = memcmp(a->s, b->s, m);
@@ -279,7 +316,7 @@ static int less(struct texec *x, const char *fn, const struct tval *a, const str
 }
 
 static const struct tval *compare(struct texec *x, const char *fn, const struct tval *a,
-				  const struct tval *b, bool swap, bool or_equal)
+                                  const struct tval *b, bool swap, bool or_equal)
 {
 	int lt = swap ? less(x, fn, b, a) : less(x, fn, a, b), eq;
 
@@ -322,7 +359,7 @@ static const struct tval *fn_len(struct texec *x, const struct tval *const *a, s
 	(void)n;
 	if (a[0]->kind != TV_STRING && a[0]->kind != TV_LIST && a[0]->kind != TV_MAP)
 		return texec_fail(x, IG_EINVALID, "error calling len: len of type %s",
-				  a[0]->kind == TV_NIL ? "<nil>" : a[0]->type);
+		                  a[0]->kind == TV_NIL ? "<nil>" : a[0]->type);
 	return texec_check(x, tval_int(x->arena, (long long)a[0]->len, "int"));
 }
 
@@ -332,10 +369,12 @@ static const struct tval *index_one(struct texec *x, const struct tval *item, co
 
 	if (item->kind == TV_LIST || item->kind == TV_STRING) {
 		if (i->kind != TV_INT)
-			return texec_fail(x, IG_EINVALID, "error calling index: cannot index slice/array with type %s",
-					  i->type);
+			return texec_fail(
+			    x, IG_EINVALID,
+			    "error calling index: cannot index slice/array with type %s", i->type);
 		if (i->i < 0 || (unsigned long long)i->i >= item->len)
-			return texec_fail(x, IG_EINVALID, "error calling index: index out of range: %lld", i->i);
+			return texec_fail(x, IG_EINVALID,
+			                  "error calling index: index out of range: %lld", i->i);
 		if (item->kind == TV_LIST)
 			return item->items[i->i];
 		return texec_check(x, tval_int(x->arena, (unsigned char)item->s[i->i], "uint8"));
@@ -343,15 +382,18 @@ static const struct tval *index_one(struct texec *x, const struct tval *item, co
 	if (item->kind == TV_MAP) {
 		if (i->kind == TV_NIL || (item->len && item->items[0]->kind != i->kind) ||
 		    (!item->len && i->kind != TV_STRING))
-			return texec_fail(x, IG_EINVALID, "error calling index: value has type %s; should be %s",
-					  i->type, item->len ? item->items[0]->type : "string");
+			return texec_fail(x, IG_EINVALID,
+			                  "error calling index: value has type %s; should be %s",
+			                  i->type, item->len ? item->items[0]->type : "string");
 		if ((v = tval_map_get(item, i)))
 			return v;
-		return item->elem == TV_STRING ? texec_check(x, tval_cstring(x->arena, "")) : tval_nil();
+		return item->elem == TV_STRING ? texec_check(x, tval_cstring(x->arena, ""))
+		                               : tval_nil();
 	}
 	if (item->kind == TV_NIL)
 		return texec_fail(x, IG_EINVALID, "error calling index: index of untyped nil");
-	return texec_fail(x, IG_EINVALID, "error calling index: can't index item of type %s", item->type);
+	return texec_fail(x, IG_EINVALID, "error calling index: can't index item of type %s",
+	                  item->type);
 }
 
 static const struct tval *fn_index(struct texec *x, const struct tval *const *a, size_t n)
@@ -369,31 +411,95 @@ static const struct tval *fn_call(struct texec *x, const struct tval *const *a, 
 	(void)n;
 	if (a[0]->kind == TV_NIL)
 		return texec_fail(x, IG_EINVALID, "error calling call: call of nil");
-	return texec_fail(x, IG_EINVALID, "error calling call: non-function of type %s", a[0]->type);
+	return texec_fail(x, IG_EINVALID, "error calling call: non-function of type %s",
+	                  a[0]->type);
 }
 
 const struct tfunc_entry tbuiltins_table[] = {
-	{"and", fn_unused, 1, -1},    {"or", fn_unused, 1, -1},     {"not", fn_not, 1, 1},
-	{"len", fn_len, 1, 1},        {"index", fn_index, 1, -1},   {"print", fn_print, 0, -1},
-	{"printf", fn_printf, 1, -1}, {"println", fn_println, 0, -1}, {"eq", fn_eq, 1, -1},
-	{"ne", fn_ne, 2, 2},          {"lt", fn_lt, 2, 2},          {"le", fn_le, 2, 2},
-	{"gt", fn_gt, 2, 2},          {"ge", fn_ge, 2, 2},          {"html", fn_html, 0, -1},
-	{"js", fn_js, 0, -1},         {"urlquery", fn_urlquery, 0, -1}, {"call", fn_call, 1, -1},
-	{NULL, NULL, 0, 0},
+    {"and", fn_unused, 1, -1},
+    {"or", fn_unused, 1, -1},
+    {"not", fn_not, 1, 1},
+    {"len", fn_len, 1, 1},
+    {"index", fn_index, 1, -1},
+    {"print", fn_print, 0, -1},
+    {"printf", fn_printf, 1, -1},
+    {"println", fn_println, 0, -1},
+    {"eq", fn_eq, 1, -1},
+    {"ne", fn_ne, 2, 2},
+    {"lt", fn_lt, 2, 2},
+    {"le", fn_le, 2, 2},
+    {"gt", fn_gt, 2, 2},
+    {"ge", fn_ge, 2, 2},
+    {"html", fn_html, 0, -1},
+    {"js", fn_js, 0, -1},
+    {"urlquery", fn_urlquery, 0, -1},
+    {"call", fn_call, 1, -1},
+    {NULL, NULL, 0, 0},
 };
 
 /* Sprig's hermetic functions imageguard does not provide: naming them is a clear error. */
 static const char *const sprig_unimplemented[] = {
-	"ago", "duration", "durationRound", "must_date_modify", "mustDateModify", "mustToDate",
-	"toDate", "unixEpoch", "initials", "randSeededNumeric", "swapcase", "shuffle", "snakecase",
-	"camelcase", "kebabcase", "wrap", "wrapWith", "toDecimal", "add1f", "addf", "subf",
-	"divf", "mulf", "randInt", "merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite",
-	"bcrypt", "htpasswd", "genPrivateKey", "derivePassword", "buildCustomCert", "genCA",
-	"genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey", "genSignedCert",
-	"genSignedCertWithKey", "encryptAES", "decryptAES", "semver", "semverCompare",
-	"urlParse", "urlJoin", "osBase", "osClean", "osDir", "osExt", "osIsAbs", "untitle",
-	"abbrevboth", "seq", "fromJson", "mustFromJson", "toRawJson", "mustToRawJson",
-	"typeIsLike", "b32enc", "b32dec", NULL,
+    "ago",
+    "duration",
+    "durationRound",
+    "must_date_modify",
+    "mustDateModify",
+    "mustToDate",
+    "toDate",
+    "unixEpoch",
+    "initials",
+    "randSeededNumeric",
+    "swapcase",
+    "shuffle",
+    "snakecase",
+    "camelcase",
+    "kebabcase",
+    "wrap",
+    "wrapWith",
+    "toDecimal",
+    "add1f",
+    "addf",
+    "subf",
+    "divf",
+    "mulf",
+    "randInt",
+    "merge",
+    "mergeOverwrite",
+    "mustMerge",
+    "mustMergeOverwrite",
+    "bcrypt",
+    "htpasswd",
+    "genPrivateKey",
+    "derivePassword",
+    "buildCustomCert",
+    "genCA",
+    "genCAWithKey",
+    "genSelfSignedCert",
+    "genSelfSignedCertWithKey",
+    "genSignedCert",
+    "genSignedCertWithKey",
+    "encryptAES",
+    "decryptAES",
+    "semver",
+    "semverCompare",
+    "urlParse",
+    "urlJoin",
+    "osBase",
+    "osClean",
+    "osDir",
+    "osExt",
+    "osIsAbs",
+    "untitle",
+    "abbrevboth",
+    "seq",
+    "fromJson",
+    "mustFromJson",
+    "toRawJson",
+    "mustToRawJson",
+    "typeIsLike",
+    "b32enc",
+    "b32dec",
+    NULL,
 };
 
 static const struct tfunc_entry *find_in(const struct tfunc_entry *t, const char *name, size_t len)
@@ -407,8 +513,8 @@ static const struct tfunc_entry *find_in(const struct tfunc_entry *t, const char
 const struct tfunc_entry *tfuncs_lookup(const char *name, size_t len, bool *known_unimplemented)
 {
 	const struct tfunc_entry *const tables[] = {sprig_strings_table, sprig_lists_table,
-						    sprig_misc_table,	 sprig_regex_table,
-						    sprig_json_table,	 tbuiltins_table};
+	                                            sprig_misc_table,    sprig_regex_table,
+	                                            sprig_json_table,    tbuiltins_table};
 	const struct tfunc_entry *f;
 	size_t i;
 
@@ -417,7 +523,8 @@ const struct tfunc_entry *tfuncs_lookup(const char *name, size_t len, bool *know
 		if ((f = find_in(tables[i], name, len)))
 			return f;
 	for (i = 0; sprig_unimplemented[i]; i++)
-		if (strlen(sprig_unimplemented[i]) == len && !memcmp(sprig_unimplemented[i], name, len))
+		if (strlen(sprig_unimplemented[i]) == len &&
+		    !memcmp(sprig_unimplemented[i], name, len))
 			*known_unimplemented = true;
 	return NULL;
 }

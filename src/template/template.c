@@ -25,7 +25,7 @@ int template_parse(struct template **out, const char *src, const char *name, str
 	}
 	if (len > TEMPLATE_SRC_MAX) {
 		rc = error_set(err, IG_ETOOBIG, "template '%s': longer than %d bytes", t->name,
-			       TEMPLATE_SRC_MAX);
+		               TEMPLATE_SRC_MAX);
 		template_free(t);
 		return rc;
 	}

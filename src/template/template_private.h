@@ -31,9 +31,9 @@ enum tnode_kind {
 	TN_IDENT,    /* a function name (text) */
 	TN_DOT,
 	TN_NIL,
-	TN_BOOL,     /* b */
-	TN_NUMBER,   /* value */
-	TN_STRING,   /* value (unquoted) */
+	TN_BOOL,   /* b */
+	TN_NUMBER, /* value */
+	TN_STRING, /* value (unquoted) */
 };
 
 struct tnode {
@@ -58,7 +58,8 @@ struct tdefine {
 	struct tnode *list;
 };
 
-struct template {
+struct template
+{
 	struct tarena arena; /* the tree and its strings */
 	char *name;
 	struct tnode *root;
@@ -76,8 +77,8 @@ struct texec {
 	struct tarena *arena;
 	struct buf *out;
 	struct error *err;
-	int rc;       /* the first error's code, 0 while running */
-	size_t line;  /* of the action being run, for errors */
+	int rc;      /* the first error's code, 0 while running */
+	size_t line; /* of the action being run, for errors */
 	struct tvar *vars;
 	size_t nvars, capvars;
 	size_t depth;      /* template calls */
@@ -106,7 +107,7 @@ extern const struct tfunc_entry sprig_json_table[];
 
 /* Records the first error ("template 'name': line N: ...") and returns NULL. */
 const struct tval *texec_fail(struct texec *x, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* NULL (and an error) when the arena is exhausted, else v. */
 const struct tval *texec_check(struct texec *x, const struct tval *v);
 
@@ -118,7 +119,7 @@ size_t texec_cap(const struct texec *x);
 /* Argument helpers for functions: the value as Go would convert it to the parameter type, or
  * false after texec_fail naming the function and argument. */
 bool targ_string(struct texec *x, const char *fn, const struct tval *v, const char **s,
-		 size_t *len);
+                 size_t *len);
 bool targ_int(struct texec *x, const char *fn, const struct tval *v, long long *i);
 bool targ_bool(struct texec *x, const char *fn, const struct tval *v, bool *b);
 
@@ -126,7 +127,7 @@ bool targ_bool(struct texec *x, const char *fn, const struct tval *v, bool *b);
 int tfmt_sprint(struct buf *out, const struct tval *const *args, size_t n);
 int tfmt_sprintln(struct buf *out, const struct tval *const *args, size_t n);
 int tfmt_sprintf(struct buf *out, const char *format, size_t flen, const struct tval *const *args,
-		 size_t n);
+                 size_t n);
 int tfmt_value(struct buf *out, const struct tval *v);
 /* strconv.FormatFloat(f, mode, -1, 64) for mode 'f' or 'e'. */
 int tfmt_float_shortest(struct buf *out, double f, char mode);

@@ -84,7 +84,7 @@ static bool has_args(const struct tnode *cmd, const struct tval *final)
 }
 
 static const struct tval *field_of(struct texec *x, const char *name, const struct tval *recv,
-				   bool args)
+                                   bool args)
 {
 	const struct tval *v;
 	size_t i;
@@ -95,22 +95,22 @@ static const struct tval *field_of(struct texec *x, const char *name, const stru
 		for (i = 0; i < recv->len; i++)
 			if (recv->fields[i].method && strcmp(recv->fields[i].name, name) == 0) {
 				if (args)
-					return texec_fail(x, IG_EINVALID,
-							  "wrong number of args for %s: want 0 got 1",
-							  name);
+					return texec_fail(
+					    x, IG_EINVALID,
+					    "wrong number of args for %s: want 0 got 1", name);
 				return recv->fields[i].v;
 			}
 		if ((v = tval_field(recv, name))) {
 			if (args)
-				return texec_fail(x, IG_EINVALID,
-						  "%s has arguments but cannot be invoked as function",
-						  name);
+				return texec_fail(
+				    x, IG_EINVALID,
+				    "%s has arguments but cannot be invoked as function", name);
 			return v;
 		}
 	} else if (recv->kind == TV_MAP && strncmp(recv->type, "map[string]", 11) == 0) {
 		if (args)
-			return texec_fail(x, IG_EINVALID,
-					  "%s is not a method but has arguments", name);
+			return texec_fail(x, IG_EINVALID, "%s is not a method but has arguments",
+			                  name);
 		v = tval_map_gets(recv, name);
 		return v ? v : tval_nil();
 	}
@@ -118,9 +118,9 @@ static const struct tval *field_of(struct texec *x, const char *name, const stru
 }
 
 /* idents[from..] applied to recv; the last one gets the command's arguments. */
-static const struct tval *field_chain(struct texec *x, const struct tval *recv,
-				      char *const *idents, size_t n, size_t from,
-				      const struct tnode *cmd, const struct tval *final)
+static const struct tval *field_chain(struct texec *x, const struct tval *recv, char *const *idents,
+                                      size_t n, size_t from, const struct tnode *cmd,
+                                      const struct tval *final)
 {
 	size_t i;
 
@@ -132,13 +132,13 @@ static const struct tval *field_chain(struct texec *x, const struct tval *recv,
 /* ---- evaluation ---- */
 
 static const struct tval *eval_pipeline(struct texec *x, const struct tnode *pipe,
-					const struct tval *dot);
+                                        const struct tval *dot);
 static const struct tval *eval_function(struct texec *x, const struct tnode *id,
-					const struct tnode *cmd, const struct tval *dot,
-					const struct tval *final);
+                                        const struct tnode *cmd, const struct tval *dot,
+                                        const struct tval *final);
 
 static const struct tval *eval_variable(struct texec *x, const struct tnode *n,
-					const struct tnode *cmd, const struct tval *final)
+                                        const struct tnode *cmd, const struct tval *final)
 {
 	struct tvar *v = find_var(x, n->idents[0]);
 
@@ -146,7 +146,7 @@ static const struct tval *eval_variable(struct texec *x, const struct tnode *n,
 		return texec_fail(x, IG_EINVALID, "undefined variable: %s", n->idents[0]);
 	if (n->nidents == 1 && has_args(cmd, final))
 		return texec_fail(x, IG_EINVALID, "can't give argument to non-function %s",
-				  n->idents[0]);
+		                  n->idents[0]);
 	return field_chain(x, v->v, n->idents, n->nidents, 1, cmd, final);
 }
 
@@ -156,32 +156,41 @@ static const struct tval *eval_arg(struct texec *x, const struct tnode *n, const
 
 	x->line = n->line;
 	switch (n->kind) {
-	case TN_DOT: return dot;
-	case TN_NIL: return tval_nil();
-	case TN_BOOL: return tval_bool(n->b);
+	case TN_DOT:
+		return dot;
+	case TN_NIL:
+		return tval_nil();
+	case TN_BOOL:
+		return tval_bool(n->b);
 	case TN_NUMBER:
-	case TN_STRING: return n->value;
-	case TN_FIELD: return field_chain(x, dot, n->idents, n->nidents, 0, NULL, NULL);
-	case TN_VARIABLE: return eval_variable(x, n, NULL, NULL);
-	case TN_IDENT: return eval_function(x, n, NULL, dot, NULL);
+	case TN_STRING:
+		return n->value;
+	case TN_FIELD:
+		return field_chain(x, dot, n->idents, n->nidents, 0, NULL, NULL);
+	case TN_VARIABLE:
+		return eval_variable(x, n, NULL, NULL);
+	case TN_IDENT:
+		return eval_function(x, n, NULL, dot, NULL);
 	case TN_CHAIN:
 		if (!(v = eval_pipeline(x, n->node, dot)))
 			return NULL;
 		return field_chain(x, v, n->idents, n->nidents, 0, NULL, NULL);
-	default: return texec_fail(x, IG_EINVALID, "can't handle argument");
+	default:
+		return texec_fail(x, IG_EINVALID, "can't handle argument");
 	}
 }
 
 /* Go's and/or: arguments evaluated left to right until one decides. */
 static const struct tval *eval_logic(struct texec *x, bool is_and, const struct tnode *cmd,
-				     const struct tval *dot, const struct tval *final)
+                                     const struct tval *dot, const struct tval *final)
 {
 	size_t n = (cmd ? cmd->nkids - 1 : 0) + (final ? 1 : 0), i;
 	const struct tval *v = NULL;
 
 	if (n < 1)
-		return texec_fail(x, IG_EINVALID, "wrong number of args for %s: want at least 1 got 0",
-				  is_and ? "and" : "or");
+		return texec_fail(x, IG_EINVALID,
+		                  "wrong number of args for %s: want at least 1 got 0",
+		                  is_and ? "and" : "or");
 	for (i = 0; i < n; i++) {
 		v = cmd && i + 1 < cmd->nkids ? eval_arg(x, cmd->kids[i + 1], dot) : final;
 		if (!v || tval_truth(v) != is_and)
@@ -191,8 +200,8 @@ static const struct tval *eval_logic(struct texec *x, bool is_and, const struct 
 }
 
 static const struct tval *eval_function(struct texec *x, const struct tnode *id,
-					const struct tnode *cmd, const struct tval *dot,
-					const struct tval *final)
+                                        const struct tnode *cmd, const struct tval *dot,
+                                        const struct tval *final)
 {
 	const struct tval *argv[64];
 	const struct tfunc_entry *f;
@@ -215,17 +224,18 @@ static const struct tval *eval_function(struct texec *x, const struct tnode *id,
 	x->line = line;
 	if ((int)n < f->min_args || (f->max_args >= 0 && (int)n > f->max_args)) {
 		if (f->min_args == f->max_args)
-			return texec_fail(x, IG_EINVALID, "wrong number of args for %s: want %d got %zu",
-					  f->name, f->min_args, n);
+			return texec_fail(x, IG_EINVALID,
+			                  "wrong number of args for %s: want %d got %zu", f->name,
+			                  f->min_args, n);
 		return texec_fail(x, IG_EINVALID,
-				  "wrong number of args for %s: want at least %d got %zu", f->name,
-				  f->min_args, n);
+		                  "wrong number of args for %s: want at least %d got %zu", f->name,
+		                  f->min_args, n);
 	}
 	return f->fn(x, argv, n);
 }
 
 static const struct tval *not_a_function(struct texec *x, const struct tnode *cmd,
-					 const struct tval *final, const struct tval *v)
+                                         const struct tval *final, const struct tval *v)
 {
 	if (v && has_args(cmd, final))
 		return texec_fail(x, IG_EINVALID, "can't give argument to non-function");
@@ -233,29 +243,34 @@ static const struct tval *not_a_function(struct texec *x, const struct tnode *cm
 }
 
 static const struct tval *eval_command(struct texec *x, const struct tnode *cmd,
-				       const struct tval *dot, const struct tval *final)
+                                       const struct tval *dot, const struct tval *final)
 {
 	const struct tnode *first = cmd->kids[0];
 	const struct tval *v;
 
 	x->line = first->line;
 	switch (first->kind) {
-	case TN_FIELD: return field_chain(x, dot, first->idents, first->nidents, 0, cmd, final);
-	case TN_VARIABLE: return eval_variable(x, first, cmd, final);
-	case TN_IDENT: return eval_function(x, first, cmd, dot, final);
+	case TN_FIELD:
+		return field_chain(x, dot, first->idents, first->nidents, 0, cmd, final);
+	case TN_VARIABLE:
+		return eval_variable(x, first, cmd, final);
+	case TN_IDENT:
+		return eval_function(x, first, cmd, dot, final);
 	case TN_CHAIN:
 		if (!(v = eval_pipeline(x, first->node, dot)))
 			return NULL;
 		if (!first->nidents)
 			return not_a_function(x, cmd, final, v);
 		return field_chain(x, v, first->idents, first->nidents, 0, cmd, final);
-	case TN_NIL: return texec_fail(x, IG_EINVALID, "nil is not a command");
-	default: return not_a_function(x, cmd, final, eval_arg(x, first, dot));
+	case TN_NIL:
+		return texec_fail(x, IG_EINVALID, "nil is not a command");
+	default:
+		return not_a_function(x, cmd, final, eval_arg(x, first, dot));
 	}
 }
 
 static const struct tval *eval_pipeline(struct texec *x, const struct tnode *pipe,
-					const struct tval *dot)
+                                        const struct tval *dot)
 {
 	const struct tval *v = NULL;
 	size_t i;
@@ -286,7 +301,7 @@ static int print_value(struct texec *x, const struct tval *v)
 
 	if (rc < 0)
 		texec_fail(x, rc == IG_ETOOBIG ? IG_ETOOBIG : IG_EFAIL,
-			   "output longer than %zu bytes", x->out->max);
+		           "output longer than %zu bytes", x->out->max);
 	return rc < 0 ? WALK_ERROR : WALK_OK;
 }
 
@@ -308,7 +323,7 @@ static int walk_if_with(struct texec *x, const struct tnode *n, const struct tva
 
 /* One range iteration: the variables as Go sets them, then the body. */
 static int range_once(struct texec *x, const struct tnode *n, const struct tval *index,
-		      const struct tval *elem)
+                      const struct tval *elem)
 {
 	const struct tnode *pipe = n->pipe;
 	size_t mark = x->nvars;
@@ -316,7 +331,7 @@ static int range_once(struct texec *x, const struct tnode *n, const struct tval 
 
 	if (++x->iterations > TEMPLATE_ITERATIONS_MAX)
 		return texec_fail(x, IG_ETOOBIG, "more than %d range iterations",
-				  TEMPLATE_ITERATIONS_MAX),
+		                  TEMPLATE_ITERATIONS_MAX),
 		       WALK_ERROR;
 	if (pipe->ndecl && pipe->is_assign) {
 		find_var(x, pipe->decl[0])->v = pipe->ndecl > 1 ? index : elem;
@@ -338,7 +353,8 @@ static int range_items(struct texec *x, const struct tnode *n, const struct tval
 	int rc = WALK_OK;
 
 	for (i = 0; i < v->len && rc != WALK_ERROR && rc != WALK_BREAK; i++) {
-		const struct tval *index = v->kind == TV_MAP ? v->items[i] : tval_int(x->arena, (long long)i, "int");
+		const struct tval *index =
+		    v->kind == TV_MAP ? v->items[i] : tval_int(x->arena, (long long)i, "int");
 
 		if (!texec_check(x, index))
 			return WALK_ERROR;
@@ -353,8 +369,8 @@ static int range_int(struct texec *x, const struct tnode *n, const struct tval *
 	int rc = WALK_OK;
 
 	if (n->pipe->ndecl > 1)
-		return texec_fail(x, IG_EINVALID, "can't use %lld to iterate over more than one variable",
-				  v->i),
+		return texec_fail(x, IG_EINVALID,
+		                  "can't use %lld to iterate over more than one variable", v->i),
 		       WALK_ERROR;
 	for (i = 0; i < v->i && rc != WALK_ERROR && rc != WALK_BREAK; i++) {
 		const struct tval *e = texec_check(x, tval_int(x->arena, i, v->type));
@@ -386,7 +402,9 @@ static int walk_range(struct texec *x, const struct tnode *n, const struct tval 
 		if (!empty)
 			rc = range_int(x, n, v);
 		break;
-	case TV_NIL: empty = true; break;
+	case TV_NIL:
+		empty = true;
+		break;
 	default:
 		texec_fail(x, IG_EINVALID, "range can't iterate over %s", v->type);
 		return WALK_ERROR;
@@ -416,13 +434,14 @@ static int walk_template(struct texec *x, const struct tnode *n, const struct tv
 
 	x->line = n->line;
 	if (!d)
-		return texec_fail(x, IG_EINVALID, "no such template \"%.*s\"", (int)n->len, n->text),
+		return texec_fail(x, IG_EINVALID, "no such template \"%.*s\"", (int)n->len,
+		                  n->text),
 		       WALK_ERROR;
 	if (n->pipe && !(v = eval_pipeline(x, n->pipe, dot)))
 		return WALK_ERROR;
 	if (++x->depth > TEMPLATE_DEPTH_MAX)
 		return texec_fail(x, IG_ETOOBIG, "exceeded maximum template depth (%d)",
-				  TEMPLATE_DEPTH_MAX),
+		                  TEMPLATE_DEPTH_MAX),
 		       WALK_ERROR;
 	/* a template sees only $, set to its dot (the parser refuses the caller's variables) */
 	if (push_var(x, "$", v) < 0)
@@ -446,7 +465,8 @@ static int walk(struct texec *x, const struct tnode *n, const struct tval *dot)
 		return rc;
 	case TN_TEXT:
 		if (buf_append(x->out, n->text, n->len) < 0)
-			return texec_fail(x, IG_ETOOBIG, "output longer than %zu bytes", x->out->max),
+			return texec_fail(x, IG_ETOOBIG, "output longer than %zu bytes",
+			                  x->out->max),
 			       WALK_ERROR;
 		return WALK_OK;
 	case TN_ACTION:
@@ -455,17 +475,23 @@ static int walk(struct texec *x, const struct tnode *n, const struct tval *dot)
 			return WALK_ERROR;
 		return n->pipe->ndecl ? WALK_OK : print_value(x, v);
 	case TN_IF:
-	case TN_WITH: return walk_if_with(x, n, dot);
-	case TN_RANGE: return walk_range(x, n, dot);
-	case TN_TEMPLATE: return walk_template(x, n, dot);
-	case TN_BREAK: return WALK_BREAK;
-	case TN_CONTINUE: return WALK_CONTINUE;
-	default: return texec_fail(x, IG_EINVALID, "unknown node"), WALK_ERROR;
+	case TN_WITH:
+		return walk_if_with(x, n, dot);
+	case TN_RANGE:
+		return walk_range(x, n, dot);
+	case TN_TEMPLATE:
+		return walk_template(x, n, dot);
+	case TN_BREAK:
+		return WALK_BREAK;
+	case TN_CONTINUE:
+		return WALK_CONTINUE;
+	default:
+		return texec_fail(x, IG_EINVALID, "unknown node"), WALK_ERROR;
 	}
 }
 
 int template_execute(struct buf *out, const struct template *t, const struct tval *data,
-		     struct tarena *arena, struct error *err)
+                     struct tarena *arena, struct error *err)
 {
 	struct texec x = {.t = t, .arena = arena, .out = out, .err = err, .line = 1};
 	int rc;

@@ -40,7 +40,8 @@ size_t tutf8_decode(const char *str, size_t n, unsigned *cp)
 			return 1;
 		c = c << 6 | (s[i] & 0x3F);
 	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xD800 && c < 0xE000))) || (len == 4 && (c < 0x10000 || c > 0x10FFFF)))
+	if ((len == 3 && (c < 0x800 || (c >= 0xD800 && c < 0xE000))) ||
+	    (len == 4 && (c < 0x10000 || c > 0x10FFFF)))
 		return 1;
 	*cp = c;
 	return len;
@@ -95,7 +96,7 @@ static bool is_print(unsigned cp)
 }
 
 static int quote_rune(struct buf *out, unsigned cp, size_t width, const char *raw, char q,
-		      bool ascii)
+                      bool ascii)
 {
 	static const char esc_from[] = "\a\b\f\n\r\t\v", esc_to[] = "abfnrtv";
 	const char *e;
@@ -169,7 +170,10 @@ static int fmt_integer(struct buf *out, const struct spec *sp, long long v, char
 {
 	char digits[80];
 	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-	unsigned base = verb == 'x' || verb == 'X' ? 16 : verb == 'o' || verb == 'O' ? 8 : verb == 'b' ? 2 : 10;
+	unsigned base = verb == 'x' || verb == 'X'   ? 16
+	                : verb == 'o' || verb == 'O' ? 8
+	                : verb == 'b'                ? 2
+	                                             : 10;
 	const char *set = verb == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
 	struct buf tmp = BUF_INIT;
 	int n = 0, prec = sp->has_prec ? sp->prec : 1, i, rc = 0;
@@ -198,7 +202,9 @@ static int fmt_integer(struct buf *out, const struct spec *sp, long long v, char
 	if (rc == 0 && verb == 'O')
 		rc = buf_puts(&tmp, "0o");
 	else if (rc == 0 && sp->sharp && base != 10)
-		rc = buf_puts(&tmp, base == 16 ? (verb == 'X' ? "0X" : "0x") : base == 2 ? "0b" : (digits[n - 1] == '0' ? "" : "0"));
+		rc = buf_puts(&tmp, base == 16  ? (verb == 'X' ? "0X" : "0x")
+		                    : base == 2 ? "0b"
+		                                : (digits[n - 1] == '0' ? "" : "0"));
 	for (i = n - 1; rc == 0 && i >= 0; i--)
 		rc = buf_append(&tmp, &digits[i], 1);
 	if (rc < 0)
@@ -270,7 +276,9 @@ static int fmt_shortest(struct buf *b, double f, char verb)
 		rc = buf_append(b, d, 1);
 		if (rc == 0 && nd > 1)
 			rc = buf_printf(b, ".%s", d + 1);
-		return rc ? rc : buf_printf(b, "%c%c%02d", verb == 'E' ? 'E' : 'e', exp10 < 0 ? '-' : '+', abs(exp10));
+		return rc ? rc
+		          : buf_printf(b, "%c%c%02d", verb == 'E' ? 'E' : 'e',
+		                       exp10 < 0 ? '-' : '+', abs(exp10));
 	}
 	if (exp10 < 0) {
 		rc = buf_puts(b, "0.");
@@ -302,8 +310,12 @@ static int fmt_float(struct buf *out, const struct spec *sp, double f, char verb
 		struct spec s = *sp;
 
 		s.zero = false;
-		rc = buf_puts(&tmp, isnan(f) ? (sp->plus ? "+NaN" : sp->space ? " NaN" : "NaN")
-				  : f < 0 ? "-Inf" : sp->space ? " Inf" : "+Inf");
+		rc = buf_puts(&tmp, isnan(f)    ? (sp->plus    ? "+NaN"
+		                                   : sp->space ? " NaN"
+		                                               : "NaN")
+		                    : f < 0     ? "-Inf"
+		                    : sp->space ? " Inf"
+		                                : "+Inf");
 		return rc ? (buf_release(&tmp), rc) : pad_buf(out, &s, &tmp, false);
 	}
 	if (verb == 'v')
@@ -361,14 +373,15 @@ static int fmt_string(struct buf *out, const struct spec *sp, const char *s, siz
 	}
 	switch (sp->verb) {
 	case 'v':
-	case 's': return pad(out, sp, s, n, false);
+	case 's':
+		return pad(out, sp, s, n, false);
 	case 'q':
 		rc = sp->sharp && !memchr(s, '`', n) && !memchr(s, '\n', n)
-			 ? ((buf_puts(&tmp, "`") < 0 || buf_append(&tmp, s, n) < 0 ||
-			     buf_puts(&tmp, "`") < 0)
-				    ? IG_ETOOBIG
-				    : 0)
-			 : quote_with(&tmp, s, n, '"', sp->plus);
+		         ? ((buf_puts(&tmp, "`") < 0 || buf_append(&tmp, s, n) < 0 ||
+		             buf_puts(&tmp, "`") < 0)
+		                ? IG_ETOOBIG
+		                : 0)
+		         : quote_with(&tmp, s, n, '"', sp->plus);
 		break;
 	default: /* x, X */
 		for (i = 0; rc == 0 && i < n; i++) {
@@ -378,7 +391,7 @@ static int fmt_string(struct buf *out, const struct spec *sp, const char *s, siz
 				rc = buf_puts(&tmp, sp->verb == 'X' ? "0X" : "0x");
 			if (rc == 0)
 				rc = buf_printf(&tmp, sp->verb == 'X' ? "%02X" : "%02x",
-						(unsigned char)s[i]);
+				                (unsigned char)s[i]);
 		}
 	}
 	if (rc < 0)
@@ -407,10 +420,10 @@ static int fmt_composite(struct buf *out, const struct spec *sp, const struct tv
 			rc = buf_printf(out, "%s:", v->fields[i].name);
 		if (rc == 0)
 			rc = fmt_value(out, sp,
-				       v->kind == TV_LIST  ? v->items[i]
-				       : v->kind == TV_MAP ? v->vals[i]
-							   : v->fields[i].v,
-				       depth + 1);
+			               v->kind == TV_LIST  ? v->items[i]
+			               : v->kind == TV_MAP ? v->vals[i]
+			                                   : v->fields[i].v,
+			               depth + 1);
 	}
 	return rc ? rc : buf_puts(out, v->kind == TV_STRUCT ? "}" : "]");
 }
@@ -446,7 +459,8 @@ static int fmt_value(struct buf *out, const struct spec *sp, const struct tval *
 		if (strchr("vsqxX", verb))
 			return fmt_string(out, sp, v->s, v->len);
 		return bad_verb(out, sp, v);
-	default: return fmt_composite(out, sp, v, depth);
+	default:
+		return fmt_composite(out, sp, v, depth);
 	}
 }
 
@@ -502,12 +516,23 @@ static void parse_flags(struct printf_state *st, struct spec *sp)
 {
 	for (; st->f < st->end; st->f++) {
 		switch (*st->f) {
-		case '#': sp->sharp = true; break;
-		case '0': sp->zero = true; break;
-		case '+': sp->plus = true; break;
-		case '-': sp->minus = true; break;
-		case ' ': sp->space = true; break;
-		default: return;
+		case '#':
+			sp->sharp = true;
+			break;
+		case '0':
+			sp->zero = true;
+			break;
+		case '+':
+			sp->plus = true;
+			break;
+		case '-':
+			sp->minus = true;
+			break;
+		case ' ':
+			sp->space = true;
+			break;
+		default:
+			return;
 		}
 	}
 }
@@ -554,7 +579,7 @@ static bool parse_num(struct printf_state *st, int *out)
 
 /* `*` or digits; returns false after writing Go's complaint for a bad `*` argument. */
 static int width_or_prec(struct buf *out, struct printf_state *st, int *val, bool *has,
-			 const char *bad)
+                         const char *bad)
 {
 	arg_index(st);
 	if (st->f < st->end && *st->f == '*') {
@@ -605,14 +630,15 @@ static int one_verb(struct buf *out, struct printf_state *st)
 		return buf_printf(out, "%%!%c(MISSING)", sp.verb);
 	if (sp.verb == 'T')
 		return pad(out, &sp, st->args[st->argnum]->type, strlen(st->args[st->argnum]->type),
-			   false), st->argnum++, 0;
+		           false),
+		       st->argnum++, 0;
 	if (sp.verb == 'v' && sp.sharp)
 		return IG_EINVALID; /* Go syntax (%#v) is refused, not approximated */
 	return fmt_value(out, &sp, st->args[st->argnum++], 0);
 }
 
 int tfmt_sprintf(struct buf *out, const char *format, size_t flen, const struct tval *const *args,
-		 size_t n)
+                 size_t n)
 {
 	struct printf_state st = {format, format + flen, args, n, 0, false, true};
 	int rc = 0;

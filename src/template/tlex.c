@@ -12,10 +12,19 @@ static const struct {
 	const char *word;
 	enum ttok_kind kind;
 } keywords[] = {
-	{"block", TK_BLOCK}, {"break", TK_BREAK}, {"continue", TK_CONTINUE}, {"define", TK_DEFINE},
-	{"else", TK_ELSE},   {"end", TK_END},     {"if", TK_IF},             {"range", TK_RANGE},
-	{"nil", TK_NIL},     {"template", TK_TEMPLATE}, {"with", TK_WITH},  {"true", TK_BOOL},
-	{"false", TK_BOOL},
+    {"block", TK_BLOCK},
+    {"break", TK_BREAK},
+    {"continue", TK_CONTINUE},
+    {"define", TK_DEFINE},
+    {"else", TK_ELSE},
+    {"end", TK_END},
+    {"if", TK_IF},
+    {"range", TK_RANGE},
+    {"nil", TK_NIL},
+    {"template", TK_TEMPLATE},
+    {"with", TK_WITH},
+    {"true", TK_BOOL},
+    {"false", TK_BOOL},
 };
 
 struct lexer {
@@ -39,7 +48,8 @@ static bool is_alnum(char c)
 
 static int lex_fail(struct lexer *l, const char *what)
 {
-	return error_set(l->err, IG_EINVALID, "template '%s': line %zu: %s", l->name, l->line, what);
+	return error_set(l->err, IG_EINVALID, "template '%s': line %zu: %s", l->name, l->line,
+	                 what);
 }
 
 static int emit(struct lexer *l, enum ttok_kind kind, const char *start, size_t len)
@@ -51,7 +61,8 @@ static int emit(struct lexer *l, enum ttok_kind kind, const char *start, size_t 
 		struct ttok *p;
 
 		if (cap > TOKENS_MAX)
-			return error_set(l->err, IG_ETOOBIG, "template '%s': too many tokens", l->name);
+			return error_set(l->err, IG_ETOOBIG, "template '%s': too many tokens",
+			                 l->name);
 		if (!(p = realloc(l->out->toks, cap * sizeof(*p))))
 			return error_set(l->err, IG_EFAIL, "out of memory");
 		l->out->toks = p;
@@ -88,7 +99,7 @@ static int lex_quote(struct lexer *l, enum ttok_kind kind)
 	}
 	if (l->p >= l->end)
 		return lex_fail(l, q == '`' ? "unterminated raw quoted string"
-					    : "unterminated quoted string");
+		                            : "unterminated quoted string");
 	l->p++;
 	count_lines(l, start, l->p);
 	return emit(l, kind, start, (size_t)(l->p - start));
@@ -115,7 +126,7 @@ static int lex_number(struct lexer *l)
 	if (*l->p == '+' || *l->p == '-')
 		l->p++;
 	while (l->p < l->end && (is_alnum(*l->p) || *l->p == '.' ||
-				 ((*l->p == '+' || *l->p == '-') && strchr("eEpP", l->p[-1]))))
+	                         ((*l->p == '+' || *l->p == '-') && strchr("eEpP", l->p[-1]))))
 		l->p++;
 	return emit(l, TK_NUMBER, start, (size_t)(l->p - start));
 }
@@ -138,12 +149,19 @@ static int lex_punct(struct lexer *l)
 	}
 	l->p++;
 	switch (*s) {
-	case '=': return emit(l, TK_ASSIGN, s, 1);
-	case ',': return emit(l, TK_COMMA, s, 1);
-	case '|': return emit(l, TK_PIPE, s, 1);
-	case '(': return emit(l, TK_LPAREN, s, 1);
-	case ')': return emit(l, TK_RPAREN, s, 1);
-	default: l->p--; return lex_fail(l, "unrecognized character in action");
+	case '=':
+		return emit(l, TK_ASSIGN, s, 1);
+	case ',':
+		return emit(l, TK_COMMA, s, 1);
+	case '|':
+		return emit(l, TK_PIPE, s, 1);
+	case '(':
+		return emit(l, TK_LPAREN, s, 1);
+	case ')':
+		return emit(l, TK_RPAREN, s, 1);
+	default:
+		l->p--;
+		return lex_fail(l, "unrecognized character in action");
 	}
 }
 
@@ -174,9 +192,8 @@ static int lex_token(struct lexer *l)
 		return lex_quote(l, TK_CHAR);
 	if (c == '.' || c == '$')
 		return lex_dot_or_var(l);
-	if (isdigit((unsigned char)c) ||
-	    ((c == '+' || c == '-') && l->p + 1 < l->end &&
-	     (isdigit((unsigned char)l->p[1]) || l->p[1] == '.')))
+	if (isdigit((unsigned char)c) || ((c == '+' || c == '-') && l->p + 1 < l->end &&
+	                                  (isdigit((unsigned char)l->p[1]) || l->p[1] == '.')))
 		return lex_number(l);
 	if (is_alnum(c))
 		return lex_word(l);
@@ -254,7 +271,8 @@ int tlex_run(struct tlex *out, const char *src, size_t len, const char *name, st
 			while (text_end > text && is_space(text_end[-1]))
 				text_end--;
 		count_lines(&l, l.p, text);
-		if (text_end > text && (rc = emit(&l, TK_TEXT, text, (size_t)(text_end - text))) < 0)
+		if (text_end > text &&
+		    (rc = emit(&l, TK_TEXT, text, (size_t)(text_end - text))) < 0)
 			return rc;
 		count_lines(&l, text, o ? o : l.end);
 		if (!o)

@@ -26,7 +26,7 @@ struct parser {
 };
 
 static struct tnode *pfail(struct parser *p, const struct ttok *at, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static struct tnode *pfail(struct parser *p, const struct ttok *at, const char *fmt, ...)
 {
@@ -40,15 +40,15 @@ static struct tnode *pfail(struct parser *p, const struct ttok *at, const char *
 	va_end(ap);
 	p->failed = true;
 	error_set(p->err, p->t->arena.exhausted ? IG_ETOOBIG : IG_EINVALID,
-		  "template '%s': line %zu: %s", p->t->name, at->line, msg);
+	          "template '%s': line %zu: %s", p->t->name, at->line, msg);
 	return NULL;
 }
 
 /* A token for messages: its text in quotes, or what it stands for. */
 static const char *tok_text(const struct ttok *t, size_t *len)
 {
-	static const char *const names[] = {[TK_EOF] = "EOF", [TK_LEFT] = "\"{{\"",
-					    [TK_RIGHT] = "\"}}\"", [TK_TEXT] = "text"};
+	static const char *const names[] = {
+	    [TK_EOF] = "EOF", [TK_LEFT] = "\"{{\"", [TK_RIGHT] = "\"}}\"", [TK_TEXT] = "text"};
 
 	if (t->kind == TK_EOF || t->kind == TK_LEFT || t->kind == TK_RIGHT || t->kind == TK_TEXT) {
 		*len = strlen(names[t->kind]);
@@ -148,7 +148,7 @@ static int hexval(char c)
 	return c >= '0' && c <= '9'   ? c - '0'
 	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
 	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
+	                              : -1;
 }
 
 /* One escape after a backslash at *s (Go's strconv.Unquote); appends to b. */
@@ -353,9 +353,9 @@ static struct tnode *ident(struct parser *p, const struct ttok *t)
 	if (!tfuncs_lookup(t->s, t->len, &unimplemented)) {
 		if (unimplemented)
 			return pfail(p, t,
-				     "function \"%.*s\" (a Sprig function) is not implemented by "
-				     "imageguard",
-				     (int)t->len, t->s);
+			             "function \"%.*s\" (a Sprig function) is not implemented by "
+			             "imageguard",
+			             (int)t->len, t->s);
 		return pfail(p, t, "function \"%.*s\" not defined", (int)t->len, t->s);
 	}
 	if (!(n = new_node(p, TN_IDENT, t->line)) || !(n->text = tok_dup(p, t->s, t->len)))
@@ -387,14 +387,20 @@ static struct tnode *term(struct parser *p)
 	struct tnode *n;
 
 	switch (t->kind) {
-	case TK_IDENT: return ident(p, t);
-	case TK_DOT: return new_node(p, TN_DOT, t->line);
-	case TK_NIL: return new_node(p, TN_NIL, t->line);
-	case TK_BOOL: return literal(p, t, TN_BOOL);
+	case TK_IDENT:
+		return ident(p, t);
+	case TK_DOT:
+		return new_node(p, TN_DOT, t->line);
+	case TK_NIL:
+		return new_node(p, TN_NIL, t->line);
+	case TK_BOOL:
+		return literal(p, t, TN_BOOL);
 	case TK_NUMBER:
-	case TK_CHAR: return literal(p, t, TN_NUMBER);
+	case TK_CHAR:
+		return literal(p, t, TN_NUMBER);
 	case TK_STRING:
-	case TK_RAWSTRING: return literal(p, t, TN_STRING);
+	case TK_RAWSTRING:
+		return literal(p, t, TN_STRING);
 	case TK_VARIABLE:
 		if (!var_defined(p, t->s, t->len))
 			return pfail(p, t, "undefined variable \"%.*s\"", (int)t->len, t->s);
@@ -411,7 +417,9 @@ static struct tnode *term(struct parser *p)
 		    !(n->node = pipeline(p, "parenthesized pipeline", TK_RPAREN)))
 			return NULL;
 		return n;
-	default: p->pos--; return NULL;
+	default:
+		p->pos--;
+		return NULL;
 	}
 }
 
@@ -438,7 +446,8 @@ static struct tnode *command(struct parser *p)
 		if (cmd->nkids && !t->space_before)
 			return pfail(p, t, "unexpected %.*s in operand", TOK_ARGS(t));
 		if (!(arg = operand(p)))
-			return p->failed ? NULL : pfail(p, t, "unexpected %.*s in command", TOK_ARGS(t));
+			return p->failed ? NULL
+			                 : pfail(p, t, "unexpected %.*s in command", TOK_ARGS(t));
 		if (add_kid(p, cmd, arg) < 0)
 			return NULL;
 	}
@@ -491,7 +500,7 @@ static bool is_literal(const struct tnode *n)
 }
 
 static struct tnode *pipeline_in(struct parser *p, const char *context, enum ttok_kind end,
-				 bool in_range)
+                                 bool in_range)
 {
 	struct tnode *pipe = new_node(p, TN_PIPE, peek(p)->line), *cmd;
 	size_t i;
@@ -510,7 +519,7 @@ static struct tnode *pipeline_in(struct parser *p, const char *context, enum tto
 	for (i = 1; i < pipe->nkids; i++)
 		if (is_literal(pipe->kids[i]->kids[0]))
 			return pfail(p, peek(p), "non executable command in pipeline stage %zu",
-				     i + 1);
+			             i + 1);
 	for (i = 0; !pipe->is_assign && i < pipe->ndecl; i++)
 		if (push_var(p, pipe->decl[i]) < 0)
 			return NULL;
@@ -532,8 +541,11 @@ static struct tnode *control(struct parser *p, enum tnode_kind kind, const struc
 	size_t vars = p->nvars;
 	enum ttok_kind ended;
 
-	if (!n || !(n->pipe = pipeline_in(p, kind == TN_IF ? "if" : kind == TN_RANGE ? "range" : "with",
-					  TK_RIGHT, kind == TN_RANGE)))
+	if (!n || !(n->pipe = pipeline_in(p,
+	                                  kind == TN_IF      ? "if"
+	                                  : kind == TN_RANGE ? "range"
+	                                                     : "with",
+	                                  TK_RIGHT, kind == TN_RANGE)))
 		return NULL;
 	p->range_depth += kind == TN_RANGE;
 	n->list = item_list(p, &ended, false);
@@ -543,7 +555,8 @@ static struct tnode *control(struct parser *p, enum tnode_kind kind, const struc
 	if (ended == TK_ELSE) {
 		const struct ttok *t = peek(p);
 
-		if ((kind == TN_IF && t->kind == TK_IF) || (kind == TN_WITH && t->kind == TK_WITH)) {
+		if ((kind == TN_IF && t->kind == TK_IF) ||
+		    (kind == TN_WITH && t->kind == TK_WITH)) {
 			struct tnode *nested;
 
 			p->pos++;
@@ -665,14 +678,20 @@ static struct tnode *action(struct parser *p, enum ttok_kind *ended, bool top)
 	struct tnode *n;
 
 	switch (t->kind) {
-	case TK_IF: return control(p, TN_IF, t);
-	case TK_RANGE: return control(p, TN_RANGE, t);
-	case TK_WITH: return control(p, TN_WITH, t);
-	case TK_TEMPLATE: return template_call(p, t);
+	case TK_IF:
+		return control(p, TN_IF, t);
+	case TK_RANGE:
+		return control(p, TN_RANGE, t);
+	case TK_WITH:
+		return control(p, TN_WITH, t);
+	case TK_TEMPLATE:
+		return template_call(p, t);
 	case TK_DEFINE:
-	case TK_BLOCK: return definition(p, t, top);
+	case TK_BLOCK:
+		return definition(p, t, top);
 	case TK_BREAK:
-	case TK_CONTINUE: return loop_control(p, t);
+	case TK_CONTINUE:
+		return loop_control(p, t);
 	case TK_END:
 		if (top)
 			return pfail(p, t, "unexpected {{end}}");

@@ -252,14 +252,20 @@ struct tval *tval_struct(struct tarena *a, const char *type, size_t nfields)
 bool tval_truth(const struct tval *v)
 {
 	switch (v->kind) {
-	case TV_NIL: return false;
-	case TV_BOOL: return v->b;
-	case TV_INT: return v->i != 0;
-	case TV_FLOAT: return v->f != 0;
+	case TV_NIL:
+		return false;
+	case TV_BOOL:
+		return v->b;
+	case TV_INT:
+		return v->i != 0;
+	case TV_FLOAT:
+		return v->f != 0;
 	case TV_STRING:
 	case TV_LIST:
-	case TV_MAP: return v->len != 0;
-	case TV_STRUCT: return true;
+	case TV_MAP:
+		return v->len != 0;
+	case TV_STRUCT:
+		return true;
 	}
 	return false;
 }
@@ -277,9 +283,12 @@ int tval_compare_keys(const struct tval *a, const struct tval *b)
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
 	switch (a->kind) {
-	case TV_BOOL: return (int)a->b - (int)b->b;
-	case TV_INT: return a->i < b->i ? -1 : a->i > b->i;
-	case TV_FLOAT: return cmp_num(a->f, b->f);
+	case TV_BOOL:
+		return (int)a->b - (int)b->b;
+	case TV_INT:
+		return a->i < b->i ? -1 : a->i > b->i;
+	case TV_FLOAT:
+		return cmp_num(a->f, b->f);
 	case TV_STRING:
 		n = a->len < b->len ? a->len : b->len;
 		if ((c = memcmp(a->s, b->s, n)) != 0)
@@ -290,7 +299,8 @@ int tval_compare_keys(const struct tval *a, const struct tval *b)
 			if ((c = tval_compare_keys(a->fields[i].v, b->fields[i].v)) != 0)
 				return c;
 		return 0;
-	default: return 0;
+	default:
+		return 0;
 	}
 }
 
@@ -321,8 +331,10 @@ bool tval_deep_equal(const struct tval *a, const struct tval *b)
 			if (!tval_deep_equal(a->fields[i].v, b->fields[i].v))
 				return false;
 		return a->len == b->len;
-	case TV_FLOAT: return a->f == b->f;
-	default: return tval_compare_keys(a, b) == 0;
+	case TV_FLOAT:
+		return a->f == b->f;
+	default:
+		return tval_compare_keys(a, b) == 0;
 	}
 }
 
@@ -347,14 +359,22 @@ const struct tval *tval_field(const struct tval *st, const char *name)
 const char *tval_kind_name(const struct tval *v)
 {
 	switch (v->kind) {
-	case TV_NIL: return "invalid";
-	case TV_BOOL: return "bool";
-	case TV_INT: return v->type;
-	case TV_FLOAT: return "float64";
-	case TV_STRING: return "string";
-	case TV_LIST: return "slice";
-	case TV_MAP: return "map";
-	case TV_STRUCT: return "struct";
+	case TV_NIL:
+		return "invalid";
+	case TV_BOOL:
+		return "bool";
+	case TV_INT:
+		return v->type;
+	case TV_FLOAT:
+		return "float64";
+	case TV_STRING:
+		return "string";
+	case TV_LIST:
+		return "slice";
+	case TV_MAP:
+		return "map";
+	case TV_STRUCT:
+		return "struct";
 	}
 	return "invalid";
 }

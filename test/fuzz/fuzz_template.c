@@ -9,13 +9,27 @@
 #include "imageguard/util/error.h"
 
 static const struct commitmsg_change changes[] = {
-	{.policy = "flux-system/web", .old_value = "ghcr.io/o/web:1.0.0",
-	 .new_value = "ghcr.io/o/web:1.1.0", .file = "apps/web.yaml", .setter = "flux-system:web",
-	 .api_version = "apps/v1", .kind = "Deployment", .name = "web", .namespace = "apps",
-	 .decision = "update/forward", .tags_sha256 = "ab"},
-	{.policy = "flux-system/api", .old_value = "1.0", .new_value = "1.1", .file = "apps/api.yaml",
-	 .setter = "flux-system:api:tag", .kind = "HelmRelease", .name = "api",
-	 .decision = "rollback/override", .tags_sha256 = "cd", .rollback_reason = "bad\nrelease"},
+    {.policy = "flux-system/web",
+     .old_value = "ghcr.io/o/web:1.0.0",
+     .new_value = "ghcr.io/o/web:1.1.0",
+     .file = "apps/web.yaml",
+     .setter = "flux-system:web",
+     .api_version = "apps/v1",
+     .kind = "Deployment",
+     .name = "web",
+     .namespace = "apps",
+     .decision = "update/forward",
+     .tags_sha256 = "ab"},
+    {.policy = "flux-system/api",
+     .old_value = "1.0",
+     .new_value = "1.1",
+     .file = "apps/api.yaml",
+     .setter = "flux-system:api:tag",
+     .kind = "HelmRelease",
+     .name = "api",
+     .decision = "rollback/override",
+     .tags_sha256 = "cd",
+     .rollback_reason = "bad\nrelease"},
 };
 
 static const char *const values[] = {"cluster", "prod", "region", "eu"};
@@ -25,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *src = malloc(size + 1);
 	struct buf out = BUF_INIT_MAX(64 * 1024);
 	struct error err = ERROR_INIT;
-	struct commitmsg_input in = {src, "messageTemplate", "flux-system", "apps", "./", values, 2,
-				     changes, 2};
+	struct commitmsg_input in = {
+	    src, "messageTemplate", "flux-system", "apps", "./", values, 2, changes, 2};
 	int rc;
 
 	if (!src)

@@ -13,7 +13,7 @@ struct commitmsg_change {
 	const char *policy;    /* "ns/name" */
 	const char *old_value; /* the value committed before */
 	const char *new_value;
-	const char *file; /* relative to the repository root */
+	const char *file;   /* relative to the repository root */
 	const char *reason; /* NULL, or a short note for the default message (an override's) */
 	/* Flux's template data: the marker's setter as written ("ns:name", "ns:name:tag"; NULL:
 	 * derived from policy) and the YAML document holding it (NULL: empty) */

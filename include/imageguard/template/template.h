@@ -28,7 +28,7 @@ int template_parse(struct template **out, const char *src, const char *name, str
  * IG_EINVALID for an execution error (Go's "can't evaluate field", a failing function, ...)
  * or IG_ETOOBIG (output, arena, iteration or depth cap). */
 int template_execute(struct buf *out, const struct template *t, const struct tval *data,
-		     struct tarena *arena, struct error *err);
+                     struct tarena *arena, struct error *err);
 
 void template_free(struct template *t);
 

@@ -46,7 +46,10 @@ struct tarena {
 	bool exhausted;
 };
 
-#define TARENA_INIT(m) {NULL, 0, (m), false}
+#define TARENA_INIT(m)                                                                             \
+	{                                                                                          \
+		NULL, 0, (m), false                                                                \
+	}
 
 void *tarena_alloc(struct tarena *a, size_t n); /* zeroed; NULL past the cap */
 char *tarena_strndup(struct tarena *a, const char *s, size_t n);
