@@ -288,6 +288,32 @@ START_TEST(files_relative_to_update_path)
 }
 END_TEST
 
+/* A document without apiVersion, kind or metadata (a Helm values file) is not in Flux's data. */
+START_TEST(document_without_identity)
+{
+	struct commitmsg_change c[2] = {flux_change[0], flux_change[0]};
+	struct commitmsg_input in = {"{{ len .Changed.Changes }} {{ range $f, $_ := "
+	                             ".Changed.FileChanges }}{{ $f }}{{ end }}",
+	                             "t",
+	                             "ns",
+	                             "a",
+	                             "./",
+	                             NULL,
+	                             0,
+	                             c,
+	                             2};
+	struct buf out = BUF_INIT;
+	struct error err = ERROR_INIT;
+
+	c[1].file = "values.yaml";
+	c[1].api_version = c[1].kind = c[1].name = NULL;
+	c[1].new_value = "helloworld:1.0.2";
+	ck_assert_int_eq(commitmsg_render(&out, &in, &err), 0);
+	ck_assert_str_eq(out.data, "1 deploy.yaml\n\n" TRAILERS);
+	buf_release(&out);
+}
+END_TEST
+
 /* git itself reads the trailer block: the template's Signed-off-by and imageguard's trailers. */
 START_TEST(git_parses_trailers)
 {
@@ -359,6 +385,7 @@ int main(void)
 	tcase_add_test(tc, template_data_escaped);
 	tcase_add_test(tc, files_relative_to_update_path);
 	tcase_add_test(tc, git_parses_trailers);
+	tcase_add_test(tc, document_without_identity);
 	tcase_add_test(tc, capped_output);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

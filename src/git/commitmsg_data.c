@@ -124,7 +124,14 @@ static const char *relative_file(const char *file, const char *update_path)
 	return file;
 }
 
-/* FileChanges[file][object] = append(..., change) */
+static bool empty(const char *s)
+{
+	return !s || !*s;
+}
+
+/* FileChanges[file][object] = append(..., change). Flux records nothing for a document without
+ * apiVersion, kind and metadata (kyaml's GetMeta fails with ErrMissingMetadata), e.g. a Helm
+ * values file: its changes are written but absent from the template data. */
 static int add_change(struct tarena *a, struct tval *files, const struct commitmsg_change *c,
                       const char *update_path)
 {
@@ -132,6 +139,8 @@ static int add_change(struct tarena *a, struct tval *files, const struct commitm
 	                  *oid = object_id(a, c);
 	struct tval *objects, *list;
 
+	if (empty(c->api_version) && empty(c->kind) && empty(c->name) && empty(c->namespace))
+		return 0;
 	if (!key || !oid)
 		return -1;
 	if (!(objects = (struct tval *)tval_map_get(files, key))) {
