@@ -128,6 +128,9 @@ static const struct {
      "[hello][1]"},
     {"{{block \"B\" .n}}<{{.}}>{{end}}", NULL, 0, "<3>"},
     {"{{template \"none\"}}", NULL, IG_EINVALID, "no such template \"none\""},
+    {"{{define \"T\"}}a{{end}}{{define \"T\"}}b{{end}}", NULL, IG_EINVALID,
+     "multiple definition of template \"T\""},
+    {"{{define \"T\"}} {{end}}{{define \"T\"}}b{{end}}{{template \"T\"}}", NULL, 0, "b"},
     {"{{define \"R\"}}{{template \"R\"}}{{end}}{{template \"R\"}}", NULL, IG_ETOOBIG,
      "exceeded maximum template depth"},
     /* builtins */

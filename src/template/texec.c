@@ -54,9 +54,9 @@ static int push_var(struct texec *x, const char *name, const struct tval *v)
 {
 	if (x->nvars == x->capvars) {
 		size_t cap = x->capvars ? x->capvars * 2 : 16;
-		struct tvar *p = realloc(x->vars, cap * sizeof(*p));
+		struct tvar *p = cap <= 1 << 20 ? realloc(x->vars, cap * sizeof(*p)) : NULL;
 
-		if (!p || cap > 1 << 20)
+		if (!p)
 			return texec_fail(x, IG_ETOOBIG, "too many variables"), -1;
 		x->vars = p;
 		x->capvars = cap;

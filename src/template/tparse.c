@@ -595,6 +595,23 @@ static struct tnode *template_call(struct parser *p, const struct ttok *kw)
 	return n;
 }
 
+/* Go's IsEmptyTree: nothing but whitespace text. */
+static bool is_empty_list(const struct tnode *list)
+{
+	size_t i, j;
+
+	for (i = 0; i < list->nkids; i++) {
+		const struct tnode *n = list->kids[i];
+
+		if (n->kind != TN_TEXT)
+			return false;
+		for (j = 0; j < n->len; j++)
+			if (!strchr(" \t\r\n", n->text[j]))
+				return false;
+	}
+	return true;
+}
+
 static int add_define(struct parser *p, const char *name, struct tnode *list)
 {
 	struct template *t = p->t;
@@ -602,7 +619,13 @@ static int add_define(struct parser *p, const char *name, struct tnode *list)
 
 	for (i = 0; i < t->ndefs; i++)
 		if (strcmp(t->defs[i].name, name) == 0) {
-			t->defs[i].list = list; /* Go: a later definition replaces an earlier one */
+			/* Go: an empty definition may be replaced (or ignored), two bodies clash */
+			if (!is_empty_list(t->defs[i].list) && !is_empty_list(list))
+				return pfail(p, peek(p), "multiple definition of template \"%s\"",
+				             name),
+				       -1;
+			if (!is_empty_list(list))
+				t->defs[i].list = list;
 			return 0;
 		}
 	if (t->ndefs == t->capdefs) {
