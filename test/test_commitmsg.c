@@ -136,6 +136,12 @@ static const struct {
     {"unimplemented sprig function", "{{ .AutomationObject | snakecase }}", IG_EINVALID,
      "line 1: function \"snakecase\" (a Sprig function) is not implemented by imageguard"},
     {"undefined function", "{{ nope 1 }}", IG_EINVALID, "line 1: function \"nope\" not defined"},
+    {"signed-off-by among prose (git's 25% rule)",
+     "Update images\n\nReviewed in the weekly sync\nSigned-off-by: Flux <flux@example.com>", 0,
+     "Update images\n\nReviewed in the weekly sync\nSigned-off-by: Flux <flux@example.com>"},
+    {"mixed paragraph without a git trailer starts a new block",
+     "Update images\n\nAutomation name: x\nChange-Id: I1", 0,
+     "Update images\n\nAutomation name: x\nChange-Id: I1"},
     {"signed-off-by joins the trailer block",
      "Update images\n\nSigned-off-by: Flux <flux@example.com>\n", 0,
      "Update images\n\nSigned-off-by: Flux <flux@example.com>\n"},
@@ -146,7 +152,8 @@ static const struct {
 static bool ends_in_trailer_block(const char *name)
 {
 	return !strcmp(name, "source_test WithValues") ||
-	       !strcmp(name, "signed-off-by joins the trailer block");
+	       !strcmp(name, "signed-off-by joins the trailer block") ||
+	       !strcmp(name, "signed-off-by among prose (git's 25% rule)");
 }
 
 static void render_case(int i, struct buf *out, struct error *err, int *rc)

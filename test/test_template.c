@@ -152,6 +152,7 @@ static const struct {
     {"{{eq .l .l}}", NULL, IG_EINVALID, "non-comparable type"},
     {"{{html \"<a href='x'>&\\\"\"}}", NULL, 0, "&lt;a href=&#39;x&#39;&gt;&amp;&#34;"},
     {"{{js \"it's <b>\\\"=\\\\\"}}", NULL, 0, "it\\'s \\u003Cb\\u003E\\\"\\u003D\\\\"},
+    {"{{js \"\\u2028é\\x01\"}}", NULL, 0, "\\u2028é\\u0001"},
     {"{{urlquery \"a b&c=d/é\"}}", NULL, 0, "a+b%26c%3Dd%2F%C3%A9"},
     {"{{call .s}}", NULL, IG_EINVALID, "non-function of type string"},
     {"{{nope}}", NULL, IG_EINVALID, "function \"nope\" not defined"},

@@ -91,40 +91,58 @@ done:
 
 /* ---- trailers ---- */
 
-/* git's trailer line: "Token: value" (letters, digits, '-'), or a continuation (leading space). */
+/* git's trailer line: "Token: value" (letters, digits, '-', spaces before the ':' allowed). */
 static bool is_trailer_line(const char *s, size_t n)
 {
 	size_t i = 0;
 
-	if (n && (s[0] == ' ' || s[0] == '\t'))
-		return true;
 	while (i < n && (s[i] == '-' || (s[i] >= '0' && s[i] <= '9') ||
 	                 ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z')))
 		i++;
-	return i > 0 && i < n && s[i] == ':';
+	if (i == 0)
+		return false;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i < n && s[i] == ':';
 }
 
-/* True when the message's last paragraph (not its first) is all trailer lines. */
+static bool starts_with(const char *s, size_t n, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	return n >= k && !memcmp(s, prefix, k);
+}
+
+/* Whether git (interpret-trailers, %(trailers)) reads the message's last paragraph, not its
+ * title, as a trailer block: all trailer lines, or at least 25% of them with a git-generated
+ * one (Signed-off-by, "(cherry picked from commit"). Continuation lines are neutral. */
 static bool ends_in_trailers(const char *m, size_t len)
 {
-	size_t end = len, start;
-	bool any = false;
+	size_t end = len, start, trailers = 0, others = 0;
+	bool generated = false;
 
 	while (end && (m[end - 1] == '\n' || m[end - 1] == ' ' || m[end - 1] == '\t'))
 		end--;
-	while (end) {
+	for (;;) {
+		size_t n;
+
 		for (start = end; start && m[start - 1] != '\n'; start--)
 			;
-		if (start == end || strspn(m + start, " \t") == end - start)
-			return any && start > 0;
-		if (!is_trailer_line(m + start, end - start))
-			return false;
-		any = true;
-		end = start ? start - 1 : 0;
-		if (!start)
-			return false; /* the first paragraph is the title */
+		n = end - start;
+		if (n == 0 || strspn(m + start, " \t") == n)
+			break;
+		if (starts_with(m + start, n, "Signed-off-by:") ||
+		    starts_with(m + start, n, "(cherry picked from commit "))
+			generated = true, trailers++;
+		else if (is_trailer_line(m + start, n))
+			trailers++;
+		else if (m[start] != ' ' && m[start] != '\t')
+			others++;
+		if (start == 0)
+			return false; /* the title paragraph holds no trailers */
+		end = start - 1;
 	}
-	return false;
+	return trailers && (others == 0 || (generated && trailers * 4 >= trailers + others));
 }
 
 static int trailer(struct buf *out, const char *token, const char *value)

@@ -189,9 +189,7 @@ static const struct tval *fn_js(struct texec *x, const struct tval *const *a, si
 			rc = buf_printf(&b, "\\%c", c);
 		else if (c == '<' || c == '>' || c == '&' || c == '=' || (cp < 0x80 && cp < ' '))
 			rc = buf_printf(&b, "\\u%04X", cp);
-		else if (cp >= 0x80 && (cp == 0xFFFD && w == 1))
-			rc = buf_printf(&b, "\\u%04X", cp);
-		else if (cp >= 0x80 && (cp < 0xA0 || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF))
+		else if (cp >= 0x80 && !tfmt_is_print(cp))
 			rc = buf_printf(&b, "\\u%04X", cp);
 		else
 			rc = buf_append(&b, s->s + i, w);

@@ -131,6 +131,8 @@ int tfmt_sprintf(struct buf *out, const char *format, size_t flen, const struct 
 int tfmt_value(struct buf *out, const struct tval *v);
 /* strconv.FormatFloat(f, mode, -1, 64) for mode 'f' or 'e'. */
 int tfmt_float_shortest(struct buf *out, double f, char mode);
+/* strconv.IsPrint (unicode.IsPrint) for the code points templates meet. */
+bool tfmt_is_print(unsigned cp);
 /* Go's strconv.Quote. */
 int tfmt_quote(struct buf *out, const char *s, size_t len);
 /* The string a value gives through Sprig's strval / fmt.Sprint: strings as they are, others %v.

@@ -84,7 +84,7 @@ static size_t rune_count(const char *s, size_t n)
 }
 
 /* strconv.IsPrint, for the code points Go's %q treats specially. */
-static bool is_print(unsigned cp)
+bool tfmt_is_print(unsigned cp)
 {
 	if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD)
 		return false;
@@ -107,7 +107,7 @@ static int quote_rune(struct buf *out, unsigned cp, size_t width, const char *ra
 		return buf_printf(out, "\\x%02x", (unsigned char)raw[0]);
 	if (cp < 0x80 && cp && (e = strchr(esc_from, (int)cp)))
 		return buf_printf(out, "\\%c", esc_to[e - esc_from]);
-	if (is_print(cp) && (!ascii || cp < 0x80))
+	if (tfmt_is_print(cp) && (!ascii || cp < 0x80))
 		return buf_append(out, raw, width);
 	if (cp < 0x20 || cp == 0x7F)
 		return buf_printf(out, "\\x%02x", cp);
@@ -224,7 +224,7 @@ static int fmt_char(struct buf *out, const struct spec *sp, long long v, char ve
 		return pad(out, sp, u, w, false);
 	if (verb == 'U') {
 		rc = buf_printf(&tmp, "U+%04X", cp);
-		if (rc == 0 && sp->sharp && is_print(cp))
+		if (rc == 0 && sp->sharp && tfmt_is_print(cp))
 			rc = buf_printf(&tmp, " '%.*s'", (int)w, u);
 	} else {
 		char q = '\'';
