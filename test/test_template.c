@@ -7,6 +7,7 @@
  * 003591cac3d259354bbdb26174d5d921dd743f52: argument order, int64 results, nil handling). */
 #include <check.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "imageguard/template/template.h"
@@ -287,6 +288,152 @@ static const struct {
      "range iterations"},
 };
 
+/* Cases of golang/go src/text/template/exec_test.go (commit
+ * 00b6a902df40a833faea34985daaa36100bd7e09, execTests) that need no methods, channels, complex
+ * numbers or typed maps, on tVal's fields as JSON. Error cases keep Go's verdict only. */
+#define TVAL                                                                                       \
+	"{\"X\": \"x\", \"I\": 17, \"U\": {\"V\": \"v\"}, \"SI\": [3, 4, 5], \"SIEmpty\": [], "    \
+	"\"SB\": [true, false], \"MSI\": {\"one\": 1, \"two\": 2, \"three\": 3}, \"MSIone\": "     \
+	"{\"one\": 1}, \"MSIEmpty\": {}, \"SMSI\": [{\"one\": 1, \"two\": 2}, {\"eleven\": 11, "   \
+	"\"twelve\": 12}], \"PSI\": [21, 22, 23], \"True\": true, \"Empty0\": null, \"MXI\": {}}"
+
+static const struct {
+	const char *name, *tmpl, *out;
+	bool ok;
+} go_exec[] = {
+    {"if true", "{{if true}}TRUE{{end}}", "TRUE", true},
+    {"if false", "{{if false}}TRUE{{else}}FALSE{{end}}", "FALSE", true},
+    {"if nil", "{{if nil}}TRUE{{end}}", "", false},
+    {"if 1", "{{if 1}}NON-ZERO{{else}}ZERO{{end}}", "NON-ZERO", true},
+    {"if 0", "{{if 0}}NON-ZERO{{else}}ZERO{{end}}", "ZERO", true},
+    {"if 1.5", "{{if 1.5}}NON-ZERO{{else}}ZERO{{end}}", "NON-ZERO", true},
+    {"if emptystring", "{{if ``}}NON-EMPTY{{else}}EMPTY{{end}}", "EMPTY", true},
+    {"if string", "{{if `notempty`}}NON-EMPTY{{else}}EMPTY{{end}}", "NON-EMPTY", true},
+    {"if emptyslice", "{{if .SIEmpty}}NON-EMPTY{{else}}EMPTY{{end}}", "EMPTY", true},
+    {"if slice", "{{if .SI}}NON-EMPTY{{else}}EMPTY{{end}}", "NON-EMPTY", true},
+    {"if emptymap", "{{if .MSIEmpty}}NON-EMPTY{{else}}EMPTY{{end}}", "EMPTY", true},
+    {"if map", "{{if .MSI}}NON-EMPTY{{else}}EMPTY{{end}}", "NON-EMPTY", true},
+    {"if map unset", "{{if .MXI.none}}NON-ZERO{{else}}ZERO{{end}}", "ZERO", true},
+    {"if map not unset", "{{if not .MXI.none}}ZERO{{else}}NON-ZERO{{end}}", "ZERO", true},
+    {"if $x with $y int", "{{if $x := true}}{{with $y := .I}}{{$x}},{{$y}}{{end}}{{end}}",
+     "true,17", true},
+    {"if $x with $x int", "{{if $x := true}}{{with $x := .I}}{{$x}},{{end}}{{$x}}{{end}}",
+     "17,true", true},
+    {"if else if", "{{if false}}FALSE{{else if true}}TRUE{{end}}", "TRUE", true},
+    {"if else chain", "{{if eq 1 3}}1{{else if eq 2 3}}2{{else if eq 3 3}}3{{end}}", "3", true},
+    {"print", "{{print \"hello, print\"}}", "hello, print", true},
+    {"print 123", "{{print 1 2 3}}", "1 2 3", true},
+    {"print nil", "{{print nil}}", "<nil>", true},
+    {"println", "{{println 1 2 3}}", "1 2 3\n", true},
+    {"printf int", "{{printf \"%04x\" 127}}", "007f", true},
+    {"printf float", "{{printf \"%g\" 3.5}}", "3.5", true},
+    {"printf string", "{{printf \"%s\" \"hello\"}}", "hello", true},
+    {"printf field", "{{printf \"%s\" .U.V}}", "v", true},
+    {"printf dot", "{{with .I}}{{printf \"%d\" .}}{{end}}", "17", true},
+    {"printf var", "{{with $x := .I}}{{printf \"%d\" $x}}{{end}}", "17", true},
+    {"html", "{{html \"<script>alert(\\\"XSS\\\");</script>\"}}",
+     "&lt;script&gt;alert(&#34;XSS&#34;);&lt;/script&gt;", true},
+    {"html pipeline", "{{printf \"<script>alert(\\\"XSS\\\");</script>\" | html}}",
+     "&lt;script&gt;alert(&#34;XSS&#34;);&lt;/script&gt;", true},
+    {"js", "{{js \"It'd be nice.\"}}", "It\\'d be nice.", true},
+    {"urlquery", "{{\"http://www.example.org/\"|urlquery}}", "http%3A%2F%2Fwww.example.org%2F",
+     true},
+    {"not", "{{not true}} {{not false}}", "false true", true},
+    {"and", "{{and false 0}} {{and 1 0}} {{and 0 true}} {{and 1 1}}", "false 0 0 1", true},
+    {"or", "{{or 0 0}} {{or 1 0}} {{or 0 true}} {{or 1 1}}", "0 1 true 1", true},
+    {"boolean if", "{{if and true 1 `hi`}}TRUE{{else}}FALSE{{end}}", "TRUE", true},
+    {"boolean if not", "{{if and true 1 `hi` | not}}TRUE{{else}}FALSE{{end}}", "FALSE", true},
+    {"slice[0]", "{{index .SI 0}}", "3", true},
+    {"slice[1]", "{{index .SI 1}}", "4", true},
+    {"slice[HUGE]", "{{index .SI 10}}", "", false},
+    {"slice[WRONG]", "{{index .SI `hello`}}", "", false},
+    {"slice[nil]", "{{index .SI nil}}", "", false},
+    {"map[one]", "{{index .MSI `one`}}", "1", true},
+    {"map[two]", "{{index .MSI `two`}}", "2", true},
+    {"map[nil]", "{{index .MSI nil}}", "", false},
+    {"map[WRONG]", "{{index .MSI 10}}", "", false},
+    {"double index", "{{index .SMSI 1 `eleven`}}", "11", true},
+    {"nil[1]", "{{index nil 1}}", "", false},
+    {"len slice", "{{len .SI}}", "3", true},
+    {"len map", "{{len .MSI }}", "3", true},
+    {"len of int", "{{len 3}}", "", false},
+    {"len of nothing", "{{len .Empty0}}", "", false},
+    {"with true", "{{with true}}{{.}}{{end}}", "true", true},
+    {"with false", "{{with false}}{{.}}{{else}}FALSE{{end}}", "FALSE", true},
+    {"with 1", "{{with 1}}{{.}}{{else}}ZERO{{end}}", "1", true},
+    {"with 0", "{{with 0}}{{.}}{{else}}ZERO{{end}}", "ZERO", true},
+    {"with 1.5", "{{with 1.5}}{{.}}{{else}}ZERO{{end}}", "1.5", true},
+    {"with emptystring", "{{with ``}}{{.}}{{else}}EMPTY{{end}}", "EMPTY", true},
+    {"with string", "{{with `notempty`}}{{.}}{{else}}EMPTY{{end}}", "notempty", true},
+    {"with emptyslice", "{{with .SIEmpty}}{{.}}{{else}}EMPTY{{end}}", "EMPTY", true},
+    {"with slice", "{{with .SI}}{{.}}{{else}}EMPTY{{end}}", "[3 4 5]", true},
+    {"with emptymap", "{{with .MSIEmpty}}{{.}}{{else}}EMPTY{{end}}", "EMPTY", true},
+    {"with map", "{{with .MSIone}}{{.}}{{else}}EMPTY{{end}}", "map[one:1]", true},
+    {"with $x int", "{{with $x := .I}}{{$x}}{{end}}", "17", true},
+    {"with $x struct.U.V", "{{with $x := $}}{{$x.U.V}}{{end}}", "v", true},
+    {"with variable and action", "{{with $x := $}}{{$y := $.U.V}}{{$y}}{{end}}", "v", true},
+    {"range []int", "{{range .SI}}-{{.}}-{{end}}", "-3--4--5-", true},
+    {"range empty no else", "{{range .SIEmpty}}-{{.}}-{{end}}", "", true},
+    {"range []int else", "{{range .SI}}-{{.}}-{{else}}EMPTY{{end}}", "-3--4--5-", true},
+    {"range empty else", "{{range .SIEmpty}}-{{.}}-{{else}}EMPTY{{end}}", "EMPTY", true},
+    {"range []bool", "{{range .SB}}-{{.}}-{{end}}", "-true--false-", true},
+    {"range map", "{{range .MSI}}-{{.}}-{{end}}", "-1--3--2-", true},
+    {"range empty map no else", "{{range .MSIEmpty}}-{{.}}-{{end}}", "", true},
+    {"range map else", "{{range .MSI}}-{{.}}-{{else}}EMPTY{{end}}", "-1--3--2-", true},
+    {"range empty map else", "{{range .MSIEmpty}}-{{.}}-{{else}}EMPTY{{end}}", "EMPTY", true},
+    {"range empty nil", "{{range .Empty0}}-{{.}}-{{end}}", "", true},
+    {"range $x SI", "{{range $x := .SI}}<{{$x}}>{{end}}", "<3><4><5>", true},
+    {"range $x $y SI", "{{range $x, $y := .SI}}<{{$x}}={{$y}}>{{end}}", "<0=3><1=4><2=5>", true},
+    {"range $x MSIone", "{{range $x := .MSIone}}<{{$x}}>{{end}}", "<1>", true},
+    {"range $x $y MSIone", "{{range $x, $y := .MSIone}}<{{$x}}={{$y}}>{{end}}", "<one=1>", true},
+    {"range $x PSI", "{{range $x := .PSI}}<{{$x}}>{{end}}", "<21><22><23>", true},
+    {"declare in range", "{{range $x := .PSI}}<{{$foo:=$x}}{{$x}}>{{end}}", "<21><22><23>", true},
+    {"or as if true", "{{or .SI \"slice is empty\"}}", "[3 4 5]", true},
+    {"or as if false", "{{or .SIEmpty \"slice is empty\"}}", "slice is empty", true},
+    {"parens in pipeline", "{{printf `%d %d %d` (1) (2 | add 3) (add 4 (add 5 6))}}", "1 5 15",
+     true},
+    {"parens: $ in paren", "{{($).X}}", "x", true},
+    {"bug7a", "{{3 2}}", "", false},
+    {"bug7b", "{{$x := 1}}{{$x 2}}", "", false},
+    {"bug7c", "{{$x := 1}}{{3 | $x}}", "", false},
+    {"bug12xe", "{{printf `%T` 0xef}}", "int", true},
+    {"bug12XE", "{{printf `%T` 0XEE}}", "int", true},
+    {"bug14a", "{{(nil).True}}", "", false},
+    {"bug14b", "{{$x := nil}}{{$x.anything}}", "", false},
+    {"bug14c", "{{$x := (1.0)}}{{$y := (\"hello\")}}{{$x.anything}}{{$y.true}}", "", false},
+    {"bug16a", "{{true|printf}}", "", false},
+    {"bug16b", "{{1|printf}}", "", false},
+    {"bug16c", "{{1.1|printf}}", "", false},
+    {"bug16d", "{{'x'|printf}}", "", false},
+    {"bug16k", "{{\"aaa\"|printf }}", "aaa", true},
+};
+
+START_TEST(go_exec_tests)
+{
+	struct tarena arena = TARENA_INIT((size_t)16 << 20);
+	struct buf out = BUF_INIT_MAX((size_t)1 << 20);
+	struct error err = ERROR_INIT;
+	struct template *t = NULL;
+	json_t *j = json_loads(TVAL, 0, NULL);
+	int rc;
+
+	ck_assert_ptr_nonnull(j);
+	rc = template_parse(&t, go_exec[_i].tmpl, "t", &err);
+	if (rc == 0)
+		rc = template_execute(&out, t, from_json(&arena, j), &arena, &err);
+	ck_assert_msg((rc == 0) == go_exec[_i].ok, "%s: rc %d (%s) out [%s]", go_exec[_i].name, rc,
+	              err.msg, out.data ? out.data : "");
+	if (rc == 0)
+		ck_assert_msg(!strcmp(out.data ? out.data : "", go_exec[_i].out),
+		              "%s:\n got [%s]\nwant [%s]", go_exec[_i].name,
+		              out.data ? out.data : "", go_exec[_i].out);
+	template_free(t);
+	json_decref(j);
+	buf_release(&out);
+	tarena_release(&arena);
+}
+END_TEST
+
 START_TEST(render)
 {
 	struct tarena arena = TARENA_INIT((size_t)64 << 20);
@@ -359,6 +506,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, render, 0, sizeof(cases) / sizeof(cases[0]));
+	tcase_add_loop_test(tc, go_exec_tests, 0, sizeof(go_exec) / sizeof(go_exec[0]));
 	tcase_add_test(tc, error_lines);
 	tcase_add_test(tc, output_cap);
 	suite_add_tcase(s, tc);
