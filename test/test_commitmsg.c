@@ -123,6 +123,10 @@ static const struct {
     {"removed .Changed.ImageResult", "{{ .Changed.ImageResult }}", IG_EINVALID,
      "template uses removed '.Changed.ImageResult' field. Please use '.Changed.FileChanges' or "
      "'.Changed.Objects' instead."},
+    {"AutomationObject's String method", "{{ .AutomationObject.String }} {{ .AutomationObject }}",
+     0, "test-ns/test-update test-ns/test-update"},
+    {"a NUL byte is refused", "a{{ printf \"%c\" 0 }}b", IG_EINVALID,
+     "the commit message would contain a NUL byte"},
     {"AutomationObject fields", "{{ .AutomationObject.Namespace }} {{ .AutomationObject.Name }}", 0,
      "test-ns test-update"},
     {"objects print as Go does", "{{ range $k, $v := .Changed.Objects }}{{ $k }} {{ $v }}{{ end }}",

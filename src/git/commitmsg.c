@@ -225,6 +225,10 @@ int commitmsg_render(struct buf *out, const struct commitmsg_input *in, struct e
 		         : 0;
 	else
 		rc = render_template(&msg, in, err);
+	if (rc == 0 && msg.len && memchr(msg.data, 0, msg.len))
+		rc = error_set(err, IG_EINVALID,
+		               "template '%s': the commit message would contain a NUL byte",
+		               in->tmpl_name ? in->tmpl_name : "messageTemplate");
 	if (rc == 0 && put_trailers(&msg, in->changes, in->n) < 0)
 		rc = error_set(err, IG_ETOOBIG, "commit message: too long");
 	if (rc == 0 && buf_append(out, msg.data ? msg.data : "", msg.len) < 0)
@@ -264,10 +268,10 @@ int commitmsg_check(const char *tmpl, const char *tmpl_name, struct error *err)
 	template_free(t);
 	/* fields Flux's types lack (removed ones included) fail whatever the data; other
 	 * failures may depend on the real data and are left to the render */
-	rc = render_template(&out, &in, &trial);
+	rc = commitmsg_render(&out, &in, &trial);
 	buf_release(&out);
-	if (rc == IG_EINVALID &&
-	    (strstr(trial.msg, "can't evaluate field") || strstr(trial.msg, "removed '")))
+	if (rc == IG_EINVALID && (strstr(trial.msg, "can't evaluate field") ||
+	                          strstr(trial.msg, "removed '") || strstr(trial.msg, "NUL byte")))
 		return error_set(err, IG_EINVALID, "%s", trial.msg);
 	return 0;
 }

@@ -37,7 +37,7 @@ static void field(struct tval *st, size_t i, const char *name, const struct tval
 
 static const struct tval *namespaced_name(struct tarena *a, const char *ns, const char *name)
 {
-	struct tval *st = tval_struct(a, "types.NamespacedName", 2);
+	struct tval *st = tval_struct(a, "types.NamespacedName", 3);
 	size_t len = strlen(ns ? ns : "") + strlen(name ? name : "") + 2;
 	char *s = tarena_alloc(a, len);
 
@@ -52,7 +52,10 @@ static const struct tval *namespaced_name(struct tarena *a, const char *ns, cons
 	s[st->fields[0].v->len] = '/';
 	memcpy(s + st->fields[0].v->len + 1, st->fields[1].v->s, st->fields[1].v->len + 1);
 	st->stringer = s;
-	return st;
+	/* the String method, callable as {{ .AutomationObject.String }} */
+	field(st, 2, "String", tval_cstring(a, s), false, NULL);
+	st->fields[2].method = true;
+	return st->fields[2].v ? st : NULL;
 }
 
 /* update.ObjectIdentifier{yaml.ResourceIdentifier{yaml.TypeMeta{APIVersion, Kind},
