@@ -45,6 +45,25 @@ bool targ_bool(struct texec *x, const char *fn, const struct tval *v, bool *b)
 	return true;
 }
 
+/* spf13/cast's trimZeroDecimal: "7.00" -> "7" (only zeros after the point). */
+static void trim_zero_decimal(char *s)
+{
+	size_t i = strlen(s);
+	bool zero = false;
+
+	while (i > 0) {
+		char c = s[--i];
+
+		if (c == '.' && zero) {
+			s[i] = 0;
+			return;
+		}
+		if (c != '0')
+			return;
+		zero = true;
+	}
+}
+
 /* spf13/cast's ToInt64E with errors as 0, as Sprig calls it. */
 long long tconv_int64(const struct tval *v)
 {
@@ -63,9 +82,8 @@ long long tconv_int64(const struct tval *v)
 		n = v->len < sizeof(tmp) - 1 ? v->len : sizeof(tmp) - 1;
 		memcpy(tmp, v->s, n);
 		tmp[n] = 0;
-		if (n > 2 && tmp[n - 2] == '.' && tmp[n - 1] == '0') /* cast's trimZeroDecimal */
-			tmp[n - 2] = 0;
-		if (n == 0 || n != v->len || tmp[0] == ' ')
+		trim_zero_decimal(tmp);
+		if (n == 0 || n != v->len || strchr(" \t\n\v\f\r", tmp[0]))
 			return 0;
 		errno = 0;
 		r = strtoll(tmp, &end, 0);
