@@ -1,6 +1,7 @@
 /* Go's text/template builtins (and, or, not, len, index, print*, eq..ge, html, js, urlquery,
  * call), the argument conversions Go applies to function parameters, and the function table. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,7 +76,10 @@ long long tconv_int64(const struct tval *v)
 	case TV_INT:
 		return v->i;
 	case TV_FLOAT:
-		return (long long)v->f;
+		/* out of range: what Go's conversion gives on amd64 (the "integer indefinite") */
+		return v->f > -9223372036854775808.0 && v->f < 9223372036854775808.0
+		           ? (long long)v->f
+		           : LLONG_MIN;
 	case TV_BOOL:
 		return v->b;
 	case TV_STRING:

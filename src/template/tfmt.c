@@ -585,7 +585,7 @@ static int width_or_prec(struct buf *out, struct printf_state *st, int *val, boo
 	if (st->f < st->end && *st->f == '*') {
 		st->f++;
 		if (st->argnum < st->n && st->args[st->argnum]->kind == TV_INT &&
-		    llabs(st->args[st->argnum]->i) <= 1000000) {
+		    st->args[st->argnum]->i >= -1000000 && st->args[st->argnum]->i <= 1000000) {
 			*val = (int)st->args[st->argnum++]->i;
 			*has = true;
 			return 0;
