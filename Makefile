@@ -71,6 +71,12 @@ $(BUILD)/test/%.o: test/%.c
 $(BUILD)/test/test_%: $(BUILD)/test/test_%.o $(TEST_SUPPORT_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(LIBS)
 
+# decide's suite links without libcurl and libgit2: the decision path reaches the registry
+# only through its callbacks (src/app/decide.h).
+DECIDE_SUPPORT := $(filter-out %/fixture.o,$(TEST_SUPPORT_OBJS))
+$(BUILD)/test/test_decide: $(BUILD)/test/test_decide.o $(DECIDE_SUPPORT) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(FRONT_LIBS) -ldl
+
 .SECONDARY:
 
 # Installs missing build/test dependencies (a fast no-op when all are present).

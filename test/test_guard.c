@@ -88,7 +88,7 @@ static const struct row {
 	enum guard_decision_kind d2;
 	enum guard_reason r2;
 	bool write_digest;
-	bool use_order; /* order_policy: the SemVer order without range */
+	bool use_order; /* was order_policy; policy_verdict lifts the range itself now */
 } rows[] = {
 	/* update/forward, confirmed and not */
 	{"forward", SEMVER, "1.0.0 1.1.0 1.2.0", "1.1.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
@@ -103,6 +103,25 @@ static const struct row {
 	{"forward numerical", NUMERICAL, "3 10 9", "9", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_FORWARD, true, 0, "10", GUARD_HEAD_OK, D1, GUARD_UPDATE,
 	 GUARD_FORWARD, false, false},
+	/* Flux fails a numerical policy over a non-number: so does the decision */
+	{"numerical over a non-number errors", NUMERICAL, "3 10 latest", "9", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_ERROR, GUARD_CONFIG, false, GUARD_WARN_CURRENT_MISSING,
+	 "", GUARD_HEAD_OK, D1, GUARD_ERROR, GUARD_CONFIG, false, false},
+	/* policy_verdict: a looser spelling ahead of the pick holds, a respelling is up to date */
+	{"loose spelling ahead holds", SEMVER, "1.0.0 1.9.0", "v2", NULL, GUARD_DIGEST_NONE, 0,
+	 NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, GUARD_WARN_CURRENT_MISSING, "1.9.0",
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
+	{"same version respelled is up to date", SEMVER, "1.2.0 1.3.0 v1.3.0", "1.3.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, false, 0, "1.3.0",
+	 GUARD_HEAD_OK, D1, GUARD_NONE, GUARD_UP_TO_DATE, false, false},
+	/* the committed spelling stays, so only the digest moves (and is HEADed as committed) */
+	{"respelled under Always keeps the spelling", SEMVER, "1.2.0 1.3.0 v1.3.0", "1.3.0", D2,
+	 GUARD_DIGEST_ALWAYS, 0, NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, true, 0, "1.3.0",
+	 GUARD_HEAD_OK, D2, GUARD_NONE, GUARD_UP_TO_DATE, false, false},
+	{"respelled, committed spelling not listed", SEMVER, "1.2.0 v1.3.0", "1.3.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, false,
+	 GUARD_WARN_CURRENT_MISSING, "v1.3.0", GUARD_HEAD_OK, D1, GUARD_NONE, GUARD_UP_TO_DATE,
+	 false, false},
 	/* update/adopt */
 	{"adopt latest", SEMVER, "1.0.0 1.2.0 latest", "latest", NULL, GUARD_DIGEST_NONE, 0, NULL,
 	 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
@@ -223,9 +242,10 @@ static const struct row {
 	{"narrowed range holds", NARROW, "1.8.0 1.9.0 2.1.0", "2.1.0", NULL, GUARD_DIGEST_NONE, 0,
 	 NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, 0, "1.9.0", GUARD_HEAD_OK, D1,
 	 GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, true},
-	{"narrowed range without order adopts", NARROW, "1.9.0 2.1.0", "2.1.0", NULL,
-	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.9.0", GUARD_HEAD_OK,
-	 D1, GUARD_UPDATE, GUARD_ADOPT, false, false},
+	/* policy_verdict lifts the range itself: order_policy is no longer needed to hold */
+	{"narrowed range without order holds", NARROW, "1.9.0 2.1.0", "2.1.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, 0, "1.9.0",
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
 	{"raised range moves forward", RAISED, "1.5.0 2.0.0 2.1.0", "1.5.0", NULL,
 	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_FORWARD, true, 0, "2.1.0",
 	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false, true},
@@ -263,7 +283,6 @@ static void fill_input(struct guard_input *in, const struct row *r, const char *
 	in->current_tag = r->current;
 	in->current_digest = r->current_digest;
 	in->digest_mode = r->mode;
-	in->order_policy = r->use_order ? policies[ORDER] : NULL;
 }
 
 START_TEST(table)
@@ -294,7 +313,12 @@ START_TEST(table)
 		      guard_decision_name(d.decision), guard_reason_name(d.reason));
 	ck_assert(!d.needs_confirmation);
 	ck_assert_msg(d.write_digest == r->write_digest, "%s: write_digest", r->name);
-	ck_assert(guard_writes(&d) == (r->d2 == GUARD_UPDATE || r->d2 == GUARD_ROLLBACK));
+	/* a re-pushed tag (same tag, new digest) waits for build times, under every policy */
+	ck_assert_msg(d.needs_created == (r->d2 == GUARD_UPDATE && r->r2 == GUARD_FORWARD &&
+	                                  in.current_tag && !strcmp(in.current_tag, d.candidate)),
+	              "%s: needs_created %d", r->name, d.needs_created);
+	ck_assert(guard_writes(&d) ==
+	          ((r->d2 == GUARD_UPDATE || r->d2 == GUARD_ROLLBACK) && !d.needs_created));
 	if (r->confirm && r->head == GUARD_HEAD_OK && r->head_digest)
 		ck_assert_str_eq(d.digest, r->head_digest);
 	if (r->confirm && r->head == GUARD_HEAD_FAILED)
@@ -429,7 +453,6 @@ START_TEST(invariants)
 		random_tag(rollback, sizeof(rollback), pol);
 		in.policy = policies[pol];
 		if ((pol == SEMVER || pol == NARROW || pol == RAISED) && rnd(4))
-			in.order_policy = policies[ORDER];
 		in.listing_ok = rnd(10) != 0;
 		in.tags = tags;
 		in.tags_len = n;
@@ -445,10 +468,14 @@ START_TEST(invariants)
 			in.until = NOW + (long)rnd(3) - 1;
 		}
 		ck_assert_int_eq(guard_decide(&d, &in, &err), 0);
-		if (d.candidate[0] && in.current_tag)
-			v = policy_compare(in.policy, in.current_tag, d.candidate);
-		if (v == POLICY_INCOMPARABLE && d.candidate[0] && in.current_tag && in.order_policy)
-			v = policy_compare(in.order_policy, in.current_tag, d.candidate);
+		if (d.candidate[0] && in.current_tag) {
+			v = policy_verdict(in.policy, in.current_tag, d.candidate);
+			/* and, independently of the verdict's range lifting, the strict order */
+			if (guard_writes(&d) && d.decision != GUARD_ROLLBACK)
+				ck_assert_int_ne(
+				    policy_compare(in.policy, in.current_tag, d.candidate),
+				    POLICY_BACKWARD);
+		}
 		guard_confirm(&d, &in, head, rnd(8) ? D1 : NULL, NULL);
 		if (!guard_writes(&d))
 			continue;
@@ -526,16 +553,16 @@ static const struct tracked_row {
     {"older by a nanosecond", "latest", D2, GUARD_DIGEST_ALWAYS, NULL, D1, GUARD_HEAD_OK, true, K,
      K, T1, 6, T1, 5, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, "latest", NULL},
     {"equal created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K, K, T1,
-     0, T1, 0, GUARD_HOLD, GUARD_CREATED_EQUAL, false, "latest", "same time"},
+     0, T1, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest", "both created"},
     {"new has no created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K, M,
-     T1, 0, 0, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest", "new '" D2 "'"},
+     T1, 0, 0, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest", "new '" D2 "'"},
     {"committed has no created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true,
-     M, K, 0, 0, T1, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest",
+     M, K, 0, 0, T1, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest",
      "committed '" D1 "'"},
     {"neither has created", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, M, M,
-     0, 0, 0, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest", NULL},
+     0, 0, 0, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest", NULL},
     {"committed gone from the registry", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2,
-     GUARD_HEAD_OK, true, NF, K, 0, 0, T1, 0, GUARD_HOLD, GUARD_CREATED_UNKNOWN, false, "latest",
+     GUARD_HEAD_OK, true, NF, K, 0, 0, T1, 0, GUARD_UPDATE, GUARD_FORWARD, false, "latest",
      "not in the registry"},
     {"new gone since its HEAD", "latest", D1, GUARD_DIGEST_ALWAYS, NULL, D2, GUARD_HEAD_OK, true, K,
      NF, T1, 0, 0, 0, GUARD_HOLD, GUARD_CANDIDATE_MISSING, false, "latest", NULL},
@@ -612,6 +639,9 @@ START_TEST(tracked_table)
 		ck_assert_msg(!guard_writes(&d), "%s: writes before created is settled", r->name);
 	guard_confirm_created(&d, &in, &cur, &cand);
 	ck_assert_msg(!d.needs_created, "%s", r->name);
+	/* builds that created cannot order wait for the marker's history, and never write before */
+	ck_assert_msg(d.needs_history == (r->d == GUARD_UPDATE && !r->writes), "%s: needs_history %d",
+	              r->name, d.needs_history);
 	ck_assert_msg(d.decision == r->d && d.reason == r->r, "%s: got %s/%s (%s)", r->name,
 	              guard_decision_name(d.decision), guard_reason_name(d.reason), d.message);
 	ck_assert_msg(guard_writes(&d) == r->writes, "%s: writes %d", r->name, guard_writes(&d));
@@ -622,6 +652,101 @@ START_TEST(tracked_table)
 	if (r->msg)
 		ck_assert_msg(strstr(d.message, r->msg) != NULL, "%s: message '%s'", r->name,
 		              d.message);
+}
+END_TEST
+
+/* imageguard.io/settle: a move waits until its candidate has been listed for the window; an
+ * override never waits. */
+static const struct {
+	const char *name;
+	const char *current, *rollback_to;
+	long settle_s, listed_for; /* listed_for: now - since */
+	enum guard_decision_kind d;
+	enum guard_reason r;
+	bool asks; /* needs_settle after guard_confirm */
+	const char *msg;
+} settles[] = {
+    {"new candidate waits", "1.0.0", NULL, 600, 0, GUARD_HOLD, GUARD_SETTLING, true, "600s left"},
+    {"half way", "1.0.0", NULL, 600, 100, GUARD_HOLD, GUARD_SETTLING, true,
+     "listed for 100s of the 600s settle window: 500s left"},
+    {"window over", "1.0.0", NULL, 600, 600, GUARD_UPDATE, GUARD_FORWARD, true, NULL},
+    {"no window", "1.0.0", NULL, 0, 0, GUARD_UPDATE, GUARD_FORWARD, false, NULL},
+    {"up to date: nothing to wait for", "1.2.0", NULL, 600, 0, GUARD_NONE, GUARD_UP_TO_DATE, false,
+     NULL},
+    {"behind: still held as a downgrade", "2.0.0", NULL, 600, 0, GUARD_HOLD,
+     GUARD_DOWNGRADE_BLOCKED, false, NULL},
+    {"a rollback never waits", "1.2.0", "1.0.0", 600, 0, GUARD_ROLLBACK, GUARD_OVERRIDE, false,
+     NULL},
+    {"adopting waits too", "latest", NULL, 600, 10, GUARD_HOLD, GUARD_SETTLING, true, NULL},
+};
+
+START_TEST(settle_table)
+{
+	const char *tags[] = {"1.0.0", "1.2.0"};
+	struct guard_input in = GUARD_INPUT_INIT;
+	struct guard_decision d;
+
+	in.policy = policies[SEMVER];
+	in.listing_ok = true;
+	in.tags = tags;
+	in.tags_len = 2;
+	in.current_tag = settles[_i].current;
+	in.rollback_to = settles[_i].rollback_to;
+	in.rollback_reason = settles[_i].rollback_to ? "bad release" : NULL;
+	in.settle_s = settles[_i].settle_s;
+	in.now = NOW;
+	ck_assert_int_eq(guard_decide(&d, &in, NULL), 0);
+	if (d.needs_confirmation)
+		guard_confirm(&d, &in, GUARD_HEAD_OK, D1, NULL);
+	ck_assert_msg(d.needs_settle == settles[_i].asks, "%s: needs_settle %d", settles[_i].name,
+	              d.needs_settle);
+	if (d.needs_settle)
+		ck_assert(!guard_writes(&d));
+	guard_confirm_settle(&d, &in, NOW - settles[_i].listed_for);
+	ck_assert_msg(d.decision == settles[_i].d && d.reason == settles[_i].r, "%s: got %s/%s",
+	              settles[_i].name, guard_decision_name(d.decision),
+	              guard_reason_name(d.reason));
+	ck_assert(guard_writes(&d) == (d.decision == GUARD_UPDATE || d.decision == GUARD_ROLLBACK));
+	if (settles[_i].msg)
+		ck_assert_msg(strstr(d.message, settles[_i].msg) != NULL, "%s: '%s'", settles[_i].name,
+		              d.message);
+}
+END_TEST
+
+/* When created cannot order the builds, the history decides: replaced holds, unseen moves. */
+START_TEST(tracked_history)
+{
+	const char *tags[] = {"latest"};
+	struct guard_input in = GUARD_INPUT_INIT;
+	struct guard_created same = {GUARD_CREATED_KNOWN, {T1, 0}, NULL};
+	struct guard_decision d;
+
+	in.policy = policies[TRACKED];
+	in.listing_ok = true;
+	in.tags = tags;
+	in.tags_len = 1;
+	in.current_tag = "latest";
+	in.current_digest = D1;
+	in.digest_mode = GUARD_DIGEST_ALWAYS;
+	in.now = NOW;
+	for (int replaced = 0; replaced <= 1; replaced++) {
+		ck_assert_int_eq(guard_decide(&d, &in, NULL), 0);
+		guard_confirm(&d, &in, GUARD_HEAD_OK, D2, NULL);
+		guard_confirm_created(&d, &in, &same, &same);
+		ck_assert(d.needs_history && !guard_writes(&d));
+		guard_confirm_history(&d, replaced);
+		ck_assert(!d.needs_history);
+		if (replaced) {
+			ck_assert(d.decision == GUARD_HOLD && d.reason == GUARD_DOWNGRADE_BLOCKED);
+			ck_assert_uint_eq(d.warnings, GUARD_WARN_DIGEST_REPLACED);
+			ck_assert(!guard_writes(&d) && !d.write_digest);
+			ck_assert(strstr(d.message, "held at this marker before") != NULL);
+		} else {
+			ck_assert(d.decision == GUARD_UPDATE && d.reason == GUARD_FORWARD);
+			ck_assert_uint_eq(d.warnings, GUARD_WARN_CREATED_UNKNOWN);
+			ck_assert(guard_writes(&d) && d.write_digest);
+		}
+	}
 }
 END_TEST
 
@@ -652,8 +777,10 @@ START_TEST(tracked_message)
 	d.decision = GUARD_UPDATE;
 	guard_confirm_created(&d, &in, &cur, &cand);
 	ck_assert_int_eq(d.decision, GUARD_UPDATE);
-	ck_assert_str_eq(guard_reason_name(GUARD_CREATED_UNKNOWN), "created-unknown");
-	ck_assert_str_eq(guard_reason_name(GUARD_CREATED_EQUAL), "created-equal");
+	ck_assert_str_eq(guard_warning_name(GUARD_WARN_NAME_CHANGED), "name-changed");
+	ck_assert_str_eq(guard_reason_name(GUARD_SETTLING), "settling");
+	ck_assert_str_eq(guard_warning_name(GUARD_WARN_CREATED_UNKNOWN), "created-unknown");
+	ck_assert_str_eq(guard_warning_name(GUARD_WARN_DIGEST_REPLACED), "digest-replaced");
 }
 END_TEST
 
@@ -708,6 +835,8 @@ static Suite *guard_suite(void)
 	tcase_add_test(tc, incident);
 	tcase_add_loop_test(tc, tracked_table, 0, sizeof(tracked) / sizeof(tracked[0]));
 	tcase_add_test(tc, tracked_message);
+	tcase_add_test(tc, tracked_history);
+	tcase_add_loop_test(tc, settle_table, 0, sizeof(settles) / sizeof(settles[0]));
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -255,10 +255,15 @@ static const struct {
 	const char *value, *name, *tag, *digest;
 	const char *want; /* NULL: IG_EINVALID */
 } values[] = {
-    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "x/y", "2.0", NULL, "ghcr.io/o/app:2.0"},
-    {MARKER_IMAGE, "localhost:5000/app:1.0", "x", "2.0", D1, "localhost:5000/app:2.0@" D1},
-    {MARKER_IMAGE, "localhost:5000/app:1.0@sha256:ab", "x", "2.0", NULL, "localhost:5000/app:2.0"},
-    {MARKER_IMAGE, "localhost:5000/app", "x", "2.0", NULL, "localhost:5000/app:2.0"},
+    /* the policy's name, whatever the marker held (Flux's setter writes the whole reference) */
+    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "x/y", "2.0", NULL, "x/y:2.0"},
+    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "ghcr.io/o/app", "2.0", NULL, "ghcr.io/o/app:2.0"},
+    {MARKER_IMAGE, "localhost:5000/app:1.0", "localhost:5000/app", "2.0", D1,
+     "localhost:5000/app:2.0@" D1},
+    {MARKER_IMAGE, "localhost:5000/app:1.0@sha256:ab", "localhost:5000/app", "2.0", NULL,
+     "localhost:5000/app:2.0"},
+    {MARKER_IMAGE, "localhost:5000/app", "localhost:5001/app", "2.0", NULL,
+     "localhost:5001/app:2.0"},
     {MARKER_IMAGE, "", "ghcr.io/o/app", "2.0", NULL, "ghcr.io/o/app:2.0"},
     {MARKER_IMAGE, "", NULL, "2.0", NULL, NULL},
     {MARKER_IMAGE, "a:1", "a", NULL, NULL, NULL},
@@ -288,27 +293,44 @@ START_TEST(value_for)
 }
 END_TEST
 
+/* What each part holds; `:digest` and `:name` take the tag of the nearest `:tag` sibling of
+ * the same policy in the same file (lines 1, 9 and 40 of f.yaml below; 2 is another policy's). */
 static const struct {
 	enum marker_part part;
-	const char *value, *want;
-} tags[] = {
-    {MARKER_IMAGE, "ghcr.io/o/app:1.0", "1.0"},
-    {MARKER_IMAGE, "localhost:5000/app", NULL},
-    {MARKER_IMAGE, "localhost:5000/app:v2@" D1, "v2"},
-    {MARKER_IMAGE, "app@" D1, NULL},
-    {MARKER_TAG, "1.2.3", "1.2.3"},
-    {MARKER_NAME, "ghcr.io/o/app", NULL},
-    {MARKER_DIGEST, D1, NULL},
+	size_t line;
+	const char *value, *want_tag, *want_digest;
+} currents[] = {
+    {MARKER_IMAGE, 5, "ghcr.io/o/app:1.0", "1.0", NULL},
+    {MARKER_IMAGE, 5, "localhost:5000/app", NULL, NULL},
+    {MARKER_IMAGE, 5, "localhost:5000/app:v2@" D1, "v2", D1},
+    {MARKER_IMAGE, 5, "app@" D1, NULL, D1},
+    {MARKER_TAG, 5, "1.2.3", "1.2.3", NULL},
+    {MARKER_NAME, 7, "ghcr.io/o/app", "1.9", NULL},
+    {MARKER_NAME, 30, "ghcr.io/o/app", "4.0", NULL},
+    {MARKER_DIGEST, 3, D1, "1.1", D1},
+    {MARKER_DIGEST, 3, "", "1.1", NULL},
 };
 
-START_TEST(current_tag)
+START_TEST(current_value)
 {
-	struct marker m = mk(tags[_i].part, tags[_i].value);
-	char *out = NULL;
+	struct marker sib[4] = {mk(MARKER_TAG, "1.1"), mk(MARKER_TAG, "9.9"), mk(MARKER_TAG, "1.9"),
+	                        mk(MARKER_TAG, "4.0")};
+	struct marker_set set = MARKER_SET_INIT;
+	struct marker m = mk(currents[_i].part, currents[_i].value);
+	struct marker_current cur;
 
-	ck_assert_int_eq(markers_current_tag(&out, &m), 0);
-	ck_assert_pstr_eq(out, tags[_i].want);
-	free(out);
+	sib[0].line = 1;
+	sib[1].line = 2;
+	sib[1].policy = (char *)"ns/other";
+	sib[2].line = 9;
+	sib[3].line = 40;
+	set.items = sib;
+	set.len = 4;
+	m.line = currents[_i].line;
+	ck_assert_int_eq(markers_current(&cur, &set, &m), 0);
+	ck_assert_pstr_eq(cur.tag, currents[_i].want_tag);
+	ck_assert_pstr_eq(cur.digest, currents[_i].want_digest);
+	markers_current_release(&cur);
 }
 END_TEST
 
@@ -735,7 +757,7 @@ static Suite *markers_suite(void)
 	tcase_add_test(tc, scan_many);
 	tcase_add_test(tc, scan_mutations);
 	tcase_add_loop_test(tc, value_for, 0, sizeof(values) / sizeof(values[0]));
-	tcase_add_loop_test(tc, current_tag, 0, sizeof(tags) / sizeof(tags[0]));
+	tcase_add_loop_test(tc, current_value, 0, sizeof(currents) / sizeof(currents[0]));
 	tcase_add_loop_test(tc, apply_table, 0, sizeof(applies) / sizeof(applies[0]));
 	tcase_add_test(tc, apply_rejects_stale_and_overlapping);
 	tcase_add_test(tc, tree_walk);

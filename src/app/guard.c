@@ -34,7 +34,7 @@ void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *
 	va_list ap;
 
 	set(d, GUARD_ERROR, reason);
-	d->needs_confirmation = false;
+	d->needs_confirmation = d->needs_created = d->needs_history = d->needs_settle = false;
 	d->write_digest = false;
 	va_start(ap, fmt);
 	vsnprintf(d->message, sizeof(d->message), fmt, ap);
@@ -97,6 +97,16 @@ static void decide_override(struct guard_decision *d, const struct guard_input *
 	}
 }
 
+/* The same version spelled two ways (`1.3.0` committed, `v1.3.0` picked): the committed
+ * spelling stays when the registry lists it, so only a digest or the name can change. */
+static void keep_spelling(struct guard_decision *d, const struct guard_input *in)
+{
+	const char *cur = current_tag(in);
+
+	if (cur && strcmp(cur, d->candidate) != 0 && listed(in, cur))
+		set_candidate(d, cur);
+}
+
 /* Best candidate against the committed tag under the policy's own order. */
 static int decide_order(struct guard_decision *d, const struct guard_input *in, struct error *err)
 {
@@ -106,6 +116,11 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 
 	if ((rc = policy_select(&best, in->policy, in->tags, in->tags_len, err)) < 0)
 		return rc;
+	if (best.unordered) { /* Flux fails such a policy too: nothing is picked */
+		guard_fail(d, GUARD_CONFIG, "numerical policy: tag '%.100s' is not a number",
+		           best.unordered);
+		goto done;
+	}
 	if (!best.latest) {
 		set(d, GUARD_HOLD, GUARD_NO_CANDIDATES);
 		goto done;
@@ -115,22 +130,26 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 		           GUARD_TAG_MAX);
 		goto done;
 	}
-	v = current_tag(in) ? policy_compare(in->policy, current_tag(in), best.latest)
-	                    : POLICY_INCOMPARABLE;
-	/* Outside the range is not outside the order: a narrowed range must not roll back. */
-	if (v == POLICY_INCOMPARABLE && current_tag(in) && in->order_policy)
-		v = policy_compare(in->order_policy, current_tag(in), best.latest);
+	/* The one verdict `eval --current` gives too: a narrowed range and a looser spelling of a
+	 * version ahead of the pick both hold. */
+	v = policy_verdict(in->policy, current_tag(in), best.latest);
 	if (v == POLICY_FORWARD) {
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {
 		set(d, GUARD_UPDATE, GUARD_ADOPT);
 	} else if (v == POLICY_SAME) {
-		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
-		/* The tag stays; a digest may still need writing, which only HEAD can tell. */
-		d->needs_confirmation =
-		    in->digest_mode == GUARD_DIGEST_ALWAYS ||
-		    (in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
-		goto done;
+		keep_spelling(d, in);
+		if (!in->name_changed) {
+			set(d, GUARD_NONE, GUARD_UP_TO_DATE);
+			/* The tag stays; a digest may still need writing, which only HEAD can tell.
+			 */
+			d->needs_confirmation =
+			    in->digest_mode == GUARD_DIGEST_ALWAYS ||
+			    (in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
+			goto done;
+		}
+		set(d, GUARD_UPDATE,
+		    GUARD_ADOPT); /* the tag stays, the name becomes the policy's */
 	} else {
 		set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
 		goto done;
@@ -141,7 +160,21 @@ done:
 	return 0;
 }
 
-int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err)
+/* The rows of a `:name` marker (guard_input.current_name): it moves with the image's name,
+ * never with the tag. */
+static void settle_name(struct guard_decision *d, const struct guard_input *in)
+{
+	if (!in->current_name || d->needs_confirmation ||
+	    (d->decision != GUARD_UPDATE && d->decision != GUARD_NONE &&
+	     d->decision != GUARD_ROLLBACK))
+		return;
+	if (in->image && strcmp(in->current_name, in->image) == 0)
+		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
+	else
+		set(d, GUARD_UPDATE, GUARD_ADOPT);
+}
+
+static int decide(struct guard_decision *out, const struct guard_input *in, struct error *err)
 {
 	struct guard_decision *d = out;
 	bool lapsed = in->rollback_to && in->has_until && in->now >= in->until;
@@ -149,6 +182,8 @@ int guard_decide(struct guard_decision *out, const struct guard_input *in, struc
 	*d = (struct guard_decision){0};
 	if (lapsed)
 		d->warnings |= GUARD_WARN_OVERRIDE_LAPSED;
+	if (in->name_changed)
+		d->warnings |= GUARD_WARN_NAME_CHANGED;
 	if (in->policy_suspended || in->repository_suspended || in->automation_suspended) {
 		set(d, GUARD_HOLD, GUARD_SUSPENDED);
 		return 0;
@@ -175,6 +210,15 @@ int guard_decide(struct guard_decision *out, const struct guard_input *in, struc
 	return decide_order(d, in, err);
 }
 
+int guard_decide(struct guard_decision *out, const struct guard_input *in, struct error *err)
+{
+	int rc = decide(out, in, err);
+
+	if (rc == 0)
+		settle_name(out, in);
+	return rc;
+}
+
 /* Settles an up-to-date decision once the registry's digest is known. */
 static void settle_digest(struct guard_decision *d, const struct guard_input *in)
 {
@@ -186,8 +230,8 @@ static void settle_digest(struct guard_decision *d, const struct guard_input *in
 		else if (changed && in->digest_mode == GUARD_DIGEST_ALWAYS)
 			set(d, GUARD_UPDATE, GUARD_FORWARD);
 		d->write_digest = d->decision == GUARD_UPDATE;
-		/* A mutable tag's new digest is forward only if the image is newer. */
-		d->needs_created = changed && in->tracked_tag && d->decision == GUARD_UPDATE;
+		/* A re-pointed tag's new digest is forward only if the image is newer. */
+		d->needs_created = changed && d->decision == GUARD_UPDATE;
 		return;
 	}
 	/* A new tag always brings its own digest. Without a known current tag, the marker is the
@@ -202,12 +246,9 @@ static void settle_digest(struct guard_decision *d, const struct guard_input *in
 	d->write_digest = true;
 }
 
-void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
-                   const char *digest, const char *head_error)
+static void confirm_head(struct guard_decision *d, const struct guard_input *in,
+                         enum guard_head head, const char *digest, const char *head_error)
 {
-	if (!d->needs_confirmation)
-		return;
-	d->needs_confirmation = false;
 	if (head == GUARD_HEAD_NOT_FOUND) {
 		set(d, GUARD_HOLD, GUARD_CANDIDATE_MISSING);
 		return;
@@ -236,6 +277,17 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 	settle_digest(d, in);
 }
 
+void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum guard_head head,
+                   const char *digest, const char *head_error)
+{
+	if (!d->needs_confirmation)
+		return;
+	d->needs_confirmation = false;
+	confirm_head(d, in, head, digest, head_error);
+	settle_name(d, in);
+	d->needs_settle = in->settle_s > 0 && d->decision == GUARD_UPDATE;
+}
+
 const char *guard_confirm_ref(const struct guard_decision *d, const struct guard_input *in)
 {
 	if (d->decision == GUARD_ROLLBACK && in->tracked_tag && in->rollback_to)
@@ -243,34 +295,40 @@ const char *guard_confirm_ref(const struct guard_decision *d, const struct guard
 	return d->candidate;
 }
 
-/* The first side that has no usable time, as a hold or an error; false when both do. */
-static bool created_unusable(struct guard_decision *d, const char *side, const char *digest,
-                             const struct guard_created *c)
+/* Why a side's time cannot order the builds, or an error/hold that ends the decision. Returns
+ * true when d is settled (error, candidate-missing), else false with why filled (or "" when
+ * the time is known). */
+static bool created_side(struct guard_decision *d, const char *side, const char *digest,
+                         const struct guard_created *c, char *why, size_t why_size)
 {
-	const char *detail = c->detail ? c->detail : "";
+	const char *detail = c->detail && *c->detail ? c->detail : NULL;
 
+	why[0] = '\0';
 	switch (c->state) {
 	case GUARD_CREATED_KNOWN:
 		return false;
 	case GUARD_CREATED_FAILED:
 		guard_fail(d, GUARD_REGISTRY, "image config of %s '%s': %s", side, digest,
-		           *detail ? detail : "could not be read");
+		           detail ? detail : "could not be read");
 		return true;
 	case GUARD_CREATED_NOT_FOUND:
-		set(d, GUARD_HOLD,
-		    !strcmp(side, "new") ? GUARD_CANDIDATE_MISSING : GUARD_CREATED_UNKNOWN);
-		snprintf(d->message, sizeof(d->message),
-		         "%s '%s' is not in the registry: its build time cannot be read%s%s", side,
-		         digest, *detail ? ": " : "", detail);
-		break;
+		if (!strcmp(side, "new")) {
+			set(d, GUARD_HOLD, GUARD_CANDIDATE_MISSING);
+			d->write_digest = false;
+			snprintf(
+			    d->message, sizeof(d->message),
+			    "new '%s' is not in the registry: its build time cannot be read%s%s",
+			    digest, detail ? ": " : "", detail ? detail : "");
+			return true;
+		}
+		snprintf(why, why_size, "%s '%s' is not in the registry", side, digest);
+		return false;
 	case GUARD_CREATED_MISSING:
-		set(d, GUARD_HOLD, GUARD_CREATED_UNKNOWN);
-		snprintf(d->message, sizeof(d->message), "%s '%s': %s", side, digest,
-		         *detail ? detail : "its image config has no 'created'");
-		break;
+		snprintf(why, why_size, "%s '%s': %s", side, digest,
+		         detail ? detail : "its image config has no 'created'");
+		return false;
 	}
-	d->write_digest = false;
-	return true;
+	return false;
 }
 
 void guard_confirm_created(struct guard_decision *d, const struct guard_input *in,
@@ -278,7 +336,8 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
                            const struct guard_created *candidate)
 {
 	const char *cur = in->current_digest ? in->current_digest : "";
-	char tc[48], tn[48];
+	char tc[48], tn[48], why_cur[GUARD_MESSAGE_MAX / 2] = "",
+	                                                 why_new[GUARD_MESSAGE_MAX / 2] = "";
 	int cmp;
 
 	if (!d->needs_created)
@@ -286,26 +345,77 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
 	d->needs_created = false;
 	/* errors first, then the new image, then the committed one */
 	if ((current->state == GUARD_CREATED_FAILED &&
-	     created_unusable(d, "committed", cur, current)) ||
-	    created_unusable(d, "new", d->digest, candidate) ||
-	    created_unusable(d, "committed", cur, current))
+	     created_side(d, "committed", cur, current, why_cur, sizeof(why_cur))) ||
+	    created_side(d, "new", d->digest, candidate, why_new, sizeof(why_new)) ||
+	    created_side(d, "committed", cur, current, why_cur, sizeof(why_cur)))
 		return;
+	if (why_new[0] || why_cur[0]) {
+		snprintf(d->message, sizeof(d->message), "build times cannot order the images: %s",
+		         why_new[0] ? why_new : why_cur);
+		d->needs_history = true;
+		return;
+	}
 	imageconfig_format_time(tc, sizeof(tc), &current->time);
 	imageconfig_format_time(tn, sizeof(tn), &candidate->time);
 	cmp = imageconfig_time_cmp(&candidate->time, &current->time);
 	if (cmp > 0)
 		return;
-	set(d, GUARD_HOLD, cmp < 0 ? GUARD_DOWNGRADE_BLOCKED : GUARD_CREATED_EQUAL);
+	if (cmp == 0) {
+		snprintf(
+		    d->message, sizeof(d->message),
+		    "build times cannot order the images: new '%s' and committed '%s' were both "
+		    "created %s",
+		    d->digest, cur, tn);
+		d->needs_history = true;
+		return;
+	}
+	set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
 	d->write_digest = false;
 	snprintf(d->message, sizeof(d->message),
-	         "new '%s' (created %s) %s committed '%s' (created %s)", d->digest, tn,
-	         cmp < 0 ? "is older than" : "was created at the same time as", cur, tc);
+	         "new '%s' (created %s) is older than committed '%s' (created %s)", d->digest, tn,
+	         cur, tc);
+}
+
+void guard_confirm_history(struct guard_decision *d, bool replaced)
+{
+	char why[GUARD_MESSAGE_MAX];
+
+	if (!d->needs_history)
+		return;
+	d->needs_history = false;
+	if (!replaced) {
+		d->warnings |= GUARD_WARN_CREATED_UNKNOWN;
+		return;
+	}
+	snprintf(why, sizeof(why), "%s", d->message);
+	set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
+	d->warnings |= GUARD_WARN_DIGEST_REPLACED;
+	d->write_digest = false;
+	snprintf(d->message, sizeof(d->message),
+	         "new '%s' was held at this marker before and a later commit replaced it (%.280s)",
+	         d->digest, why);
+}
+
+void guard_confirm_settle(struct guard_decision *d, const struct guard_input *in, time_t since)
+{
+	time_t ready = since + (time_t)in->settle_s;
+
+	if (!d->needs_settle)
+		return;
+	d->needs_settle = false;
+	if (d->decision != GUARD_UPDATE || in->now >= ready)
+		return;
+	set(d, GUARD_HOLD, GUARD_SETTLING);
+	d->write_digest = false;
+	snprintf(d->message, sizeof(d->message),
+	         "candidate '%s' listed for %lds of the %lds settle window: %lds left",
+	         d->candidate, (long)(in->now - since), in->settle_s, (long)(ready - in->now));
 }
 
 bool guard_writes(const struct guard_decision *d)
 {
-	return !d->needs_confirmation && !d->needs_created &&
-	       (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
+	return !d->needs_confirmation && !d->needs_created && !d->needs_history &&
+	       !d->needs_settle && (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
 }
 
 const char *guard_decision_name(enum guard_decision_kind d)
@@ -318,10 +428,9 @@ const char *guard_decision_name(enum guard_decision_kind d)
 const char *guard_reason_name(enum guard_reason r)
 {
 	static const char *const names[] = {
-	    "forward",           "adopt",         "up-to-date", "downgrade-blocked",
-	    "candidate-missing", "no-candidates", "suspended",  "override",
-	    "registry",          "git",           "config",     "no-markers",
-	    "created-unknown",   "created-equal"};
+	    "forward",       "adopt",      "up-to-date", "downgrade-blocked", "candidate-missing",
+	    "no-candidates", "suspended",  "override",   "registry",          "git",
+	    "config",        "no-markers", "settling"};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
@@ -333,6 +442,12 @@ const char *guard_warning_name(enum guard_warning w)
 		return "current-missing";
 	case GUARD_WARN_OVERRIDE_LAPSED:
 		return "override-lapsed";
+	case GUARD_WARN_NAME_CHANGED:
+		return "name-changed";
+	case GUARD_WARN_CREATED_UNKNOWN:
+		return "created-unknown";
+	case GUARD_WARN_DIGEST_REPLACED:
+		return "digest-replaced";
 	}
 	return "unknown";
 }

@@ -16,61 +16,46 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/registry/buildtime.h"
+#include "imageguard/registry/headcache.h"
 #include "imageguard/git/commitmsg.h"
+#include "imageguard/app/decide.h"
+#include "imageguard/app/markerhistory.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/app/guard.h"
-#include "imageguard/registry/imageref.h"
 #include "imageguard/util/log.h"
 #include "imageguard/markers/markers.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/app/passmetrics.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/report.h"
 #include "imageguard/app/scan.h"
+#include "imageguard/app/settle.h"
 #include "imageguard/util/strvec.h"
 
 #define FILE_MAX_BYTES (16u << 20) /* a marked YAML file we rewrite */
 
 struct autorun;
 
-/* A manifest HEAD done in this pass: reused by every marker (and every push attempt). */
-struct head {
-	size_t repo;
-	char *tag;
-	enum guard_head result;
-	char *digest;
-	char *error;
-};
-
 struct pass {
 	const struct reconcile_options *o;
 	const struct config *cfg;
 	time_t now;
 	struct registry_client *client;
-	struct scan *scans;       /* one per config repository, same index */
-	struct autorun *autoruns; /* one per config automation, same index */
-	size_t *policy_repo;      /* per config policy: index of its repository */
-	bool *policy_marked;      /* per config policy: a marker names it */
-	struct head *heads;
-	size_t heads_len, heads_cap;
+	struct scan *scans;           /* one per config repository, same index */
+	struct autorun *autoruns;     /* one per config automation, same index */
+	size_t *policy_repo;          /* per config policy: index of its repository */
+	bool *policy_marked;          /* per config policy: a marker names it */
+	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
+	struct settle *settle;        /* since when each candidate is listed (settle windows) */
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
+	struct decide_listing *listings; /* per config repository, after scan_run */
+	struct decide_io io;
+	struct decide_env env;
 	struct report *report;
 	char *git_failure; /* the first automation that could not be read, or NULL */
-};
-
-/* One marker's decision, redone at every push attempt. */
-struct decided {
-	size_t marker;                      /* index in the automation's marker set */
-	size_t policy;                      /* index in config->policies */
-	char *current_tag, *current_digest; /* owned */
-	struct guard_input in;
-	struct guard_decision d;
-	char *new_value; /* owned; what to write, NULL: nothing */
-	/* borrowed from pass->buildtimes; set when the guard compared build times */
-	const struct guard_created *cur_created, *cand_created;
 };
 
 struct autorun {
@@ -78,351 +63,99 @@ struct autorun {
 	const struct config_automation *a;
 	struct gitstore *g;
 	struct marker_set markers;
-	struct decided *items;
+	struct decide_item *items;
 	size_t len;
 	bool committed;
 	char commit[41];
 };
 
-static const char *const decision_labels[] = {"policy", "decision", "reason"};
-static const char *const registry_labels[] = {"registry", "code"};
-static const char *const image_labels[] = {"image"};
-static const char *const policy_labels[] = {"policy"};
-static const double duration_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+/* ---- the decisions' I/O (decide_io) ---- */
 
-int reconcile_metrics_declare(struct metrics *m)
+/* The HEAD of repo:ref in this pass, done once and remembered (every marker, every push
+ * attempt). */
+static int io_head(void *ctx, size_t repo, const char *ref, enum guard_head *result,
+                   const char **digest, const char **error)
 {
-	int error = 0;
+	struct pass *p = ctx;
+	const struct scan *sc = &p->scans[repo];
+	struct headcache_entry *h;
+	struct registry_target t;
 
-	if (!error)
-		error = metrics_declare(m, "imageguard_decisions_total", METRICS_COUNTER,
-		                        "Marker decisions by policy, decision and reason.",
-		                        decision_labels, 3, NULL, 0);
-	if (!error)
-		error =
-		    metrics_declare(m, "imageguard_registry_requests_total", METRICS_COUNTER,
-		                    "Registry HTTP responses by registry and status (0: transport "
-		                    "failure).",
-		                    registry_labels, 2, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_registry_tags", METRICS_GAUGE,
-		                        "Tags in the last successful listing of an image.",
-		                        image_labels, 1, NULL, 0);
-	if (!error)
-		error =
-		    metrics_declare(m, "imageguard_reconcile_duration_seconds", METRICS_HISTOGRAM,
-		                    "Duration of reconcile passes.", NULL, 0, duration_buckets,
-		                    sizeof(duration_buckets) / sizeof(duration_buckets[0]));
-	if (!error)
-		error = metrics_declare(
-		    m, "imageguard_last_success_timestamp_seconds", METRICS_GAUGE,
-		    "Unix time of the end of the last complete pass.", NULL, 0, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_commits_total", METRICS_COUNTER,
-		                        "Commits pushed.", NULL, 0, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_current_missing_total", METRICS_COUNTER,
-		                        "Decisions where the committed tag was absent from a "
-		                        "successful listing (stale or truncated registry data).",
-		                        policy_labels, 1, NULL, 0);
-	return error;
-}
-
-static void observe_response(void *ctx, const char *registry, long code)
-{
-	char code_text[16];
-	const char *values[2] = {registry, code_text};
-
-	snprintf(code_text, sizeof(code_text), "%ld", code);
-	metrics_add(ctx, "imageguard_registry_requests_total", values, 1);
-}
-
-int reconcile_client_new(struct registry_client **out, struct metrics *m, struct error *err)
-{
-	struct registry_options opts;
-
-	registry_options_init(&opts);
-	if (m) {
-		opts.observe = observe_response;
-		opts.observe_ctx = m;
+	scan_target(&t, sc);
+	if (!(h = headcache_get(p->heads, p->client, &t, sc->repo->id, ref)))
+		return IG_EFAIL;
+	*result = h->rc == 0              ? GUARD_HEAD_OK
+	          : h->rc == IG_ENOTFOUND ? GUARD_HEAD_NOT_FOUND
+	                                  : GUARD_HEAD_FAILED;
+	*digest = h->digest;
+	*error = h->error;
+	if (h->rc < 0 && !h->logged) {
+		h->logged = true;
+		log_warn("registry.head", "repository '%s' tag '%s': %s", sc->repo->id, ref,
+		         h->error);
 	}
-	return registry_client_new(out, &opts, err);
-}
-
-/* ---- manifest HEADs ---- */
-
-static int head_add(struct pass *p, struct head **out)
-{
-	if (p->heads_len == p->heads_cap) {
-		size_t cap = p->heads_cap ? p->heads_cap * 2 : 16;
-		struct head *h = realloc(p->heads, cap * sizeof(*h));
-
-		if (!h)
-			return IG_EFAIL;
-		p->heads = h;
-		p->heads_cap = cap;
-	}
-	*out = &p->heads[p->heads_len++];
-	memset(*out, 0, sizeof(**out));
 	return 0;
 }
 
-/* The HEAD of repo:tag in this pass, done once and remembered. NULL when out of memory. */
-static const struct head *head_of(struct pass *p, size_t repo, const char *tag)
+static int io_created(void *ctx, size_t repo, const char *digest, const char *platform,
+                      const struct guard_created **out)
 {
+	struct pass *p = ctx;
 	struct registry_target t;
-	struct error err = ERROR_INIT;
-	struct head *h;
-	int rc;
 
-	for (size_t i = 0; i < p->heads_len; i++)
-		if (p->heads[i].repo == repo && strcmp(p->heads[i].tag, tag) == 0)
-			return &p->heads[i];
-	if (head_add(p, &h) < 0)
-		return NULL;
-	h->repo = repo;
-	if (!(h->tag = strdup(tag))) {
-		p->heads_len--;
-		return NULL;
-	}
 	scan_target(&t, &p->scans[repo]);
-	rc = registry_head_manifest(&h->digest, p->client, &t, tag, &err);
-	if (rc == 0) {
-		h->result = GUARD_HEAD_OK;
-	} else {
-		h->result = rc == IG_ENOTFOUND ? GUARD_HEAD_NOT_FOUND : GUARD_HEAD_FAILED;
-		h->error = strdup(err.msg);
-		log_warn("registry.head", "repository '%s' tag '%s': %s", p->scans[repo].repo->id,
-		         tag, err.msg);
-	}
-	return h;
+	return buildtime_get(out, p->buildtimes, p->client, &t, repo, digest, platform);
 }
 
-/* ---- one marker ---- */
-
-static enum guard_digest_mode digest_mode(const struct marker *m, enum config_reflect r)
+static int io_replaced(void *ctx, const struct config_automation *a, const struct marker *m,
+                       const char *digest, bool *out, struct error *err)
 {
-	switch (m->part) {
-	case MARKER_IMAGE:
-		return r == CONFIG_REFLECT_ALWAYS           ? GUARD_DIGEST_ALWAYS
-		       : r == CONFIG_REFLECT_IF_NOT_PRESENT ? GUARD_DIGEST_IF_MISSING
-		                                            : GUARD_DIGEST_NONE;
-	case MARKER_DIGEST:
-		return r == CONFIG_REFLECT_IF_NOT_PRESENT ? GUARD_DIGEST_IF_MISSING
-		                                          : GUARD_DIGEST_ALWAYS;
-	default:
-		return GUARD_DIGEST_NONE;
-	}
+	struct pass *p = ctx;
+	struct autorun *ar = &p->autoruns[a - p->cfg->automations];
+
+	*out = false;
+	if (!ar->g)
+		return error_set(err, IG_EFAIL, "automation '%s': no clone", a->id);
+	return markerhistory_replaced(out, gitstore_workdir(ar->g), m, digest, err);
 }
 
-/* The `:tag` marker of the same policy nearest to m in its file, or NULL. */
-static const struct marker *sibling_tag(const struct marker_set *s, const struct marker *m)
+static int io_listed_since(void *ctx, size_t policy, const char *candidate, const char *digest,
+                           time_t *out)
 {
-	const struct marker *best = NULL;
-	size_t best_dist = (size_t)-1;
+	struct pass *p = ctx;
 
-	for (size_t i = 0; i < s->len; i++) {
-		const struct marker *o = &s->items[i];
-		size_t dist = o->line > m->line ? o->line - m->line : m->line - o->line;
+	*out = settle_since(p->settle, p->cfg->policies[policy].id, candidate, digest, p->now);
+	return *out == (time_t)-1 ? IG_EFAIL : 0;
+}
 
-		if (o->part != MARKER_TAG || strcmp(o->file, m->file) != 0 ||
-		    strcmp(o->policy, m->policy) != 0)
-			continue;
-		if (dist < best_dist) {
-			best = o;
-			best_dist = dist;
+/* The listings as decide reads them, once scan_run is done. */
+static int pass_listings(struct pass *p)
+{
+	size_t n = p->cfg->repositories_len;
+
+	if (!(p->listings = calloc(n ? n : 1, sizeof(*p->listings))))
+		return IG_EFAIL;
+	for (size_t i = 0; i < n; i++) {
+		const struct scan *sc = &p->scans[i];
+		struct decide_listing *l = &p->listings[i];
+
+		l->done = sc->done;
+		l->ok = sc->done && sc->rc == 0;
+		l->error = sc->done && sc->rc < 0 ? sc->err.msg : NULL;
+		if (l->ok) {
+			l->tags = (const char *const *)sc->listing.tags.items;
+			l->tags_len = sc->listing.tags.len;
 		}
 	}
-	return best;
-}
+	for (size_t i = 0; i < p->cfg->policies_len; i++) {
+		const struct config_policy *pol = &p->cfg->policies[i];
+		const struct decide_listing *l = &p->listings[p->policy_repo[i]];
 
-static int dup_range(char **out, const char *s, size_t start, size_t len)
-{
-	*out = NULL;
-	if (!len)
-		return 0;
-	if (!(*out = malloc(len + 1)))
-		return IG_EFAIL;
-	memcpy(*out, s + start, len);
-	(*out)[len] = '\0';
-	return 0;
-}
-
-/* What the marker holds: its tag (a sibling's for `:digest`/`:name`) and digest. */
-static int read_current(struct decided *it, const struct marker_set *s, const struct marker *m)
-{
-	const struct marker *tag;
-	struct imageref_parts parts;
-
-	switch (m->part) {
-	case MARKER_IMAGE:
-		imageref_split(&parts, m->value, strlen(m->value));
-		if (dup_range(&it->current_tag, m->value, parts.tag_start, parts.tag_len) < 0 ||
-		    dup_range(&it->current_digest, m->value, parts.digest_start, parts.digest_len) <
-		        0)
-			return IG_EFAIL;
-		return 0;
-	case MARKER_TAG:
-		return (it->current_tag = strdup(m->value)) ? 0 : IG_EFAIL;
-	case MARKER_DIGEST:
-		if (*m->value && !(it->current_digest = strdup(m->value)))
-			return IG_EFAIL;
-		tag = sibling_tag(s, m);
-		if (tag && !(it->current_tag = strdup(tag->value)))
-			return IG_EFAIL;
-		return 0;
-	case MARKER_NAME:
-		tag = sibling_tag(s, m);
-		if (tag && !(it->current_tag = strdup(tag->value)))
-			return IG_EFAIL;
-		return 0;
+		if (pol->settle_s && l->ok)
+			settle_keep_listed(p->settle, pol->id, l->tags, l->tags_len);
 	}
-	return 0;
-}
-
-static void fill_input(struct autorun *ar, struct decided *it, const struct marker *m)
-{
-	const struct config_policy *pol = &ar->p->cfg->policies[it->policy];
-	const struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
-	struct guard_input *in = &it->in;
-
-	*in = (struct guard_input)GUARD_INPUT_INIT;
-	in->policy = pol->policy;
-	in->order_policy = pol->order_policy;
-	in->policy_suspended = pol->suspend;
-	in->repository_suspended = pol->repository->suspend;
-	in->automation_suspended = ar->a->suspend;
-	in->listing_ok = sc->done && sc->rc == 0;
-	in->listing_error =
-	    sc->done ? (sc->rc < 0 ? sc->err.msg : NULL) : "repository not listed in this pass";
-	if (in->listing_ok) {
-		in->tags = (const char *const *)sc->listing.tags.items;
-		in->tags_len = sc->listing.tags.len;
-	}
-	in->rollback_to = pol->override.tag;
-	in->rollback_reason = pol->override.reason;
-	in->has_until = pol->override.has_until;
-	in->until = pol->override.until;
-	in->now = ar->p->now;
-	in->current_tag = it->current_tag;
-	in->current_digest = it->current_digest;
-	in->digest_mode = digest_mode(m, pol->reflect);
-	in->tracked_tag = pol->kind == CONFIG_POLICY_DIGEST ? pol->digest_tag : NULL;
-}
-
-/* `repo:tag[@digest]`, `tag`, `digest` or `repo`: the value a writing decision puts at m. */
-static int new_value(char **out, const struct decided *it, const struct marker *m,
-                     const struct config_policy *pol)
-{
-	const struct guard_decision *d = &it->d;
-	struct error err = ERROR_INIT;
-	struct buf b = BUF_INIT;
-	const char *digest = NULL;
-	char *value = NULL;
-	int error = 0;
-
-	*out = NULL;
-	switch (m->part) {
-	case MARKER_IMAGE:
-		if (d->write_digest && *d->digest)
-			digest = d->digest;
-		else if (it->current_tag && it->current_digest &&
-		         strcmp(it->current_tag, d->candidate) == 0)
-			digest = it->current_digest; /* same tag: its pinned digest stays valid */
-		/* the name as written in the marker (a Flux user's spelling stays) */
-		if ((error = markers_value_for(&value, m, pol->repository->image, d->candidate,
-		                               digest, &err)) == 0)
-			error = buf_puts(&b, value);
-		free(value);
-		break;
-	case MARKER_TAG:
-		error = buf_puts(&b, d->candidate);
-		break;
-	case MARKER_DIGEST:
-		error = buf_puts(&b, d->write_digest && *d->digest ? d->digest : m->value);
-		break;
-	case MARKER_NAME:
-		error = buf_puts(&b, pol->repository->image);
-		break;
-	}
-	if (error < 0) {
-		buf_release(&b);
-		return error == IG_EINVALID ? IG_EINVALID : IG_EFAIL;
-	}
-	if (strcmp(b.data, m->value) == 0) {
-		buf_release(&b);
-		return 0;
-	}
-	*out = buf_detach(&b);
-	return 0;
-}
-
-/* A `:name` marker only ever holds the repository: it follows the registry's health (a
- * failed or suspended policy holds it too) but not the tag's movement. */
-static void settle_name(struct decided *it, const struct marker *m, const struct config_policy *pol)
-{
-	struct guard_decision *d = &it->d;
-
-	if (m->part != MARKER_NAME || (d->decision != GUARD_UPDATE && d->decision != GUARD_NONE &&
-	                               d->decision != GUARD_ROLLBACK))
-		return;
-	if (strcmp(m->value, pol->repository->image) == 0) {
-		d->decision = GUARD_NONE;
-		d->reason = GUARD_UP_TO_DATE;
-	} else {
-		d->decision = GUARD_UPDATE;
-		d->reason = GUARD_ADOPT;
-	}
-}
-
-/* A digest-tracked policy's moved digest: the build times of the committed and the new image
- * decide (guard_confirm_created). */
-static int confirm_created(struct pass *p, struct decided *it)
-{
-	const struct config_policy *pol = &p->cfg->policies[it->policy];
-	size_t repo = p->policy_repo[it->policy];
-	struct registry_target t;
-
-	assert(it->current_digest);
-	scan_target(&t, &p->scans[repo]);
-	if (buildtime_get(&it->cur_created, p->buildtimes, p->client, &t, repo, it->current_digest,
-	                  pol->digest_platform) < 0 ||
-	    buildtime_get(&it->cand_created, p->buildtimes, p->client, &t, repo, it->d.digest,
-	                  pol->digest_platform) < 0)
-		return IG_EFAIL;
-	guard_confirm_created(&it->d, &it->in, it->cur_created, it->cand_created);
-	return 0;
-}
-
-static int decide_one(struct autorun *ar, struct decided *it)
-{
-	struct pass *p = ar->p;
-	const struct marker *m = &ar->markers.items[it->marker];
-	const struct config_policy *pol = &p->cfg->policies[it->policy];
-	struct error err = ERROR_INIT;
-	const struct head *h;
-	int rc;
-
-	if (read_current(it, &ar->markers, m) < 0)
-		return IG_EFAIL;
-	fill_input(ar, it, m);
-	if (guard_decide(&it->d, &it->in, &err) < 0)
-		return IG_EFAIL;
-	if (it->d.needs_confirmation) {
-		if (!(h = head_of(p, p->policy_repo[it->policy],
-		                  guard_confirm_ref(&it->d, &it->in))))
-			return IG_EFAIL;
-		guard_confirm(&it->d, &it->in, h->result, h->digest, h->error);
-	}
-	if (it->d.needs_created && confirm_created(p, it) < 0)
-		return IG_EFAIL;
-	settle_name(it, m, pol);
-	if (guard_writes(&it->d) && (rc = new_value(&it->new_value, it, m, pol)) < 0) {
-		if (rc != IG_EINVALID)
-			return IG_EFAIL;
-		guard_fail(&it->d, GUARD_CONFIG, "%s:%zu: cannot build the new value", m->file,
-		           m->line);
-	}
+	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
+	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
 }
 
@@ -430,11 +163,8 @@ static int decide_one(struct autorun *ar, struct decided *it)
 
 static void decided_release(struct autorun *ar)
 {
-	for (size_t i = 0; i < ar->len; i++) {
-		free(ar->items[i].current_tag);
-		free(ar->items[i].current_digest);
-		free(ar->items[i].new_value);
-	}
+	for (size_t i = 0; i < ar->len; i++)
+		decide_item_release(&ar->items[i]);
 	free(ar->items);
 	ar->items = NULL;
 	ar->len = 0;
@@ -456,14 +186,11 @@ static int decide_all(struct autorun *ar)
 	for (size_t i = 0; i < ar->markers.len; i++) {
 		const struct config_policy *pol =
 		    config_find_policy_id(cfg, ar->markers.items[i].policy);
-		struct decided *it;
 
 		if (!pol)
 			continue;
-		it = &ar->items[ar->len++];
-		it->marker = i;
-		it->policy = policy_index(cfg, pol);
-		if (decide_one(ar, it) < 0)
+		if (decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
+		                  policy_index(cfg, pol)) < 0)
 			return IG_EFAIL;
 	}
 	return 0;
@@ -585,7 +312,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 		return error_set(err, IG_EFAIL, "out of memory");
 	}
 	for (size_t i = 0; i < ar->len && error == 0; i++) {
-		const struct decided *it = &ar->items[i];
+		const struct decide_item *it = &ar->items[i];
 		const struct marker *m = &ar->markers.items[it->marker];
 		const struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
 		struct commitmsg_change *c = &changes[n];
@@ -716,8 +443,7 @@ static int commit(struct autorun *ar)
 	if (ar->commit[0]) {
 		ar->committed = true;
 		p->report->commits++;
-		if (p->o->metrics)
-			metrics_add(p->o->metrics, "imageguard_commits_total", NULL, 1);
+		passmetrics_commit(p->o->metrics);
 		log_info("git.commit", "automation '%s': pushed %s", ar->a->id, ar->commit);
 	}
 	return 0;
@@ -727,20 +453,13 @@ static int commit(struct autorun *ar)
 
 static void count_decision(struct pass *p, const struct report_item *it)
 {
-	const char *values[3] = {it->policy, guard_decision_name(it->decision),
-	                         guard_reason_name(it->reason)};
-
-	if (p->o->metrics)
-		metrics_add(p->o->metrics, "imageguard_decisions_total", values, 1);
-	if (it->warnings & GUARD_WARN_CURRENT_MISSING) {
+	passmetrics_decision(p->o->metrics, it);
+	if (it->warnings & GUARD_WARN_CURRENT_MISSING)
 		log_warn("guard.current-missing",
 		         "policy '%s': %s:%zu: committed tag '%s' is absent from the listing of "
 		         "'%s' (%zu tags): stale or truncated registry data",
 		         it->policy, it->file ? it->file : "-", it->line,
 		         it->current ? it->current : "", it->image ? it->image : "", it->tag_count);
-		if (p->o->metrics)
-			metrics_add(p->o->metrics, "imageguard_current_missing_total", values, 1);
-	}
 	if (it->decision == GUARD_ERROR)
 		p->report->errors++;
 }
@@ -755,7 +474,7 @@ static void listing_info(struct report_item *it, const struct scan *sc)
 	it->tags = &sc->listing.tags;
 }
 
-static int report_marker(struct autorun *ar, const struct decided *d)
+static int report_marker(struct autorun *ar, const struct decide_item *d)
 {
 	struct pass *p = ar->p;
 	const struct config_policy *pol = &p->cfg->policies[d->policy];
@@ -902,8 +621,10 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->policy_marked = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(bool));
 	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(*p->autoruns));
 	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns ||
-	    buildtime_new(&p->buildtimes) < 0)
+	    buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
+	if (settle_open(&p->settle, o->state_dir, err) < 0)
+		return err->code;
 	for (size_t i = 0; i < cfg->repositories_len; i++)
 		p->scans[i].repo = &cfg->repositories[i];
 	for (size_t i = 0; i < cfg->policies_len; i++)
@@ -914,7 +635,7 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	}
 	if (o->client)
 		p->client = o->client;
-	else if (reconcile_client_new(&p->client, o->metrics, err) < 0)
+	else if (passmetrics_client_new(&p->client, o->metrics, err) < 0)
 		return err->code;
 	return 0;
 }
@@ -923,12 +644,9 @@ static void pass_release(struct pass *p)
 {
 	if (p->scans)
 		scan_release(p->scans, p->o->config->repositories_len);
-	for (size_t i = 0; i < p->heads_len; i++) {
-		free(p->heads[i].tag);
-		free(p->heads[i].digest);
-		free(p->heads[i].error);
-	}
-	free(p->heads);
+	headcache_free(p->heads);
+	settle_free(p->settle);
+	free(p->listings);
 	buildtime_free(p->buildtimes);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++)
 		autorun_release(&p->autoruns[i]);
@@ -939,26 +657,6 @@ static void pass_release(struct pass *p)
 	free(p->git_failure);
 	if (p->client != p->o->client)
 		registry_client_free(p->client);
-}
-
-static void record_listings(struct pass *p)
-{
-	for (size_t i = 0; p->o->metrics && i < p->cfg->repositories_len; i++) {
-		const struct scan *sc = &p->scans[i];
-		const char *values[1] = {sc->repo->image};
-
-		if (sc->done && sc->rc == 0)
-			metrics_set(p->o->metrics, "imageguard_registry_tags", values,
-			            (double)sc->listing.tags.len);
-	}
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 int reconcile_pass(struct report *out, const struct reconcile_options *o, struct error *err)
@@ -979,7 +677,11 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	if ((error = scan_run(p.scans, cfg->repositories_len, p.client, o->secrets_dir,
 	                      o->concurrency, err)) < 0)
 		goto done;
-	record_listings(&p);
+	passmetrics_listings(o->metrics, p.scans, cfg->repositories_len);
+	if ((error = pass_listings(&p)) < 0) {
+		error = error_set(err, error, "reconcile: out of memory");
+		goto done;
+	}
 	for (size_t i = 0; i < cfg->automations_len && error == 0; i++) {
 		if (o->stop && *o->stop)
 			break;
@@ -996,13 +698,12 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 		log_error("audit.write", "%s", err->msg);
 		error_clear(err);
 	}
-	if (o->metrics) {
-		metrics_observe(o->metrics, "imageguard_reconcile_duration_seconds", NULL,
-		                seconds_since(&t0));
-		/* a complete pass, even with policies in error: those have their own counter */
-		metrics_set(o->metrics, "imageguard_last_success_timestamp_seconds", NULL,
-		            (double)time(NULL));
+	if (!o->dry_run && settle_save(p.settle, err) < 0) { /* clocks restart: never a skip */
+		log_error("settle.state", "%s", err->msg);
+		error_clear(err);
 	}
+	passmetrics_settling(o->metrics, out);
+	passmetrics_pass_done(o->metrics, &t0);
 done:
 	pass_release(&p);
 	return error;

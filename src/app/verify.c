@@ -8,6 +8,8 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/creds.h"
+#include "imageguard/registry/headcache.h"
+#include "imageguard/util/strvec.h"
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/registry/imageref.h"
@@ -28,20 +30,13 @@ struct live {
 	char *message;
 };
 
-/* A tag resolved once per pass. */
-struct head {
-	char *ref; /* the image as in Git */
-	char *digest;
-	char *message; /* why digest is NULL */
-};
-
 struct pass {
 	const struct verify_options *o;
 	struct verify_report *out;
 	struct live *lives;
 	size_t lives_len, lives_cap;
-	struct head *heads;
-	size_t heads_len, heads_cap;
+	struct headcache *heads; /* manifest HEADs, once per policy, image and tag */
+	struct strvec notes;     /* why an image could not be resolved, for the report */
 };
 
 static void *grow(void *items, size_t *cap, size_t len, size_t size)
@@ -100,40 +95,57 @@ done:
 	return error;
 }
 
-static struct head *resolve(struct pass *p, const char *image, const char *policy_id)
+/* The digest a committed image resolves to (*digest), or why not (*why); both borrowed until
+ * the pass ends. Returns 0 or IG_EFAIL (out of memory). */
+static int resolve(struct pass *p, const char *image, const char *policy_id, const char **digest,
+                   const char **why)
 {
 	const struct config_policy *pol = config_find_policy_id(p->o->config, policy_id);
 	struct registry_creds creds = REGISTRY_CREDS_INIT;
 	struct imageref ref = IMAGEREF_INIT;
 	struct registry_target t;
 	struct error err = ERROR_INIT;
-	struct head *h;
+	struct headcache_entry *h = NULL;
 	char *ca_file = NULL;
+	struct buf key = BUF_INIT;
+	const char *tag;
+	int error = 0;
 
-	for (size_t i = 0; i < p->heads_len; i++)
-		if (strcmp(p->heads[i].ref, image) == 0)
-			return &p->heads[i];
-	if (!(h = grow(p->heads, &p->heads_cap, p->heads_len, sizeof(*h))))
-		return NULL;
-	p->heads = h;
-	h = &p->heads[p->heads_len];
-	memset(h, 0, sizeof(*h));
-	if (!(h->ref = strdup(image)))
-		return NULL;
-	p->heads_len++;
-	if (imageref_parse(&ref, image, IMAGEREF_ALLOW_TAG | IMAGEREF_ALLOW_DIGEST, &err) < 0 ||
-	    load_target(&t, &creds, &ca_file, pol, &ref,
-	                p->o->secrets_dir ? p->o->secrets_dir : ".", &err) < 0 ||
-	    registry_head_manifest(&h->digest, p->o->registry, &t, ref.tag ? ref.tag : "latest",
-	                           &err) < 0) {
-		h->digest = NULL;
-		h->message = strdup(err.msg);
-		log_warn("verify.registry", "image '%s': %s", image, err.msg);
+	*digest = *why = NULL;
+	if (imageref_parse(&ref, image, IMAGEREF_ALLOW_TAG | IMAGEREF_ALLOW_DIGEST, &err) < 0)
+		goto failed;
+	/* keyed by policy and image: the policy decides whose credentials the HEAD carries */
+	tag = ref.tag ? ref.tag : "latest";
+	if (buf_printf(&key, "%s %s", policy_id, image) < 0) {
+		error = IG_EFAIL;
+		goto done;
 	}
+	if (!(h = headcache_find(p->heads, key.data, tag))) {
+		if (load_target(&t, &creds, &ca_file, pol, &ref,
+		                p->o->secrets_dir ? p->o->secrets_dir : ".", &err) < 0)
+			goto failed;
+		if (!(h = headcache_get(p->heads, p->o->registry, &t, key.data, tag))) {
+			error = IG_EFAIL;
+			goto done;
+		}
+	}
+	*digest = h->digest;
+	*why = h->error;
+	if (h->rc < 0 && !h->logged) {
+		h->logged = true;
+		log_warn("verify.registry", "image '%s': %s", image, h->error);
+	}
+	goto done;
+failed:
+	log_warn("verify.registry", "image '%s': %s", image, err.msg);
+	if ((error = strvec_push(&p->notes, err.msg)) == 0)
+		*why = p->notes.items[p->notes.len - 1];
+done:
+	buf_release(&key);
 	free(ca_file);
 	creds_release(&creds);
 	imageref_release(&ref);
-	return h;
+	return error < 0 ? IG_EFAIL : 0;
 }
 
 /* ---- the cluster: a workload's live object and its pods ---- */
@@ -279,7 +291,6 @@ static int verify_marker(struct pass *p, const struct marker *m, const struct wo
 	struct verify_want w = {m, c, NULL, NULL, NULL, false};
 	struct imageref_parts parts;
 	struct live *l;
-	struct head *h;
 	int error = IG_EFAIL;
 
 	if (strcmp(c->kind, "CronJob") == 0)
@@ -294,10 +305,12 @@ static int verify_marker(struct pass *p, const struct marker *m, const struct wo
 		if (!(w.digest = strndup(c->image + parts.digest_start, parts.digest_len)))
 			goto done;
 	} else {
-		if (!(h = resolve(p, c->image, m->policy)))
+		const char *digest, *why;
+
+		if (resolve(p, c->image, m->policy, &digest, &why) < 0 ||
+		    (digest && !(w.digest = strdup(digest))))
 			goto done;
-		w.digest = h->digest ? strdup(h->digest) : NULL;
-		w.why_no_digest = h->message;
+		w.why_no_digest = why;
 		w.resolved = true;
 	}
 	if (!(l = live_for(p, c)))
@@ -422,20 +435,18 @@ static void pass_release(struct pass *p)
 		json_decref(p->lives[i].object);
 		json_decref(p->lives[i].pods);
 	}
-	for (size_t i = 0; i < p->heads_len; i++) {
-		free(p->heads[i].ref);
-		free(p->heads[i].digest);
-		free(p->heads[i].message);
-	}
 	free(p->lives);
-	free(p->heads);
+	headcache_free(p->heads);
+	strvec_release(&p->notes);
 }
 
 int verify_pass(struct verify_report *out, const struct verify_options *o, struct error *err)
 {
-	struct pass p = {o, out, NULL, 0, 0, NULL, 0, 0};
+	struct pass p = {o, out, NULL, 0, 0, NULL, STRVEC_INIT};
 	int error = 0;
 
+	if (headcache_new(&p.heads) < 0)
+		return error_set(err, IG_EFAIL, "verify: out of memory");
 	for (size_t i = 0; i < o->config->automations_len && error == 0; i++)
 		error = verify_automation(&p, &o->config->automations[i]);
 	if (!o->config->automations_len && o->repo_dir && error == 0)

@@ -24,6 +24,7 @@
 #include "imageguard/app/httpd.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
+#include "imageguard/app/passmetrics.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/report.h"
@@ -334,9 +335,9 @@ static int start(struct runner *rn, struct error *err)
 	int error;
 
 	if ((error = metrics_new(&rn->metrics)) < 0 ||
-	    (error = reconcile_metrics_declare(rn->metrics)) < 0)
+	    (error = passmetrics_declare(rn->metrics)) < 0)
 		return error_set(err, IG_EFAIL, "metrics: out of memory");
-	if ((error = reconcile_client_new(&rn->client, rn->metrics, err)) < 0)
+	if ((error = passmetrics_client_new(&rn->client, rn->metrics, err)) < 0)
 		return error;
 	if (rn->o->audit_log &&
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)

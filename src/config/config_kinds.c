@@ -394,12 +394,32 @@ static void read_reflect(struct doc *d, const yaml_node_t *spec, struct config_p
 	free(s);
 }
 
-/* The annotations of CONTRACT §7. */
+/* imageguard.io/settle (CONTRACT §11): a positive Go duration, kept in whole seconds. */
+static void read_settle(struct doc *d, const yaml_node_t *a, struct config_policy *p)
+{
+	struct error err = ERROR_INIT;
+	char *text = NULL;
+	int64_t ns;
+
+	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/settle", &text);
+	if (!text)
+		return;
+	if (duration_parse(&ns, text, &err) < 0 || ns <= 0)
+		config_doc_error(d, line_of(config_yaml_lookup(d, a, "imageguard.io/settle")),
+		                 "annotation 'imageguard.io/settle': %s",
+		                 err.msg[0] ? err.msg : "must be a positive duration");
+	else
+		p->settle_s = (long)((ns + 999999999) / 1000000000);
+	free(text);
+}
+
+/* The annotations of CONTRACT §7 and §11. */
 static void read_override(struct doc *d, const struct meta *m, struct config_policy *p)
 {
 	static const char *const known[] = {"imageguard.io/rollback-to",
 	                                    "imageguard.io/rollback-reason",
-	                                    "imageguard.io/rollback-until", NULL};
+	                                    "imageguard.io/rollback-until", "imageguard.io/settle",
+	                                    NULL};
 	const yaml_node_t *a = m->annotations;
 	struct config_override *o = &p->override;
 	struct error err = ERROR_INIT;
@@ -422,6 +442,7 @@ static void read_override(struct doc *d, const struct meta *m, struct config_pol
 			config_doc_warn(d, line_of(k), "unknown annotation '%s' (ignored)",
 			                scalar(k));
 	}
+	read_settle(d, a, p);
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-to", &o->tag);
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-reason",
 	                    &o->reason);

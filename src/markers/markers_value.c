@@ -14,23 +14,18 @@ static int dup_out(char **out, const char *s, struct error *err)
 	return *out ? 0 : error_set(err, IG_EFAIL, "out of memory");
 }
 
+/* name:tag[@digest] with the policy's name whatever the marker held: exactly the string
+ * Flux writes (its setter replaces the whole reference). */
 static int image_value(char **out, const struct marker *m, const char *name, const char *tag,
                        const char *digest, struct error *err)
 {
-	struct imageref_parts p;
 	struct buf b = BUF_INIT;
 	int rc;
 
-	imageref_split(&p, m->value, strlen(m->value));
-	if (p.name_len > 0)
-		rc = buf_append(&b, m->value, p.name_len);
-	else if (name && *name)
-		rc = buf_puts(&b, name);
-	else
+	if (!name || !*name)
 		return error_set(err, IG_EINVALID, "'%s:%zu': no image name to write", m->file,
 		                 m->line);
-	if (rc == 0)
-		rc = buf_printf(&b, ":%s", tag);
+	rc = buf_printf(&b, "%s:%s", name, tag);
 	if (rc == 0 && digest && *digest)
 		rc = buf_printf(&b, "@%s", digest);
 	if (rc < 0) {
@@ -59,20 +54,68 @@ int markers_value_for(char **out, const struct marker *m, const char *name, cons
 	return dup_out(out, v, err);
 }
 
-int markers_current_tag(char **out, const struct marker *m)
+/* The `:tag` marker of the same policy nearest to m in its file, or NULL. */
+static const struct marker *sibling_tag(const struct marker_set *s, const struct marker *m)
 {
+	const struct marker *best = NULL;
+	size_t best_dist = (size_t)-1;
+
+	for (size_t i = 0; i < s->len; i++) {
+		const struct marker *o = &s->items[i];
+		size_t dist = o->line > m->line ? o->line - m->line : m->line - o->line;
+
+		if (o->part != MARKER_TAG || strcmp(o->file, m->file) != 0 ||
+		    strcmp(o->policy, m->policy) != 0)
+			continue;
+		if (dist < best_dist) {
+			best = o;
+			best_dist = dist;
+		}
+	}
+	return best;
+}
+
+static int dup_part(char **out, const char *s, size_t start, size_t len)
+{
+	*out = len ? strndup(s + start, len) : NULL;
+	return !len || *out ? 0 : IG_EFAIL;
+}
+
+int markers_current(struct marker_current *out, const struct marker_set *s, const struct marker *m)
+{
+	const struct marker *tag = NULL;
 	struct imageref_parts p;
 
-	*out = NULL;
-	if (m->part == MARKER_TAG) {
-		*out = strdup(m->value);
-		return *out ? 0 : IG_EFAIL;
+	out->tag = out->digest = NULL;
+	switch (m->part) {
+	case MARKER_IMAGE:
+		imageref_split(&p, m->value, strlen(m->value));
+		if (dup_part(&out->tag, m->value, p.tag_start, p.tag_len) < 0 ||
+		    dup_part(&out->digest, m->value, p.digest_start, p.digest_len) < 0)
+			goto fail;
+		return 0;
+	case MARKER_TAG:
+		return dup_part(&out->tag, m->value, 0, strlen(m->value));
+	case MARKER_DIGEST:
+	case MARKER_NAME:
+		/* the digest is the value (a `:name` holds none), the tag is the sibling's */
+		if (m->part == MARKER_DIGEST &&
+		    dup_part(&out->digest, m->value, 0, strlen(m->value)) < 0)
+			goto fail;
+		tag = sibling_tag(s, m);
+		if (tag && dup_part(&out->tag, tag->value, 0, strlen(tag->value)) < 0)
+			goto fail;
+		return 0;
 	}
-	if (m->part != MARKER_IMAGE)
-		return 0;
-	imageref_split(&p, m->value, strlen(m->value));
-	if (p.tag_len == 0)
-		return 0;
-	*out = strndup(m->value + p.tag_start, p.tag_len);
-	return *out ? 0 : IG_EFAIL;
+	return 0;
+fail:
+	markers_current_release(out);
+	return IG_EFAIL;
+}
+
+void markers_current_release(struct marker_current *c)
+{
+	free(c->tag);
+	free(c->digest);
+	c->tag = c->digest = NULL;
 }

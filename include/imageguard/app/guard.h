@@ -27,10 +27,7 @@ enum guard_reason {
 	GUARD_GIT,               /* error: set by the caller (guard_fail) */
 	GUARD_CONFIG,            /* error: no compiled policy, or set by the caller */
 	GUARD_NO_MARKERS,        /* none: a policy without marker (set by the caller) */
-	/* Digest-tracked policies (tracked_tag), after guard_confirm_created: */
-	GUARD_CREATED_UNKNOWN, /* hold: the committed or the new image has no usable `created`,
-	                          or the committed digest is gone from the registry */
-	GUARD_CREATED_EQUAL    /* hold: both images claim the same `created`: no order */
+	GUARD_SETTLING           /* hold: the candidate has not been listed for the settle window */
 };
 
 /* Warnings are bits; several may be set. */
@@ -39,8 +36,18 @@ enum guard_warning {
 	GUARD_WARN_CURRENT_MISSING = 1u << 0,
 	/* a rollback-to annotation is present but its rollback-until has passed: ignored */
 	GUARD_WARN_OVERRIDE_LAPSED = 1u << 1,
+	/* a whole-image marker named another repository than the policy's image: the value
+	 * written names the policy's (guard_input.name_changed) */
+	GUARD_WARN_NAME_CHANGED = 1u << 2,
+	/* a re-pointed tag's builds could not be ordered by `created` (equal, missing, the
+	 * epoch, or the committed image gone) and the new digest was never held at the marker:
+	 * it moved forward on the marker's Git history alone */
+	GUARD_WARN_CREATED_UNKNOWN = 1u << 3,
+	/* the same, but the new digest was held at the marker before and a later commit replaced
+	 * it: a re-point to an old build, held (downgrade-blocked) */
+	GUARD_WARN_DIGEST_REPLACED = 1u << 4,
 };
-#define GUARD_WARN_LAST GUARD_WARN_OVERRIDE_LAPSED
+#define GUARD_WARN_LAST GUARD_WARN_DIGEST_REPLACED
 
 /* How the marker carries a digest, from the policy's digestReflectionPolicy and the marker's
  * part (the caller maps them: a `:tag` or `:name` marker is NONE; a whole-image marker under
@@ -77,26 +84,40 @@ struct guard_input {
 	const char *current_digest; /* the digest committed at the marker, NULL when none */
 	enum guard_digest_mode digest_mode;
 
-	/* Optional (config_policy.order_policy): the same order without the semver range. When
-	 * policy calls current INCOMPARABLE (e.g. a range narrowed below the committed version),
-	 * this order decides instead, so a narrowed range holds (downgrade-blocked) rather than
-	 * adopting a lower version. NULL: INCOMPARABLE means adopt. */
-	const struct policy *order_policy;
-
 	/* Digest-tracked policy (policy.digest.tag): the one tag it follows, else NULL. Then
 	 *  - a marker without tag (a lone `:digest`) counts as holding this tag;
-	 *  - a digest changed under ALWAYS is a move only towards a newer image: guard_confirm
-	 *    leaves it pending (needs_created) until guard_confirm_created compares the config
-	 *    `created` of current_digest and of the new digest;
+	 *  - (as for every policy) a digest changed under ALWAYS is a move only towards a newer
+	 *    image: guard_confirm leaves it pending (needs_created) until guard_confirm_created
+	 *    compares the config `created` of current_digest and of the new digest;
 	 *  - rollback_to is a digest (config guarantees it): held when current_digest equals it,
 	 *    else rolled back to after a HEAD of that digest (guard_confirm_ref). */
 	const char *tracked_tag;
+
+	/* A `:name` marker: the repository it holds, and the policy's image. Such a marker only
+	 * ever holds the repository: it follows the registry's health (a failed or suspended
+	 * policy holds it too) but not the tag's movement, so a decision that would update, roll
+	 * back or stay becomes none/up-to-date when current_name equals image, else update/adopt.
+	 * NULL for the other parts. */
+	const char *current_name;
+	const char *image;
+
+	/* A whole-image marker whose committed repository is not the policy's image (a mirror
+	 * move, or a value someone edited): the tag is still compared under the policy's order,
+	 * the decision carries warning name-changed, and an up-to-date tag becomes update/adopt
+	 * (confirmed by a HEAD of the policy's image), so the written reference is always the
+	 * policy's image and a tag the registry confirmed for it. */
+	bool name_changed;
+
+	/* imageguard.io/settle (CONTRACT §11), in seconds; 0: none. A forward or adopting move is
+	 * written only once its candidate, with the digest HEAD confirmed, has been listed for
+	 * this long (guard_confirm_settle). Never delays a rollback override. */
+	long settle_s;
 };
 
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
 		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE, NULL, NULL                                            \
+		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, false, 0                            \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
@@ -119,10 +140,19 @@ struct guard_decision {
 	/* After guard_confirm: write `digest` along with the tag (digest_mode allows it and the
 	 * tag changed, the marker has none, or it changed under ALWAYS). */
 	bool write_digest;
-	/* Set by guard_confirm for a digest-tracked policy whose digest moved: the caller must
+	/* Set by guard_confirm when the digest of an unchanged tag moved under ALWAYS (a re-pointed
+	 * tag: policy.digest.tag, or Flux's one-tag filter with Always): the caller must
 	 * read the `created` of in->current_digest and of d->digest and call
 	 * guard_confirm_created before acting. */
 	bool needs_created;
+	/* Set by guard_confirm_created when `created` cannot order the two builds: the caller
+	 * must find whether d->digest was held at this marker before and replaced by a later
+	 * commit (the marker's Git history) and call guard_confirm_history before acting. */
+	bool needs_history;
+	/* Set by guard_confirm when settle_s is set and the decision is update: the caller must
+	 * find since when this candidate (with d->digest) has been listed and call
+	 * guard_confirm_settle before acting. */
+	bool needs_settle;
 };
 
 /* Decides one marker from the input, in this order: suspended; failed listing (error/
@@ -130,7 +160,7 @@ struct guard_decision {
  * hold/override when current equals it, or hold/candidate-missing when rollback-to is not
  * listed — never forward); nothing passing the filter (hold/no-candidates); then
  * policy_compare(current, best): FORWARD update/forward, INCOMPARABLE (or no current tag)
- * update/adopt unless order_policy can compare them, SAME none/up-to-date, BACKWARD
+ * update/adopt, SAME none/up-to-date (policy_verdict, the one eval uses), BACKWARD
  * hold/downgrade-blocked. A lapsed override is ignored (warning override-lapsed).
  * current-missing is raised whenever the listing succeeded and does not hold current_tag.
  * Returns 0 (out filled) or IG_EFAIL when out of memory. */
@@ -172,14 +202,25 @@ struct guard_created {
 };
 
 /* Settles a decision that needs_created (does nothing otherwise), forward only by build time:
- * candidate newer than current stays update/forward; older is hold/downgrade-blocked; equal
- * hold/created-equal; a MISSING on either side or the committed image NOT_FOUND is
- * hold/created-unknown; the new image NOT_FOUND hold/candidate-missing; FAILED on either side
- * error/registry. Every hold and error carries a message naming both digests and times.
- * in must be the input given to guard_decide. */
+ * candidate newer than current stays update/forward; older is hold/downgrade-blocked; FAILED
+ * on either side is error/registry; the new image NOT_FOUND hold/candidate-missing. When the
+ * builds cannot be ordered (equal times, MISSING on either side, the committed image
+ * NOT_FOUND) it sets needs_history and notes why in the message. Every hold and error carries
+ * a message naming both digests and times. in must be the input given to guard_decide. */
 void guard_confirm_created(struct guard_decision *d, const struct guard_input *in,
                            const struct guard_created *current,
                            const struct guard_created *candidate);
+
+/* Settles a decision that needs_history (does nothing otherwise) with what the marker's Git
+ * history says: replaced (d->digest was held there before and a later commit replaced it) is
+ * hold/downgrade-blocked with warning digest-replaced; otherwise it stays update/forward with
+ * warning created-unknown. */
+void guard_confirm_history(struct guard_decision *d, bool replaced);
+
+/* Settles a decision that needs_settle (does nothing otherwise): the candidate has been
+ * listed, with the same digest, since `since`; before since + settle_s it is hold/settling
+ * with the time left in the message. in must be the input given to guard_decide. */
+void guard_confirm_settle(struct guard_decision *d, const struct guard_input *in, time_t since);
 
 /* Sets d to decision error with reason (GUARD_GIT, GUARD_CONFIG, GUARD_REGISTRY) and a
  * printf message, keeping candidate and warnings; for the caller's own failures. */
@@ -192,9 +233,10 @@ bool guard_writes(const struct guard_decision *d);
 
 /* Stable names: "update", "none", "hold", "rollback", "error"; "forward", "adopt",
  * "up-to-date", "downgrade-blocked", "candidate-missing", "no-candidates", "suspended",
- * "override", "registry", "git", "config", "no-markers", "created-unknown", "created-equal";
+ * "override", "registry", "git", "config", "no-markers", "settling";
  * "current-missing",
- * "override-lapsed" (one warning bit). Static storage; "unknown" for other values. */
+ * "override-lapsed", "name-changed", "created-unknown", "digest-replaced" (one warning bit). Static
+ * storage; "unknown" for other values. */
 const char *guard_decision_name(enum guard_decision_kind d);
 const char *guard_reason_name(enum guard_reason r);
 const char *guard_warning_name(enum guard_warning w);

@@ -104,6 +104,7 @@ struct config_policy {
 	enum config_reflect reflect; /* digestReflectionPolicy; kind DIGEST: Always unless set */
 	bool suspend;
 	struct config_override override;
+	long settle_s; /* imageguard.io/settle in seconds (rounded up), 0: none */
 	/* Owned, compiled with the repository's exclusion list. For kind DIGEST it accepts exactly
 	 * digest_tag (pattern ^tag$, alphabetical), so selection and comparison work unchanged. */
 	struct policy *policy;

@@ -93,9 +93,18 @@ int markers_apply(struct buf *out, const char *data, size_t len, const struct ma
 int markers_value_for(char **out, const struct marker *m, const char *name, const char *tag,
 		      const char *digest, struct error *err);
 
-/* The tag m currently holds: the tag part of an IMAGE value, the whole value of a TAG marker.
- * *out is newly allocated (free() it), or NULL when the marker holds no tag (NAME and DIGEST
- * markers, an image reference without a tag). Returns 0 or IG_EFAIL (out of memory). */
-int markers_current_tag(char **out, const struct marker *m);
+/* What a marker holds now: the tag and digest of a whole-image value, a `:tag` marker's
+ * value, a `:digest` marker's value; a `:digest` or `:name` marker takes its tag from the
+ * `:tag` marker of the same policy nearest to it in the same file (NULL when there is none),
+ * so that forward-only holds for the parts that carry no tag. Both strings owned, NULL when
+ * absent; release with markers_current_release. */
+struct marker_current {
+	char *tag;
+	char *digest;
+};
+
+/* Fills out for m, one of s's markers. Returns 0 or IG_EFAIL (out of memory; out empty). */
+int markers_current(struct marker_current *out, const struct marker_set *s, const struct marker *m);
+void markers_current_release(struct marker_current *c);
 
 #endif
