@@ -483,8 +483,8 @@ static const struct snippet {
 	 "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
 	 "  name: auto\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: fleet\n"
 	 "  git:\n    commit:\n"
-	 "      messageTemplate: '{{ if .Changed }}x{{ end }}'\n", /* 18 */
-	 {{18, "unsupported action 'if .Changed'"}},
+	 "      messageTemplate: '{{ range .Updated.Images }}x{{ end }}'\n", /* 18 */
+	 {{18, "template uses removed '.Updated' field"}},
 	 {{0}}},
 	{"empty branch, author and path",
 	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"

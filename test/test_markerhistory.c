@@ -90,7 +90,7 @@ START_TEST(replaced_table)
 	                   MARKER_PLAIN,
 	                   0,
 	                   0,
-	                   (char *)""};
+	                   (char *)"", NULL, NULL, NULL, NULL, NULL};
 	struct error err = ERROR_INIT;
 	bool out = !rows[_i].replaced;
 
@@ -104,7 +104,7 @@ END_TEST
 START_TEST(link_version_ignored)
 {
 	struct marker m = {
-	    (char *)"app.yaml", 1, (char *)"ns/app", MARKER_IMAGE, MARKER_PLAIN, 0, 0, (char *)""};
+	    (char *)"app.yaml", 1, (char *)"ns/app", MARKER_IMAGE, MARKER_PLAIN, 0, 0, (char *)"", NULL, NULL, NULL, NULL, NULL};
 	struct error err = ERROR_INIT;
 	bool out = true;
 

@@ -246,7 +246,7 @@ END_TEST
 static struct marker mk(enum marker_part part, const char *value)
 {
 	struct marker m = {(char *)"f.yaml", 1, (char *)"ns/p", part, MARKER_PLAIN, 0, 0,
-	                   (char *)value};
+	                   (char *)value, NULL, NULL, NULL, NULL, NULL};
 	return m;
 }
 
@@ -702,6 +702,48 @@ START_TEST(golden_files)
 }
 END_TEST
 
+/* Each marker carries Flux's setter name and the identity of its YAML document (Flux's
+ * ObjectIdentifier for messageTemplate), per document of a multi-document file. */
+START_TEST(document_identity)
+{
+	static const char doc[] =
+	    "apiVersion: apps/v1\n"
+	    "kind: Deployment\n"
+	    "spec:\n"
+	    "  template:\n"
+	    "    metadata:\n"
+	    "      name: inner\n"
+	    "    spec:\n"
+	    "      containers:\n"
+	    "      - image: a:1 # {\"$imagepolicy\": \"ns:web\"}\n"
+	    "metadata:\n"
+	    "  namespace: apps\n"
+	    "  labels: {name: label}\n"
+	    "  name: web\n"
+	    "---\n"
+	    "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+	    "kind: Kustomization\n"
+	    "images:\n"
+	    "- newTag: \"1\" # {\"$imagepolicy\": \"ns:web:tag\"}\n";
+	struct marker_set set = MARKER_SET_INIT;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(markers_scan_buffer(&set, "f.yaml", doc, strlen(doc), &err), 0);
+	ck_assert_int_eq(set.len, 2);
+	ck_assert_str_eq(set.items[0].setter, "ns:web");
+	ck_assert_str_eq(set.items[0].api_version, "apps/v1");
+	ck_assert_str_eq(set.items[0].kind, "Deployment");
+	ck_assert_str_eq(set.items[0].name, "web");
+	ck_assert_str_eq(set.items[0].namespace, "apps");
+	ck_assert_str_eq(set.items[1].setter, "ns:web:tag");
+	ck_assert_str_eq(set.items[1].api_version, "kustomize.config.k8s.io/v1beta1");
+	ck_assert_str_eq(set.items[1].kind, "Kustomization");
+	ck_assert_ptr_null(set.items[1].name);
+	ck_assert_ptr_null(set.items[1].namespace);
+	markers_release(&set);
+}
+END_TEST
+
 static Suite *markers_suite(void)
 {
 	Suite *s = suite_create("markers");
@@ -721,6 +763,7 @@ static Suite *markers_suite(void)
 	tcase_add_test(tc, tree_walk);
 	tcase_add_test(tc, tree_problems);
 	tcase_add_loop_test(tc, golden_files, 0, sizeof(golden) / sizeof(golden[0]));
+	tcase_add_test(tc, document_identity);
 	suite_add_tcase(s, tc);
 	return s;
 }

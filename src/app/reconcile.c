@@ -304,16 +304,21 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 {
 	const struct config *cfg = ar->p->cfg;
 	struct commitmsg_change *changes = calloc(ar->len ? ar->len : 1, sizeof(*changes));
+	const char *slash = strchr(ar->a->id, '/');
+	char *ns = slash ? strndup(ar->a->id, (size_t)(slash - ar->a->id)) : NULL;
+	struct commitmsg_input in = {0};
 	struct strvec notes = STRVEC_INIT;
-	const char *reason = NULL;
 	size_t n = 0;
 	int error = 0;
 
-	if (!changes)
+	if (!changes || (slash && !ns)) {
+		free(changes);
 		return error_set(err, IG_EFAIL, "out of memory");
+	}
 	for (size_t i = 0; i < ar->len && error == 0; i++) {
 		const struct decide_item *it = &ar->items[i];
 		const struct marker *m = &ar->markers.items[it->marker];
+		const struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
 		struct commitmsg_change *c = &changes[n];
 
 		if (!it->new_value)
@@ -322,10 +327,25 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 		c->old_value = m->value;
 		c->new_value = it->new_value;
 		c->file = m->file;
+		c->setter = m->setter;
+		c->api_version = m->api_version;
+		c->kind = m->kind;
+		c->name = m->name;
+		c->namespace = m->namespace;
+		c->tags_sha256 = sc->done && sc->rc == 0 ? sc->listing.sha256 : NULL;
+		{
+			struct buf d = BUF_INIT;
+
+			error = buf_printf(&d, "%s/%s", guard_decision_name(it->d.decision),
+			                   guard_reason_name(it->d.reason));
+			if (error == 0 && (error = strvec_push_owned(&notes, buf_detach(&d))) == 0)
+				c->decision = notes.items[notes.len - 1];
+			buf_release(&d);
+		}
 		if (it->d.decision == GUARD_ROLLBACK) {
 			struct buf note = BUF_INIT;
 
-			reason = it->d.message;
+			c->rollback_reason = it->d.message;
 			error = buf_printf(&note, "rollback: %s", it->d.message);
 			if (error == 0 &&
 			    (error = strvec_push_owned(&notes, buf_detach(&note))) == 0)
@@ -334,17 +354,20 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 		}
 		n++;
 	}
+	in.tmpl = ar->a->message_template;
+	in.tmpl_name = "messageTemplate";
+	in.automation_namespace = ns ? ns : "";
+	in.automation_name = slash ? slash + 1 : ar->a->id;
+	in.update_path = ar->a->update_path;
+	in.changes = changes;
+	in.n = n;
 	buf_reset(msg);
 	if (error == 0)
-		error = commitmsg_render(msg, ar->a->message_template, ar->a->id, ar->a->id,
-		                         changes, n, err);
+		error = commitmsg_render(msg, &in, err);
 	else
 		error_set(err, IG_EFAIL, "out of memory");
-	if (error == 0 && reason && !strstr(msg->data, reason))
-		error =
-		    buf_printf(msg, "%sRollback-Reason: %s\n",
-		               msg->len && msg->data[msg->len - 1] == '\n' ? "\n" : "\n\n", reason);
 	free(changes);
+	free(ns);
 	strvec_release(&notes);
 	return error;
 }

@@ -20,6 +20,10 @@ struct marker {
 	size_t start;     /* byte range of the value's content in the file, inside any quotes */
 	size_t end;
 	char *value;      /* owned; the current value (unescaped) */
+	char *setter;     /* owned; the marker's setter as Flux names it: "ns:name", "ns:name:tag" */
+	/* owned; the YAML document holding the marker, as its scalars read (NULL when absent):
+	 * apiVersion, kind, metadata.name, metadata.namespace (Flux's ObjectIdentifier) */
+	char *api_version, *kind, *name, *namespace;
 };
 
 /* Something the user should hear about: a marker on a non-scalar, a file that does not parse
