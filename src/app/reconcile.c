@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,22 @@ static int apply_edits(struct autorun *ar, const char *workdir, struct error *er
 	return 0;
 }
 
+/* A printf string kept in notes until the message is built; *out borrows it. */
+static int note(const char **out, struct strvec *notes, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	int error;
+
+	va_start(ap, fmt);
+	error = buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (error == 0 && (error = strvec_push_owned(notes, buf_detach(&b))) == 0)
+		*out = notes->items[notes->len - 1];
+	buf_release(&b);
+	return error < 0 ? IG_EFAIL : 0;
+}
+
 /* The commit message through commitmsg (the automation's messageTemplate or the default);
  * a rollback's change carries its reason, and a template that drops it gets a trailer, so
  * the reason is always in the commit (CONTRACT §7). */
@@ -304,17 +321,13 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 {
 	const struct config *cfg = ar->p->cfg;
 	struct commitmsg_change *changes = calloc(ar->len ? ar->len : 1, sizeof(*changes));
-	const char *slash = strchr(ar->a->id, '/');
-	char *ns = slash ? strndup(ar->a->id, (size_t)(slash - ar->a->id)) : NULL;
 	struct commitmsg_input in = {0};
 	struct strvec notes = STRVEC_INIT;
 	size_t n = 0;
 	int error = 0;
 
-	if (!changes || (slash && !ns)) {
-		free(changes);
+	if (!changes)
 		return error_set(err, IG_EFAIL, "out of memory");
-	}
 	for (size_t i = 0; i < ar->len && error == 0; i++) {
 		const struct decide_item *it = &ar->items[i];
 		const struct marker *m = &ar->markers.items[it->marker];
@@ -333,32 +346,21 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 		c->name = m->name;
 		c->namespace = m->namespace;
 		c->tags_sha256 = sc->done && sc->rc == 0 ? sc->listing.sha256 : NULL;
-		{
-			struct buf d = BUF_INIT;
-
-			error = buf_printf(&d, "%s/%s", guard_decision_name(it->d.decision),
-			                   guard_reason_name(it->d.reason));
-			if (error == 0 && (error = strvec_push_owned(&notes, buf_detach(&d))) == 0)
-				c->decision = notes.items[notes.len - 1];
-			buf_release(&d);
-		}
-		if (it->d.decision == GUARD_ROLLBACK) {
-			struct buf note = BUF_INIT;
-
+		error = note(&c->decision, &notes, "%s/%s", guard_decision_name(it->d.decision),
+		             guard_reason_name(it->d.reason));
+		if (error == 0 && it->d.decision == GUARD_ROLLBACK) {
 			c->rollback_reason = it->d.message;
-			error = buf_printf(&note, "rollback: %s", it->d.message);
-			if (error == 0 &&
-			    (error = strvec_push_owned(&notes, buf_detach(&note))) == 0)
-				c->reason = notes.items[notes.len - 1];
-			buf_release(&note);
+			error = note(&c->reason, &notes, "rollback: %s", it->d.message);
 		}
 		n++;
 	}
 	in.tmpl = ar->a->message_template;
 	in.tmpl_name = "messageTemplate";
-	in.automation_namespace = ns ? ns : "";
-	in.automation_name = slash ? slash + 1 : ar->a->id;
+	in.automation_namespace = ar->a->ns;
+	in.automation_name = ar->a->name;
 	in.update_path = ar->a->update_path;
+	in.values = (const char *const *)ar->a->template_values.items;
+	in.nvalues = ar->a->template_values.len / 2;
 	in.changes = changes;
 	in.n = n;
 	buf_reset(msg);
@@ -367,7 +369,6 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	else
 		error_set(err, IG_EFAIL, "out of memory");
 	free(changes);
-	free(ns);
 	strvec_release(&notes);
 	return error;
 }
