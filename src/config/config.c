@@ -15,50 +15,6 @@
 
 /* ---- references, duplicates, final compilation ---- */
 
-#define FIND(arr, len, ns_, name_)                                                                 \
-	do {                                                                                       \
-		for (size_t i_ = 0; i_ < (len); i_++)                                              \
-			if (!strcmp((arr)[i_].ns, (ns_)) && !strcmp((arr)[i_].name, (name_)))      \
-				return &(arr)[i_];                                                 \
-		return NULL;                                                                       \
-	} while (0)
-
-const struct config_repository *config_find_repository(const struct config *c, const char *ns,
-                                                       const char *name)
-{
-	FIND(c->repositories, c->repositories_len, ns, name);
-}
-
-const struct config_policy *config_find_policy(const struct config *c, const char *ns,
-                                               const char *name)
-{
-	FIND(c->policies, c->policies_len, ns, name);
-}
-
-const struct config_git_source *config_find_git_source(const struct config *c, const char *ns,
-                                                       const char *name)
-{
-	FIND(c->git_sources, c->git_sources_len, ns, name);
-}
-
-const struct config_automation *config_find_automation(const struct config *c, const char *ns,
-                                                       const char *name)
-{
-	FIND(c->automations, c->automations_len, ns, name);
-}
-
-const struct config_policy *config_find_policy_id(const struct config *c, const char *id)
-{
-	for (size_t i = 0; i < c->policies_len; i++)
-		if (c->policies[i].id && !strcmp(c->policies[i].id, id))
-			return &c->policies[i];
-	return NULL;
-}
-
-/* ---- the four kinds alike ---- */
-
-/* The members every object struct begins with, in this order (checked below), so that
- * duplicates, invalid marks and compaction are written once for all four kinds. */
 struct head {
 	char *ns, *name, *id;
 	struct config_origin origin;
@@ -75,6 +31,79 @@ SAME_HEAD(struct config_policy);
 SAME_HEAD(struct config_git_source);
 SAME_HEAD(struct config_automation);
 
+/* The array of one kind, as the index's key function reads it. */
+struct kind_array {
+	const void *items;
+	size_t size, len;
+};
+
+static struct kind_array kind_array(const struct config *c, enum config_kind k)
+{
+	switch (k) {
+	case CONFIG_KIND_REPOSITORY:
+		return (struct kind_array){c->repositories, sizeof(*c->repositories),
+		                           c->repositories_len};
+	case CONFIG_KIND_POLICY:
+		return (struct kind_array){c->policies, sizeof(*c->policies), c->policies_len};
+	case CONFIG_KIND_GIT_SOURCE:
+		return (struct kind_array){c->git_sources, sizeof(*c->git_sources),
+		                           c->git_sources_len};
+	default:
+		return (struct kind_array){c->automations, sizeof(*c->automations),
+		                           c->automations_len};
+	}
+}
+
+static const char *id_at(const void *ctx, size_t i)
+{
+	const struct kind_array *a = ctx;
+	const struct head *h = (const struct head *)((const char *)a->items + i * a->size);
+
+	return h->id ? h->id : "";
+}
+
+static const void *find(const struct config *c, enum config_kind k, const char *ns,
+                        const char *name)
+{
+	struct kind_array a = kind_array(c, k);
+	size_t i = strindex_find(&c->index[k], ns, name ? "/" : NULL, name, id_at, &a);
+
+	return i == STRINDEX_NONE ? NULL : (const char *)a.items + i * a.size;
+}
+
+const struct config_repository *config_find_repository(const struct config *c, const char *ns,
+                                                       const char *name)
+{
+	return find(c, CONFIG_KIND_REPOSITORY, ns, name);
+}
+
+const struct config_policy *config_find_policy(const struct config *c, const char *ns,
+                                               const char *name)
+{
+	return find(c, CONFIG_KIND_POLICY, ns, name);
+}
+
+const struct config_git_source *config_find_git_source(const struct config *c, const char *ns,
+                                                       const char *name)
+{
+	return find(c, CONFIG_KIND_GIT_SOURCE, ns, name);
+}
+
+const struct config_automation *config_find_automation(const struct config *c, const char *ns,
+                                                       const char *name)
+{
+	return find(c, CONFIG_KIND_AUTOMATION, ns, name);
+}
+
+const struct config_policy *config_find_policy_id(const struct config *c, const char *id)
+{
+	return find(c, CONFIG_KIND_POLICY, id, NULL);
+}
+
+/* ---- the four kinds alike ---- */
+
+/* The members every object struct begins with, in this order (checked below), so that
+ * duplicates, invalid marks and compaction are written once for all four kinds. */
 static struct head *head_at(void *items, size_t size, size_t i)
 {
 	return (struct head *)((char *)items + i * size);
@@ -86,34 +115,36 @@ static const struct config_invalid *invalid_of(const struct loader *L, enum conf
 	return config_invalid_at(L->c, k, h->origin.file, h->origin.line);
 }
 
-/* Every object of a duplicated name is invalid: which one is meant cannot be told. The
- * error goes on the second, which names the first. */
-static void check_duplicates(struct loader *L, enum config_kind k, void *items, size_t len,
-                             size_t size)
+/* Indexes kind k by id. With dups, every object of a duplicated name is invalid (which one is
+ * meant cannot be told): the error goes on the second, which names the first, and the index
+ * keeps the first. */
+static void index_kind(struct loader *L, enum config_kind k, bool dups)
 {
-	for (size_t i = 0; i < len; i++) {
-		struct head *a = head_at(items, size, i);
+	struct kind_array arr = kind_array(L->c, k);
 
-		for (size_t j = 0; j < i; j++) {
-			struct head *b = head_at(items, size, j);
-			size_t first = L->diags->len;
+	strindex_release(&L->c->index[k]);
+	for (size_t i = 0; i < arr.len && !L->oom; i++) {
+		struct head *a = head_at((void *)arr.items, arr.size, i), *b;
+		size_t first = L->diags->len, dup;
 
-			if (strcmp(a->ns, b->ns) != 0 || strcmp(a->name, b->name) != 0)
-				continue;
-			config_diag_error(L, a->origin.file, a->origin.line,
-			                  "%s '%s/%s' is already defined at %s:%zu",
-			                  config_kind_name(k), a->ns, a->name, b->origin.file,
-			                  b->origin.line);
-			if (!invalid_of(L, k, a))
-				config_invalid_note(L, k, a->ns, a->name, a->origin.file,
-				                    a->origin.line, first);
-			if (!invalid_of(L, k, b))
-				config_invalid_dependent(
-				    L, k, b->ns, b->name, b->origin.file, b->origin.line,
-				    "%s '%s/%s' is defined again at %s:%zu", config_kind_name(k),
-				    b->ns, b->name, a->origin.file, a->origin.line);
+		if (strindex_add(&L->c->index[k], i, id_at, &arr, &dup) < 0) {
+			L->oom = true;
 			break;
 		}
+		if (dup == STRINDEX_NONE || !dups)
+			continue;
+		b = head_at((void *)arr.items, arr.size, dup);
+		config_diag_error(L, a->origin.file, a->origin.line,
+		                  "%s '%s/%s' is already defined at %s:%zu", config_kind_name(k),
+		                  a->ns, a->name, b->origin.file, b->origin.line);
+		if (!invalid_of(L, k, a))
+			config_invalid_note(L, k, a->ns, a->name, a->origin.file, a->origin.line,
+			                    first);
+		if (!invalid_of(L, k, b))
+			config_invalid_dependent(
+			    L, k, b->ns, b->name, b->origin.file, b->origin.line,
+			    "%s '%s/%s' is defined again at %s:%zu", config_kind_name(k), b->ns,
+			    b->name, a->origin.file, a->origin.line);
 	}
 }
 
@@ -304,13 +335,8 @@ static void resolve(struct loader *L)
 {
 	struct config *c = L->c;
 
-	check_duplicates(L, CONFIG_KIND_REPOSITORY, c->repositories, c->repositories_len,
-	                 sizeof(*c->repositories));
-	check_duplicates(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, sizeof(*c->policies));
-	check_duplicates(L, CONFIG_KIND_GIT_SOURCE, c->git_sources, c->git_sources_len,
-	                 sizeof(*c->git_sources));
-	check_duplicates(L, CONFIG_KIND_AUTOMATION, c->automations, c->automations_len,
-	                 sizeof(*c->automations));
+	for (int k = 0; k < CONFIG_KIND_FILE; k++)
+		index_kind(L, (enum config_kind)k, true);
 	if (L->opts.check_secrets)
 		config_secrets_check_all(L);
 	for (size_t i = 0; i < c->automations_len; i++)
@@ -327,12 +353,16 @@ static void resolve(struct loader *L)
 	for (size_t i = 0; i < c->policies_len && !L->oom; i++)
 		compile_policy(L, &c->policies[i]);
 	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
+	for (int k = 0; k < CONFIG_KIND_FILE; k++) /* the positions moved */
+		index_kind(L, (enum config_kind)k, false);
 }
 
 void config_free(struct config *c)
 {
 	if (!c)
 		return;
+	for (int k = 0; k < CONFIG_KIND_FILE; k++)
+		strindex_release(&c->index[k]);
 	for (size_t i = 0; i < c->repositories_len; i++)
 		repository_release(&c->repositories[i]);
 	for (size_t i = 0; i < c->policies_len; i++)

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "imageguard/registry/imageref.h"
+#include "imageguard/util/strindex.h"
 #include "imageguard/util/strvec.h"
 
 struct error;
@@ -213,6 +214,8 @@ struct config {
 	size_t git_sources_len;
 	struct config_automation *automations;
 	size_t automations_len;
+	/* by "ns/name", one per enum config_kind: the config_find_* lookups (config.c) */
+	struct strindex index[CONFIG_KIND_FILE]; /* the four object kinds */
 };
 
 /* Loads path: one file, or every *.yaml / *.yml below a directory (sorted, names starting
