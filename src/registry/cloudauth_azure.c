@@ -69,7 +69,7 @@ long long cloudauth_jwt_exp(const char *jwt)
 done:
 	json_decref(j);
 	free(b64), free(raw);
-	return exp;
+	return exp < 0 ? -1 : exp;
 }
 
 static int post_form(struct http_response *r, const char *url, const char *form, const char *label,
