@@ -295,6 +295,11 @@ static void cloud_start(void)
 	cloudauth_reset();
 }
 
+static const char *field_path(const char *name)
+{
+	return json_string_value(json_object_get(cloud.state, name));
+}
+
 static void cloud_stop(void)
 {
 	char cmd[128];
@@ -419,6 +424,60 @@ START_TEST(revoked_refreshed_once_then_error)
 }
 END_TEST
 
+/* ECR Public: ecr-public in us-east-1 whatever the chain's region (the fixture checks the
+ * signature's scope), its own endpoint variable, a token answered as one object. */
+START_TEST(public_ecr)
+{
+	struct registry_creds c = REGISTRY_CREDS_INIT;
+	struct error err = ERROR_INIT;
+	long long n0 = stat_of("ecr-public");
+
+	setenv("AWS_ENDPOINT_URL_ECR_PUBLIC", cloud.url, 1);
+	ck_assert_msg(cloudauth_creds(&c, "aws", "public.ecr.aws", false, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_str_eq(c.username, "AWS");
+	ck_assert_int_eq(stat_of("ecr-public"), n0 + 1);
+	unsetenv("AWS_ENDPOINT_URL_ECR_PUBLIC");
+	creds_release(&c);
+}
+END_TEST
+
+/* The container credentials endpoint refuses a wrong agent token; an unsafe URL is refused
+ * before any request. */
+START_TEST(pod_identity_errors)
+{
+	struct registry_creds c = REGISTRY_CREDS_INIT;
+	struct error err = ERROR_INIT;
+	char url[256], tok[256];
+
+	unsetenv("AWS_ACCESS_KEY_ID");
+	cloudauth_reset();
+	snprintf(url, sizeof(url), "%s/pod-identity/credentials", cloud.url);
+	snprintf(tok, sizeof(tok), "%s/wrong-agent-token", cloud.dir);
+	FILE *f = fopen(tok, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not-the-agent-token\n", f);
+	fclose(f);
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", url, 1);
+	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tok, 1);
+	ck_assert_int_eq(cloudauth_creds(&c, "aws", cloud.ecr, true, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "provider 'aws': container credentials: 401"), "%s", err.msg);
+	ck_assert_ptr_null(strstr(err.msg, "not-the-agent-token"));
+	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", field_path("agent"), 1);
+	ck_assert_msg(cloudauth_creds(&c, "aws", cloud.ecr, true, &err) == 0, "%s", err.msg);
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://198.51.100.7/creds", 1);
+	cloudauth_reset();
+	ck_assert_int_eq(cloudauth_creds(&c, "aws", cloud.ecr, true, &err), IG_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "must be https or a loopback"));
+	unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+	unsetenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+	setenv("AWS_ACCESS_KEY_ID", json_string_value(json_object_get(cloud.state, "static_key")),
+	       1);
+	cloudauth_reset();
+	creds_release(&c);
+}
+END_TEST
+
 START_TEST(missing_environment)
 {
 	struct registry_creds c = REGISTRY_CREDS_INIT;
@@ -459,6 +518,8 @@ int main(void)
 	tcase_set_timeout(tf, 60);
 	tcase_add_test(tf, cached_until_shortly_before_expiry);
 	tcase_add_test(tf, revoked_refreshed_once_then_error);
+	tcase_add_test(tf, public_ecr);
+	tcase_add_test(tf, pod_identity_errors);
 	tcase_add_test(tf, missing_environment);
 	suite_add_tcase(s, tf);
 	sr = srunner_create(s);

@@ -1,9 +1,11 @@
 /* The cloud services' answers cloudauth parses: STS XML, container-credentials JSON, ECR and
- * ECR Public JSON, OAuth2 token JSON, JWT `exp` and RFC 3339 times; the first byte picks the
+ * ECR Public JSON, OAuth2 token JSON, GitHub's installation token, JWT `exp` and RFC 3339
+ * times; the first byte picks the
  * parser. Secrets are never in an error message, so each error must not hold the input's
  * token either (checked with the marker "SECRET"). */
 #include "fuzz.h"
 
+#include "imageguard/git/githubapp.h"
 #include "imageguard/registry/cloudauth.h"
 #include "imageguard/util/error.h"
 
@@ -49,6 +51,18 @@ static void oauth(const char *s, size_t n)
 	free(tok);
 }
 
+static void github(const char *s, size_t n)
+{
+	struct error err = ERROR_INIT;
+	char *tok = NULL;
+	long long exp = -2;
+	int rc = githubapp_parse_token(&tok, &exp, s, n, &err);
+
+	FUZZ_CHECK(rc == 0 || rc == IG_EINVALID || rc == IG_EFAIL);
+	FUZZ_CHECK(rc == 0 ? tok && *tok && exp >= 0 : !tok);
+	free(tok);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -60,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0:
 		keys(s, size - 1, 0);
 		break;
@@ -75,6 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 4:
 		FUZZ_CHECK(cloudauth_jwt_exp(s) >= -1);
+		break;
+	case 6:
+		github(s, size - 1);
 		break;
 	default:
 		FUZZ_CHECK(cloudauth_parse_time(s) >= -1);
