@@ -17,10 +17,10 @@ struct gitstore_options {
 	const char *state_dir;    /* the clone lives in <state_dir>/git/<key of url> */
 	const char *secret_dir;   /* NULL or a folder with identity, identity.pub, known_hosts,
 	                             username, password, bearerToken, ca.crt, passphrase */
-	const char *provider;     /* NULL/"generic", or "github": a GitHub App in secret_dir */
 	const char *author_name;  /* default "imageguard" */
 	const char *author_email; /* default "imageguard@localhost" */
 	unsigned max_attempts;    /* pushes tried while the remote moves, default 5 */
+	const char *provider;     /* NULL/"generic", or "github": a GitHub App in secret_dir */
 };
 
 struct gitstore;
