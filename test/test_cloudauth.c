@@ -367,7 +367,8 @@ START_TEST(cached_until_shortly_before_expiry)
 }
 END_TEST
 
-static int list(struct registry_listing *l, struct registry_creds *c, struct error *err)
+static int list_with(struct registry_listing *l, struct registry_creds *c, const char *provider,
+                     const char *host, struct error *err)
 {
 	struct registry_client *rc = NULL;
 	struct registry_options o;
@@ -376,18 +377,79 @@ static int list(struct registry_listing *l, struct registry_creds *c, struct err
 	char image[300];
 	int error;
 
-	snprintf(image, sizeof(image), "%s/team/app", cloud.ecr);
+	snprintf(image, sizeof(image), "%s/team/app", host);
 	registry_options_init(&o);
 	ck_assert_int_eq(imageref_parse(&ref, image, 0, err), 0);
 	ck_assert_int_eq(registry_client_new(&rc, &o, err), 0);
 	t.ref = &ref;
 	t.creds = c;
 	t.insecure = true;
-	error = cloudauth_list_tags(l, rc, &t, "aws", c, err);
+	error = cloudauth_list_tags(l, rc, &t, provider, c, err);
 	registry_client_free(rc);
 	imageref_release(&ref);
 	return error;
 }
+
+static int list(struct registry_listing *l, struct registry_creds *c, struct error *err)
+{
+	return list_with(l, c, "aws", cloud.ecr, err);
+}
+
+static const char *host_of(const char *kind)
+{
+	return json_string_value(json_object_get(json_object_get(cloud.state, "hosts"), kind));
+}
+
+/* gcp and azure through the same cache: reused, and renewed once after a revocation, with
+ * every step of the chain asked again (Entra ID and the ACR exchange for azure). */
+START_TEST(gcp_and_azure_cached_and_renewed)
+{
+	static const struct {
+		const char *provider, *kind, *step1, *step2;
+	} cases[] = {{"gcp", "gcp", "gce-metadata", NULL},
+	             {"azure", "acr", "entra", "acr-exchange"}};
+	char port[16];
+
+	snprintf(port, sizeof(port), "%lld",
+	         (long long)json_integer_value(json_object_get(cloud.state, "port")));
+	for (size_t i = 0; i < 2; i++) {
+		struct registry_creds c = REGISTRY_CREDS_INIT;
+		struct registry_listing l = REGISTRY_LISTING_INIT;
+		struct error err = ERROR_INIT;
+		const char *host = host_of(cases[i].kind);
+		char buf[256];
+		long long a0, b0;
+
+		snprintf(buf, sizeof(buf), "127.0.0.1:%s", port);
+		setenv("GCE_METADATA_HOST", buf, 1);
+		snprintf(buf, sizeof(buf), "%s/", cloud.url);
+		setenv("AZURE_AUTHORITY_HOST", buf, 1);
+		setenv("AZURE_FEDERATED_TOKEN_FILE", field_path("sa_azure"), 1);
+		setenv("AZURE_CLIENT_ID", "a0b1c2d3-0000-4000-8000-imageguard01", 1);
+		setenv("AZURE_TENANT_ID", "72f988bf-86f1-41af-91ab-2d7cd011db47", 1);
+		cloudauth_reset();
+		a0 = stat_of(cases[i].step1);
+		b0 = cases[i].step2 ? stat_of(cases[i].step2) : 0;
+		ck_assert_msg(cloudauth_creds(&c, cases[i].provider, host, true, &err) == 0, "%s",
+		              err.msg);
+		ck_assert_int_eq(cloudauth_creds(&c, cases[i].provider, host, true, &err), 0);
+		ck_assert_int_eq(stat_of(cases[i].step1), a0 + 1);
+		ck_assert_int_eq(list_with(&l, &c, cases[i].provider, host, &err), 0);
+		ck_assert_int_eq(l.tags.len, 2);
+		registry_listing_release(&l);
+		control("/_fixture/revoke", "{}");
+		ck_assert_msg(list_with(&l, &c, cases[i].provider, host, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(stat_of(cases[i].step1), a0 + 2);
+		if (cases[i].step2)
+			ck_assert_int_eq(stat_of(cases[i].step2), b0 + 2);
+		registry_listing_release(&l);
+		creds_release(&c);
+	}
+	unsetenv("GCE_METADATA_HOST");
+	unsetenv("AZURE_CLIENT_ID");
+	cloudauth_reset();
+}
+END_TEST
 
 START_TEST(revoked_refreshed_once_then_error)
 {
@@ -519,6 +581,7 @@ int main(void)
 	tcase_add_test(tf, cached_until_shortly_before_expiry);
 	tcase_add_test(tf, revoked_refreshed_once_then_error);
 	tcase_add_test(tf, public_ecr);
+	tcase_add_test(tf, gcp_and_azure_cached_and_renewed);
 	tcase_add_test(tf, pod_identity_errors);
 	tcase_add_test(tf, missing_environment);
 	suite_add_tcase(s, tf);

@@ -350,6 +350,19 @@ START_TEST(clone_and_push_with_renewal)
 	ck_assert_int_eq(strlen(commit), 40);
 	ck_assert_int_eq(stat_of("github-token"), n0 + 2);
 	gitstore_free(g);
+	g = NULL;
+	/* Refused whatever the token: one renewal, then the error, without the token in it. */
+	control("/_fixture/config", "{\"refuse\": [\"git\"]}");
+	snprintf(path, sizeof(path), "%s/state2", cloud.dir);
+	o.state_dir = path;
+	n0 = stat_of("github-token");
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "github app installation token refused by the server"), "%s",
+	              err.msg);
+	ck_assert_ptr_null(strstr(err.msg, "ghs_"));
+	ck_assert_int_eq(stat_of("github-token"), n0 + 1);
+	control("/_fixture/config", "{\"refuse\": []}");
+	o.state_dir = cloud.state;
 	/* Without a provider the same secret has no username/password: refused. */
 	o.provider = NULL;
 	ck_assert_int_ne(gitstore_open(&g, &o, &err), 0);
