@@ -505,20 +505,35 @@ static int ecr_headers(struct ecr_lines *l, const struct ecr_call *c, const char
 	return error;
 }
 
+/* The path of url as curl sends it ("/" when empty), the query left out: what is signed. */
+static void url_path(char *out, size_t n, const char *url)
+{
+	const char *p = strstr(url, "://");
+
+	p = p ? p + 3 : url;
+	p += strcspn(p, "/?");
+	if (*p != '/')
+		snprintf(out, n, "/");
+	else
+		snprintf(out, n, "%.*s", (int)strcspn(p, "?"), p);
+}
+
 static int ecr_post(struct http_response *r, const struct ecr_call *c, struct error *err)
 {
 	struct sigv4_key key = {c->keys->a, c->keys->b, c->region, c->service};
 	struct buf authz = BUF_INIT;
 	struct ecr_lines l;
-	char date[17];
+	char date[17], path[512];
 	int error;
+
+	url_path(path, sizeof(path), c->url);
 
 	sigv4_format_date(date, cloudauth_now());
 	if ((error = ecr_headers(&l, c, date)) < 0) {
 		error_set(err, error, "bad ecr endpoint");
 		goto done;
 	}
-	struct sigv4_request sr = {"POST", "/", NULL, l.v, "{}", 2};
+	struct sigv4_request sr = {"POST", path, NULL, l.v, "{}", 2};
 	if ((error = sigv4_sign(&authz, &sr, &key, date, err)) < 0)
 		goto done;
 	struct http_request req = {.method = "POST",
