@@ -272,12 +272,22 @@ static const struct snippet {
      "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: gh\n"
      "spec:\n  url: https://github.com/acme/fleet\n"
      "  provider: github\n", /* 34 */
-     {{15, "ImageRepository 'default/ecr': 'spec.provider': 'aws' is not supported: imageguard "
-           "reads credentials from spec.secretRef only (use provider generic)"},
-      {16, "ImageRepository 'default/ecr': 'spec.serviceAccountName' is not supported: the "
-           "service account's imagePullSecrets are not read (use spec.secretRef)"},
-      {34, "GitRepository 'default/gh': 'spec.provider': 'github' is not supported"}},
+     /* aws is implemented (src/registry/cloudauth.c): line 15 is no error */
+     {{16, "ImageRepository 'default/ecr': 'spec.serviceAccountName' is not supported: it "
+           "needs the Kubernetes API (the service account's imagePullSecrets and workload "
+           "identity); in file mode use spec.secretRef or spec.provider"},
+      {34, "GitRepository 'default/gh': 'spec.provider' github needs spec.secretRef"}},
      {{17, "ImageRepository 'default/ecr': 'spec.accessFrom' is ignored"}}},
+    {"unknown providers name the supported ones",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+     "  provider: oracle\n---\n" /* 7 */
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+     "spec:\n  url: https://dev.azure.com/acme/fleet\n"
+     "  provider: azure\n", /* 15 */
+     {{7, "'spec.provider': 'oracle' is not supported (use one of: generic, aws, gcp, azure)"},
+      {15, "'spec.provider': 'azure' is not supported (use one of: generic, github)"}},
+     {{0}}},
     {"kinds and versions of our groups that are near misses",
      REPO "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicies\n"    /* 9 */
           "---\napiVersion: image.toolkit.fluxcd.io/v1beta3\nkind: ImagePolicy\n" /* 12 */

@@ -184,7 +184,7 @@ static int do_edit(void *ctx, const char *workdir, struct buf *message, struct e
 
 static struct gitstore_options opts_for(const struct fx *f)
 {
-	struct gitstore_options o = {f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0};
+	struct gitstore_options o = {f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0, NULL};
 
 	return o;
 }

@@ -421,6 +421,7 @@ static int open_git(struct autorun *ar, struct error *err)
 	go.push_branch = a->push_branch;
 	go.state_dir = o->state_dir;
 	go.secret_dir = secret;
+	go.provider = a->source->provider;
 	go.author_name = a->author_name;
 	go.author_email = a->author_email;
 	error = gitstore_open(&ar->g, &go, err);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "imageguard/config/config.h"
+#include "imageguard/registry/cloudauth.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/scan.h"
 
@@ -42,6 +43,10 @@ static int load_secrets(struct scan *s, const char *secrets_dir)
 		if (error < 0)
 			return error;
 	}
+	if (cloudauth_is_cloud(r->provider) &&
+	    (error = cloudauth_creds(&s->creds, r->provider, r->ref.registry, r->insecure,
+	                             &s->err)) < 0)
+		return error;
 	if (r->cert_secret_ref) {
 		if ((error = config_secret_path(&dir, secrets_dir,
 		                                r->cert_secret_ref, &s->err)) < 0)
@@ -78,7 +83,7 @@ static void list_one(struct scan *s, struct registry_client *client, const char 
 		return;
 	}
 	scan_target(&t, s);
-	s->rc = registry_list_tags(&s->listing, client, &t, &s->err);
+	s->rc = cloudauth_list_tags(&s->listing, client, &t, s->repo->provider, &s->creds, &s->err);
 	if (s->rc < 0)
 		log_warn("registry.list", "repository '%s': %s", s->repo->id, s->err.msg);
 	else

@@ -396,6 +396,7 @@ static int verify_automation(struct pass *p, const struct config_automation *a)
 	go.state_dir = p->o->state_dir;
 	go.author_name = a->author_name;
 	go.author_email = a->author_email;
+	go.provider = a->source->provider;
 	if ((a->source->secret_ref &&
 	     config_secret_path(&secret, p->o->secrets_dir,
 	                        a->source->secret_ref, &err) < 0) ||

@@ -14,10 +14,11 @@
 #include "imageguard/util/log.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/policy/policyflags.h"
+#include "imageguard/registry/cloudauth.h"
 #include "imageguard/registry/registry.h"
 
 static const char usage_text[] =
-    "usage: imageguard tags IMAGE [--insecure] [--ca-file F] [--docker-config F]\n"
+    "usage: imageguard tags IMAGE [--insecure] [--ca-file F] [--docker-config F] [--provider P]\n"
     "                            [POLICY FLAGS] [--timeout DURATION] [--log-level L] [-o "
     "text|json]\n"
     "\n"
@@ -27,6 +28,8 @@ static const char usage_text[] =
     "  --insecure          talk plain HTTP to the registry\n"
     "  --ca-file F         trust the CA certificates in F (PEM) instead of the system's\n"
     "  --docker-config F   credentials from a Docker config JSON (.dockerconfigjson)\n"
+    "  --provider P        credentials from the cloud identity, as spec.provider gives them:\n"
+    "                      aws (ECR), gcp (Artifact Registry, GCR), azure (ACR), generic\n"
     "  --timeout DURATION  per request, a Go duration (30s, 2m, 500ms; default 30s)\n"
     "  --page-size N       the page size asked for (`n`, default 1000; 0: none)\n"
     "  --max-pages N       pages followed at most (default 10000)\n"
@@ -47,6 +50,7 @@ struct tags_opts {
 	const char *image;
 	const char *ca_file;
 	const char *docker_config;
+	const char *provider;
 	bool insecure;
 	bool json;
 	long timeout_ms;
@@ -97,6 +101,12 @@ static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *
 		} else if (strcmp(a, "--ca-file") == 0) {
 			if (value_of(&o->ca_file, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
+		} else if (strcmp(a, "--provider") == 0) {
+			if (value_of(&o->provider, argc, argv, &i, err) < 0)
+				return IG_EUSAGE;
+			if (!cloudauth_is_provider(o->provider))
+				return error_set(err, IG_EUSAGE, "tags: unknown provider '%s'",
+				                 o->provider);
 		} else if (strcmp(a, "--docker-config") == 0) {
 			if (value_of(&o->docker_config, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
@@ -202,7 +212,11 @@ static int run(const struct tags_opts *o, bool *bad_input, struct error *err)
 	t.insecure = o->insecure;
 	t.ca_file = o->ca_file;
 	t.timeout_ms = o->timeout_ms;
-	if ((error = registry_list_tags(&l, c, &t, err)) < 0)
+	if ((error = cloudauth_creds(&creds, o->provider, ref.registry, o->insecure, err)) < 0) {
+		*bad_input = error == IG_EINVALID;
+		goto done;
+	}
+	if ((error = cloudauth_list_tags(&l, c, &t, o->provider, &creds, err)) < 0)
 		goto done;
 	shown = &l.tags;
 	if (p) {
@@ -234,7 +248,7 @@ done:
 
 int cmd_tags(int argc, char **argv)
 {
-	struct tags_opts o = {NULL, NULL, NULL, false, false, 0, {0}, POLICYFLAGS_INIT};
+	struct tags_opts o = {NULL, NULL, NULL, NULL, false, false, 0, {0}, POLICYFLAGS_INIT};
 	struct error err = ERROR_INIT;
 	bool bad_input = false;
 	int error, rc;

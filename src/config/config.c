@@ -290,7 +290,7 @@ static void repository_release(void *v)
 
 	free(r->ns), free(r->name), free(r->id), free(r->image);
 	imageref_release(&r->ref);
-	free(r->secret_ref), free(r->cert_secret_ref);
+	free(r->secret_ref), free(r->cert_secret_ref), free(r->provider);
 	strvec_release(&r->exclusion);
 }
 
@@ -312,7 +312,7 @@ static void git_source_release(void *v)
 	struct config_git_source *g = v;
 
 	free(g->ns), free(g->name), free(g->id), free(g->url), free(g->branch);
-	free(g->secret_ref);
+	free(g->secret_ref), free(g->provider);
 }
 
 static void automation_release(void *v)

@@ -166,7 +166,7 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	    "image",         "interval",   "timeout",  "secretRef",          "certSecretRef",
 	    "insecure",      "suspend",    "provider", "serviceAccountName", "proxySecretRef",
 	    "exclusionList", "accessFrom", NULL};
-	static const char *const providers[] = {"generic", NULL};
+	static const char *const providers[] = {"generic", "aws", "gcp", "azure", NULL};
 	struct loader *L = d->L;
 	struct config *c = L->c;
 	struct config_repository *r;
@@ -196,10 +196,11 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	config_yaml_get_bool(d, spec, "spec", "insecure", &r->insecure);
 	config_yaml_get_bool(d, spec, "spec", "suspend", &r->suspend);
 	read_exclusions(d, spec, &r->exclusion);
-	config_yaml_check_provider(d, spec, providers);
-	config_yaml_refuse(
-	    d, spec, "spec", "serviceAccountName",
-	    "the service account's imagePullSecrets are not read (use spec.secretRef)");
+	config_yaml_check_provider(d, spec, providers, &r->provider);
+	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
+	                   "it needs the Kubernetes API (the service account's imagePullSecrets "
+	                   "and workload identity); in file mode use spec.secretRef or "
+	                   "spec.provider");
 	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
 	                   "the registry would be reached without the proxy");
 	if (config_yaml_lookup(d, spec, "accessFrom"))
@@ -576,7 +577,7 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 	                                   "serviceAccountName",
 	                                   NULL};
 	static const char *const ref_keys[] = {"branch", "tag", "semver", "name", "commit", NULL};
-	static const char *const providers[] = {"generic", NULL};
+	static const char *const providers[] = {"generic", "github", NULL};
 	static const char *const schemes[] = {"ssh://", "https://", "http://", "file://"};
 	struct loader *L = d->L;
 	struct config *c = L->c;
@@ -615,7 +616,10 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 				    config_yaml_key_line(d, ref, ref_keys[i], line_of(ref));
 			}
 	}
-	config_yaml_check_provider(d, spec, providers);
+	config_yaml_check_provider(d, spec, providers, &g->provider);
+	if (g->provider && !strcmp(g->provider, "github") && !config_yaml_lookup(d, spec, "secretRef"))
+		config_doc_error(d, line_of(config_yaml_lookup(d, spec, "provider")),
+		                 "'spec.provider' github needs spec.secretRef (the GitHub App's Secret)");
 	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
 	                   "the Git host would be reached without the proxy");
 	config_yaml_refuse(d, spec, "spec", "serviceAccountName",

@@ -86,8 +86,10 @@ bool config_yaml_get_duration(struct doc *d, const yaml_node_t *m, const char *p
 /* An error "'path.key' is not supported: why" when key is present; returns whether it was. */
 bool config_yaml_refuse(struct doc *d, const yaml_node_t *m, const char *path, const char *key,
                         const char *why);
-/* spec.provider must be one of ok (NULL-terminated), else an error. */
-void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const char *const *ok);
+/* spec.provider must be one of ok (NULL-terminated), else an error; *out gets the accepted
+ * value (owned) or NULL. */
+void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const char *const *ok,
+                                char **out);
 bool config_yaml_is_dns_name(const char *s, size_t max, bool dots);
 void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *path,
                               const char *key, char **out);

@@ -361,22 +361,27 @@ bool config_yaml_refuse(struct doc *d, const yaml_node_t *m, const char *path, c
 	return true;
 }
 
-/* spec.provider: Flux's default `generic` (which `flux export` writes) is what imageguard does;
- * the cloud providers' workload identity is not implemented. */
-void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const char *const *ok)
+/* spec.provider: one of ok (Flux's default `generic`, which `flux export` writes, and the
+ * providers src/registry/cloudauth.c and src/git/githubapp.c implement); the accepted value
+ * goes to *out (owned; NULL when absent or refused). */
+void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const char *const *ok,
+                                char **out)
 {
-	char *provider = NULL;
+	char *provider = NULL, list[128] = "";
 	bool known = false;
 
+	*out = NULL;
 	if (!config_yaml_get_str(d, spec, "spec", "provider", &provider) || !provider)
 		return;
 	for (size_t i = 0; ok[i] && !known; i++)
 		known = !strcmp(provider, ok[i]);
-	if (!known)
-		config_doc_error(
-		    d, line_of(config_yaml_lookup(d, spec, "provider")),
-		    "'spec.provider': '%s' is not supported: imageguard reads credentials "
-		    "from spec.secretRef only (use provider generic)",
-		    provider);
+	for (size_t i = 0, n = 0; ok[i] && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", ok[i]);
+	if (known) {
+		*out = provider;
+		return;
+	}
+	config_doc_error(d, line_of(config_yaml_lookup(d, spec, "provider")),
+	                 "'spec.provider': '%s' is not supported (use one of: %s)", provider, list);
 	free(provider);
 }

@@ -8,6 +8,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/git/gitauth.h"
+#include "imageguard/git/githubapp.h"
 #include "imageguard/git/knownhosts.h"
 
 #define SECRET_MAX (64 * 1024)
@@ -240,6 +241,7 @@ void gitauth_release(struct gitauth *a)
 	free_secret(a->passphrase);
 	free_secret(a->url_userinfo);
 	free_secret(a->header);
+	free(a->github_app_dir);
 	free(a->identity_path);
 	free(a->identity_pub_path);
 	free(a->known_hosts);
@@ -252,6 +254,42 @@ static int refuse(struct gitauth *a, int code, const char *fmt, const char *arg)
 	error_set(&a->cb_err, code, fmt, arg);
 	git_error_set_str(GIT_ERROR_CALLBACK, a->cb_err.msg);
 	return GIT_EUSER;
+}
+
+/* The installation token (cached), then once more a fresh one when the server refused it. */
+static int github_app_credentials(git_credential **out, struct gitauth *a)
+{
+	char *token = NULL;
+
+	if (a->userpass_tries++ > 1)
+		return refuse(a, IG_EAUTH,
+			      "git '%s': github app installation token refused by the server",
+			      a->url_safe);
+	if (a->userpass_tries == 2)
+		githubapp_forget(a->github_app_dir);
+	if (githubapp_token(&token, a->github_app_dir, &a->cb_err) < 0) {
+		git_error_set_str(GIT_ERROR_CALLBACK, a->cb_err.msg);
+		return GIT_EUSER;
+	}
+	/* Kept as the password so that gitauth_scrub removes it from every message. */
+	free_secret(a->password);
+	a->password = token;
+	return git_credential_userpass_plaintext_new(out, GITHUBAPP_USER, token);
+}
+
+int gitauth_use_github_app(struct gitauth *a, const char *secret_dir, struct error *err)
+{
+	int rc;
+
+	if (a->transport != GITAUTH_HTTP)
+		return error_set(err, IG_EINVALID, "git '%s': provider 'github' needs an https URL",
+				 a->url_safe);
+	if ((rc = githubapp_check(secret_dir, err)) < 0)
+		return rc;
+	free(a->github_app_dir);
+	if (!(a->github_app_dir = strdup(secret_dir)))
+		return error_set(err, IG_EFAIL, "out of memory");
+	return 0;
 }
 
 static int on_credentials(git_credential **out, const char *url, const char *user_from_url,
@@ -272,6 +310,8 @@ static int on_credentials(git_credential **out, const char *url, const char *use
 	}
 	if (allowed & GIT_CREDENTIAL_USERNAME)
 		return git_credential_username_new(out, user ? user : (a->username ? a->username : "git"));
+	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && a->github_app_dir)
+		return github_app_credentials(out, a);
 	if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
 		if (!a->username || !a->password)
 			return refuse(a, IG_EAUTH,

@@ -473,7 +473,9 @@ int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, st
 	g->lock_fd = -1;
 	git_libgit2_init();
 	if ((rc = copy_options(g, opts, err)) < 0 ||
-	    (rc = gitauth_load(&g->auth, opts->url, opts->secret_dir, err)) < 0)
+	    (rc = gitauth_load(&g->auth, opts->url, opts->secret_dir, err)) < 0 ||
+	    (opts->provider && strcmp(opts->provider, "github") == 0 &&
+	     (rc = gitauth_use_github_app(&g->auth, opts->secret_dir, err)) < 0))
 		goto done;
 	if (buf_printf(&gitdir, "%s/git", opts->state_dir) < 0 || cache_key(&key, g->auth.url_safe) < 0 ||
 	    buf_printf(&dir, "%s/%s", gitdir.data, key.data) < 0) {

@@ -67,6 +67,7 @@ struct config_repository {
 	char *cert_secret_ref; /* owned; spec.certSecretRef.name, NULL: system CAs */
 	size_t secret_ref_line, cert_secret_ref_line; /* their lines, for messages */
 	bool insecure;                                /* spec.insecure: plain HTTP allowed */
+	char *provider; /* owned; spec.provider (generic|aws|gcp|azure), NULL: generic */
 	bool suspend;
 	struct strvec exclusion; /* spec.exclusionList; default {"^.*\\.sig$"}; may be empty */
 };
@@ -144,6 +145,7 @@ struct config_git_source {
 	char *url;        /* owned; ssh://, https://, http:// or file:// */
 	char *branch;     /* owned; spec.ref.branch, NULL when not given */
 	char *secret_ref; /* owned; spec.secretRef.name, NULL: none */
+	char *provider;   /* owned; spec.provider: NULL/generic, or github (a GitHub App) */
 	size_t secret_ref_line;
 	int64_t interval_ms; /* spec.interval (Flux requires it; unused by imageguard
 	                        beyond validation), 0 when absent */

@@ -27,6 +27,7 @@ struct gitauth {
 	char *known_hosts;     /* owned; file content */
 	size_t known_hosts_len;
 	char *ca_path;
+	char *github_app_dir;  /* owned; provider github: the secret folder of the app */
 	char *header;          /* owned; "Authorization: Bearer ..." */
 	char *headers[1];
 	unsigned key_tries, userpass_tries;
@@ -39,6 +40,11 @@ struct gitauth {
  * Release with gitauth_release. */
 int gitauth_load(struct gitauth *a, const char *url, const char *secret_dir, struct error *err);
 void gitauth_release(struct gitauth *a);
+
+/* provider: github: HTTPS credentials become the GitHub App's installation token (fetched
+ * and renewed by githubapp.c; a refused token is renewed once per operation). Checks the
+ * secret; IG_EINVALID when it lacks what the app needs or the URL is not https/http. */
+int gitauth_use_github_app(struct gitauth *a, const char *secret_dir, struct error *err);
 
 /* A newly allocated copy of url without userinfo passwords or tokens (NULL: out of memory). */
 char *gitauth_scrub_url(const char *url);

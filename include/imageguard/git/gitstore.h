@@ -20,6 +20,7 @@ struct gitstore_options {
 	const char *author_name;  /* default "imageguard" */
 	const char *author_email; /* default "imageguard@localhost" */
 	unsigned max_attempts;    /* pushes tried while the remote moves, default 5 */
+	const char *provider;     /* NULL/"generic", or "github": a GitHub App in secret_dir */
 };
 
 struct gitstore;
