@@ -20,6 +20,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitauth.h"
 #include "imageguard/git/gitstore.h"
+#include "imageguard/git/gitstream.h"
 #include "imageguard/util/log.h"
 
 #define MESSAGE_MAX (256 * 1024)
@@ -59,8 +60,8 @@ static int cache_key(struct buf *out, const char *url_safe)
 	SHA256((const unsigned char *)url_safe, strlen(url_safe), md);
 	for (s = s ? s + 3 : url_safe; *s && n < KEY_NAME_MAX; s++) {
 		char c = *s;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			  c == '.' || c == '_';
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		          (c >= '0' && c <= '9') || c == '.' || c == '_';
 
 		if (ok && !(c == '.' && dash)) {
 			if (buf_append(out, &c, 1) < 0)
@@ -127,11 +128,12 @@ static void remove_leftovers(const char *gitdir, const char *key)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, key, n) != 0 ||
-		    (strncmp(e->d_name + n, ".tmp-", 5) != 0 && strncmp(e->d_name + n, ".old-", 5) != 0))
+		if (strncmp(e->d_name, key, n) != 0 || (strncmp(e->d_name + n, ".tmp-", 5) != 0 &&
+		                                        strncmp(e->d_name + n, ".old-", 5) != 0))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", gitdir, e->d_name) < (int)sizeof(path)) {
-			log_warn("git.cache.leftover", "removing '%s' left by an interrupted run", path);
+			log_warn("git.cache.leftover", "removing '%s' left by an interrupted run",
+			         path);
 			remove_tree(path);
 		}
 	}
@@ -165,6 +167,8 @@ static void fill_fetch(git_fetch_options *fo, struct gitstore *g)
 {
 	gitauth_prepare(&g->auth, &fo->callbacks, &fo->custom_headers);
 	fo->download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	/* credentials stay with their origin: a Git host's redirect is never followed */
+	fo->follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 }
 
 static int lookup_remote_oid(git_oid *out, git_repository *repo, const char *branch)
@@ -187,7 +191,8 @@ static bool tree_is_clean(struct gitstore *g)
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
-	clean = git_status_list_new(&list, g->repo, &so) == 0 && git_status_list_entrycount(list) == 0;
+	clean =
+	    git_status_list_new(&list, g->repo, &so) == 0 && git_status_list_entrycount(list) == 0;
 	git_status_list_free(list);
 	return clean;
 }
@@ -229,7 +234,7 @@ static int sync_to_base(struct gitstore *g, struct error *err)
 	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
 	    (rc = lookup_remote_oid(&base, g->repo, g->branch)) < 0) {
 		rc = error_set(err, IG_ENOTFOUND, "git '%s': branch '%s' not found on the remote",
-			       g->auth.url_safe, g->branch);
+		               g->auth.url_safe, g->branch);
 		goto done;
 	}
 	clean = git_reference_name_to_id(&head, g->repo, "HEAD") == 0 && tree_is_clean(g);
@@ -274,12 +279,13 @@ static int remote_new(git_remote **out, git_repository *repo, const char *name, 
 	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
 	ro.repository = repo;
 	ro.name = name;
-	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | (name ? 0 : GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC);
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF |
+	           (name ? 0 : GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC);
 	return git_remote_create_with_opts(out, url, &ro);
 }
 
 static int clone_remote(git_remote **out, git_repository *repo, const char *name, const char *url,
-			void *payload)
+                        void *payload)
 {
 	(void)payload;
 	return remote_new(out, repo, name, url);
@@ -295,17 +301,18 @@ static int fetch(struct gitstore *g, struct error *err)
 	int rc;
 
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
-	snprintf(spec1, sizeof(spec1), "+refs/heads/%s:refs/remotes/origin/%s", g->branch, g->branch);
+	snprintf(spec1, sizeof(spec1), "+refs/heads/%s:refs/remotes/origin/%s", g->branch,
+	         g->branch);
 	if (strcmp(g->branch, g->push_branch) != 0) {
-		snprintf(spec2, sizeof(spec2), "+refs/heads/%s:refs/remotes/origin/%s", g->push_branch,
-			 g->push_branch);
+		snprintf(spec2, sizeof(spec2), "+refs/heads/%s:refs/remotes/origin/%s",
+		         g->push_branch, g->push_branch);
 		refspecs.count = 2;
 		forget_remote_ref(g->repo, g->push_branch);
 	}
 	fill_fetch(&fo, g);
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	if ((rc = remote_new(&remote, g->repo, NULL, g->url)) < 0 ||
+	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) < 0 ||
 	    (rc = git_remote_fetch(remote, &refspecs, &fo, "imageguard: fetch")) < 0)
 		rc = gitauth_error(&g->auth, rc, "git fetch", err);
 	gitauth_end(&g->auth);
@@ -329,25 +336,23 @@ static int clone_fresh(struct gitstore *g, const char *tmp, struct error *err)
 	remove_tree(tmp);
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	rc = git_clone(&repo, g->url, tmp, &co);
+	/* libgit2 writes the URL it is given into reflogs ("clone: from URL"), FETCH_HEAD and the
+	 * config: it gets the one without credentials, which the callback supplies instead */
+	rc = git_clone(&repo, g->auth.url_safe, tmp, &co);
 	gitauth_end(&g->auth);
 	if (rc < 0) {
 		rc = gitauth_error(&g->auth, rc, "git clone", err);
 		if (rc == IG_ENOTFOUND || strstr(err->msg, "reference 'refs/remotes/origin/"))
-			error_set(err, IG_ENOTFOUND, "git clone '%s': branch '%s' not found on the remote",
-				  g->auth.url_safe, g->branch);
-		goto done;
-	}
-	/* the stored remote URL is for humans: the scrubbed one; operations use the real URL */
-	if ((rc = git_remote_set_url(repo, "origin", g->auth.url_safe)) < 0) {
-		rc = gitauth_error(&g->auth, rc, "git clone", err);
+			error_set(err, IG_ENOTFOUND,
+			          "git clone '%s': branch '%s' not found on the remote",
+			          g->auth.url_safe, g->branch);
 		goto done;
 	}
 	git_repository_free(repo);
 	repo = NULL;
 	if (rename(tmp, g->dir) != 0)
-		rc = error_set(err, IG_EFAIL, "git cache '%s': cannot move clone into place: %s", g->dir,
-			       strerror(errno));
+		rc = error_set(err, IG_EFAIL, "git cache '%s': cannot move clone into place: %s",
+		               g->dir, strerror(errno));
 done:
 	git_repository_free(repo);
 	if (rc < 0)
@@ -364,8 +369,8 @@ static bool is_remote_failure(int ig_code, const struct gitauth *a)
 	if (a->cb_err.code || ig_code == IG_EAUTH)
 		return true;
 	return ge && (ge->klass == GIT_ERROR_NET || ge->klass == GIT_ERROR_SSH ||
-		      ge->klass == GIT_ERROR_HTTP || ge->klass == GIT_ERROR_SSL ||
-		      ge->klass == GIT_ERROR_CALLBACK);
+	              ge->klass == GIT_ERROR_HTTP || ge->klass == GIT_ERROR_SSL ||
+	              ge->klass == GIT_ERROR_CALLBACK);
 }
 
 static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
@@ -374,7 +379,8 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 
 	*broken = true;
 	remove_stale_locks(g->dir);
-	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0)
+	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <
+	    0)
 		return gitauth_error(&g->auth, rc, "git cache open", err);
 	if (git_repository_is_bare(g->repo))
 		return error_set(err, IG_EFAIL, "git cache '%s': is bare", g->dir);
@@ -397,20 +403,22 @@ static int open_cache(struct gitstore *g, const char *gitdir, const char *key, s
 	if (access(g->dir, F_OK) == 0) {
 		if ((rc = refresh_cache(g, &broken, err)) == 0 || !broken)
 			goto done;
-		log_warn("git.cache.recover", "cache '%s' unusable, recloning: %s", g->dir, err->msg);
+		log_warn("git.cache.recover", "cache '%s' unusable, recloning: %s", g->dir,
+		         err->msg);
 		git_repository_free(g->repo);
 		g->repo = NULL;
 		error_clear(err);
 		if (remove_tree(g->dir) != 0) {
 			rc = error_set(err, IG_EFAIL, "git cache '%s': cannot remove: %s", g->dir,
-				       strerror(errno));
+			               strerror(errno));
 			goto done;
 		}
 	}
 	log_info("git.clone", "cloning '%s' branch '%s'", g->auth.url_safe, g->branch);
 	if ((rc = clone_fresh(g, tmp.data, err)) < 0)
 		goto done;
-	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0) {
+	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <
+	    0) {
 		rc = gitauth_error(&g->auth, rc, "git cache open", err);
 		goto done;
 	}
@@ -429,7 +437,8 @@ static int lock_cache(struct gitstore *g, const char *gitdir, const char *key, s
 		return oom(err);
 	g->lock_fd = open(path.data, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX) != 0)
-		rc = error_set(err, IG_EFAIL, "git cache lock '%s': %s", path.data, strerror(errno));
+		rc =
+		    error_set(err, IG_EFAIL, "git cache lock '%s': %s", path.data, strerror(errno));
 	buf_release(&path);
 	return rc;
 }
@@ -444,7 +453,8 @@ static bool branch_is_valid(const char *name)
 static int copy_options(struct gitstore *g, const struct gitstore_options *o, struct error *err)
 {
 	if (!o->url || !*o->url || !o->branch || !*o->branch || !o->state_dir || !*o->state_dir)
-		return error_set(err, IG_EINVALID, "git store: url, branch and state dir are required");
+		return error_set(err, IG_EINVALID,
+		                 "git store: url, branch and state dir are required");
 	g->url = strdup(o->url);
 	g->branch = strdup(o->branch);
 	g->push_branch = dup_or(o->push_branch, o->branch);
@@ -454,10 +464,11 @@ static int copy_options(struct gitstore *g, const struct gitstore_options *o, st
 	if (!g->url || !g->branch || !g->push_branch || !g->author_name || !g->author_email)
 		return oom(err);
 	if (!branch_is_valid(g->branch))
-		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name", g->branch);
+		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
+		                 g->branch);
 	if (!branch_is_valid(g->push_branch))
 		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
-				 g->push_branch);
+		                 g->push_branch);
 	return 0;
 }
 
@@ -472,15 +483,24 @@ int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, st
 		return oom(err);
 	g->lock_fd = -1;
 	git_libgit2_init();
+	if (gitstream_install() < 0) {
+		rc = error_set(err, IG_EFAIL, "git: cannot register the network stream");
+		goto done;
+	}
 	if ((rc = copy_options(g, opts, err)) < 0 ||
 	    (rc = gitauth_load(&g->auth, opts->url, opts->secret_dir, err)) < 0)
 		goto done;
-	if (buf_printf(&gitdir, "%s/git", opts->state_dir) < 0 || cache_key(&key, g->auth.url_safe) < 0 ||
+	if (buf_printf(&gitdir, "%s/git", opts->state_dir) < 0 ||
+	    cache_key(&key, g->auth.url_safe) < 0 ||
 	    buf_printf(&dir, "%s/%s", gitdir.data, key.data) < 0) {
 		rc = oom(err);
 		goto done;
 	}
-	if (mkdir_p(gitdir.data) != 0) {
+	/* caches of private repositories: files 0600, directories 0700, whatever libgit2 asks
+	 * for (it creates 0644 files and 0755 directories). The umask is process-wide and only
+	 * ever tightened here, so concurrent opens agree. */
+	umask(umask(077) | 077);
+	if (mkdir_p(gitdir.data) != 0 || chmod(gitdir.data, 0700) != 0) {
 		rc = error_set(err, IG_EFAIL, "state dir '%s': %s", gitdir.data, strerror(errno));
 		goto done;
 	}
@@ -593,7 +613,7 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
 	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0 ||
 	    (rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
-				    (const git_commit **)&parent)) < 0)
+	                            (const git_commit **)&parent)) < 0)
 		goto fail;
 	rc = 1;
 	goto done;
@@ -614,7 +634,7 @@ done:
 static bool reject_means_moved(const char *why)
 {
 	static const char *const words[] = {"non-fast-forward", "fetch first", "stale",
-					    "failed to update ref", "lock"};
+	                                    "failed to update ref", "lock"};
 	size_t i;
 
 	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -656,9 +676,10 @@ static int push(struct gitstore *g, struct error *err)
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	snprintf(spec, sizeof(spec), "refs/heads/%s:refs/heads/%s", g->push_branch, g->push_branch);
 	gitauth_prepare(&g->auth, &po.callbacks, &po.custom_headers);
+	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	if ((rc = remote_new(&remote, g->repo, NULL, g->url)) == 0)
+	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) == 0)
 		rc = git_remote_push(remote, &refspecs, &po);
 	gitauth_end(&g->auth);
 	git_remote_free(remote);
@@ -676,11 +697,11 @@ static int push(struct gitstore *g, struct error *err)
 	if (rc != 0)
 		return rc > 0 ? IG_ECONFLICT : rc;
 	return error_set(err, IG_EFAIL, "git push '%s' branch '%s': rejected by the remote: %s",
-			 g->auth.url_safe, g->push_branch, g->auth.push_reject);
+	                 g->auth.url_safe, g->push_branch, g->auth.push_reject);
 }
 
-int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit,
-			 void *ctx, struct error *err)
+int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
+                         struct error *err)
 {
 	struct buf message = BUF_INIT_MAX(MESSAGE_MAX);
 	char why[sizeof(g->auth.push_reject)] = "non-fast-forward"; /* the last refusal */
@@ -702,23 +723,24 @@ int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_
 		if ((rc = push(g, err)) == 0) {
 			git_oid_tostr(out_commit, 41, &id);
 			memcpy(g->head, out_commit, 41);
-			log_info("git.push", "pushed %s to '%s' branch '%s'", out_commit, g->auth.url_safe,
-				 g->push_branch);
+			log_info("git.push", "pushed %s to '%s' branch '%s'", out_commit,
+			         g->auth.url_safe, g->push_branch);
 			goto done;
 		}
 		if (rc != IG_ECONFLICT)
 			goto done;
 		snprintf(why, sizeof(why), "%s",
-			 g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward");
-		log_info("git.push.retry", "'%s' branch '%s' moved (%s), re-applying (attempt %u of %u)",
-			 g->auth.url_safe, g->push_branch, why, attempt, g->max_attempts);
+		         g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward");
+		log_info("git.push.retry",
+		         "'%s' branch '%s' moved (%s), re-applying (attempt %u of %u)",
+		         g->auth.url_safe, g->push_branch, why, attempt, g->max_attempts);
 		if ((rc = fetch(g, err)) < 0 || (rc = sync_to_base(g, err)) < 0)
 			goto done;
 	}
 	rc = error_set(err, IG_ECONFLICT,
-		       "git push '%s' branch '%s': the remote moved during each of %u attempts "
-		       "(%s); nothing was forced, the change is not pushed",
-		       g->auth.url_safe, g->push_branch, g->max_attempts, why);
+	               "git push '%s' branch '%s': the remote moved during each of %u attempts "
+	               "(%s); nothing was forced, the change is not pushed",
+	               g->auth.url_safe, g->push_branch, g->max_attempts, why);
 done:
 	if (rc < 0 && rc != IG_ECONFLICT && g->repo)
 		sync_to_base(g, &(struct error)ERROR_INIT); /* leave no half-made commit behind */
