@@ -798,6 +798,47 @@ START_TEST(http_transport)
 }
 END_TEST
 
+/* A password in the Git URL over git http-backend with basic auth: clone, push, a warm
+ * fetch and a reclone work, and afterwards nothing under the state dir holds the password
+ * (reflogs, FETCH_HEAD, config), every file there is 0600 and every directory 0700. */
+START_TEST(http_password_in_url_not_at_rest)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], cache[512], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(f.url, sizeof(f.url), "http://user:s3cret-pw@127.0.0.1:%s%s", http_port, f.remote);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v2");
+	e.value = "v3";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg); /* warm: fetch */
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(sh("rm -rf %s", cache), 0);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg); /* reclone */
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v3");
+	sh_out(out, sizeof(out), "grep -rl 's3cret' %s | head -3", f.state);
+	ck_assert_msg(out[0] == '\0', "the password is at rest in: %s", out);
+	sh_out(out, sizeof(out), "grep -rl 'user:' %s/git | head -3", f.state);
+	ck_assert_msg(out[0] == '\0', "userinfo is at rest in: %s", out);
+	sh_out(out, sizeof(out),
+	       "find %s/git \\( -type f -perm /077 \\) -o \\( -type d -perm /077 \\) "
+	       "| head -3",
+	       f.state);
+	ck_assert_msg(out[0] == '\0', "readable by others: %s", out);
+	fx_done(&f);
+}
+END_TEST
+
 /* A Git host that 302-redirects every request to a recorder on another loopback port (same
  * host: the case libgit2 counts as on-site), which asks for basic auth. Whatever the secret
  * holds, the recorder must see no credential: no Authorization header, no secret bytes. */
@@ -1156,6 +1197,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(net, ssh_killed_mid_push_converges);
 	tcase_add_test(net, https_ca);
 	tcase_add_loop_test(net, http_transport, 0, sizeof(http_cases) / sizeof(http_cases[0]));
+	tcase_add_test(net, http_password_in_url_not_at_rest);
 	tcase_add_loop_test(net, http_redirect_keeps_credentials, 0,
 	                    sizeof(redirect_cases) / sizeof(redirect_cases[0]));
 	tcase_add_loop_test(net, http_remote_moved_during_push, 0,
