@@ -1092,6 +1092,37 @@ START_TEST(scrub_messages)
 }
 END_TEST
 
+/* Scrubbing keeps ordinary text: the SSH user is no secret, a short password only goes where
+ * it stands alone (once, `git` made github.com read ***hub.com). */
+static const struct {
+	const char *url, *password, *in, *want;
+} keeps[] = {
+    {"git@github.com:o/r.git", NULL, "git 'git@github.com:o/r.git': github.com: git says no",
+     "git 'git@github.com:o/r.git': github.com: git says no"},
+    {"ssh://git@github.com/o/r.git", "gitpw", "github.com refused gitpw for git",
+     "github.com refused *** for git"},
+    {"https://u:pw@github.com/o/r.git", NULL, "pw wrong at https://u:pw@github.com/o/r.git upwards",
+     "** wrong at https://github.com/o/r.git upwards"},
+};
+
+START_TEST(scrub_keeps_text)
+{
+	struct gitauth a;
+	struct error err = ERROR_INIT;
+	char msg[256];
+	char dir[] = "/tmp/ig-scrub.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_secret(dir, "password", keeps[_i].password);
+	ck_assert_int_eq(gitauth_load(&a, keeps[_i].url, dir, &err), 0);
+	snprintf(msg, sizeof(msg), "%s", keeps[_i].in);
+	gitauth_scrub(&a, msg, sizeof(msg));
+	ck_assert_str_eq(msg, keeps[_i].want);
+	gitauth_release(&a);
+	sh("rm -rf %s", dir);
+}
+END_TEST
+
 /* A fixed 32-byte ed25519-like blob, and a second one. */
 static const unsigned char blob_a[] = {0,   0,   0,   11,  's', 's', 'h', '-', 'e',
                                        'd', '2', '5', '5', '1', '9', 1,   2,   3};
@@ -1175,6 +1206,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_loop_test(pure, scrub_url, 0, sizeof(scrubs) / sizeof(scrubs[0]));
 	tcase_add_loop_test(pure, classify_url, 0, sizeof(classes) / sizeof(classes[0]));
 	tcase_add_test(pure, scrub_messages);
+	tcase_add_loop_test(pure, scrub_keeps_text, 0, sizeof(keeps) / sizeof(keeps[0]));
 	tcase_add_loop_test(pure, known_hosts, 0, sizeof(khs) / sizeof(khs[0]));
 	suite_add_tcase(s, pure);
 
