@@ -468,6 +468,99 @@ START_TEST(broken_cache_recovers)
 }
 END_TEST
 
+/* One loose object of a real clone goes missing while HEAD still reads: the next open must
+ * notice (any object-level error marks the cache broken) and reclone atomically. */
+static const struct {
+	const char *what;
+	const char *object; /* rev whose object is deleted from .git/objects */
+} lost[] = {
+    {"the marked file's blob", "HEAD:apps/app.yaml"},
+    {"a tree", "HEAD:apps"},
+    {"the root tree", "HEAD^{tree}"},
+    {"the head commit", "HEAD"},
+};
+
+START_TEST(missing_object_recovers)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], cache[512], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
+	/* our own commit leaves loose objects in the cache */
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(
+	    sh("cd %s && o=$(git rev-parse '%s') && test -f .git/objects/${o%%${o#??}}/${o#??} "
+	       "&& rm -f .git/objects/${o%%${o#??}}/${o#??}",
+	       cache, lost[_i].object),
+	    0);
+	/* the next edits leave app.yaml as it is: its index entry still names the lost blob */
+	for (int pass = 0; pass < 2; pass++) {
+		snprintf(e.extra, sizeof(e.extra), "apps/new%d.txt", pass);
+		ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s: pass %d: %s", lost[_i].what,
+		              pass, err.msg);
+		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0,
+		              "%s: pass %d: %s", lost[_i].what, pass, err.msg);
+		gitstore_free(g);
+		check_remote_app(&f, "main", "v2");
+		ck_assert_int_eq(sh("git --git-dir=%s cat-file -e main:%s", f.remote, e.extra), 0);
+	}
+	sh_out(out, sizeof(out), "cd %s && git fsck --no-dangling 2>&1 | head -3", cache);
+	ck_assert_msg(out[0] == '\0', "%s: the cache is still damaged: %s", lost[_i].what, out);
+	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
+	ck_assert_str_eq(out, "2");
+	fx_done(&f);
+}
+END_TEST
+
+/* The blob goes missing while a pass runs (after open's check): the commit fails with an
+ * object-level error, the cache is moved aside, and the next pass reclones and commits. */
+static void lose_blob(struct edit *e, const char *workdir)
+{
+	(void)e;
+	sh("cd %s && o=$(git rev-parse HEAD:apps/app.yaml) && rm -f "
+	   ".git/objects/${o%%${o#??}}/${o#??}",
+	   workdir);
+}
+
+START_TEST(object_lost_mid_pass_recovers)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	e.hook = lose_blob;
+	snprintf(e.extra, sizeof(e.extra), "apps/new.txt");
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_lt(gitstore_commit_push(commit, g, do_edit, &e, &err), 0);
+	ck_assert_msg(strstr(err.msg, "invalid object"), "%s", err.msg);
+	gitstore_free(g);
+	e.hook = NULL;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(sh("git --git-dir=%s cat-file -e main:apps/new.txt", f.remote), 0);
+	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
+	ck_assert_str_eq(out, "2");
+	fx_done(&f);
+}
+END_TEST
+
 /* --- crashes: a child process is killed with SIGKILL, then a fresh run converges ------------ */
 
 static void die_in_edit(struct edit *e, const char *workdir)
@@ -1219,6 +1312,8 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, race_forever_is_a_conflict);
 	tcase_add_loop_test(file, broken_cache_recovers, 0, sizeof(damages) / sizeof(damages[0]));
 	tcase_add_test(file, killed_mid_edit_converges);
+	tcase_add_loop_test(file, missing_object_recovers, 0, sizeof(lost) / sizeof(lost[0]));
+	tcase_add_test(file, object_lost_mid_pass_recovers);
 	suite_add_tcase(s, file);
 
 	tcase_set_timeout(net, 300);

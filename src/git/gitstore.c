@@ -35,6 +35,7 @@ struct gitstore {
 	git_repository *repo;
 	struct gitauth auth;
 	char head[GIT_OID_HEXSZ + 1];
+	bool damaged; /* an object-level error since open: the next open must reclone */
 };
 
 static char *dup_or(const char *s, const char *fallback)
@@ -45,6 +46,38 @@ static char *dup_or(const char *s, const char *fallback)
 static int oom(struct error *err)
 {
 	return error_set(err, IG_EFAIL, "out of memory");
+}
+
+/* True when libgit2's last error is about the repository's own data (objects, trees, the
+ * index, refs), not the network or credentials: the cache is damaged, not the remote. */
+static bool is_object_failure(void)
+{
+	const git_error *ge = git_error_last();
+
+	if (!ge)
+		return false;
+	switch (ge->klass) {
+	case GIT_ERROR_ODB:
+	case GIT_ERROR_OBJECT:
+	case GIT_ERROR_ZLIB:
+	case GIT_ERROR_TREE:
+	case GIT_ERROR_INDEX:
+	case GIT_ERROR_INVALID:
+	case GIT_ERROR_REFERENCE:
+	case GIT_ERROR_REPOSITORY:
+	case GIT_ERROR_CHECKOUT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* gitauth_error, remembering an object-level failure so that the cache is never reused. */
+static int local_error(struct gitstore *g, int rc, const char *what, struct error *err)
+{
+	if (is_object_failure())
+		g->damaged = true;
+	return gitauth_error(&g->auth, rc, what, err);
 }
 
 /* "<sanitized host/path>-<sha256 prefix>" of the scrubbed URL: readable, collision-safe, and
@@ -217,7 +250,7 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 		if ((rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) == 0)
 			rc = git_checkout_head(g->repo, &co);
 	}
-	return rc < 0 ? gitauth_error(&g->auth, rc, "git reset", err) : 0;
+	return rc < 0 ? local_error(g, rc, "git reset", err) : 0;
 }
 
 /* Points the local push branch at the base (the remote push branch when it exists, else the
@@ -244,7 +277,7 @@ static int sync_to_base(struct gitstore *g, struct error *err)
 	if ((rc = git_object_lookup(&commit, g->repo, &base, GIT_OBJECT_COMMIT)) < 0 ||
 	    (rc = git_reference_create(&ref, g->repo, name, &base, 1, "imageguard: sync")) < 0 ||
 	    (rc = git_repository_set_head(g->repo, name)) < 0) {
-		rc = gitauth_error(&g->auth, rc, "git reset", err);
+		rc = local_error(g, rc, "git reset", err);
 		goto done;
 	}
 	if (!(clean && git_oid_equal(&head, &base)) && (rc = make_tree(g, commit, old, err)) < 0)
@@ -314,7 +347,7 @@ static int fetch(struct gitstore *g, struct error *err)
 		return rc;
 	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) < 0 ||
 	    (rc = git_remote_fetch(remote, &refspecs, &fo, "imageguard: fetch")) < 0)
-		rc = gitauth_error(&g->auth, rc, "git fetch", err);
+		rc = local_error(g, rc, "git fetch", err);
 	gitauth_end(&g->auth);
 	git_remote_free(remote);
 	return rc;
@@ -373,6 +406,43 @@ static bool is_remote_failure(int ig_code, const struct gitauth *a)
 	              ge->klass == GIT_ERROR_CALLBACK);
 }
 
+static int entry_present(const char *root, const git_tree_entry *e, void *payload)
+{
+	(void)root;
+	/* a gitlink names a commit of another repository: not ours to have */
+	if (git_tree_entry_type(e) == GIT_OBJECT_COMMIT)
+		return 0;
+	return git_odb_exists(payload, git_tree_entry_id(e)) ? 0 : -1;
+}
+
+/* Every object of the head's tree is in the cache: a lost blob would otherwise surface only
+ * when a commit rebuilds its tree ("invalid object specified"), on every pass. One walk of
+ * the tree with existence checks (no object is read but trees). */
+static int check_objects(struct gitstore *g, struct error *err)
+{
+	git_odb *odb = NULL;
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	git_oid head;
+	int rc;
+
+	if ((rc = git_repository_odb(&odb, g->repo)) < 0 ||
+	    (rc = git_oid_fromstr(&head, g->head)) < 0 ||
+	    (rc = git_commit_lookup(&c, g->repo, &head)) < 0 ||
+	    (rc = git_commit_tree(&tree, c)) < 0) {
+		rc = local_error(g, rc, "git cache check", err);
+		goto done;
+	}
+	if (git_tree_walk(tree, GIT_TREEWALK_PRE, entry_present, odb) != 0)
+		rc = error_set(err, IG_EFAIL, "git cache '%s': objects of %s are missing", g->dir,
+		               g->head);
+done:
+	git_tree_free(tree);
+	git_commit_free(c);
+	git_odb_free(odb);
+	return rc;
+}
+
 static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 {
 	int rc;
@@ -388,7 +458,9 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 		*broken = !is_remote_failure(rc, &g->auth);
 		return rc;
 	}
-	return sync_to_base(g, err);
+	if ((rc = sync_to_base(g, err)) < 0)
+		return rc;
+	return check_objects(g, err);
 }
 
 static int open_cache(struct gitstore *g, const char *gitdir, const char *key, struct error *err)
@@ -587,7 +659,7 @@ static int stage_changes(struct gitstore *g, git_index *index, struct error *err
 	return staged;
 fail:
 	git_status_list_free(list);
-	return gitauth_error(&g->auth, rc, "git stage", err);
+	return local_error(g, rc, "git stage", err);
 }
 
 static int commit(git_oid *out, struct gitstore *g, const char *message, struct error *err)
@@ -618,7 +690,7 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	rc = 1;
 	goto done;
 fail:
-	rc = gitauth_error(&g->auth, rc, "git commit", err);
+	rc = local_error(g, rc, "git commit", err);
 done:
 	git_signature_free(sig);
 	git_commit_free(parent);
@@ -686,7 +758,7 @@ static int push(struct gitstore *g, struct error *err)
 	if (rc == GIT_ENONFASTFORWARD)
 		return IG_ECONFLICT;
 	if (rc < 0)
-		return gitauth_error(&g->auth, rc, "git push", err);
+		return local_error(g, rc, "git push", err);
 	if (!g->auth.push_reject[0])
 		return 0;
 	if (reject_means_moved(g->auth.push_reject))
@@ -698,6 +770,18 @@ static int push(struct gitstore *g, struct error *err)
 		return rc > 0 ? IG_ECONFLICT : rc;
 	return error_set(err, IG_EFAIL, "git push '%s' branch '%s': rejected by the remote: %s",
 	                 g->auth.url_safe, g->push_branch, g->auth.push_reject);
+}
+
+/* Moves a damaged cache aside as "<key>.old-<pid>" (one rename: the next open, holding the
+ * lock, removes it with the other leftovers and clones afresh). */
+static void quarantine(struct gitstore *g)
+{
+	struct buf aside = BUF_INIT;
+
+	if (buf_printf(&aside, "%s.old-%ld", g->dir, (long)getpid()) == 0 &&
+	    rename(g->dir, aside.data) == 0)
+		log_warn("git.cache.damaged", "cache '%s' damaged, the next open reclones", g->dir);
+	buf_release(&aside);
 }
 
 int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
@@ -742,7 +826,9 @@ int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_
 	               "(%s); nothing was forced, the change is not pushed",
 	               g->auth.url_safe, g->push_branch, g->max_attempts, why);
 done:
-	if (rc < 0 && rc != IG_ECONFLICT && g->repo)
+	if (rc < 0 && g->damaged)
+		quarantine(g);
+	else if (rc < 0 && rc != IG_ECONFLICT && g->repo)
 		sync_to_base(g, &(struct error)ERROR_INIT); /* leave no half-made commit behind */
 	buf_release(&message);
 	return rc < 0 ? rc : 0;
