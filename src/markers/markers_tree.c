@@ -172,8 +172,14 @@ int markers_scan_tree(struct marker_set *out, const char *root, const char *subp
 	if ((rc = normalise_subpath(&sub, subpath, err)) < 0)
 		goto done;
 	if ((rc = safefile_open_root(&rootfd, root, err)) < 0 ||
-	    (rc = safefile_open_dir(&dirfd, rootfd, sub.data, err)) < 0)
+	    (rc = safefile_open_dir(&dirfd, rootfd, sub.data, err)) < 0) {
+		if (errno == EACCES) { /* as an absent tree: nothing the caller can scan */
+			rc = IG_ENOTFOUND;
+			if (err)
+				err->code = rc;
+		}
 		goto done;
+	}
 	if ((rc = walk(&files, dirfd, sub.data, 0, out, err)) < 0)
 		goto done;
 	strvec_sort(&files);
