@@ -507,7 +507,7 @@ static int lock_cache(struct gitstore *g, const char *gitdir, const char *key, s
 
 	if (buf_printf(&path, "%s/%s.lock", gitdir, key) < 0)
 		return oom(err);
-	g->lock_fd = open(path.data, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	g->lock_fd = open(path.data, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX) != 0)
 		rc =
 		    error_set(err, IG_EFAIL, "git cache lock '%s': %s", path.data, strerror(errno));
