@@ -418,29 +418,41 @@ static int entry_present(const char *root, const git_tree_entry *e, void *payloa
 /* Every object of the head's tree is in the cache: a lost blob would otherwise surface only
  * when a commit rebuilds its tree ("invalid object specified"), on every pass. One walk of
  * the tree with existence checks (no object is read but trees). */
-static int check_objects(struct gitstore *g, struct error *err)
+static int check_objects(struct gitstore *g, const git_oid *id, struct error *err)
 {
+	char hex[GIT_OID_HEXSZ + 1];
 	git_odb *odb = NULL;
 	git_commit *c = NULL;
 	git_tree *tree = NULL;
-	git_oid head;
 	int rc;
 
+	git_oid_tostr(hex, sizeof(hex), id);
 	if ((rc = git_repository_odb(&odb, g->repo)) < 0 ||
-	    (rc = git_oid_fromstr(&head, g->head)) < 0 ||
-	    (rc = git_commit_lookup(&c, g->repo, &head)) < 0 ||
-	    (rc = git_commit_tree(&tree, c)) < 0) {
+	    (rc = git_commit_lookup(&c, g->repo, id)) < 0 || (rc = git_commit_tree(&tree, c)) < 0) {
 		rc = local_error(g, rc, "git cache check", err);
 		goto done;
 	}
 	if (git_tree_walk(tree, GIT_TREEWALK_PRE, entry_present, odb) != 0)
 		rc = error_set(err, IG_EFAIL, "git cache '%s': objects of %s are missing", g->dir,
-		               g->head);
+		               hex);
 done:
 	git_tree_free(tree);
 	git_commit_free(c);
 	git_odb_free(odb);
 	return rc;
+}
+
+/* The cache's HEAD before a fetch (a name lookup only: libgit2 1.5 leaks when revparse meets
+ * a missing commit), then the synced head. */
+static int check_head(struct gitstore *g, bool synced, struct error *err)
+{
+	git_oid id;
+	int rc =
+	    synced ? git_oid_fromstr(&id, g->head) : git_reference_name_to_id(&id, g->repo, "HEAD");
+
+	if (rc < 0)
+		return local_error(g, rc, "git cache check", err);
+	return check_objects(g, &id, err);
 }
 
 static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
@@ -454,13 +466,17 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 		return gitauth_error(&g->auth, rc, "git cache open", err);
 	if (git_repository_is_bare(g->repo))
 		return error_set(err, IG_EFAIL, "git cache '%s': is bare", g->dir);
+	/* before the fetch too: its negotiation walks the local history (and libgit2 1.5 leaks
+	 * there when a commit is missing) */
+	if ((rc = check_head(g, false, err)) < 0)
+		return rc;
 	if ((rc = fetch(g, err)) < 0) {
 		*broken = !is_remote_failure(rc, &g->auth);
 		return rc;
 	}
 	if ((rc = sync_to_base(g, err)) < 0)
 		return rc;
-	return check_objects(g, err);
+	return check_head(g, true, err);
 }
 
 static int open_cache(struct gitstore *g, const char *gitdir, const char *key, struct error *err)
