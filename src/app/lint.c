@@ -18,6 +18,7 @@
 #include "imageguard/markers/markers.h"
 #include "imageguard/markers/workload.h"
 #include "imageguard/util/yamltree.h"
+#include "imageguard/util/safefile.h"
 #include "imageguard/util/yamldepth.h"
 #include "imageguard/util/strvec.h"
 #include "imageguard/util/vec.h"
@@ -680,11 +681,11 @@ static int collect(struct strvec *files, struct lint_report *out, const char *ro
 		}
 		if (lstat(full, &st) < 0)
 			continue;
+		/* links are never followed: the tree may be a clone of someone else's content */
 		if (S_ISDIR(st.st_mode))
 			error = collect(files, out, root, child, depth + 1, err);
 		else if ((has_suffix(child, ".yaml") || has_suffix(child, ".yml")) &&
-		         stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
-		         strvec_push(files, child) < 0)
+		         S_ISREG(st.st_mode) && strvec_push(files, child) < 0)
 			error = error_set(err, IG_EFAIL, "lint: out of memory");
 	}
 done:
@@ -696,17 +697,24 @@ done:
 	return error;
 }
 
-static int lint_file(struct lint_report *out, const struct lint_options *opts, const char *path,
-                     const char *name, struct error *err)
+/* Reads name below root (NULL root: path is a file the user named) and scans it. Below a
+ * root nothing is read through a link, and a FIFO or device is refused without blocking. */
+static int lint_file(struct lint_report *out, const struct lint_options *opts, const char *root,
+                     const char *path, const char *name, struct error *err)
 {
 	struct buf data = BUF_INIT_MAX(LINT_FILE_MAX);
-	int error = buf_read_file(&data, path);
+	struct error e = ERROR_INIT;
+	int error;
 
+	if (root)
+		error = safefile_read(&data, root, path, &e);
+	else if ((error = buf_read_file(&data, path)) < 0)
+		error_set(&e, error, "'%s': %s", path, strerror(errno));
 	if (error == IG_ETOOBIG)
 		error = lint_add_problem(out, name, 0, err, "file larger than %zu MiB, skipped",
 		                         LINT_FILE_MAX >> 20);
 	else if (error < 0)
-		error = lint_add_problem(out, name, 0, err, "cannot read: %s", strerror(errno));
+		error = lint_add_problem(out, name, 0, err, "cannot read: %s", safefile_reason(&e));
 	else
 		error = lint_scan_buffer(out, opts, name, data.data, data.len, err);
 	buf_release(&data);
@@ -718,7 +726,6 @@ int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, con
 {
 	struct strvec files = STRVEC_INIT;
 	struct stat st;
-	char *full = NULL;
 	int error = 0;
 
 	if (stat(root, &st) < 0) {
@@ -728,7 +735,7 @@ int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, con
 	}
 	if (S_ISREG(st.st_mode)) {
 		const char *base = strrchr(root, '/');
-		error = lint_file(out, opts, root, base && base[1] ? base + 1 : root, err);
+		error = lint_file(out, opts, NULL, root, base && base[1] ? base + 1 : root, err);
 		goto done;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -742,15 +749,9 @@ int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, con
 	if ((error = collect(&files, out, root, "", 0, err)) < 0)
 		goto done;
 	strvec_sort(&files);
-	for (size_t i = 0; error >= 0 && i < files.len; i++) {
-		free(full);
-		if (!(full = path_join(root, files.items[i])))
-			error = error_set(err, IG_EFAIL, "lint: out of memory");
-		else
-			error = lint_file(out, opts, full, files.items[i], err);
-	}
+	for (size_t i = 0; error >= 0 && i < files.len; i++)
+		error = lint_file(out, opts, root, files.items[i], files.items[i], err);
 done:
-	free(full);
 	strvec_release(&files);
 	return error;
 }

@@ -31,6 +31,7 @@
 #include "imageguard/policy/policy.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/registry/registry.h"
+#include "imageguard/util/safefile.h"
 #include "imageguard/app/report.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/app/settle.h"
@@ -215,32 +216,16 @@ static int scan_markers(struct autorun *ar, const char *workdir, struct error *e
 	return 0;
 }
 
-/* Writes data to path through a temporary file and rename, keeping the mode. */
-static int write_file(const char *path, const struct buf *data, struct error *err)
+/* Writes data to file (relative to the clone) through a random-named O_EXCL temporary and a
+ * rename, keeping the mode: the clone is untrusted, so no link is followed or replaced. */
+static int write_file(const char *workdir, const char *file, const struct buf *data,
+                      struct error *err)
 {
-	struct buf tmp = BUF_INIT;
-	struct stat st;
-	int fd = -1, error = 0;
+	struct error e = ERROR_INIT;
+	int error = safefile_replace(workdir, file, data->data, data->len, &e);
 
-	if (stat(path, &st) < 0)
-		st.st_mode = 0644;
-	if ((error = buf_printf(&tmp, "%s.imageguard-tmp", path)) < 0)
-		goto done;
-	fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
-	if (fd < 0 || write(fd, data->data, data->len) != (ssize_t)data->len || fsync(fd) < 0) {
-		error = error_set(err, IG_EFAIL, "file '%s': %s", path, strerror(errno));
-		goto done;
-	}
-	close(fd);
-	fd = -1;
-	if (rename(tmp.data, path) < 0)
-		error = error_set(err, IG_EFAIL, "file '%s': %s", path, strerror(errno));
-done:
-	if (fd >= 0)
-		close(fd);
-	if (error < 0 && tmp.data)
-		unlink(tmp.data);
-	buf_release(&tmp);
+	if (error < 0)
+		error_set(err, error, "file '%s': cannot write: %s", file, safefile_reason(&e));
 	return error;
 }
 
@@ -248,7 +233,8 @@ done:
 static int apply_file(struct autorun *ar, const char *workdir, const char *file, struct error *err)
 {
 	struct marker_edit *edits = calloc(ar->len ? ar->len : 1, sizeof(*edits));
-	struct buf path = BUF_INIT, in = BUF_INIT_MAX(FILE_MAX_BYTES), out = BUF_INIT;
+	struct buf in = BUF_INIT_MAX(FILE_MAX_BYTES), out = BUF_INIT;
+	struct error e = ERROR_INIT;
 	size_t n = 0;
 	int error;
 
@@ -262,19 +248,17 @@ static int apply_file(struct autorun *ar, const char *workdir, const char *file,
 			edits[n++].value = ar->items[i].new_value;
 		}
 	}
-	if ((error = buf_printf(&path, "%s/%s", workdir, file)) < 0 ||
-	    (error = buf_read_file(&in, path.data)) < 0) {
-		error = error_set(err, error, "file '%s': cannot read", file);
+	if ((error = safefile_read(&in, workdir, file, &e)) < 0) {
+		error_set(err, error, "file '%s': cannot read: %s", file, safefile_reason(&e));
 		goto done;
 	}
 	if ((error = markers_apply(&out, in.data, in.len, edits, n, err)) < 0) {
 		error_prefix(err, "file '%s'", file);
 		goto done;
 	}
-	error = write_file(path.data, &out, err);
+	error = write_file(workdir, file, &out, err);
 done:
 	free(edits);
-	buf_release(&path);
 	buf_release(&in);
 	buf_release(&out);
 	return error;

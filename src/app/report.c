@@ -7,6 +7,7 @@
 #include "imageguard/app/audit.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
+#include "imageguard/util/escape.h"
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/app/report.h"
 #include "imageguard/util/strvec.h"
@@ -75,19 +76,36 @@ int report_warning_names(struct strvec *out, unsigned warnings)
 	return 0;
 }
 
+/* Appends s escaped (escape_append), or "-" for NULL: values from Git, registries and
+ * annotations can never end the line or drive a terminal. */
+static int put(struct buf *out, const char *s)
+{
+	return s ? escape_append(out, s) : buf_puts(out, "-");
+}
+
+static int text_head(struct buf *out, const struct report_item *it)
+{
+	int error = put(out, it->policy);
+
+	if (error == 0 && it->file) {
+		if ((error = buf_puts(out, " ")) == 0 && (error = put(out, it->file)) == 0 &&
+		    (error = buf_printf(out, ":%zu ", it->line)) == 0 &&
+		    (error = put(out, it->current)) == 0 && (error = buf_puts(out, " -> ")) == 0)
+			error = put(out, it->candidate);
+	} else if (error == 0) {
+		error = buf_puts(out, " -");
+	}
+	if (error == 0)
+		error = buf_printf(out, " %s/%s", guard_decision_name(it->decision),
+		                   guard_reason_name(it->reason));
+	return error;
+}
+
 static int text_line(struct buf *out, const struct report_item *it)
 {
 	struct strvec w = STRVEC_INIT;
-	int error;
+	int error = text_head(out, it);
 
-	if (it->file)
-		error =
-		    buf_printf(out, "%s %s:%zu %s -> %s %s/%s", it->policy, it->file, it->line,
-		               it->current ? it->current : "-", it->candidate ? it->candidate : "-",
-		               guard_decision_name(it->decision), guard_reason_name(it->reason));
-	else
-		error = buf_printf(out, "%s - %s/%s", it->policy, guard_decision_name(it->decision),
-		                   guard_reason_name(it->reason));
 	if (error == 0 && (error = report_warning_names(&w, it->warnings)) == 0 && w.len) {
 		error = buf_puts(out, " [");
 		for (size_t i = 0; error == 0 && i < w.len; i++)
@@ -101,8 +119,9 @@ static int text_line(struct buf *out, const struct report_item *it)
 	if (error == 0 && it->message &&
 	    (it->decision == GUARD_ERROR ||
 	     (it->decision == GUARD_HOLD && it->reason != GUARD_OVERRIDE &&
-	      it->reason != GUARD_CANDIDATE_MISSING)))
-		error = buf_printf(out, ": %s", it->message);
+	      it->reason != GUARD_CANDIDATE_MISSING)) &&
+	    (error = buf_puts(out, ": ")) == 0)
+		error = escape_append(out, it->message);
 	if (error == 0)
 		error = buf_puts(out, "\n");
 	strvec_release(&w);

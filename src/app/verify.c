@@ -2,6 +2,7 @@
  * each one sets -> that workload's pods in the cluster -> running digest vs Git's. The
  * per-container comparison, the report and the metrics live in verify_report.c. */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "imageguard/kube/kube.h"
 #include "imageguard/util/log.h"
 #include "imageguard/markers/markers.h"
+#include "imageguard/util/safefile.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/verify.h"
 #include "imageguard/markers/workload.h"
@@ -319,18 +321,21 @@ done:
 
 static int verify_file(struct pass *p, const char *root, const struct marker *ms, size_t n)
 {
-	struct buf path = BUF_INIT, data = BUF_INIT_MAX(MARKERS_MAX_FILE_SIZE);
+	struct buf data = BUF_INIT_MAX(MARKERS_MAX_FILE_SIZE);
 	struct workload_set ws = WORKLOAD_SET_INIT;
 	struct error err = ERROR_INIT;
 	int error = 0, scan;
 
-	if (buf_printf(&path, "%s/%s", root, ms[0].file) < 0)
-		return IG_EFAIL;
-	if ((scan = buf_read_file(&data, path.data)) == 0)
+	/* the checkout is untrusted: no link is followed, only a regular file is read */
+	if ((scan = safefile_read(&data, root, ms[0].file, &err)) == 0)
 		scan = workload_scan_buffer(&ws, ms[0].file, data.data ? data.data : "", data.len,
 		                            &err);
-	else
-		error_set(&err, scan, "'%s': cannot read", ms[0].file);
+	else {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", safefile_reason(&err));
+		error_set(&err, scan, "'%s': cannot read: %s", ms[0].file, why);
+	}
 	for (size_t i = 0; i < n && error == 0; i++) {
 		const struct workload_container *c = workload_at_line(&ws, ms[i].line);
 		struct verify_want w = {&ms[i], NULL, NULL, NULL, NULL, false};
@@ -345,7 +350,6 @@ static int verify_file(struct pass *p, const char *root, const struct marker *ms
 	}
 	workload_set_release(&ws);
 	buf_release(&data);
-	buf_release(&path);
 	return error;
 }
 

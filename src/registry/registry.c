@@ -196,6 +196,11 @@ static int status_error(const struct call *k, const struct http_response *r, con
 	                                                : IG_EFAIL;
 
 	oci_errors(detail, sizeof(detail), &r->body);
+	/* a registry may echo what it was sent: never let our credentials into a message */
+	if (k->t && k->t->creds) {
+		error_scrub_secret(detail, sizeof(detail), k->t->creds->password);
+		error_scrub_secret(detail, sizeof(detail), k->t->creds->token);
+	}
 	return error_set(err, code, "registry '%s': %s%s%ld %s", k->name, what ? what : "",
 	                 what ? ": " : "", r->status, detail[0] ? detail : http_reason(r->status));
 }
