@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imageguard/cmd/cmdopts.h"
 #include "imageguard/cmd/commands.h"
 #include "imageguard/registry/creds.h"
 #include "imageguard/util/duration.h"
@@ -58,28 +59,6 @@ struct tags_opts {
 	struct registry_options ro;
 	struct policyflags pf;
 };
-
-/* A byte count with an optional binary suffix (Ki, Mi, Gi), as Kubernetes writes limits. */
-static int parse_bytes(size_t *out, const char *flag, const char *s, struct error *err)
-{
-	static const struct {
-		const char *suffix;
-		unsigned shift;
-	} units[] = {{"", 0}, {"Ki", 10}, {"Mi", 20}, {"Gi", 30}};
-	char *end;
-	unsigned long long v;
-
-	if (*s >= '0' && *s <= '9' && (v = strtoull(s, &end, 10)) > 0)
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (strcmp(end, units[i].suffix) == 0 &&
-			    v <= ((unsigned long long)SIZE_MAX >> units[i].shift)) {
-				*out = (size_t)(v << units[i].shift);
-				return 0;
-			}
-	return error_set(err, IG_EUSAGE,
-	                 "option '%s': expected a positive size (bytes, Ki, Mi or Gi), got '%s'",
-	                 flag, s);
-}
 
 /* A non-negative count for a cap option. */
 static int parse_size(size_t *out, const char *flag, const char *s, bool allow_zero,
@@ -150,7 +129,7 @@ static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *
 			o->max_bytes_set |= slot == &o->ro.max_bytes;
 		} else if (strcmp(a, "--memory-budget") == 0) {
 			if (value_of(&v, argc, argv, &i, err) < 0 ||
-			    parse_bytes(&o->budget, a, v, err) < 0)
+			    cmdopts_parse_bytes(&o->budget, a, v, err) < 0)
 				return IG_EUSAGE;
 		} else if (strcmp(a, "--log-level") == 0) {
 			if (value_of(&v, argc, argv, &i, err) < 0)

@@ -96,6 +96,11 @@ void registry_client_set_deadline(struct registry_client *c, int64_t deadline_ms
 	c->pass_deadline_ms = deadline_ms;
 }
 
+void registry_client_set_budget(struct registry_client *c, size_t budget)
+{
+	c->opts.max_bytes = registry_max_bytes(budget);
+}
+
 void registry_client_free(struct registry_client *c)
 {
 	if (!c)
@@ -184,7 +189,6 @@ static int call_init(struct call *k, struct registry_client *c, const struct reg
 	}
 	k->base = buf_detach(&base);
 	k->scope = buf_detach(&scope);
-	k->deadline_ms = c->pass_deadline_ms;
 	return 0;
 }
 
@@ -548,6 +552,7 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 	memset(out, 0, sizeof(*out));
 	if ((error = call_init(&k, c, t, err)) < 0)
 		return error;
+	k.deadline_ms = c->pass_deadline_ms;
 	if (budget_ms > 0)
 		k.deadline_ms = earlier(k.deadline_ms, http_now_ms() + budget_ms);
 	if ((error = fetch_all(&out->tags, &out->pages, &k, err)) < 0) {

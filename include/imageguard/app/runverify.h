@@ -4,6 +4,8 @@
 #ifndef IMAGEGUARD_RUNVERIFY_H
 #define IMAGEGUARD_RUNVERIFY_H
 
+#include <signal.h>
+
 struct audit;
 struct config;
 struct error;
@@ -22,6 +24,7 @@ struct runverify_options {
 	struct metrics *metrics;          /* borrowed */
 	struct registry_client *registry; /* borrowed: the run loop's client */
 	struct audit *audit;              /* borrowed; NULL: no audit records */
+	const volatile sig_atomic_t *stop; /* SIGTERM ends API requests in flight; may be NULL */
 };
 
 struct runverify;

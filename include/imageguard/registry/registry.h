@@ -65,9 +65,14 @@ void registry_client_free(struct registry_client *c);
  * second, no new one starts, and the call fails with a "stopping" message. Set it before
  * requests run (not concurrently with them); NULL: none. */
 void registry_client_set_stop(struct registry_client *c, const volatile sig_atomic_t *stop);
-/* The pass deadline (http_now_ms() instant, 0: none): every request ends by it, listings
- * included, with IG_ETIMEOUT. Set it between passes, not while requests run. */
+/* The pass deadline (http_now_ms() instant, 0: none): every listing ends by it (IG_ETIMEOUT),
+ * so the registries of a pass cannot hold it past the deadline. Manifest HEADs and configs
+ * after it keep their own timeouts: the listings that did complete can still be confirmed
+ * and committed. Set it between passes, not while requests run. */
 void registry_client_set_deadline(struct registry_client *c, int64_t deadline_ms);
+/* The listing cap from a memory budget: max_bytes = registry_max_bytes(budget). Set it before
+ * requests run. */
+void registry_client_set_budget(struct registry_client *c, size_t budget);
 
 struct registry_listing {
 	struct strvec tags; /* deduplicated, byte-wise sorted */
