@@ -25,12 +25,12 @@ pid=$!
 for _ in $(seq 100); do [[ -f $dir/port ]] && break; sleep 0.1; done
 port=$(cat "$dir/port")
 
-# About MB megabytes of JSON: gen_tags.py's shapes average ~15 bytes an entry with quotes and
+# About MB megabytes of JSON: gen_tags.py's shapes average ~21 bytes an entry with quotes and
 # comma. Distinct tags only, so the count is exact.
 /usr/bin/python3 - "$MB" "$dir" "$port" <<'PY'
 import json, subprocess, sys, urllib.request
 mb, d, port = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-count = mb * 1000 * 1000 // 15
+count = mb * 1000 * 1000 // 21
 out = subprocess.run([sys.executable, "bench/gen_tags.py", str(count), "7"], check=True,
                      capture_output=True, text=True).stdout.split()
 tags = sorted(set(out))
@@ -54,7 +54,7 @@ measure() {
 	local peak=0 kb
 	for _ in $(seq "$RUNS"); do
 		/usr/bin/time -f %M -o "$dir/rss" "$IG" tags "$@" --insecure --page-size 0 \
-			--memory-budget 256Mi --timeout 120s >"$dir/out" 2>"$dir/err" ||
+			--max-bytes 268435456 --timeout 120s >"$dir/out" 2>"$dir/err" ||
 			{ cat "$dir/err" >&2; return 1; }
 		kb=$(tail -n 1 "$dir/rss")
 		((kb > peak)) && peak=$kb
