@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "imageguard/registry/taglist.h"
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
 
@@ -148,6 +149,52 @@ START_TEST(page_again_after_retry)
 }
 END_TEST
 
+/* With an arena the strings are packed; a page delivered again rewinds the arena too, also
+ * across a block boundary (the second page is larger than a block). */
+START_TEST(arena_pages)
+{
+	static const char p1[] = "{\"tags\":[\"a\",\"b\"]}";
+	struct tagarena arena = TAGARENA_INIT;
+	struct strvec tags = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	struct taglist *t = NULL;
+	struct buf big = BUF_INIT;
+	size_t n = 80000; /* 80000 tags of 16 bytes: more than one block */
+	char want[32];
+
+	ck_assert_int_eq(buf_puts(&big, "{\"tags\":["), 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(buf_printf(&big, "%s\"tag-%010zu\"", i ? "," : "", i), 0);
+	ck_assert_int_eq(buf_puts(&big, "]}"), 0);
+	ck_assert_int_eq(taglist_new(&t, &tags, NAME, NULL, &err), 0);
+	taglist_set_arena(t, &arena);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, p1, strlen(p1), &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	ck_assert_uint_eq(arena.len, 1);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, big.data, big.len - 10, &err), 0); /* cut short */
+	ck_assert_uint_gt(arena.len, 1);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0); /* the retry */
+	ck_assert_uint_eq(tags.len, 2);
+	ck_assert_uint_eq(arena.len, 1);
+	ck_assert_uint_eq(arena.used, 4);
+	ck_assert_int_eq(taglist_push(t, big.data, big.len, &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	ck_assert_uint_eq(tags.len, n + 2);
+	ck_assert_str_eq(tags.items[0], "a");
+	ck_assert_str_eq(tags.items[1], "b");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "tag-%010zu", i);
+		ck_assert_str_eq(tags.items[i + 2], want);
+	}
+	taglist_free(t);
+	free(tags.items);
+	tagarena_release(&arena);
+	buf_release(&big);
+}
+END_TEST
+
 /* The entry cap counts every entry of the listing, across pages, valid or not; the length cap
  * skips what is longer. */
 START_TEST(caps)
@@ -211,6 +258,7 @@ int main(void)
 	tcase_add_loop_test(tc, whole_pages, 0, (int)n);
 	tcase_add_loop_test(tc, pages_in_pieces, 0, (int)n);
 	tcase_add_test(tc, page_again_after_retry);
+	tcase_add_test(tc, arena_pages);
 	tcase_add_test(tc, caps);
 	tcase_add_test(tc, depth_cap);
 	suite_add_tcase(s, tc);

@@ -33,7 +33,7 @@ static const char usage_text[] =
     "  --max-pages N       pages followed at most (default 10000)\n"
     "  --memory-budget SIZE  memory the listing may take (bytes, or with Ki, Mi, Gi;\n"
     "                      default 96Mi, which fits the shipped 128Mi pod limit); the\n"
-    "                      listing cap is a third of it (default 32 MiB of JSON)\n"
+    "                      listing cap is half of it (default 48 MiB of JSON)\n"
     "  --max-bytes N       listing bytes at most, all pages (overrides --memory-budget)\n"
     "  --log-level L       error|warn|info|debug (default warn)\n"
     "  -o text|json        text: one tag per line; json: {image, tags, count, pages, sha256}\n"

@@ -39,9 +39,10 @@ struct registry_client {
 
 size_t registry_max_bytes(size_t budget)
 {
-	/* budget / 3 rounded down to a MiB: the tags of a listing cost up to about 2.7 times its
-	 * bytes (bench/listing_rss.sh), the rest is slack for the page in flight. */
-	size_t cap = budget / 3;
+	/* budget / 2 rounded down to a MiB: the tags of a listing cost about 1.3 times its bytes
+	 * (packed strings and one pointer each), 1.7 when they must be sorted (qsort's temporary
+	 * array), measured by bench/listing_rss.sh; the rest is slack for the page in flight. */
+	size_t cap = budget / 2;
 
 	return cap > ((size_t)1 << 20) ? cap & ~(((size_t)1 << 20) - 1) : cap;
 }
@@ -112,7 +113,9 @@ void registry_client_free(struct registry_client *c)
 
 void registry_listing_release(struct registry_listing *l)
 {
-	strvec_release(&l->tags);
+	free(l->tags.items); /* the strings are the arena's */
+	memset(&l->tags, 0, sizeof(l->tags));
+	tagarena_release(&l->arena);
 	l->pages = 0;
 	l->sha256[0] = '\0';
 }
@@ -511,7 +514,8 @@ done:
 	return error;
 }
 
-static int fetch_all(struct strvec *tags, size_t *pages, struct call *k, struct error *err)
+static int fetch_all(struct strvec *tags, struct tagarena *arena, size_t *pages, struct call *k,
+                     struct error *err)
 {
 	const struct registry_options *o = &k->c->opts;
 	struct taglist_limits lim = {0, o->max_tags};
@@ -522,6 +526,7 @@ static int fetch_all(struct strvec *tags, size_t *pages, struct call *k, struct 
 
 	if ((error = taglist_new(&w.ps.reader, tags, k->name, &lim, err)) < 0)
 		return error;
+	taglist_set_arena(w.ps.reader, arena);
 	if ((error = first_url(&w.url, k, w.n)) < 0 ||
 	    (visited_add(&w.seen, w.url, &oom), oom)) {
 		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
@@ -542,6 +547,31 @@ done:
 	return error;
 }
 
+static int compare_tags(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts byte-wise and folds duplicates, freeing nothing (the arena owns the strings). Most
+ * registries already list in this order (distribution does): then no sort runs at all, and
+ * qsort's temporary array of n pointers is not needed. */
+static void sort_unique(struct strvec *v)
+{
+	size_t out = 0;
+	bool sorted = true;
+
+	for (size_t i = 1; i < v->len && sorted; i++)
+		sorted = strcmp(v->items[i - 1], v->items[i]) <= 0;
+	if (!sorted)
+		qsort(v->items, v->len, sizeof(*v->items), compare_tags);
+	for (size_t i = 0; i < v->len; i++)
+		if (!out || strcmp(v->items[out - 1], v->items[i]) != 0)
+			v->items[out++] = v->items[i];
+	v->len = out;
+	if (v->items)
+		v->items[out] = NULL;
+}
+
 int registry_list_tags(struct registry_listing *out, struct registry_client *c,
                        const struct registry_target *t, struct error *err)
 {
@@ -555,11 +585,11 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 	k.deadline_ms = c->pass_deadline_ms;
 	if (budget_ms > 0)
 		k.deadline_ms = earlier(k.deadline_ms, http_now_ms() + budget_ms);
-	if ((error = fetch_all(&out->tags, &out->pages, &k, err)) < 0) {
+	if ((error = fetch_all(&out->tags, &out->arena, &out->pages, &k, err)) < 0) {
 		registry_listing_release(out);
 		goto done;
 	}
-	strvec_sort_unique(&out->tags);
+	sort_unique(&out->tags);
 	registry_tags_sha256(out->sha256, &out->tags);
 	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages", k.name, out->tags.len,
 	          out->pages);

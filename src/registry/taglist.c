@@ -19,6 +19,8 @@ struct taglist {
 	char *name;
 	struct taglist_limits lim;
 	yajl_handle h;
+	struct tagarena *arena;         /* NULL: one malloc per tag */
+	size_t arena_blocks, arena_used; /* the arena's position when the page began */
 	size_t mark;    /* tags->len when the page began */
 	size_t entries; /* entries seen in the listing, pages before this one included */
 	size_t page_entries;
@@ -84,6 +86,69 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	return on_scalar(ctx, false);
 }
 
+void tagarena_release(struct tagarena *a)
+{
+	for (size_t i = 0; i < a->len; i++)
+		free(a->blocks[i]);
+	free(a->blocks);
+	memset(a, 0, sizeof(*a));
+}
+
+/* A copy of s[0..n) with its NUL in the arena, or NULL when out of memory. n < the block. */
+static char *arena_copy(struct tagarena *a, const unsigned char *s, size_t n)
+{
+	char *p;
+
+	if (!a->len || a->used + n + 1 > TAGARENA_BLOCK) {
+		if (a->len == a->cap) {
+			size_t cap = a->cap ? a->cap * 2 : 16;
+			char **b = realloc(a->blocks, cap * sizeof(*b));
+
+			if (!b)
+				return NULL;
+			a->blocks = b;
+			a->cap = cap;
+		}
+		if (!(a->blocks[a->len] = malloc(TAGARENA_BLOCK)))
+			return NULL;
+		a->len++;
+		a->used = 0;
+	}
+	p = a->blocks[a->len - 1] + a->used;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	a->used += n + 1;
+	return p;
+}
+
+/* Appends a pointer the vector does not own (the arena does). */
+static int push_borrowed(struct strvec *v, char *s)
+{
+	if (v->len + 2 > v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 1024;
+		char **p = realloc(v->items, cap * sizeof(*p));
+
+		if (!p)
+			return IG_EFAIL;
+		v->items = p;
+		v->cap = cap;
+	}
+	v->items[v->len++] = s;
+	v->items[v->len] = NULL;
+	return 0;
+}
+
+static int store(struct taglist *t, const unsigned char *s, size_t n)
+{
+	char *p;
+
+	if (!t->arena)
+		return strvec_pushn(t->tags, (const char *)s, n);
+	if (!(p = arena_copy(t->arena, s, n)))
+		return IG_EFAIL;
+	return push_borrowed(t->tags, p);
+}
+
 static int push_tag(struct taglist *t, const unsigned char *s, size_t n)
 {
 	t->page_entries++;
@@ -93,7 +158,7 @@ static int push_tag(struct taglist *t, const unsigned char *s, size_t n)
 		t->bad++;
 		return 1;
 	}
-	if (strvec_pushn(t->tags, (const char *)s, n) < 0)
+	if (store(t, s, n) < 0)
 		return fail(t, IG_EFAIL, "does not fit in memory");
 	return 1;
 }
@@ -221,9 +286,30 @@ void taglist_free(struct taglist *t)
 	free(t);
 }
 
+void taglist_set_arena(struct taglist *t, struct tagarena *a)
+{
+	t->arena = a;
+	t->arena_blocks = a->len;
+	t->arena_used = a->used;
+}
+
+/* Rewinds the arena to where the page began. */
+static void arena_rewind(struct taglist *t)
+{
+	struct tagarena *a = t->arena;
+
+	while (a->len > t->arena_blocks && a->len > 0)
+		free(a->blocks[--a->len]);
+	a->used = a->len ? t->arena_used : 0;
+}
+
 /* Drops the tags the current page had appended. */
 static void forget_page(struct taglist *t)
 {
+	if (t->arena) {
+		t->tags->len = t->mark;
+		arena_rewind(t);
+	}
 	while (t->tags->len > t->mark)
 		free(t->tags->items[--t->tags->len]);
 	if (t->tags->items)
@@ -303,6 +389,10 @@ int taglist_page_end(struct taglist *t, struct error *err)
 		         "registry '%s': ignored %zu entries that are not valid tags", t->name,
 		         t->bad);
 	t->mark = t->tags->len; /* the page is kept: a later page_begin must not drop it */
+	if (t->arena) {
+		t->arena_blocks = t->arena->len;
+		t->arena_used = t->arena->used;
+	}
 	t->page_entries = 0;
 	return 0;
 }

@@ -39,7 +39,7 @@ struct cmdopts {
 	int64_t verify_interval_ms; /* --verify-interval; 0: no periodic verify */
 	const char *kubeconfig;     /* --kubeconfig; NULL: in-cluster service account */
 	int64_t pass_timeout_ms;    /* --pass-timeout: every tag listing of a pass ends by it */
-	size_t memory_budget;       /* --memory-budget bytes: the listing cap is a third of it */
+	size_t memory_budget;       /* --memory-budget bytes: the listing cap is half of it */
 	bool help;                  /* --help seen: print usage, exit 0 */
 };
 

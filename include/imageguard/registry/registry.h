@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "imageguard/registry/imageconfig.h"
+#include "imageguard/registry/taglist.h"
 #include "imageguard/util/strvec.h"
 
 struct error;
@@ -23,7 +24,7 @@ struct registry_options {
 	size_t page_size;        /* `n` asked for, default 1000 */
 	size_t max_pages;        /* default 10000 */
 	size_t max_bytes;        /* total listing bytes, default registry_max_bytes(the default
-	                          * memory budget) = 32 MiB */
+	                          * memory budget) = 48 MiB */
 	size_t max_tags;         /* entries of one listing, default TAGLIST_MAX_TAGS */
 	long listing_timeout_ms; /* one whole listing, every page, retry and wait; default
 	                          * 300000; a target's timeout_ms, when set, replaces it */
@@ -40,9 +41,9 @@ void registry_options_init(struct registry_options *opts);
 /* The memory budget a process has for the tag listings it holds at once, by default: the
  * shipped Deployment's 128Mi limit less the process itself and the Git work beside it. */
 #define REGISTRY_MEMORY_BUDGET_DEFAULT ((size_t)96 << 20)
-/* The listing cap (max_bytes) that keeps one listing inside budget bytes: a listing is read as
- * a stream, so what it costs is its tags (the strings, their allocation overhead and the
- * vector), measured at up to about 2.7 times the JSON bytes (bench/listing_rss.sh). */
+/* The listing cap (max_bytes) that keeps one listing inside budget bytes: half of it. A
+ * listing is read as a stream, so what it costs is its tags (packed strings and a pointer
+ * each), about 1.3 times the JSON bytes, 1.7 when they come unsorted (bench/listing_rss.sh). */
 size_t registry_max_bytes(size_t budget);
 
 /* What one request is about: the repository and how to reach it. Borrowed pointers. */
@@ -75,12 +76,16 @@ void registry_client_set_deadline(struct registry_client *c, int64_t deadline_ms
 void registry_client_set_budget(struct registry_client *c, size_t budget);
 
 struct registry_listing {
-	struct strvec tags; /* deduplicated, byte-wise sorted */
-	size_t pages;       /* pages fetched */
-	char sha256[65];    /* hex SHA-256 of the sorted tags joined by "\n" (no trailing newline) */
+	/* Deduplicated, byte-wise sorted. Read-only: the strings live in `arena` (one pointer and
+	 * the bytes per tag), so never strvec_release or strvec_sort_unique it; copy what must
+	 * outlive registry_listing_release. */
+	struct strvec tags;
+	size_t pages;          /* pages fetched */
+	char sha256[65];       /* hex SHA-256 of the sorted tags joined by "\n" (no trailing newline) */
+	struct tagarena arena; /* owns the strings of tags */
 };
 
-#define REGISTRY_LISTING_INIT {STRVEC_INIT, 0, {0}}
+#define REGISTRY_LISTING_INIT {STRVEC_INIT, 0, {0}, TAGARENA_INIT}
 
 /* Lists every tag, each page parsed as it arrives (taglist.h). A listing that failed, timed
  * out (its own deadline or the pass's), was cut by a cap (bytes, pages, entries), looped
