@@ -488,12 +488,12 @@ END_TEST
 static const struct {
 	const char *body, *want;
 } oci_bodies[] = {
-	{"{\"errors\":[{\"code\":\"NAME_UNKNOWN\",\"message\":\"repository name not known\"}]}",
-	 "NAME_UNKNOWN: repository name not known"},
-	{"{\"errors\":[{\"code\":\"DENIED\",\"message\":\"a\\nb\\r\\u007f\\u001b[31m\"}]}",
-	 "DENIED: a b   [31m"},
-	{"{\"errors\":[{\"code\":\"X\\ty\"},{\"message\":\"only\"}]}", "X y; only"},
-	{"<html>502 Bad Gateway</html>", ""},
+    {"{\"errors\":[{\"code\":\"NAME_UNKNOWN\",\"message\":\"repository name not known\"}]}",
+     "NAME_UNKNOWN: repository name not known"},
+    {"{\"errors\":[{\"code\":\"DENIED\",\"message\":\"a\\nb\\r\\u007f\\u001b[31m\"}]}",
+     "DENIED: a b   [31m"},
+    {"{\"errors\":[{\"code\":\"X\\ty\"},{\"message\":\"only\"}]}", "X y; only"},
+    {"<html>502 Bad Gateway</html>", ""},
 };
 
 START_TEST(oci_error_bodies)
@@ -510,12 +510,12 @@ static const struct {
 	int rc;
 	size_t ntags;
 } tag_pages[] = {
-	{"{\"name\":\"a/b\",\"tags\":[\"1.0.0\",\"latest\"]}", 0, 2},
-	{"{\"name\":\"a/b\",\"tags\":null}", 0, 0},
-	{"{\"name\":\"a/b\",\"tags\":[\"ok\",\"-bad\",\"sp ace\",\"\"]}", 0, 1},
-	{"{\"name\":\"a/b\",\"tags\":[\"ok\",1]}", IG_EINVALID, 0},
-	{"{\"name\":\"a/b\"}", IG_EINVALID, 0},
-	{"{\"tags\":[\"1\"", IG_EINVALID, 0},
+    {"{\"name\":\"a/b\",\"tags\":[\"1.0.0\",\"latest\"]}", 0, 2},
+    {"{\"name\":\"a/b\",\"tags\":null}", 0, 0},
+    {"{\"name\":\"a/b\",\"tags\":[\"ok\",\"-bad\",\"sp ace\",\"\"]}", 0, 1},
+    {"{\"name\":\"a/b\",\"tags\":[\"ok\",1]}", IG_EINVALID, 0},
+    {"{\"name\":\"a/b\"}", IG_EINVALID, 0},
+    {"{\"tags\":[\"1\"", IG_EINVALID, 0},
 };
 
 START_TEST(tag_list_pages)
@@ -523,7 +523,7 @@ START_TEST(tag_list_pages)
 	struct strvec tags = STRVEC_INIT;
 	struct error err = ERROR_INIT;
 	int rc = registry_parse_tag_list(&tags, "r.example/a/b", tag_pages[_i].body,
-					 strlen(tag_pages[_i].body), &err);
+	                                 strlen(tag_pages[_i].body), &err);
 
 	ck_assert_int_eq(rc, tag_pages[_i].rc);
 	if (rc == 0)

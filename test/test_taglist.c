@@ -16,7 +16,7 @@
 static const struct {
 	const char *body;
 	int rc;
-	const char *tags;  /* the tags kept, joined by ",", in page order */
+	const char *tags;   /* the tags kept, joined by ",", in page order */
 	const char *needle; /* in the message, with rc < 0 */
 } pages[] = {
     {"{\"name\":\"a/b\",\"tags\":[\"1.0.0\",\"latest\"]}", 0, "1.0.0,latest", NULL},
@@ -108,7 +108,8 @@ START_TEST(pages_in_pieces)
 		ck_assert_int_eq(taglist_new(&t, &tags, NAME, NULL, &err), 0);
 		rc = taglist_page_begin(t, &err);
 		for (size_t off = 0; rc == 0 && off < len; off += piece)
-			rc = taglist_push(t, body + off, piece < len - off ? piece : len - off, &err);
+			rc = taglist_push(t, body + off, piece < len - off ? piece : len - off,
+			                  &err);
 		if (rc == 0)
 			rc = taglist_page_end(t, &err);
 		if (rc < 0) /* the dead page's tags go with the next begin */

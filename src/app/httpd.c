@@ -184,12 +184,12 @@ int httpd_start(struct httpd **out, const char *listen, struct metrics *m, struc
 	atomic_init(&h->ready, false);
 	if (addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	h->daemon = MHD_start_daemon(
-	    flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-	    MHD_OPTION_CONNECTION_LIMIT, connection_budget(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    HTTPD_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, HTTPD_IDLE_S,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTPD_CONN_MEMORY, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-	    HTTPD_BACKLOG, MHD_OPTION_END);
+	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
+	                             (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
+	                             connection_budget(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	                             HTTPD_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, HTTPD_IDLE_S,
+	                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTPD_CONN_MEMORY,
+	                             MHD_OPTION_LISTEN_BACKLOG_SIZE, HTTPD_BACKLOG, MHD_OPTION_END);
 	if (!h->daemon) {
 		free(h);
 		return error_set(err, IG_EFAIL, "listen '%s': cannot bind (address in use?)",

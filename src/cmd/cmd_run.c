@@ -66,7 +66,8 @@ static void usage(FILE *out)
 	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
 	    "N (8)]\n"
 	    "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
-	    "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE (96Mi)]\n\n"
+	    "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
+	    "(96Mi)]\n\n"
 	    "Reconciles on the shortest configured interval (ImageRepository and\n"
 	    "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
 	    "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
@@ -361,10 +362,9 @@ static int start(struct runner *rn, struct error *err)
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
 		return error;
 	if (rn->o->verify_interval_ms) {
-		struct runverify_options vo = {rn->o->kubeconfig,  rn->o->state_dir,
-		                               rn->o->secrets_dir, rn->metrics,
-		                               rn->client,         rn->audit,
-		                               &stop_requested};
+		struct runverify_options vo = {
+		    rn->o->kubeconfig, rn->o->state_dir, rn->o->secrets_dir, rn->metrics,
+		    rn->client,        rn->audit,        &stop_requested};
 
 		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
 			return error_prefix(err, "--verify-interval");
@@ -417,7 +417,8 @@ done:
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN, usage);
+	int rc =
+	    cmdopts_start(&o, argc, argv, CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN, usage);
 
 	if (rc < 0)
 		rc = run_loop(&o);

@@ -54,7 +54,7 @@ struct tags_opts {
 	bool insecure;
 	bool json;
 	long timeout_ms;
-	size_t budget;   /* --memory-budget; 0: not given */
+	size_t budget;      /* --memory-budget; 0: not given */
 	bool max_bytes_set; /* --max-bytes given: it wins over the budget */
 	struct registry_options ro;
 	struct policyflags pf;

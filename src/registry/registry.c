@@ -475,8 +475,8 @@ static int fetch_page(struct listing_walk *w, char **next, struct error *err)
 	int error;
 
 	*next = NULL;
-	if ((error = request(&r, w->k, "GET", w->url, json_accept, o->max_bytes - w->total,
-	                     &stream, err)) < 0) {
+	if ((error = request(&r, w->k, "GET", w->url, json_accept, o->max_bytes - w->total, &stream,
+	                     err)) < 0) {
 		error = page_error(w, error, err);
 		goto done;
 	}
@@ -486,7 +486,8 @@ static int fetch_page(struct listing_walk *w, char **next, struct error *err)
 		free(w->url);
 		w->url = NULL;
 		if ((error = first_url(&w->url, w->k, w->n)) < 0)
-			error = error_set(err, IG_EFAIL, "registry '%s': out of memory", w->k->name);
+			error =
+			    error_set(err, IG_EFAIL, "registry '%s': out of memory", w->k->name);
 		else
 			*next = strdup(w->url); /* ask again from the start */
 		goto done;
@@ -501,11 +502,12 @@ static int fetch_page(struct listing_walk *w, char **next, struct error *err)
 	    (error = next_page(next, w->k, &r, r.url, err)) < 0 || !*next)
 		goto done;
 	if (visited_add(&w->seen, *next, &oom) || oom) {
-		error = oom ? error_set(err, IG_EFAIL, "registry '%s': out of memory", w->k->name)
-		            : error_set(err, IG_EINVALID,
-		                        "registry '%s': next link loops back to a page already read "
-		                        "(page %zu)",
-		                        w->k->name, *w->pages);
+		error =
+		    oom ? error_set(err, IG_EFAIL, "registry '%s': out of memory", w->k->name)
+		        : error_set(err, IG_EINVALID,
+		                    "registry '%s': next link loops back to a page already read "
+		                    "(page %zu)",
+		                    w->k->name, *w->pages);
 		free(*next);
 		*next = NULL;
 	}
@@ -527,14 +529,13 @@ static int fetch_all(struct strvec *tags, struct tagarena *arena, size_t *pages,
 	if ((error = taglist_new(&w.ps.reader, tags, k->name, &lim, err)) < 0)
 		return error;
 	taglist_set_arena(w.ps.reader, arena);
-	if ((error = first_url(&w.url, k, w.n)) < 0 ||
-	    (visited_add(&w.seen, w.url, &oom), oom)) {
+	if ((error = first_url(&w.url, k, w.n)) < 0 || (visited_add(&w.seen, w.url, &oom), oom)) {
 		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
 		goto done;
 	}
 	for (;;) {
-		if ((error = before_page(&w, err)) < 0 || (error = fetch_page(&w, &next, err)) < 0 ||
-		    !next)
+		if ((error = before_page(&w, err)) < 0 ||
+		    (error = fetch_page(&w, &next, err)) < 0 || !next)
 			break;
 		free(w.url);
 		w.url = next;
@@ -673,7 +674,8 @@ int registry_head_manifest(char **digest_out, struct registry_client *c,
 		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k.name);
 		goto done;
 	}
-	if ((error = request(&r, &k, "HEAD", url.data, manifest_accept, MAX_MANIFEST, NULL, err)) < 0)
+	if ((error = request(&r, &k, "HEAD", url.data, manifest_accept, MAX_MANIFEST, NULL, err)) <
+	    0)
 		goto done;
 	if (r.status != 200) {
 		error = status_error(&k, &r, what.data, err);

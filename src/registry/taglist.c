@@ -19,9 +19,9 @@ struct taglist {
 	char *name;
 	struct taglist_limits lim;
 	yajl_handle h;
-	struct tagarena *arena;         /* NULL: one malloc per tag */
+	struct tagarena *arena;          /* NULL: one malloc per tag */
 	size_t arena_blocks, arena_used; /* the arena's position when the page began */
-	size_t mark;    /* tags->len when the page began */
+	size_t mark;                     /* tags->len when the page began */
 	size_t entries; /* entries seen in the listing, pages before this one included */
 	size_t page_entries;
 	size_t bad; /* entries of this page skipped as invalid tags */
@@ -405,7 +405,8 @@ int taglist_parse(struct strvec *tags, const char *name, const char *data, size_
 
 	if ((error = taglist_new(&t, tags, name, NULL, err)) < 0)
 		return error;
-	if ((error = taglist_page_begin(t, err)) == 0 && (error = taglist_push(t, data, len, err)) == 0)
+	if ((error = taglist_page_begin(t, err)) == 0 &&
+	    (error = taglist_push(t, data, len, err)) == 0)
 		error = taglist_page_end(t, err);
 	if (error < 0)
 		forget_page(t);

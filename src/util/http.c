@@ -413,7 +413,7 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
                         const struct attempt *a, struct http_response *out, struct outcome *oc,
                         struct error *err)
 {
-	struct sink sink = {&out->body, &out->header, false, NULL, req->stream, 0, 0, err,
+	struct sink sink = {&out->body,   &out->header,     false, NULL, req->stream, 0, 0, err,
 	                    c->opts.stop, req->deadline_ms, false, false};
 	struct curl_slist *headers = NULL;
 	CURL *h = curl_easy_init();

@@ -20,8 +20,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* The body in pieces of 1 + (byte % 7) bytes, steered by the body itself. */
-static int parse_in_pieces(struct strvec *tags, const uint8_t *data, size_t size,
-                           struct error *err)
+static int parse_in_pieces(struct strvec *tags, const uint8_t *data, size_t size, struct error *err)
 {
 	struct taglist *t = NULL;
 	int rc;

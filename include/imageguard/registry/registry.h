@@ -59,7 +59,7 @@ struct registry_target {
 struct registry_client;
 
 int registry_client_new(struct registry_client **out, const struct registry_options *opts,
-			struct error *err);
+                        struct error *err);
 void registry_client_free(struct registry_client *c);
 
 /* A stop flag (SIGTERM): once set, every request of the client in flight ends within about a
@@ -80,12 +80,15 @@ struct registry_listing {
 	 * the bytes per tag), so never strvec_release or strvec_sort_unique it; copy what must
 	 * outlive registry_listing_release. */
 	struct strvec tags;
-	size_t pages;          /* pages fetched */
-	char sha256[65];       /* hex SHA-256 of the sorted tags joined by "\n" (no trailing newline) */
+	size_t pages;    /* pages fetched */
+	char sha256[65]; /* hex SHA-256 of the sorted tags joined by "\n" (no trailing newline) */
 	struct tagarena arena; /* owns the strings of tags */
 };
 
-#define REGISTRY_LISTING_INIT {STRVEC_INIT, 0, {0}, TAGARENA_INIT}
+#define REGISTRY_LISTING_INIT                                                                      \
+	{                                                                                          \
+		STRVEC_INIT, 0, {0}, TAGARENA_INIT                                                 \
+	}
 
 /* Lists every tag, each page parsed as it arrives (taglist.h). A listing that failed, timed
  * out (its own deadline or the pass's), was cut by a cap (bytes, pages, entries), looped
@@ -93,14 +96,15 @@ struct registry_listing {
  * NAME_UNKNOWN, IG_ETIMEOUT, IG_ETOOBIG, IG_EINVALID), never a shorter list. Errors name the
  * registry and the HTTP status. */
 int registry_list_tags(struct registry_listing *out, struct registry_client *c,
-		       const struct registry_target *t, struct error *err);
+                       const struct registry_target *t, struct error *err);
 void registry_listing_release(struct registry_listing *l);
 
 /* HEAD of the manifest `reference` (a tag or digest) with the full OCI/Docker Accept list.
  * On 200 *digest_out is the Docker-Content-Digest (owned; the index digest for multi-arch),
  * falling back to GET + sha256 of the body when the header is absent. IG_ENOTFOUND on 404. */
 int registry_head_manifest(char **digest_out, struct registry_client *c,
-			   const struct registry_target *t, const char *reference, struct error *err);
+                           const struct registry_target *t, const char *reference,
+                           struct error *err);
 
 /* The `created` of the image that manifest `digest` names: GET the manifest by digest; for an
  * index (or manifest list), the entry of platform ("os/arch[/variant]", NULL: linux/amd64),
@@ -123,7 +127,7 @@ void registry_tags_sha256(char out[65], const struct strvec *sorted_tags);
  * empty page. It is taglist_parse: returns 0, IG_EINVALID (not JSON, no "tags" array, a
  * non-string entry, a bad "name"; err names `name`), IG_ETOOBIG or IG_EFAIL. */
 int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
-			    struct error *err);
+                            struct error *err);
 /* Writes into out (n bytes, n > 0, always NUL-terminated) a one-line summary of an OCI error
  * body ("CODE: message[; CODE: message]"), or "" when data is not one. */
 void registry_oci_errors(char *out, size_t n, const char *data, size_t len);

@@ -32,7 +32,10 @@ struct tagarena {
 	size_t used;     /* bytes used in the last block */
 };
 
-#define TAGARENA_INIT {NULL, 0, 0, 0}
+#define TAGARENA_INIT                                                                              \
+	{                                                                                          \
+		NULL, 0, 0, 0                                                                      \
+	}
 #define TAGARENA_BLOCK ((size_t)1 << 20)
 
 /* Frees every block; a may be reused. */
