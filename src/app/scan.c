@@ -67,6 +67,8 @@ void scan_target(struct registry_target *out, const struct scan *s)
 	out->insecure = s->repo->insecure;
 	out->ca_file = s->ca_file;
 	out->timeout_ms = (long)s->repo->timeout_ms;
+	/* Flux's spec.timeout bounds the whole scan: every page of the listing, not one request */
+	out->listing_timeout_ms = (long)s->repo->timeout_ms;
 }
 
 static void list_one(struct scan *s, struct registry_client *client, const char *secrets_dir)

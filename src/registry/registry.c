@@ -576,7 +576,7 @@ static void sort_unique(struct strvec *v)
 int registry_list_tags(struct registry_listing *out, struct registry_client *c,
                        const struct registry_target *t, struct error *err)
 {
-	long budget_ms = t->timeout_ms ? t->timeout_ms : c->opts.listing_timeout_ms;
+	long budget_ms = t->listing_timeout_ms ? t->listing_timeout_ms : c->opts.listing_timeout_ms;
 	struct call k;
 	int error;
 

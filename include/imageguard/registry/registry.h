@@ -27,7 +27,7 @@ struct registry_options {
 	                          * memory budget) = 48 MiB */
 	size_t max_tags;         /* entries of one listing, default TAGLIST_MAX_TAGS */
 	long listing_timeout_ms; /* one whole listing, every page, retry and wait; default
-	                          * 300000; a target's timeout_ms, when set, replaces it */
+	                          * 300000; a target's listing_timeout_ms, when set, replaces it */
 	unsigned max_retries;    /* on 429/5xx/transport errors, default 4 */
 	long max_backoff_ms;     /* cap of one wait, default 30000 */
 	/* Called after every HTTP response (or transport failure with code 0), for metrics. */
@@ -52,8 +52,9 @@ struct registry_target {
 	const struct registry_creds *creds; /* NULL: anonymous */
 	bool insecure;                      /* plain HTTP allowed */
 	const char *ca_file;                /* NULL: system CAs */
-	long timeout_ms;                    /* one request, and (a listing) all its pages; 0:
-	                                     * the client's defaults */
+	long timeout_ms;                    /* one request; 0: the client's default */
+	long listing_timeout_ms; /* a whole listing (every page, retry and wait), as Flux's
+	                          * ImageRepository spec.timeout; 0: the client's default */
 };
 
 struct registry_client;
