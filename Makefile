@@ -2,7 +2,7 @@
 PKG_CONFIG ?= pkg-config
 CC ?= cc
 PREFIX ?= /usr/local
-PKGS := libcurl yaml-0.1 jansson libgit2 libpcre2-8 libmicrohttpd libcrypto gpgme
+PKGS := libcurl yaml-0.1 jansson libgit2 libpcre2-8 libmicrohttpd libcrypto gpgme yajl
 TEST_PKGS := check
 
 # SANITIZE=1 builds everything with ASan+UBSan into its own tree.

@@ -100,7 +100,7 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-	struct gitstore_options o = {NULL, "main", NULL, NULL, NULL, "bench", "bench@localhost", 0};
+	struct gitstore_options o = {NULL, "main", NULL, NULL, NULL, "bench", "bench@localhost", 0, NULL};
 	struct error err = ERROR_INIT;
 	struct gitstore *g = NULL;
 	char commit[41], tag[128];

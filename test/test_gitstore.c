@@ -190,7 +190,7 @@ static int do_edit(void *ctx, const char *workdir, struct buf *message, struct e
 static struct gitstore_options opts_for(const struct fx *f)
 {
 	struct gitstore_options o = {
-	    f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0, NULL};
+	    f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0, NULL, NULL};
 
 	return o;
 }
@@ -242,6 +242,46 @@ START_TEST(file_clone_commit_push)
 	ck_assert_int_eq(gitstore_commit_push(commit, g, do_edit, &e, &err), 0);
 	ck_assert_str_eq(commit, "");
 	ck_assert_int_eq(remote_count(&f, "main"), 2);
+	gitstore_free(g);
+	fx_done(&f);
+}
+END_TEST
+
+/* A stop flag (SIGTERM in `run`) ends a clone and a fetch at libgit2's next progress callback
+ * (issue 12 item 4): "stopping", and a warm cache is kept, not recloned. */
+START_TEST(stop_ends_clone_and_fetch)
+{
+	static volatile sig_atomic_t stop;
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	char head[64];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	o.stop = &stop;
+	stop = 1;
+	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
+	ck_assert_msg(strstr(err.msg, "stopping"), "%s", err.msg);
+	ck_assert_ptr_null(g);
+	stop = 0;
+	error_clear(&err);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	g = NULL;
+	ck_assert_int_eq(sh("git clone -q %s %s/more && cd %s/more && printf 'y\\n' >more.txt && "
+	                    "git add -A && git -c user.name=s -c user.email=s@s commit -qm more && "
+	                    "git push -q origin HEAD:main",
+	                    f.remote, f.dir, f.dir),
+	                 0);
+	stop = 1;
+	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
+	ck_assert_msg(strstr(err.msg, "stopping"), "%s", err.msg);
+	stop = 0;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	remote_head(head, &f, "main");
+	ck_assert_str_eq(gitstore_head(g), head);
 	gitstore_free(g);
 	fx_done(&f);
 }
@@ -1305,6 +1345,7 @@ static Suite *gitstore_suite(void)
 
 	tcase_set_timeout(file, 120);
 	tcase_add_loop_test(file, file_clone_commit_push, 0, 2);
+	tcase_add_test(file, stop_ends_clone_and_fetch);
 	tcase_add_test(file, new_file_and_remote_moves_between_opens);
 	tcase_add_test(file, push_branch_created_then_extended);
 	tcase_add_test(file, missing_branch_and_bad_options);

@@ -408,6 +408,7 @@ static int open_git(struct autorun *ar, struct error *err)
 	go.provider = a->source->provider;
 	go.author_name = a->author_name;
 	go.author_email = a->author_email;
+	go.stop = o->stop; /* SIGTERM ends a clone or fetch; a push in flight is finished */
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);
 	return error;

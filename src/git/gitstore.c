@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -36,6 +37,7 @@ struct gitstore {
 	struct gitauth auth;
 	char head[GIT_OID_HEXSZ + 1];
 	bool damaged; /* an object-level error since open: the next open must reclone */
+	const volatile sig_atomic_t *stop; /* borrowed; NULL: none */
 };
 
 static char *dup_or(const char *s, const char *fallback)
@@ -196,9 +198,36 @@ static void remove_stale_locks(const char *dir)
 		nftw(path, lock_entry, 16, FTW_PHYS);
 }
 
+/* The fetch callbacks' payload is the gitauth (gitauth_prepare): its store is around it. */
+static int stop_check(void *payload)
+{
+	struct gitstore *g = (struct gitstore *)((char *)payload - offsetof(struct gitstore, auth));
+
+	if (!g->stop || !*g->stop)
+		return 0;
+	if (!g->auth.cb_err.code)
+		error_set(&g->auth.cb_err, IG_EFAIL, "stopping");
+	return -1; /* libgit2 cancels the transfer */
+}
+
+static int on_fetch_progress(const git_indexer_progress *stats, void *payload)
+{
+	(void)stats;
+	return stop_check(payload);
+}
+
+static int on_fetch_sideband(const char *text, int len, void *payload)
+{
+	(void)text;
+	(void)len;
+	return stop_check(payload);
+}
+
 static void fill_fetch(git_fetch_options *fo, struct gitstore *g)
 {
 	gitauth_prepare(&g->auth, &fo->callbacks, &fo->custom_headers);
+	fo->callbacks.transfer_progress = on_fetch_progress;
+	fo->callbacks.sideband_progress = on_fetch_sideband;
 	fo->download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	/* credentials stay with their origin: a Git host's redirect is never followed */
 	fo->follow_redirects = GIT_REMOTE_REDIRECT_NONE;
@@ -549,6 +578,7 @@ static int copy_options(struct gitstore *g, const struct gitstore_options *o, st
 	g->author_name = dup_or(o->author_name, "imageguard");
 	g->author_email = dup_or(o->author_email, "imageguard@localhost");
 	g->max_attempts = o->max_attempts ? o->max_attempts : 5;
+	g->stop = o->stop;
 	if (!g->url || !g->branch || !g->push_branch || !g->author_name || !g->author_email)
 		return oom(err);
 	if (!branch_is_valid(g->branch))
