@@ -189,8 +189,11 @@ static int do_edit(void *ctx, const char *workdir, struct buf *message, struct e
 
 static struct gitstore_options opts_for(const struct fx *f)
 {
-	struct gitstore_options o = {
-	    f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0, NULL, NULL};
+	struct gitstore_options o = {.url = f->url,
+	                             .branch = "main",
+	                             .state_dir = f->state,
+	                             .author_name = "Robot",
+	                             .author_email = "robot@example.com"};
 
 	return o;
 }

@@ -416,6 +416,7 @@ static int open_git(struct autorun *ar, struct error *err)
 	go.author_name = a->author_name;
 	go.author_email = a->author_email;
 	go.stop = o->stop; /* SIGTERM ends a clone or fetch; a push in flight is finished */
+	go.timeout_ms = (long)a->source->timeout_ms;
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);
 	return error;
