@@ -22,6 +22,10 @@ enum opt_id {
 	O_LISTEN,
 	O_VERIFY_INTERVAL,
 	O_KUBECONFIG,
+	O_KUBE,
+	O_WATCH_NAMESPACE,
+	O_WATCH_SELECTOR,
+	O_EVENTS_ADDR,
 	O_HELP
 };
 
@@ -44,6 +48,10 @@ static const struct {
     {"--listen", O_LISTEN, true, CMDOPTS_LISTEN},
     {"--verify-interval", O_VERIFY_INTERVAL, true, CMDOPTS_VERIFY},
     {"--kubeconfig", O_KUBECONFIG, true, CMDOPTS_VERIFY},
+    {"--kube", O_KUBE, false, CMDOPTS_KUBE},
+    {"--watch-namespace", O_WATCH_NAMESPACE, true, CMDOPTS_KUBE},
+    {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE},
+    {"--events-addr", O_EVENTS_ADDR, true, CMDOPTS_KUBE},
     {"--help", O_HELP, false, 0},
     {"-h", O_HELP, false, 0},
 };
@@ -94,6 +102,26 @@ static int parse_verify_interval(int64_t *out_ms, const char *v, struct error *e
 		                 "'%s'",
 		                 v);
 	*out_ms = ns / 1000000;
+	return 0;
+}
+
+/* run --kube's own flags: empty values are mistakes (an empty namespace is not "all"). */
+static int apply_kube(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
+{
+	const char *name = id == O_WATCH_NAMESPACE  ? "--watch-namespace"
+	                   : id == O_WATCH_SELECTOR ? "--watch-label-selector"
+	                                            : "--events-addr";
+
+	if (!*v)
+		return error_set(err, IG_EUSAGE, "option '%s': empty value", name);
+	if (id == O_WATCH_NAMESPACE)
+		o->watch_namespace = v;
+	else if (id == O_WATCH_SELECTOR)
+		o->watch_label_selector = v;
+	else if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+		return error_set(err, IG_EUSAGE, "option '--events-addr': expected an http(s) URL");
+	else
+		o->events_addr = v;
 	return 0;
 }
 
@@ -149,6 +177,13 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 			return error_set(err, IG_EUSAGE, "option '--kubeconfig': empty value");
 		o->kubeconfig = v;
 		break;
+	case O_KUBE:
+		o->kube = true;
+		break;
+	case O_WATCH_NAMESPACE:
+	case O_WATCH_SELECTOR:
+	case O_EVENTS_ADDR:
+		return apply_kube(o, id, v, err);
 	case O_HELP:
 		o->help = true;
 		break;
@@ -208,9 +243,16 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 		return error;
 	if (out->help)
 		return 0;
-	if (!out->config || !*out->config)
+	if (out->kube && out->config)
+		return error_set(err, IG_EUSAGE, "option '--config': not used with --kube");
+	if (!out->kube && (out->watch_namespace || out->watch_label_selector || out->events_addr))
+		return error_set(err, IG_EUSAGE, "option '%s': only used with --kube",
+		                 out->watch_namespace        ? "--watch-namespace"
+		                 : out->watch_label_selector ? "--watch-label-selector"
+		                                             : "--events-addr");
+	if (!out->kube && (!out->config || !*out->config))
 		return error_set(err, IG_EUSAGE, "option '--config': required");
-	if (out->kubeconfig && !out->verify_interval_ms)
+	if (out->kubeconfig && !out->verify_interval_ms && !out->kube)
 		return error_set(err, IG_EUSAGE,
 		                 "option '--kubeconfig': only used with --verify-interval");
 	if (!out->state_dir && !(out->state_dir = cmdopts_default_state_dir()))

@@ -261,6 +261,49 @@ void config_free(struct config *c)
 	free(c);
 }
 
+/* Resolves what L read, and hands the configuration out unless something went wrong. */
+static int finish(struct config **out, struct loader *L, const char *path, struct error *err)
+{
+	struct config_diags *diags = L->diags;
+	int rc = 0;
+
+	resolve(L);
+	if (L->oom) {
+		rc = error_set(err, IG_EFAIL, "config '%s': out of memory", path);
+	} else if (diags->errors > L->errors_before) {
+		rc = error_set(err, IG_EINVALID, "config '%s': %zu error%s", path,
+		               diags->errors - L->errors_before,
+		               diags->errors - L->errors_before == 1 ? "" : "s");
+	}
+	if (rc < 0) {
+		config_free(L->c);
+		return rc;
+	}
+	*out = L->c;
+	return 0;
+}
+
+int config_load_documents(struct config **out, const struct config_document *docs, size_t n,
+                          const char *source, struct config_diags *diags, struct error *err)
+{
+	struct loader L = {0};
+
+	*out = NULL;
+	L.errors_before = diags->errors;
+	L.diags = diags;
+	if (!(L.c = calloc(1, sizeof(*L.c))))
+		return error_set(err, IG_EFAIL, "config '%s': out of memory", source);
+	for (size_t i = 0; i < n; i++)
+		if (strvec_push(&L.c->files, docs[i].name) < 0) {
+			config_free(L.c);
+			return error_set(err, IG_EFAIL, "config '%s': out of memory", source);
+		}
+	/* origins point into files: read only once every name is in place */
+	for (size_t i = 0; i < n; i++)
+		config_kinds_read_buffer(&L, L.c->files.items[i], docs[i].data, docs[i].len);
+	return finish(out, &L, source, err);
+}
+
 int config_load(struct config **out, const char *path, struct config_diags *diags,
                 struct error *err)
 {

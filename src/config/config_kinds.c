@@ -579,13 +579,15 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "email", &a->author_email);
 	if (config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate",
-	                        &a->message_template) && a->message_template) {
+	                        &a->message_template) &&
+	    a->message_template) {
 		struct error err = ERROR_INIT;
 
 		/* A template the commit step would refuse is a configuration error now, not a
 		 * failed commit later. */
 		if (commitmsg_check(a->message_template, "messageTemplate", &err) < 0)
-			config_doc_error(d, line_of(config_yaml_lookup(d, commit, "messageTemplate")),
+			config_doc_error(d,
+			                 line_of(config_yaml_lookup(d, commit, "messageTemplate")),
 			                 "'spec.git.commit.messageTemplate': %s", err.msg);
 	}
 	config_yaml_get_nonempty(d, push, "spec.git.push", "branch", &a->push_branch);
@@ -741,30 +743,41 @@ done:
 void config_kinds_read_file(struct loader *L, const char *file)
 {
 	struct buf data = BUF_INIT_MAX(CONFIG_MAX_FILE_BYTES);
+	int rc = buf_read_file(&data, file);
+
+	if (rc == IG_ETOOBIG)
+		config_diag_error(L, file, 0, "file is larger than %u bytes",
+		                  CONFIG_MAX_FILE_BYTES);
+	else if (rc < 0)
+		config_diag_error(L, file, 0, "cannot read: %s", strerror(errno));
+	else
+		config_kinds_read_buffer(L, file, data.data ? data.data : "", data.len);
+	buf_release(&data);
+}
+
+void config_kinds_read_buffer(struct loader *L, const char *file, const char *data, size_t len)
+{
 	yaml_parser_t parser;
 	yaml_document_t y;
 	struct doc d = {L, &y, file, NULL, false, {0}};
 	size_t line;
-	int rc = buf_read_file(&data, file);
+	int rc;
 
-	if (rc == IG_ETOOBIG) {
-		config_diag_error(L, file, 0, "file is larger than %u bytes",
+	if (len > CONFIG_MAX_FILE_BYTES) {
+		config_diag_error(L, file, 0, "document is larger than %u bytes",
 		                  CONFIG_MAX_FILE_BYTES);
-		goto done;
-	} else if (rc < 0) {
-		config_diag_error(L, file, 0, "cannot read: %s", strerror(errno));
-		goto done;
+		return;
 	}
-	if ((rc = yamldepth_check(&line, data.data, data.len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
+	if ((rc = yamldepth_check(&line, data, len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
 		config_diag_error(L, file, line, "invalid YAML: nested deeper than %d levels",
 		                  YAMLDEPTH_MAX);
-		goto done;
+		return;
 	}
 	if (rc < 0 || !yaml_parser_initialize(&parser)) {
 		L->oom = true;
-		goto done;
+		return;
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)data.data, data.len);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	for (;;) {
 		yaml_node_t *root;
 
@@ -785,6 +798,4 @@ void config_kinds_read_file(struct loader *L, const char *file)
 		yaml_document_delete(&y);
 	}
 	yaml_parser_delete(&parser);
-done:
-	buf_release(&data);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #include "imageguard/util/buf.h"
@@ -226,9 +227,15 @@ int creds_load_secret(struct registry_creds *out, const char *secret_dir, const 
                       struct error *err)
 {
 	struct buf path = BUF_INIT;
+	struct stat st;
 	int error;
 
 	memset(out, 0, sizeof(*out));
+	/* A secret that is named but absent is an error, never anonymous access. */
+	if (stat(secret_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		error = error_set(err, IG_ENOTFOUND, "secret '%s': not found", secret_dir);
+		goto done;
+	}
 	if ((error = buf_printf(&path, "%s/.dockerconfigjson", secret_dir)) < 0)
 		goto done;
 	error = creds_load_docker_config(out, path.data, registry_host, err);

@@ -165,6 +165,18 @@ int config_load(struct config **out, const char *path, struct config_diags *diag
                 struct error *err);
 void config_free(struct config *c);
 
+/* One document in memory (run --kube: an object's JSON, which is YAML). */
+struct config_document {
+	const char *name; /* in messages as the file: "ImagePolicy/ns/name" */
+	const char *data;
+	size_t len;
+};
+
+/* config_load over documents instead of files (copied: docs may go afterwards); source
+ * names the whole set in err. Same returns and diagnostics as config_load. */
+int config_load_documents(struct config **out, const struct config_document *docs, size_t n,
+                          const char *source, struct config_diags *diags, struct error *err);
+
 /* Lookups by namespace and name, or by id "ns/name"; NULL when absent. Borrowed pointers,
  * valid until config_free. */
 const struct config_repository *config_find_repository(const struct config *c, const char *ns,

@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""`imageguard run --kube` end to end: Flux's objects created with kubectl in the Kubernetes API
+fixture (kubeapi_etcd.py, a real etcd behind it), a real docker-registry and a bare Git remote;
+the status imageguard writes read back with kubectl, field by field."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import harness  # noqa: E402
+import kubeapi_etcd  # noqa: E402
+from guard_env import Env, marker_file  # noqa: E402
+
+IMG = "image.toolkit.fluxcd.io"
+
+
+def kubectl(st, *args, stdin=None, check=True):
+    p = subprocess.run(["kubectl", "--kubeconfig", st["kubeconfig"]] + list(args),
+                       capture_output=True, text=True, timeout=60, input=stdin)
+    if check:
+        harness.check(p.returncode == 0, "kubectl %s" % " ".join(args), p.stderr)
+    return p.stdout
+
+
+def wait(cond, what, timeout=20, *context):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.1)
+    raise AssertionError("timed out: " + what + "".join("\n    %.3000r" % (c(),) for c in context))
+
+
+def status(st, name="auto"):
+    o = state_api(st).get(IMG, "imageupdateautomations", "default", name)
+    return (o or {}).get("status") or {}
+
+
+def state_api(st):
+    return st["api"]
+
+
+def ready(st, name="auto"):
+    for c in status(st, name).get("conditions") or []:
+        if c["type"] == "Ready":
+            return c
+    return None
+
+
+class Run:
+    """imageguard run --kube in the background; its log kept in a file."""
+
+    def __init__(self, st, *extra):
+        self.log = os.path.join(st["env"].dir, "run-%d.log" % time.time_ns())
+        self.out = open(self.log, "w")
+        self.p = subprocess.Popen(
+            [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
+             "--state-dir", st["env"].state, "--log-format", "json"] + list(extra),
+            stdout=self.out, stderr=subprocess.STDOUT)
+
+    def text(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def events(self, name):
+        out = []
+        for line in self.text().splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("event") == name:
+                out.append(e)
+        return out
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            rc = self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        self.out.close()
+        return rc
+
+
+def setup():
+    env = Env()
+    try:
+        api = kubeapi_etcd.start()
+    except BaseException:
+        env.close()
+        raise
+    st = {"env": env, "api": api}
+    st["kubeconfig"] = api.kubeconfig(os.path.join(env.dir, "kubeconfig"))
+    env.push("team/app", ["v1.0.0", "v1.1.0"])
+    env.seed({"apps/app.yaml": marker_file(env.image("team/app") + ":v1.0.0", "app")})
+    kubectl(st, "apply", "-f", "-", stdin=env.repository("app", "team/app") +
+            env.policy("app", "app", semver=">=1.0.0") + env.automation(interval="10m"))
+    st["run"] = Run(st)
+    return st
+
+
+def teardown(st):
+    if st:
+        st["run"].stop()
+        st["api"].stop()
+        st["env"].close()
+
+
+@harness.test
+def first_pass_commits_and_writes_flux_status(st):
+    env = st["env"]
+    wait(lambda: "v1.1.0" in env.remote_file("apps/app.yaml"), "the forward commit", 30,
+         st["run"].text)
+    head = env.remote_head()
+    s = wait(lambda: status(st).get("lastPushCommit") == head and status(st), "status", 10,
+             lambda: status(st))
+    obj = json.loads(kubectl(st, "get", "imageupdateautomation", "auto", "-o", "json"))
+    harness.check(s["observedGeneration"] == obj["metadata"]["generation"], "generation", s)
+    c = ready(st)
+    harness.check(c["status"] == "True" and c["reason"] == "Succeeded" and
+                  c["message"].startswith("1 marker: 1 update/forward"), "Ready", c)
+    harness.check(s["observedPolicies"] == {"app": {"name": env.image("team/app"),
+                                                    "tag": "v1.1.0"}}, "observedPolicies", s)
+    harness.check(s["lastPushTime"] and s["lastAutomationRunTime"], "times", s)
+    # what `flux get images update` prints: READY, MESSAGE, LAST RUN
+    out = kubectl(st, "get", "imageupdateautomation", "auto", "-o",
+                  "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}|"
+                  "{.status.lastAutomationRunTime}|{.status.lastPushCommit}")
+    harness.check(out.split("|")[0] == "True" and out.split("|")[2] == head, "jsonpath", out)
+
+
+@harness.test
+def a_policy_change_takes_effect_without_restart(st):
+    # a narrowed range puts the best candidate behind what is committed: blocked
+    kubectl(st, "patch", "imagepolicy", "app", "--type", "merge", "-p",
+            '{"spec":{"policy":{"semver":{"range":"<1.1.0"}}}}')
+    c = wait(lambda: (ready(st) or {}).get("reason") == "DowngradeBlocked" and ready(st),
+             "DowngradeBlocked", 20, lambda: status(st), st["run"].text)
+    harness.check(c["status"] == "True" and "hold/downgrade-blocked" in c["message"], "c", c)
+    harness.check("v1.1.0" in st["env"].remote_file("apps/app.yaml"), "nothing written")
+    kubectl(st, "patch", "imagepolicy", "app", "--type", "merge", "-p",
+            '{"spec":{"policy":{"semver":{"range":">=1.0.0"}}}}')
+    wait(lambda: (ready(st) or {}).get("reason") == "Succeeded", "back to Succeeded", 20,
+         lambda: status(st))
+
+
+@harness.test
+def requested_reconcile_runs_within_a_second(st):
+    before = status(st).get("lastAutomationRunTime")
+    t0 = time.time()
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=2026-12-01T07:00:00.1Z")
+    wait(lambda: status(st).get("lastHandledReconcileAt") == "2026-12-01T07:00:00.1Z",
+         "lastHandledReconcileAt", 10, lambda: status(st))
+    # status is written after the pass; the pass itself began within the second
+    harness.check(time.time() - t0 < 5, "took %.1fs" % (time.time() - t0))
+    harness.check(status(st).get("lastAutomationRunTime") is not None and
+                  status(st)["observedGeneration"] >= 1, "run time", before, status(st))
+
+
+@harness.test
+def a_suspended_automation_writes_nothing(st):
+    env = st["env"]
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"suspend":true}}')
+    time.sleep(1.5)
+    head = env.remote_head()
+    env.push("team/app", ["v1.2.0"])
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=suspended-1")
+    wait(lambda: len(st["run"].events("reconcile.pass")) and
+         "suspended-1" in json.dumps(st["api"].get(IMG, "imageupdateautomations", "default",
+                                                   "auto")), "annotated")
+    time.sleep(2)
+    harness.check(env.remote_head() == head, "no commit while suspended")
+    harness.check(status(st).get("lastHandledReconcileAt") != "suspended-1",
+                  "a suspended object's status stays", status(st))
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"suspend":false}}')
+    wait(lambda: "v1.2.0" in env.remote_file("apps/app.yaml"), "resumed: commit", 20,
+         st["run"].text)
+
+
+@harness.test
+def dropped_and_expired_watches_recover(st):
+    api = st["api"]
+    api.gone_next_watches = 4
+    harness.check(api.drop_watches() >= 1, "watches were open")
+    time.sleep(1)
+    api.drop_watches()
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=after-drop")
+    wait(lambda: status(st).get("lastHandledReconcileAt") == "after-drop",
+         "a change after the drops", 20, lambda: status(st), st["run"].text)
+    harness.check(any("listing again" in e.get("msg", "")
+                      for e in st["run"].events("kube.watch")), "relisted on 410",
+                  st["run"].text()[-3000:])
+
+
+@harness.test
+def a_missing_secret_is_a_clear_error(st):
+    kubectl(st, "patch", "imagerepository", "app", "--type", "merge", "-p",
+            '{"spec":{"secretRef":{"name":"regcred"}}}')
+    c = wait(lambda: (ready(st) or {}).get("status") == "False" and ready(st),
+             "Ready False", 20, lambda: status(st), st["run"].text)
+    harness.check("regcred" in c["message"] and c["reason"] == "RegistryOperationFailed",
+                  "names the secret", c)
+    kubectl(st, "create", "secret", "generic", "regcred", "--from-literal=username=u",
+            "--from-literal=password=p")
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=with-secret")
+    wait(lambda: (ready(st) or {}).get("status") == "True", "with the Secret", 20,
+         lambda: status(st), st["run"].text)
+    kubectl(st, "patch", "imagerepository", "app", "--type", "json", "-p",
+            '[{"op":"remove","path":"/spec/secretRef"}]')
+
+
+@harness.test
+def sigterm_ends_the_watches(st):
+    mine = [d for d in os.listdir("/dev/shm") if d.startswith("imageguard-secrets.") and
+            os.path.isdir(os.path.join("/dev/shm", d, "default.regcred"))]
+    harness.check(len(mine) >= 1, "the fetched Secret is in a memory folder", mine)
+    st["secrets"] = os.path.join("/dev/shm", mine[0])
+    t0 = time.time()
+    rc = st["run"].stop()
+    harness.check(rc == 0 and time.time() - t0 < 3, "exit 0 within 2s, took %.1fs" % (
+        time.time() - t0), st["run"].text()[-2000:])
+    harness.check(not os.path.exists(st["secrets"]), "secrets folder removed", st["secrets"])
+    st["run"] = Run(st)  # for teardown; and a second start works
+    wait(lambda: st["run"].events("reconcile.pass"), "second start", 20, st["run"].text)
+
+
+@harness.test
+def missing_crds_are_one_clear_line(st):
+    api = kubeapi_etcd.start(absent=[IMG])
+    try:
+        k = api.kubeconfig(os.path.join(st["env"].dir, "kc-nocrd"))
+        r = harness.run("run", "--kube", "--kubeconfig", k, "--state-dir", st["env"].state,
+                        timeout=30)
+        harness.check(r.rc == 2 and r.err.strip().count("\n") == 0 and
+                      "API group 'image.toolkit.fluxcd.io' is not served" in r.err, "err", r)
+    finally:
+        api.stop()
+
+
+@harness.test
+def kube_flags_are_checked(st):
+    r = harness.run("run", "--kube", "--config", "x")
+    harness.check(r.rc == 2 and "'--config': not used with --kube" in r.err, "config", r)
+    r = harness.run("run", "--config", "x", "--watch-namespace", "a")
+    harness.check(r.rc == 2 and "only used with --kube" in r.err, "ns", r)
+
+
+if __name__ == "__main__":
+    harness.main(setup, teardown)
