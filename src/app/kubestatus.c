@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "imageguard/app/kubeevents.h"
 #include "imageguard/app/kubesource.h"
 #include "imageguard/app/kubestatus.h"
 #include "imageguard/app/report.h"
@@ -263,7 +264,8 @@ done:
 	json_decref(loaded);
 }
 
-void kubestatus_publish(struct kubesource *ks, const struct config *cfg, const struct report *r)
+void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, const struct config *cfg,
+                        const struct report *r)
 {
 	const struct report_item **items = calloc(r->len + 1, sizeof(*items));
 
@@ -287,6 +289,8 @@ void kubestatus_publish(struct kubesource *ks, const struct config *cfg, const s
 			if (strcmp(r->failures[j].automation, o.a->id) == 0)
 				o.failure = r->failures[j].message;
 		write_status(ks, &o);
+		if (ev)
+			kubeevents_record(ev, o.a, items, o.n, o.failure);
 	}
 	free(items);
 }

@@ -22,6 +22,7 @@
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
 #include "imageguard/app/httpd.h"
+#include "imageguard/app/kubeevents.h"
 #include "imageguard/app/kubesource.h"
 #include "imageguard/app/kubestatus.h"
 #include "imageguard/util/log.h"
@@ -232,9 +233,10 @@ struct runner {
 	int64_t verify_due;       /* monotonic ms of the next verification */
 	unsigned seed;
 	uint64_t fingerprint;
-	struct kubesource *kube;  /* --kube: the objects' source, NULL for --config */
-	uint64_t kube_changes;    /* kubesource_changes at the last load */
-	const char *kube_secrets; /* borrowed from kube: the Secrets fetched for the config */
+	struct kubesource *kube;   /* --kube: the objects' source, NULL for --config */
+	uint64_t kube_changes;     /* kubesource_changes at the last load */
+	const char *kube_secrets;  /* borrowed from kube: the Secrets fetched for the config */
+	struct kubeevents *events; /* --kube: the Events of each pass */
 };
 
 static void log_report(const struct report *r, double seconds)
@@ -279,7 +281,7 @@ static int run_pass(struct runner *rn)
 	else
 		log_report(&report, (double)(now_ms() - t0) / 1000.0);
 	if (rn->kube && error == 0)
-		kubestatus_publish(rn->kube, rn->cfg, &report);
+		kubestatus_publish(rn->kube, rn->events, rn->cfg, &report);
 	report_release(&report);
 	return error;
 }
@@ -432,6 +434,12 @@ static int start_kube(struct runner *rn)
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
 		return error == IG_EINVALID || error == IG_ENOTFOUND ? 2 : 1;
 	}
+	if ((error = kubeevents_new(&rn->events, kubesource_client(rn->kube),
+	                            kubesource_image_api(rn->kube), rn->o->events_addr, &err)) <
+	    0) {
+		fprintf(stderr, "imageguard: run: %s\n", err.msg);
+		return 1;
+	}
 	if (load_kube(&rn->cfg, rn) < 0) {
 		fprintf(stderr, "imageguard: run: the objects in the API server are not a valid "
 		                "configuration\n");
@@ -477,6 +485,7 @@ done:
 	registry_client_free(rn.client);
 	metrics_free(rn.metrics);
 	config_free(rn.cfg);
+	kubeevents_free(rn.events);
 	kubesource_free(rn.kube);
 	return rc;
 }

@@ -6,7 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
@@ -51,6 +53,33 @@ def ready(st, name="auto"):
     return None
 
 
+class Receiver(BaseHTTPRequestHandler):
+    """A notification-controller stand-in: records every POSTed event body."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n)
+        self.server.got.append((self.headers.get("Content-Type"), json.loads(body)))
+        self.send_response(202)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def start_receiver():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    srv.got = []
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def events(st, reason, kind="ImageUpdateAutomation"):
+    return [e for e in st["api"].objects("", "events", "default")
+            if e["reason"] == reason and e["involvedObject"]["kind"] == kind]
+
+
 class Run:
     """imageguard run --kube in the background; its log kept in a file."""
 
@@ -59,7 +88,8 @@ class Run:
         self.out = open(self.log, "w")
         self.p = subprocess.Popen(
             [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
-             "--state-dir", st["env"].state, "--log-format", "json"] + list(extra),
+             "--state-dir", st["env"].state, "--log-format", "json", "--events-addr",
+             "http://127.0.0.1:%d/" % st["receiver"].server_address[1]] + list(extra),
             stdout=self.out, stderr=subprocess.STDOUT)
 
     def text(self):
@@ -95,7 +125,7 @@ def setup():
     except BaseException:
         env.close()
         raise
-    st = {"env": env, "api": api}
+    st = {"env": env, "api": api, "receiver": start_receiver()}
     st["kubeconfig"] = api.kubeconfig(os.path.join(env.dir, "kubeconfig"))
     env.push("team/app", ["v1.0.0", "v1.1.0"])
     env.seed({"apps/app.yaml": marker_file(env.image("team/app") + ":v1.0.0", "app")})
@@ -109,6 +139,7 @@ def teardown(st):
     if st:
         st["run"].stop()
         st["api"].stop()
+        st["receiver"].shutdown()
         st["env"].close()
 
 
@@ -136,6 +167,26 @@ def first_pass_commits_and_writes_flux_status(st):
 
 
 @harness.test
+def a_commit_is_a_normal_event(st):
+    head = st["env"].remote_head()
+    ev = wait(lambda: events(st, "UpdateCommitted"), "UpdateCommitted event", 10,
+              lambda: st["api"].objects("", "events", "default"))
+    e = ev[0]
+    harness.check(e["type"] == "Normal" and e["count"] == 1 and head[:12] in e["message"] and
+                  e["involvedObject"]["name"] == "auto" and e["source"]["component"] ==
+                  "imageguard", "event", e)
+    harness.check(events(st, "UpdateCommitted", "ImagePolicy"), "on the policy too")
+    got = wait(lambda: [b for _, b in st["receiver"].got if b["reason"] == "UpdateCommitted"],
+               "posted", 10, lambda: st["receiver"].got)
+    b = got[0]
+    harness.check(b["severity"] == "info" and b["reportingController"] == "imageguard" and
+                  b["involvedObject"]["kind"] in ("ImageUpdateAutomation", "ImagePolicy") and
+                  b["metadata"]["image.toolkit.fluxcd.io/revision"] == "main@sha1:" + head and
+                  b["timestamp"] and b["message"], "payload", b)
+    harness.check(all(t == "application/json" for t, _ in st["receiver"].got), "content type")
+
+
+@harness.test
 def a_policy_change_takes_effect_without_restart(st):
     # a narrowed range puts the best candidate behind what is committed: blocked
     kubectl(st, "patch", "imagepolicy", "app", "--type", "merge", "-p",
@@ -143,6 +194,16 @@ def a_policy_change_takes_effect_without_restart(st):
     c = wait(lambda: (ready(st) or {}).get("reason") == "DowngradeBlocked" and ready(st),
              "DowngradeBlocked", 20, lambda: status(st), st["run"].text)
     harness.check(c["status"] == "True" and "hold/downgrade-blocked" in c["message"], "c", c)
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=blocked-again")
+    e = wait(lambda: [e for e in events(st, "DowngradeBlocked") if e["count"] >= 2],
+             "a repeated DowngradeBlocked counted, not duplicated", 15,
+             lambda: events(st, "DowngradeBlocked"))[0]
+    harness.check(e["type"] == "Warning" and len(events(st, "DowngradeBlocked")) == 1 and
+                  e["lastTimestamp"] >= e["firstTimestamp"], "one Event", e)
+    b = wait(lambda: [b for _, b in st["receiver"].got if b["reason"] == "DowngradeBlocked"],
+             "posted to the notification-controller", 10)[0]
+    harness.check(b["severity"] == "error" and "v1.1.0 -> v1.0.0" in b["message"], "b", b)
     harness.check("v1.1.0" in st["env"].remote_file("apps/app.yaml"), "nothing written")
     kubectl(st, "patch", "imagepolicy", "app", "--type", "merge", "-p",
             '{"spec":{"policy":{"semver":{"range":">=1.0.0"}}}}')

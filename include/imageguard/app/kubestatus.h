@@ -10,6 +10,7 @@
 
 struct config;
 struct error;
+struct kubeevents;
 struct kubesource;
 struct report;
 struct report_item;
@@ -21,8 +22,10 @@ struct report_item;
 bool kubestatus_ready(char *reason, size_t reason_n, char *message, size_t message_n,
                       const struct report_item *const *items, size_t n, const char *failure);
 
-/* Writes the status of every automation of cfg that is not suspended. Failures are logged
- * (one line each), never fatal: the next pass writes again. */
-void kubestatus_publish(struct kubesource *ks, const struct config *cfg, const struct report *r);
+/* Writes the status of every automation of cfg that is not suspended, and records its Events
+ * through ev (NULL: none). Failures are logged (one line each), never fatal: the next pass
+ * writes again. */
+void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, const struct config *cfg,
+                        const struct report *r);
 
 #endif
