@@ -298,6 +298,44 @@ def sigterm_ends_the_watches(st):
 
 
 @harness.test
+def rbac_is_exactly_what_it_uses(st):
+    import yaml
+    with open(os.path.join(HERE, "..", "..", "manifests", "kube", "rbac.yaml")) as f:
+        role = [d for d in yaml.safe_load_all(f) if d and d["kind"] == "ClusterRole"][0]
+    granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"]
+               for r in rule["resources"] for v in rule["verbs"]}
+    used = set()
+    for q in st["api"].requests:
+        if q["agent"].startswith("imageguard/"):
+            k = kubeapi_etcd.rbac_request(q["method"], q["path"], q["query"])
+            if k:
+                used.add(k)
+    harness.check(used <= granted, "requests the ClusterRole does not grant", used - granted)
+    harness.check(granted <= used, "rules never used", granted - used)
+
+
+@harness.test
+def the_kube_overlay_builds(st):
+    import yaml
+    p = subprocess.run(["kubectl", "kustomize", os.path.join(HERE, "..", "..", "examples",
+                                                             "kube")],
+                       capture_output=True, text=True, timeout=60)
+    harness.check(p.returncode == 0, "kustomize examples/kube", p.stderr)
+    objs = [d for d in yaml.safe_load_all(p.stdout) if d]
+    dep = [o for o in objs if o["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+    c = dep["containers"][0]
+    harness.check(c["args"][:2] == ["run", "--kube"] and "--config" not in c["args"],
+                  "args", c["args"])
+    harness.check(not any(v.get("secret") or v.get("projected") or v.get("configMap")
+                          for v in dep["volumes"]), "no Secret or ConfigMap mounts",
+                  dep["volumes"])
+    harness.check(c["securityContext"]["readOnlyRootFilesystem"] is True, "read-only root")
+    b = [o for o in objs if o["kind"] == "ClusterRoleBinding" and
+         o["roleRef"]["name"] == "imageguard-kube"]
+    harness.check(b and b[0]["subjects"][0]["name"] == dep["serviceAccountName"], "bound", b)
+
+
+@harness.test
 def missing_crds_are_one_clear_line(st):
     api = kubeapi_etcd.start(absent=[IMG])
     try:
