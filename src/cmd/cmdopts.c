@@ -243,8 +243,9 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 		return error;
 	if (out->help)
 		return 0;
-	if (out->kube && out->config)
-		return error_set(err, IG_EUSAGE, "option '--config': not used with --kube");
+	if (out->kube && (out->config || out->secrets_dir))
+		return error_set(err, IG_EUSAGE, "option '%s': not used with --kube",
+		                 out->config ? "--config" : "--secrets-dir");
 	if (!out->kube && (out->watch_namespace || out->watch_label_selector || out->events_addr))
 		return error_set(err, IG_EUSAGE, "option '%s': only used with --kube",
 		                 out->watch_namespace        ? "--watch-namespace"

@@ -352,6 +352,8 @@ def missing_crds_are_one_clear_line(st):
 def kube_flags_are_checked(st):
     r = harness.run("run", "--kube", "--config", "x")
     harness.check(r.rc == 2 and "'--config': not used with --kube" in r.err, "config", r)
+    r = harness.run("run", "--kube", "--secrets-dir", "x")
+    harness.check(r.rc == 2 and "'--secrets-dir': not used with --kube" in r.err, "secrets", r)
     r = harness.run("run", "--config", "x", "--watch-namespace", "a")
     harness.check(r.rc == 2 and "only used with --kube" in r.err, "ns", r)
 
