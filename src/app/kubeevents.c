@@ -283,10 +283,19 @@ done:
 }
 
 void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
-                       const struct report_item *const *items, size_t n, const char *failure)
+                       const struct report_item *const *items, size_t n, const char *failure,
+                       long flux_ready)
 {
 	char reason[64], message[MAX_MESSAGE], revision[200];
 
+	if (flux_ready > 0) {
+		snprintf(message, sizeof(message),
+		         "Flux's image-automation-controller is running (%ld ready) against this "
+		         "automation: it may write the downgrades imageguard refuses",
+		         flux_ready);
+		emit(ev, "ImageUpdateAutomation", a->ns, a->name, true, "FluxControllerRunning",
+		     message, NULL);
+	}
 	if (failure) {
 		snprintf(message, sizeof(message), "%s", failure);
 		emit(ev, "ImageUpdateAutomation", a->ns, a->name, true, "GitOperationFailed",

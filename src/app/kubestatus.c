@@ -9,6 +9,7 @@
 
 #include "imageguard/app/kubeevents.h"
 #include "imageguard/app/kubesource.h"
+#include "imageguard/app/metrics.h"
 #include "imageguard/app/kubestatus.h"
 #include "imageguard/app/report.h"
 #include "imageguard/config/config.h"
@@ -18,6 +19,9 @@
 #include "imageguard/util/log.h"
 
 #define MAX_KINDS 16 /* distinct decision/reason pairs counted in a message */
+/* Flux's own image automation, which would write what imageguard refuses. */
+#define FLUX_IAC_PATH "/apis/apps/v1/namespaces/flux-system/deployments/image-automation-controller"
+#define FLUX_IAC_METRIC "imageguard_flux_image_automation_ready_replicas"
 
 /* 3 error, 2 downgrade-blocked or candidate-missing, 1 other hold, 0 success. */
 static int rank(const struct report_item *it)
@@ -199,6 +203,7 @@ static json_t *ready_condition(bool ok, const char *reason, const char *message,
 }
 
 struct one {
+	long flux_ready; /* ready replicas of Flux's image-automation-controller */
 	const struct config *cfg;
 	const struct config_automation *a;
 	const struct report_item **items;
@@ -223,6 +228,11 @@ static json_t *status_patch(const struct one *o, const json_t *loaded, const jso
 	rfc3339(now, sizeof(now), time(NULL));
 	ok = kubestatus_ready(reason, sizeof(reason), message, sizeof(message), o->items, o->n,
 	                      o->failure);
+	if (o->flux_ready > 0)
+		snprintf(message + strlen(message), sizeof(message) - strlen(message),
+		         "; WARNING: Flux's image-automation-controller is running (%ld ready) and "
+		         "may write the changes imageguard refuses: scale it to 0",
+		         o->flux_ready);
 	json_object_set_new(st, "observedGeneration", json_integer(gen));
 	json_object_set_new(st, "conditions", ready_condition(ok, reason, message, gen, old, now));
 	json_object_set_new(st, "lastAutomationRunTime", json_string(now));
@@ -264,17 +274,56 @@ done:
 	json_decref(loaded);
 }
 
-void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, const struct config *cfg,
-                        const struct report *r)
+long kubestatus_flux_running(struct kube_client *c)
+{
+	json_t *d = NULL;
+	struct error err = ERROR_INIT;
+	long ready = 0;
+	int error = kube_get(&d, c, FLUX_IAC_PATH, &err);
+
+	if (error == 0)
+		ready = (long)json_integer_value(
+		    json_object_get(json_object_get(d, "status"), "readyReplicas"));
+	else if (error != IG_ENOTFOUND)
+		log_debug("kube.flux", "%s", err.msg); /* forbidden or unreachable: unknown */
+	json_decref(d);
+	return ready;
+}
+
+/* Loud when Flux's own controller runs beside imageguard: log, metric, Event, Ready message. */
+static long check_flux(struct kubesource *ks, struct metrics *m)
+{
+	static const char *const none[] = {NULL};
+	long ready = kubestatus_flux_running(kubesource_client(ks));
+
+	if (m) {
+		metrics_declare(m, FLUX_IAC_METRIC, METRICS_GAUGE,
+		                "Ready replicas of Flux's image-automation-controller (should be 0 "
+		                "beside imageguard)",
+		                NULL, 0, NULL, 0); /* declared already: IG_EINVALID, fine */
+		metrics_set(m, FLUX_IAC_METRIC, none, (double)ready);
+	}
+	if (ready > 0)
+		log_warn(
+		    "kube.flux",
+		    "Flux's image-automation-controller has %ld ready replicas: it may write the "
+		    "downgrades imageguard refuses; scale it to 0",
+		    ready);
+	return ready;
+}
+
+void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct metrics *m,
+                        const struct config *cfg, const struct report *r)
 {
 	const struct report_item **items = calloc(r->len + 1, sizeof(*items));
+	long flux_ready = check_flux(ks, m);
 
 	if (!items) {
 		log_error("kube.status", "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < cfg->automations_len; i++) {
-		struct one o = {cfg, &cfg->automations[i], items, 0, NULL, NULL};
+		struct one o = {flux_ready, cfg, &cfg->automations[i], items, 0, NULL, NULL};
 
 		if (o.a->suspend)
 			continue; /* as Flux: a suspended object's status stays as it was */
@@ -290,7 +339,7 @@ void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, const stru
 				o.failure = r->failures[j].message;
 		write_status(ks, &o);
 		if (ev)
-			kubeevents_record(ev, o.a, items, o.n, o.failure);
+			kubeevents_record(ev, o.a, items, o.n, o.failure, flux_ready);
 	}
 	free(items);
 }

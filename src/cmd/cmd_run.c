@@ -281,7 +281,7 @@ static int run_pass(struct runner *rn)
 	else
 		log_report(&report, (double)(now_ms() - t0) / 1000.0);
 	if (rn->kube && error == 0)
-		kubestatus_publish(rn->kube, rn->events, rn->cfg, &report);
+		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report);
 	report_release(&report);
 	return error;
 }

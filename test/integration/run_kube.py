@@ -88,7 +88,8 @@ class Run:
         self.out = open(self.log, "w")
         self.p = subprocess.Popen(
             [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
-             "--state-dir", st["env"].state, "--log-format", "json", "--events-addr",
+             "--state-dir", st["env"].state, "--log-format", "json", "--listen", "127.0.0.1:0",
+             "--events-addr",
              "http://127.0.0.1:%d/" % st["receiver"].server_address[1]] + list(extra),
             stdout=self.out, stderr=subprocess.STDOUT)
 
@@ -295,6 +296,35 @@ def sigterm_ends_the_watches(st):
     harness.check(not os.path.exists(st["secrets"]), "secrets folder removed", st["secrets"])
     st["run"] = Run(st)  # for teardown; and a second start works
     wait(lambda: st["run"].events("reconcile.pass"), "second start", 20, st["run"].text)
+
+
+@harness.test
+def flux_controller_running_beside_is_loud(st):
+    import urllib.request
+    api = st["api"]
+    api.create_object({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+        "name": "image-automation-controller", "namespace": "flux-system"}, "spec": {}})
+    api.patch("apps", "deployments", "flux-system", "image-automation-controller",
+              {"status": {"readyReplicas": 1}}, status_sub=True)
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=flux-running")
+    c = wait(lambda: "image-automation-controller is running" in
+             (ready(st) or {}).get("message", "") and ready(st), "Ready message", 20,
+             lambda: status(st))
+    harness.check(c["status"] == "True", "still a success", c)
+    e = wait(lambda: events(st, "FluxControllerRunning"), "Event", 10)[0]
+    harness.check(e["type"] == "Warning", "Warning", e)
+    port = json.loads([l for l in st["run"].text().splitlines() if "httpd.listen" in l][-1])[
+        "msg"].rsplit(" ", 1)[1]
+    body = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5).read().decode()
+    harness.check("imageguard_flux_image_automation_ready_replicas 1" in body, "metric",
+                  [l for l in body.splitlines() if "flux" in l])
+    api.remove("apps", "deployments", "flux-system", "image-automation-controller")
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=flux-gone")
+    wait(lambda: status(st).get("lastHandledReconcileAt") == "flux-gone" and
+         "image-automation-controller" not in ready(st)["message"], "quiet again", 20,
+         lambda: status(st))
 
 
 @harness.test

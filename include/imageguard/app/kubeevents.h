@@ -27,9 +27,11 @@ void kubeevents_free(struct kubeevents *ev);
 bool kubeevents_classify(const struct report_item *it, bool *warning, char *reason,
                          size_t reason_n);
 
-/* Records the Events of automation a's items (and its failure message, NULL: none). Failures
- * to write are logged, never fatal. */
+/* Records the Events of automation a's items (and its failure message, NULL: none; and a
+ * Warning FluxControllerRunning when flux_ready, the ready replicas of Flux's own
+ * image-automation-controller, is above 0). Failures to write are logged, never fatal. */
 void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
-                       const struct report_item *const *items, size_t n, const char *failure);
+                       const struct report_item *const *items, size_t n, const char *failure,
+                       long flux_ready);
 
 #endif

@@ -10,7 +10,9 @@
 
 struct config;
 struct error;
+struct kube_client;
 struct kubeevents;
+struct metrics;
 struct kubesource;
 struct report;
 struct report_item;
@@ -23,9 +25,15 @@ bool kubestatus_ready(char *reason, size_t reason_n, char *message, size_t messa
                       const struct report_item *const *items, size_t n, const char *failure);
 
 /* Writes the status of every automation of cfg that is not suspended, and records its Events
- * through ev (NULL: none). Failures are logged (one line each), never fatal: the next pass
- * writes again. */
-void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, const struct config *cfg,
-                        const struct report *r);
+ * through ev (NULL: none); m (NULL: none) gets the gauge of kubestatus_flux_running. Failures are
+ * logged (one line each), never fatal: the next pass writes again. */
+void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct metrics *m,
+                        const struct config *cfg, const struct report *r);
+
+/* The ready replicas of Flux's image-automation-controller (Deployment flux-system/
+ * image-automation-controller), 0 when absent or unreadable. Each pass publishes it as the gauge
+ * imageguard_flux_image_automation_ready_replicas, a Warning Event FluxControllerRunning on
+ * every automation and a sentence in the Ready message. */
+long kubestatus_flux_running(struct kube_client *c);
 
 #endif
