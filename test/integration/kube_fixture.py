@@ -73,7 +73,10 @@ class Watch:
 
     def close(self):
         if self.conn.sock is not None:
-            self.conn.sock.shutdown(2)
+            try:
+                self.conn.sock.shutdown(2)
+            except OSError:
+                pass  # the server closed it first
         self.conn.close()
 
 
