@@ -99,6 +99,60 @@ def reconcile_against_loopback_peers(st):
         harness.check("v1.1.0" in env.remote_file("apps/app.yaml"), "pushed from the image")
 
 
+READ_ONLY = r"""
+set -e
+root=$1 env=$2; shift 2
+mkdir -p /run/imageguard-ro && mount --bind "$root" /run/imageguard-ro
+r=/run/imageguard-ro
+mount -o remount,bind,ro "$r"
+# only what the Deployment mounts is writable: /tmp and /var/lib/imageguard (emptyDirs), and
+# the runtime's /dev/shm; /proc and /dev as a runtime gives them
+mount -t tmpfs -o mode=1777 tmpfs "$r/tmp"
+mount -t tmpfs -o uid=65532,gid=65532,mode=0750 tmpfs "$r/var/lib/imageguard"
+mount -t proc proc "$r/proc"
+mount --rbind /dev "$r/dev"
+mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm"
+mkdir -p "$r$env" 2>/dev/null || true
+mount --bind "$env" "$r$env"
+exec chroot --userspec=65532:65532 "$r" /usr/bin/env HOME=/tmp "$@"
+"""
+
+
+def run_read_only(st, env_dir, *args):
+    """args in the image's root filesystem mounted read-only, as uid 65532, with only the
+    Deployment's writable volumes (a private mount namespace: nothing leaks to the host)."""
+    mnt = buildah("mount", st["ctr"]).stdout.strip()
+    try:
+        os.makedirs(mnt + env_dir, exist_ok=True)  # the mount point, made before ro
+        return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                               READ_ONLY, "sh", mnt, env_dir] + list(args),
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        buildah("umount", st["ctr"], check=False)
+
+
+@harness.test
+def read_only_root_with_the_deployments_volumes(st):
+    with Env() as env:
+        env.push("team/app", ["v1.0.0", "v1.2.0"])
+        env.seed({"apps/app.yaml": marker_file(env.image("team/app") + ":v1.0.0", "app")})
+        env.config(env.repository("app", "team/app") + env.policy("app", "app", semver=">=1.0.0")
+                   + env.automation())
+        subprocess.run(["chown", "-R", "65532:65532", env.dir], check=True)
+        try:
+            p = run_read_only(st, env.dir, "/bin/sh", "-c", "touch /x 2>/dev/null && echo "
+                              "writable || echo read-only")
+            harness.check(p.stdout.strip() == "read-only", "the root is read-only", p.stdout,
+                          p.stderr)
+            p = run_read_only(st, env.dir, "/usr/local/bin/imageguard", "reconcile", "--config",
+                              env.config_dir, "--state-dir", "/var/lib/imageguard", "-o", "json")
+        finally:
+            subprocess.run(["chown", "-R", "0:0", env.dir], check=True)
+        harness.check(p.returncode == 0, "reconcile on a read-only root", p.stdout, p.stderr)
+        harness.check(json.loads(p.stdout)[0]["candidate"] == "v1.2.0", "decision", p.stdout)
+        harness.check("v1.2.0" in env.remote_file("apps/app.yaml"), "pushed")
+
+
 @harness.test
 def oci_archive_is_written(st):
     a = os.path.join(WORK, "imageguard.oci.tar")
