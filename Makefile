@@ -2,7 +2,7 @@
 PKG_CONFIG ?= pkg-config
 CC ?= cc
 PREFIX ?= /usr/local
-PKGS := libcurl yaml-0.1 jansson libgit2 libpcre2-8 libmicrohttpd libcrypto
+PKGS := libcurl yaml-0.1 jansson libgit2 libpcre2-8 libmicrohttpd libcrypto gpgme yajl
 TEST_PKGS := check
 
 # SANITIZE=1 builds everything with ASan+UBSan into its own tree.
@@ -28,7 +28,7 @@ TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
 LDFLAGS += $(SAN_FLAGS)
 
 # Every src/<layer>/*.c goes into the one static library; src/main.c is the command table.
-LAYERS := util policy registry git markers config kube app cmd
+LAYERS := util template policy registry git markers config kube app cmd
 LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libimageguard.a
@@ -39,7 +39,7 @@ TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
 TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
-.PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help
+.PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage
 all: $(BIN) $(FULL_BIN)
 
 $(BUILD)/obj/%.o: src/%.c
@@ -95,6 +95,16 @@ unit: $(TEST_BINS)
 memcheck: $(TEST_BINS)
 	@BUILD=$(BUILD) test/run --unit --valgrind
 
+# Line coverage (gcov): an instrumented tree in build-cov/, the unit and integration suites run
+# against it (test/run: the same verdict as make check), then lines covered per file and overall
+# (scripts/coverage), failing below its floors.
+COV_BUILD := build-cov
+coverage: deps
+	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) CFLAGS='-O0 -g --coverage' LDFLAGS=--coverage \
+		$(COV_BUILD)/imageguard $(COV_BUILD)/imageguard-full $(TEST_SRCS:test/%.c=$(COV_BUILD)/test/%)
+	@find $(COV_BUILD) -name '*.gcda' -delete
+	@BUILD=$(COV_BUILD) test/run; rc=$$?; scripts/coverage $(COV_BUILD) || rc=1; exit $$rc
+
 # libFuzzer targets under ASan+UBSan (clang, build-fuzz/), FUZZ_SECONDS each (default 30).
 fuzz:
 	@test/fuzz/run
@@ -136,10 +146,10 @@ install: $(BIN) $(FULL_BIN)
 	install -m 0755 $(FULL_BIN) $(DESTDIR)$(PREFIX)/libexec/imageguard/imageguard-full
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-cov
 
 help:
-	@echo "targets: all check unit memcheck demo image bench fuzz lint format install clean"
+	@echo "targets: all check unit memcheck coverage demo image bench fuzz lint format install clean"
 	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror)"
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(BUILD)/obj/main-front.d $(TEST_BINS:=.d)

@@ -14,10 +14,16 @@ trap 'rm -rf "$tmp"' EXIT
 # $RUNS runs, stdin from $input. CPU time is reported too because wall time on a shared machine
 # includes waiting for a core.
 measure() {
-	local out=$1 best_t= best_c= best_m=0 t u s m c
+	local out=$1 best_t= best_c= best_m=0 t u s m c rc
 	shift
 	for ((r = 0; r < RUNS; r++)); do
-		/usr/bin/time -q -f '%e %U %S %M' -o "$tmp/time" "$@" <"$input" >"$out" 2>"$tmp/stderr" || true
+		rc=0
+		/usr/bin/time -q -f '%e %U %S %M' -o "$tmp/time" "$@" <"$input" >"$out" 2>"$tmp/stderr" || rc=$?
+		if [[ $rc -ne ${MEASURE_RC:-0} ]]; then
+			echo "bench/eval.sh: '$*' exited $rc, want ${MEASURE_RC:-0}:" >&2
+			head -n 5 "$tmp/stderr" >&2
+			return 1
+		fi
 		read -r t u s m <"$tmp/time"
 		c=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u + s}')
 		if [[ -z $best_t ]] || awk -v a="$t" -v b="$best_t" 'BEGIN{exit !(a<b)}'; then best_t=$t; fi
@@ -36,7 +42,8 @@ for n in 100000 1000000; do
 	input=$tmp/tags-$n
 	while IFS='|' read -r name args; do
 		eval "set -- $args"
-		read -r t c m < <(measure "$tmp/out" "$IG" eval "$@")
+		measure "$tmp/out" "$IG" eval "$@" >"$tmp/m" || exit 1
+		read -r t c m <"$tmp/m"
 		printf '%-46s %7s %7s %9s  %s\n' "eval $name ($((n / 1000))k)" "$t" "$c" "$m" "$(cat "$tmp/out")"
 	done <<'CASES'
 semver '>=1.0.0 <20.0.0'|--semver '>=1.0.0 <20.0.0'
@@ -61,8 +68,10 @@ if (best === null) process.exit(1);
 console.log(best);
 JS
 input=$tmp/tags-100000
-read -r nt nc nm < <(measure "$tmp/node.out" node "$tmp/max.js" "$tmp/node" "$RANGE")
-read -r it ic im < <(measure "$tmp/ig.out" "$IG" eval --semver "$RANGE")
+measure "$tmp/node.out" node "$tmp/max.js" "$tmp/node" "$RANGE" >"$tmp/m" || exit 1
+read -r nt nc nm <"$tmp/m"
+measure "$tmp/ig.out" "$IG" eval --semver "$RANGE" >"$tmp/m" || exit 1
+read -r it ic im <"$tmp/m"
 echo
 echo "node-semver $(node -p "require('$tmp/node/node_modules/semver/package.json').version") maxSatisfying vs imageguard eval, 100k tags, range '$RANGE' (best of $RUNS):"
 printf '  %-12s %6s s wall %6s s cpu %8s KiB  %s\n' node "$nt" "$nc" "$nm" "$(cat "$tmp/node.out")" \
@@ -70,12 +79,16 @@ printf '  %-12s %6s s wall %6s s cpu %8s KiB  %s\n' node "$nt" "$nc" "$nm" "$(ca
 awk -v nt="$nt" -v it="$it" -v nc="$nc" -v ic="$ic" -v nm="$nm" -v im="$im" '
 function ratio(a, b) { return b > 0 ? a / b : a / 0.005 } # /usr/bin/time has 10 ms resolution
 BEGIN {
-	printf "  ratio: %.1fx faster wall, %.1fx less cpu, %.1fx smaller peak RSS (targets: 10x, 10x)\n",
-		ratio(nt, it), ratio(nc, ic), nm / im }'
+	w = ratio(nt, it); c = ratio(nc, ic); m = nm / im
+	printf "  ratio: %.1fx faster wall, %.1fx less cpu, %.1fx smaller peak RSS\n", w, c, m
+	printf "  target: >= 10x faster wall: %s; >= 10x smaller peak RSS: %s\n",
+		(w >= 10 ? "met" : "MISSED"), (m >= 10 ? "met" : "MISSED") }'
 # The floor: the same process on empty input (the shared libraries every imageguard command
 # maps: libcurl, libgit2 and their TLS/LDAP/Kerberos dependencies).
 input=/dev/null
-read -r _ _ fm < <(measure "$tmp/floor.out" "$IG" eval --semver "$RANGE")
+# (no candidate on empty input: eval exits 1, as CONTRACT §3 says)
+MEASURE_RC=1 measure "$tmp/floor.out" "$IG" eval --semver "$RANGE" >"$tmp/m" || exit 1
+read -r _ _ fm <"$tmp/m"
 awk -v fm="$fm" -v im="$im" -v nm="$nm" 'BEGIN {
 	printf "  imageguard floor on empty input: %d KiB (of %d); node / floor = %.1fx\n", fm, im, nm / fm }'
 if [[ $(cat "$tmp/node.out") != "$(cat "$tmp/ig.out")" ]]; then

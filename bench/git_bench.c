@@ -38,7 +38,10 @@ static int edit(void *ctx, const char *workdir, struct buf *message, struct erro
 	struct update *u = ctx;
 	struct marker_set set = MARKER_SET_INIT;
 	struct buf data = BUF_INIT_MAX(FILE_MAX), out = BUF_INIT_MAX(FILE_MAX), path = BUF_INIT;
-	struct commitmsg_change ch = {u->policy, NULL, u->tag, NULL, NULL};
+	struct commitmsg_change ch = {.policy = u->policy, .new_value = u->tag,
+	                              .decision = "update/forward"};
+	struct commitmsg_input in = {.tmpl_name = "bench", .automation_namespace = "bench",
+	                             .automation_name = "apps", .changes = &ch, .n = 1};
 	char *value = NULL;
 	size_t i;
 	int rc;
@@ -75,7 +78,7 @@ static int edit(void *ctx, const char *workdir, struct buf *message, struct erro
 		ch.old_value = m->value;
 		ch.file = m->file;
 		u->changed++;
-		if ((rc = commitmsg_render(message, NULL, "bench", "bench/apps", &ch, 1, err)) < 0)
+		if ((rc = commitmsg_render(message, &in, err)) < 0)
 			goto done;
 	}
 done:
@@ -97,7 +100,7 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-	struct gitstore_options o = {NULL, "main", NULL, NULL, NULL, "bench", "bench@localhost", 0};
+	struct gitstore_options o = {NULL, "main", NULL, NULL, NULL, "bench", "bench@localhost", 0, NULL};
 	struct error err = ERROR_INIT;
 	struct gitstore *g = NULL;
 	char commit[41], tag[128];

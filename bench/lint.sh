@@ -64,11 +64,30 @@ for i in range(n):
 PY
 files=$(find "$tmp/tree" -name '*.yaml' | wc -l)
 bytes=$(du -sb "$tmp/tree" | cut -f1)
-findings=$("$bin" lint "$tmp/tree" -o json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' || true)
+# The tree holds mutable tags on purpose: lint exits 1 (findings at error). Anything else
+# (2: usage, or a crash) fails the benchmark.
+lint_ok() { # ARGS...: runs lint, output to $tmp/out; fails unless the exit is 1
+	local rc=0
+	"$bin" lint "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[[ $rc -eq 1 ]] || { echo "bench/lint.sh: lint $* exited $rc, want 1" >&2; head -5 "$tmp/err" >&2; exit 1; }
+}
+lint_ok "$tmp/tree" -o json
+findings=$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$tmp/out")
+lint_ok "$tmp/tree"
+text_lines=$(grep -c ': error \|: warning ' "$tmp/out" || :)
 echo "lint bench: $files manifests, $((bytes / 1024)) KiB, $findings findings"
+# Element by element: the text output names the same findings as the JSON, one line each.
+if [[ $text_lines -ne $findings ]]; then
+	echo "bench/lint.sh: text output has $text_lines finding lines, JSON $findings" >&2
+	exit 1
+fi
+echo "lint bench: target: none set (no peer lints these rules); the figures track regressions"
 if command -v hyperfine >/dev/null; then
-	hyperfine --warmup 1 --runs "$runs" -N -i --export-json "$tmp/h.json" \
-		"$bin lint $tmp/tree -o json" "$bin lint $tmp/tree" >/dev/null 2>"$tmp/hf.err" ||
+	# Through the shell (hyperfine subtracts its start-up) so that exit 1 (findings) counts as a
+	# success and any other exit as a failure.
+	hyperfine --warmup 1 --runs "$runs" --export-json "$tmp/h.json" \
+		"'$bin' lint '$tmp/tree' -o json >/dev/null; test \$? -eq 1" \
+		"'$bin' lint '$tmp/tree' >/dev/null; test \$? -eq 1" >/dev/null 2>"$tmp/hf.err" ||
 		{ cat "$tmp/hf.err" >&2; exit 1; }
 	/usr/bin/python3 - "$tmp/h.json" <<'PY'
 import json, sys
@@ -77,6 +96,10 @@ for r in json.load(open(sys.argv[1]))["results"]:
         "json" if "-o json" in r["command"] else "text", r["mean"], r["stddev"] or 0, r["min"], r["max"], len(r["times"])))
 PY
 else
-	/usr/bin/time -q -f "lint bench: text %e s elapsed, %M KiB max RSS" "$bin" lint "$tmp/tree" >/dev/null || true
+	echo "bench/lint.sh: hyperfine is required (scripts/install-deps installs it)" >&2
+	exit 1
 fi
-/usr/bin/time -q -f "lint bench: %M KiB max RSS" "$bin" lint "$tmp/tree" -o json >/dev/null || true
+rc=0
+/usr/bin/time -q -f "lint bench: %M KiB max RSS" -o "$tmp/time" "$bin" lint "$tmp/tree" -o json >/dev/null || rc=$?
+[[ $rc -eq 1 ]] || { echo "bench/lint.sh: lint under /usr/bin/time exited $rc, want 1" >&2; exit 1; }
+cat "$tmp/time"

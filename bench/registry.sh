@@ -3,8 +3,8 @@
 # with `imageguard tags`, `skopeo list-tags` and a raw `curl` of the same tags/list URL (the
 # floor). Reports wall time (hyperfine: mean, median, min of 20 runs after warm-up) and peak
 # RSS (/usr/bin/time, median of 5). Targets, judged on medians: within 1.3x of curl, at most
-# skopeo's wall time, less peak RSS than skopeo. Prints figures and verdicts; the benchmark itself fails only when
-# a tool fails or the three disagree on the count.
+# skopeo's wall time, less peak RSS than skopeo. Prints figures and verdicts; the benchmark itself fails when
+# a tool fails or the three disagree on a single tag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 IG=${IMAGEGUARD:-$PWD/build/imageguard}
@@ -35,25 +35,35 @@ ig_cmd="$IG tags $image --insecure"
 skopeo_cmd="skopeo list-tags --tls-verify=false docker://$image"
 curl_cmd="curl -sSf $url"
 
-# The three must agree before anything is timed.
-n_ig=$($ig_cmd | wc -l)
-n_skopeo=$($skopeo_cmd | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["Tags"]))')
-n_curl=$($curl_cmd | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["tags"]))')
-echo "tags seen: imageguard $n_ig, skopeo $n_skopeo, curl $n_curl"
-if [[ $n_ig -ne $TAGS || $n_skopeo -ne $TAGS || $n_curl -ne $TAGS ]]; then
-	echo "bench/registry: the tools disagree on the tag count" >&2
-	exit 1
-fi
+# The three must agree, tag for tag, before anything is timed: the same set as pushed.
+/usr/bin/python3 -c 'import sys; print("\n".join("t%05d" % i for i in range(int(sys.argv[1]))))' "$TAGS" >"$dir/want"
+$ig_cmd | LC_ALL=C sort >"$dir/ig"
+$skopeo_cmd | /usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["Tags"]))' | LC_ALL=C sort >"$dir/skopeo"
+$curl_cmd | /usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["tags"]))' | LC_ALL=C sort >"$dir/curl"
+echo "tags seen: imageguard $(wc -l <"$dir/ig"), skopeo $(wc -l <"$dir/skopeo"), curl $(wc -l <"$dir/curl")"
+for tool in ig skopeo curl; do
+	if ! cmp -s "$dir/want" "$dir/$tool"; then
+		echo "bench/registry: $tool's tags differ from the $TAGS pushed:" >&2
+		diff "$dir/want" "$dir/$tool" | head -5 >&2
+		exit 1
+	fi
+done
+echo "same tag set: the $TAGS pushed, from all three"
 
 hyperfine --warmup 3 --runs "$RUNS" --export-json "$dir/hf.json" -N \
 	-n imageguard "$ig_cmd" -n skopeo "$skopeo_cmd" -n curl "$curl_cmd" >"$dir/hf.txt"
 
-rss() { # median peak RSS in KiB of 5 runs
-	for _ in 1 2 3 4 5; do /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n1; done | sort -n | sed -n 3p
+rss() { # median peak RSS in KiB of 5 runs; a failed run fails the benchmark
+	for _ in 1 2 3 4 5; do
+		/usr/bin/time -f %M -o "$dir/rss1" "$@" >/dev/null 2>"$dir/rss.err" ||
+			{ echo "bench/registry: '$*' failed" >&2; cat "$dir/rss.err" >&2; return 1; }
+		tail -n1 "$dir/rss1"
+	done | sort -n | sed -n 3p
 }
-rss_ig=$(rss $ig_cmd)
-rss_skopeo=$(rss $skopeo_cmd)
-rss_curl=$(rss $curl_cmd)
+rss $ig_cmd >"$dir/rss_ig"
+rss $skopeo_cmd >"$dir/rss_skopeo"
+rss $curl_cmd >"$dir/rss_curl"
+rss_ig=$(cat "$dir/rss_ig") rss_skopeo=$(cat "$dir/rss_skopeo") rss_curl=$(cat "$dir/rss_curl")
 
 /usr/bin/python3 - "$dir/hf.json" "$rss_ig" "$rss_skopeo" "$rss_curl" <<'PY'
 import json, sys

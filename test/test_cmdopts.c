@@ -56,6 +56,35 @@ static const struct {
      CMDOPTS_VERIFY,
      IG_EUSAGE,
      "option '--kubeconfig': empty"},
+    /* issue 12: the pass deadline and the memory budget, run only */
+    {{"run", "--config", "c", "--pass-timeout", "3s", "--memory-budget", "64Mi"},
+     CMDOPTS_RUN,
+     0,
+     NULL},
+    {{"plan", "--config", "c", "--pass-timeout", "3s"},
+     CMDOPTS_OUTPUT,
+     IG_EUSAGE,
+     "option '--pass-timeout': unknown"},
+    {{"run", "--config", "c", "--pass-timeout", "500ms"},
+     CMDOPTS_RUN,
+     IG_EUSAGE,
+     "option '--pass-timeout': expected 1s to 24h"},
+    {{"run", "--config", "c", "--pass-timeout", "soon"},
+     CMDOPTS_RUN,
+     IG_EUSAGE,
+     "option '--pass-timeout': "},
+    {{"run", "--config", "c", "--memory-budget", "0"},
+     CMDOPTS_RUN,
+     IG_EUSAGE,
+     "option '--memory-budget': expected a positive size"},
+    {{"run", "--config", "c", "--memory-budget", "96MB"},
+     CMDOPTS_RUN,
+     IG_EUSAGE,
+     "option '--memory-budget': expected a positive size"},
+    {{"run", "--config", "c", "--memory-budget=99999999999Gi"},
+     CMDOPTS_RUN,
+     IG_EUSAGE,
+     "option '--memory-budget': expected a positive size"},
 };
 
 START_TEST(parse)
@@ -115,6 +144,24 @@ START_TEST(verify_values)
 }
 END_TEST
 
+START_TEST(run_limits)
+{
+	const char *args[] = {
+	    "run", "--config", "dir", "--pass-timeout", "1m30s", "--memory-budget=64Mi"};
+	struct cmdopts o;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(cmdopts_parse(&o, 3, (char **)args, CMDOPTS_RUN, &err), 0);
+	ck_assert_int_eq(o.pass_timeout_ms, 600000);
+	ck_assert_uint_eq(o.memory_budget, (size_t)96 << 20);
+	cmdopts_release(&o);
+	ck_assert_int_eq(cmdopts_parse(&o, 6, (char **)args, CMDOPTS_RUN, &err), 0);
+	ck_assert_int_eq(o.pass_timeout_ms, 90000);
+	ck_assert_uint_eq(o.memory_budget, (size_t)64 << 20);
+	cmdopts_release(&o);
+}
+END_TEST
+
 START_TEST(default_state_dir)
 {
 	char *d = cmdopts_default_state_dir();
@@ -135,6 +182,7 @@ int main(void)
 	tcase_add_loop_test(tc, parse, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, values);
 	tcase_add_test(tc, verify_values);
+	tcase_add_test(tc, run_limits);
 	tcase_add_test(tc, default_state_dir);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

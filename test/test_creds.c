@@ -132,11 +132,21 @@ START_TEST(secret_files)
 {
 	struct registry_creds c;
 	struct error err = ERROR_INIT;
+	char missing[512], want[1024];
 
-	/* an empty secret folder: anonymous */
-	ck_assert_int_eq(creds_load_secret(&c, dir, "ghcr.io", &err), 0);
+	/* a missing folder and an empty one are errors naming the path, never anonymous */
+	snprintf(missing, sizeof(missing), "%s/nope", dir);
+	ck_assert_int_eq(creds_load_secret(&c, missing, "ghcr.io", &err), IG_ENOTFOUND);
+	snprintf(want, sizeof(want), "secret folder '%s' does not exist", missing);
+	ck_assert_str_eq(err.msg, want);
 	ck_assert_ptr_null(c.username);
-	creds_release(&c);
+	error_clear(&err);
+	ck_assert_int_eq(creds_load_secret(&c, dir, "ghcr.io", &err), IG_EINVALID);
+	snprintf(want, sizeof(want), "'%s': no .dockerconfigjson, username/password or bearerToken",
+	         dir);
+	ck_assert_str_eq(err.msg, want);
+	ck_assert_ptr_null(c.username);
+	error_clear(&err);
 	/* username/password files, trailing newlines dropped */
 	write_file("username", "carol\n");
 	write_file("password", SECRET "\r\n");
@@ -159,6 +169,13 @@ START_TEST(secret_files)
 	ck_assert_int_eq(creds_load_secret(&c, dir, "ghcr.io", &err), 0);
 	ck_assert_str_eq(c.username, "alice");
 	creds_release(&c);
+	/* one without an entry for the registry is an error, not anonymous access */
+	write_file(".dockerconfigjson", "{\"auths\":{\"docker.io\":{\"auth\":\"" AUTH_B64 "\"}}}");
+	ck_assert_int_eq(creds_load_secret(&c, dir, "ghcr.io", &err), IG_EINVALID);
+	snprintf(want, sizeof(want),
+	         "'%s/.dockerconfigjson': no credentials for registry 'ghcr.io'", dir);
+	ck_assert_str_eq(err.msg, want);
+	error_clear(&err);
 	/* and a broken one is an error, not a fallback */
 	write_file(".dockerconfigjson", "{\"auths\":");
 	ck_assert_int_eq(creds_load_secret(&c, dir, "ghcr.io", &err), IG_EINVALID);

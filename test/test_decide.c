@@ -17,52 +17,69 @@
 #define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define D2 "sha256:2222222222222222222222222222222222222222222222222222222222222222"
 
-static const char config_yaml[] = "apiVersion: imageguard.io/v1alpha1\n"
-                                  "kind: ImageRepository\n"
-                                  "metadata: {name: app, namespace: apps}\n"
-                                  "spec: {image: " IMG "}\n"
-                                  "---\n"
-                                  "apiVersion: imageguard.io/v1alpha1\n"
-                                  "kind: ImagePolicy\n"
-                                  "metadata: {name: semver, namespace: apps}\n"
-                                  "spec:\n"
-                                  "  imageRepositoryRef: {name: app}\n"
-                                  "  policy: {semver: {range: '>=1.0.0'}}\n"
-                                  "---\n"
-                                  "apiVersion: imageguard.io/v1alpha1\n"
-                                  "kind: ImagePolicy\n"
-                                  "metadata: {name: pinned, namespace: apps}\n"
-                                  "spec:\n"
-                                  "  imageRepositoryRef: {name: app}\n"
-                                  "  policy: {semver: {range: '>=1.0.0'}}\n"
-                                  "  digestReflectionPolicy: Always\n"
-                                  "---\n"
-                                  "apiVersion: imageguard.io/v1alpha1\n"
-                                  "kind: ImagePolicy\n"
-                                  "metadata: {name: edge, namespace: apps}\n"
-                                  "spec:\n"
-                                  "  imageRepositoryRef: {name: app}\n"
-                                  "  policy: {digest: {tag: edge}}\n"
-                                  "---\n"
-                                  "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
-                                  "kind: ImagePolicy\n"
-                                  "metadata: {name: latest, namespace: apps}\n"
-                                  "spec:\n"
-                                  "  imageRepositoryRef: {name: app}\n"
-                                  "  filterTags: {pattern: '^latest$'}\n"
-                                  "  policy: {alphabetical: {order: asc}}\n"
-                                  "  digestReflectionPolicy: Always\n"
-                                  "---\n"
-                                  "apiVersion: imageguard.io/v1alpha1\n"
-                                  "kind: GitRepository\n"
-                                  "metadata: {name: fleet, namespace: apps}\n"
-                                  "spec: {url: 'file:///nonexistent'}\n"
-                                  "---\n"
-                                  "apiVersion: imageguard.io/v1alpha1\n"
-                                  "kind: ImageUpdateAutomation\n"
-                                  "metadata: {name: fleet, namespace: apps}\n"
-                                  "spec:\n"
-                                  "  sourceRef: {kind: GitRepository, name: fleet}\n";
+static const char config_yaml[] =
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: ImageRepository\n"
+    "metadata: {name: app, namespace: apps}\n"
+    "spec: {image: " IMG "}\n"
+    "---\n"
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: ImagePolicy\n"
+    "metadata: {name: semver, namespace: apps}\n"
+    "spec:\n"
+    "  imageRepositoryRef: {name: app}\n"
+    "  policy: {semver: {range: '>=1.0.0'}}\n"
+    "---\n"
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: ImagePolicy\n"
+    "metadata: {name: pinned, namespace: apps}\n"
+    "spec:\n"
+    "  imageRepositoryRef: {name: app}\n"
+    "  policy: {semver: {range: '>=1.0.0'}}\n"
+    "  digestReflectionPolicy: Always\n"
+    "---\n"
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: ImagePolicy\n"
+    "metadata: {name: edge, namespace: apps}\n"
+    "spec:\n"
+    "  imageRepositoryRef: {name: app}\n"
+    "  policy: {digest: {tag: edge}}\n"
+    "---\n"
+    "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+    "kind: ImagePolicy\n"
+    "metadata: {name: latest, namespace: apps}\n"
+    "spec:\n"
+    "  imageRepositoryRef: {name: app}\n"
+    "  filterTags: {pattern: '^latest$'}\n"
+    "  policy: {alphabetical: {order: asc}}\n"
+    "  digestReflectionPolicy: Always\n"
+    "---\n"
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: ImagePolicy\n"
+    "metadata:\n"
+    "  {name: quick, namespace: apps, annotations: {imageguard.io/settle: 60s}}\n"
+    "spec:\n"
+    "  imageRepositoryRef: {name: app}\n"
+    "  policy: {semver: {range: '>=1.0.0'}}\n"
+    "---\n"
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: ImagePolicy\n"
+    "metadata:\n"
+    "  {name: patient, namespace: apps, annotations: {imageguard.io/settle: 10m}}\n"
+    "spec:\n"
+    "  imageRepositoryRef: {name: app}\n"
+    "  policy: {semver: {range: '>=1.0.0'}}\n"
+    "---\n"
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: GitRepository\n"
+    "metadata: {name: fleet, namespace: apps}\n"
+    "spec: {url: 'file:///nonexistent'}\n"
+    "---\n"
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: ImageUpdateAutomation\n"
+    "metadata: {name: fleet, namespace: apps}\n"
+    "spec:\n"
+    "  sourceRef: {kind: GitRepository, name: fleet}\n";
 
 static const char *const listing[] = {"0.9.0", "1.0.0", "1.1.0", "1.2.0", "edge", "latest"};
 
@@ -75,6 +92,7 @@ struct fake {
 	enum fake_created created;
 	bool replaced; /* the marker's history held the new digest before */
 	size_t history_asked;
+	size_t settle_asked;
 	char asked[8][80]; /* every ref HEADed, in order */
 	size_t asked_len;
 	size_t asked_repo;
@@ -130,6 +148,20 @@ static int fake_replaced(void *ctx, const struct config_automation *a, const str
 	ck_assert_str_eq(digest, D2);
 	f->history_asked++;
 	*out = f->replaced;
+	return 0;
+}
+
+/* The settle memory: every candidate was first listed 100 s before the pass. */
+static int fake_listed_since(void *ctx, size_t policy, const char *candidate, const char *digest,
+                             time_t *out)
+{
+	struct fake *f = ctx;
+
+	(void)policy;
+	(void)candidate;
+	(void)digest;
+	f->settle_asked++;
+	*out = 1767225600 - 100;
 	return 0;
 }
 
@@ -198,6 +230,11 @@ static const struct {
      HEAD_OK, CREATED_NEWER, false, "update", "forward", IMG ":edge@" D2, "edge", 0},
     {"tracked tag to an older build", "apps/edge", MARKER_IMAGE, IMG ":edge@" D1, NULL, false,
      HEAD_OK, CREATED_OLDER, false, "hold", "downgrade-blocked", NULL, "edge", 0},
+    /* imageguard.io/settle: 60 s passed, listed for 100 s: moves; 600 s: waits */
+    {"settled for long enough", "apps/quick", MARKER_TAG, "1.0.0", NULL, false, HEAD_OK, 0, false,
+     "update", "forward", "1.2.0", "1.2.0", 0},
+    {"still settling", "apps/patient", MARKER_TAG, "1.0.0", NULL, false, HEAD_OK, 0, false, "hold",
+     "settling", NULL, "1.2.0", 0},
     /* Flux's own digest pattern: a filter admitting one tag, digestReflectionPolicy Always */
     {"flux latest to a newer build", "apps/latest", MARKER_IMAGE, IMG ":latest@" D1, NULL, false,
      HEAD_OK, CREATED_NEWER, false, "update", "forward", IMG ":latest@" D2, "latest", 0},
@@ -249,14 +286,14 @@ START_TEST(decide_table)
 {
 	struct fake fake = {
 	    .head = cases[_i].head, .created = cases[_i].created, .replaced = cases[_i].replaced};
-	struct decide_io io = {fake_head, fake_created, fake_replaced, &fake};
+	struct decide_io io = {fake_head, fake_created, fake_replaced, fake_listed_since, &fake};
 	struct decide_listing l = {true, !cases[_i].listing_fails, "listing: 500", listing, 6};
 	struct decide_env env = {cfg, 1767225600, &l, &io};
 	struct marker items[2] = {
 	    {(char *)"apps/web.yaml", 1, (char *)cases[_i].policy, MARKER_TAG, MARKER_PLAIN, 0, 0,
-	     (char *)cases[_i].sibling_tag},
+	     (char *)cases[_i].sibling_tag, NULL, NULL, NULL, NULL, NULL},
 	    {(char *)"apps/web.yaml", 3, (char *)cases[_i].policy, cases[_i].part, MARKER_PLAIN, 0,
-	     0, (char *)cases[_i].value},
+	     0, (char *)cases[_i].value, NULL, NULL, NULL, NULL, NULL},
 	};
 	struct marker_set set = MARKER_SET_INIT;
 	const struct config_policy *pol = config_find_policy_id(cfg, cases[_i].policy);
@@ -282,6 +319,7 @@ START_TEST(decide_table)
 		ck_assert_uint_eq(fake.asked_repo, 0);
 	}
 	ck_assert_uint_eq(fake.history_asked, cases[_i].created >= CREATED_SAME ? 1 : 0);
+	ck_assert_uint_eq(fake.settle_asked, strstr(cases[_i].name, "settl") ? 1 : 0);
 	ck_assert(it.marker == set.len - 1 && it.policy == (size_t)(pol - cfg->policies));
 	decide_item_release(&it);
 }

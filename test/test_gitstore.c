@@ -1,6 +1,7 @@
 /* The Git store against real peers: bare repositories over file:// and paths, sshd on loopback
  * (right, wrong and unknown keys), git http-backend with basic auth and bearer tokens, a racing
  * writer, broken caches and processes killed mid-clone, mid-edit and mid-push. */
+#define _GNU_SOURCE /* strcasestr */
 #include <check.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,7 +26,7 @@
 /* The ssh tests need LeakSanitizer to unwind through libgit2 (test/support/sanitizer.c). */
 const int sanitizer_slow_unwind = 1;
 
-static char peers[256];   /* sshd and http server of this suite */
+static char peers[256]; /* sshd and http server of this suite */
 static char ssh_port[64];
 static char http_port[64];
 static char https_port[64];
@@ -53,7 +54,8 @@ static int sh(const char *fmt, ...)
 }
 
 /* First line of a command's output, in out. */
-static void sh_out(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void sh_out(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void sh_out(char *out, size_t cap, const char *fmt, ...)
 {
 	struct buf b = BUF_INIT;
@@ -119,10 +121,12 @@ static void fx_init(struct fx *f)
 	snprintf(f->remote, sizeof(f->remote), "%s/remote.git", f->dir);
 	snprintf(f->url, sizeof(f->url), "file://%s", f->remote);
 	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
-	ck_assert_int_eq(sh("mkdir -p %s/seed/apps && printf 'image: app:v1\\n' >%s/seed/apps/app.yaml"
-			    " && printf 'x\\n' >%s/seed/other.txt && %s/test/fixtures/gitpeers.sh bare %s %s/seed",
-			    f->dir, f->dir, f->dir, src_dir(), f->remote, f->dir),
-			 0);
+	ck_assert_int_eq(
+	    sh("mkdir -p %s/seed/apps && printf 'image: app:v1\\n' >%s/seed/apps/app.yaml"
+	       " && printf 'x\\n' >%s/seed/other.txt && %s/test/fixtures/gitpeers.sh bare %s "
+	       "%s/seed",
+	       f->dir, f->dir, f->dir, src_dir(), f->remote, f->dir),
+	    0);
 }
 
 static void fx_done(struct fx *f)
@@ -139,7 +143,8 @@ static int remote_count(const struct fx *f, const char *branch)
 {
 	char out[64];
 
-	sh_out(out, sizeof(out), "git --git-dir=%s rev-list --count refs/heads/%s", f->remote, branch);
+	sh_out(out, sizeof(out), "git --git-dir=%s rev-list --count refs/heads/%s", f->remote,
+	       branch);
 	return (int)strtol(out, NULL, 10);
 }
 
@@ -184,7 +189,8 @@ static int do_edit(void *ctx, const char *workdir, struct buf *message, struct e
 
 static struct gitstore_options opts_for(const struct fx *f)
 {
-	struct gitstore_options o = {f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0};
+	struct gitstore_options o = {
+	    f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0, NULL, NULL};
 
 	return o;
 }
@@ -193,7 +199,8 @@ static void check_remote_app(const struct fx *f, const char *branch, const char 
 {
 	char out[128], want[128];
 
-	sh_out(out, sizeof(out), "git --git-dir=%s show refs/heads/%s:apps/app.yaml", f->remote, branch);
+	sh_out(out, sizeof(out), "git --git-dir=%s show refs/heads/%s:apps/app.yaml", f->remote,
+	       branch);
 	snprintf(want, sizeof(want), "image: app:%s", value);
 	ck_assert_str_eq(out, want);
 }
@@ -221,7 +228,8 @@ START_TEST(file_clone_commit_push)
 	ck_assert_str_eq(commit, head);
 	ck_assert_str_eq(gitstore_head(g), head);
 	check_remote_app(&f, "main", "v2");
-	sh_out(out, sizeof(out), "git --git-dir=%s log -1 --format='%%an <%%ae>|%%cn|%%s' main", f.remote);
+	sh_out(out, sizeof(out), "git --git-dir=%s log -1 --format='%%an <%%ae>|%%cn|%%s' main",
+	       f.remote);
 	ck_assert_str_eq(out, "Robot <robot@example.com>|Robot|default/app: -> v2 (apps/app.yaml)");
 	sh_out(out, sizeof(out), "git --git-dir=%s show --format= --name-only main | tr '\\n' ' '",
 	       f.remote);
@@ -234,6 +242,46 @@ START_TEST(file_clone_commit_push)
 	ck_assert_int_eq(gitstore_commit_push(commit, g, do_edit, &e, &err), 0);
 	ck_assert_str_eq(commit, "");
 	ck_assert_int_eq(remote_count(&f, "main"), 2);
+	gitstore_free(g);
+	fx_done(&f);
+}
+END_TEST
+
+/* A stop flag (SIGTERM in `run`) ends a clone and a fetch at libgit2's next progress callback
+ * (issue 12 item 4): "stopping", and a warm cache is kept, not recloned. */
+START_TEST(stop_ends_clone_and_fetch)
+{
+	static volatile sig_atomic_t stop;
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	char head[64];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	o.stop = &stop;
+	stop = 1;
+	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
+	ck_assert_msg(strstr(err.msg, "stopping"), "%s", err.msg);
+	ck_assert_ptr_null(g);
+	stop = 0;
+	error_clear(&err);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	g = NULL;
+	ck_assert_int_eq(sh("git clone -q %s %s/more && cd %s/more && printf 'y\\n' >more.txt && "
+	                    "git add -A && git -c user.name=s -c user.email=s@s commit -qm more && "
+	                    "git push -q origin HEAD:main",
+	                    f.remote, f.dir, f.dir),
+	                 0);
+	stop = 1;
+	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
+	ck_assert_msg(strstr(err.msg, "stopping"), "%s", err.msg);
+	stop = 0;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	remote_head(head, &f, "main");
+	ck_assert_str_eq(gitstore_head(g), head);
 	gitstore_free(g);
 	fx_done(&f);
 }
@@ -254,15 +302,15 @@ START_TEST(new_file_and_remote_moves_between_opens)
 	gitstore_free(g);
 	/* someone else commits between passes; the next open must see it */
 	ck_assert_int_eq(sh("cd %s && git clone -q %s other && cd other && echo y >other.txt && "
-			    "git -c user.name=o -c user.email=o@x commit -qam other && git push -q",
-			    f.dir, f.remote),
-			 0);
+	                    "git -c user.name=o -c user.email=o@x commit -qam other && git push -q",
+	                    f.dir, f.remote),
+	                 0);
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	sh_out(out, sizeof(out), "git --git-dir=%s show main:other.txt", f.remote);
 	ck_assert_str_eq(out, "y");
-	sh_out(out, sizeof(out), "git --git-dir=%s show --format= --name-only main | sort | tr '\\n' ' '",
-	       f.remote);
+	sh_out(out, sizeof(out),
+	       "git --git-dir=%s show --format= --name-only main | sort | tr '\\n' ' '", f.remote);
 	ck_assert_str_eq(out, "apps/app.yaml apps/new.yaml ");
 	gitstore_free(g);
 	fx_done(&f);
@@ -347,10 +395,10 @@ static void racer(struct edit *e, const char *workdir)
 	if (e->calls > 1 && e->value[0] != '!')
 		return;
 	ck_assert_int_eq(sh("cd %s && rm -rf racer && git clone -q %s racer && cd racer && "
-			    "date +%%s%%N >>other.txt && git -c user.name=racer -c user.email=r@x "
-			    "commit -qam 'racer %d' && git push -q",
-			    f->dir, f->remote, e->calls),
-			 0);
+	                    "date +%%s%%N >>other.txt && git -c user.name=racer -c user.email=r@x "
+	                    "commit -qam 'racer %d' && git push -q",
+	                    f->dir, f->remote, e->calls),
+	                 0);
 }
 
 START_TEST(race_reapplies_on_new_head)
@@ -396,7 +444,7 @@ START_TEST(race_forever_is_a_conflict)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(gitstore_commit_push(commit, g, do_edit, &e, &err), IG_ECONFLICT);
 	ck_assert_msg(strstr(err.msg, "3 attempts") && strstr(err.msg, "non-fast-forward"), "%s",
-		      err.msg);
+	              err.msg);
 	ck_assert_str_eq(commit, "");
 	ck_assert_int_eq(e.calls, 3);
 	gitstore_free(g);
@@ -414,15 +462,17 @@ static const struct {
 	const char *damage; /* shell, run in the cache dir */
 	int keeps_clone;    /* the warm clone survives (a marker file in .git stays) */
 } damages[] = {
-	{"stale locks", "touch .git/index.lock .git/HEAD.lock .git/refs/heads/main.lock "
-			".git/config.lock .git/packed-refs.lock",
-	 1},
-	{"dirty tree", "echo junk >apps/app.yaml && echo junk >stray.txt && mkdir -p d && echo j >d/f", 1},
-	{"garbage HEAD", "echo garbage >.git/HEAD", 0},
-	{"no objects", "rm -rf .git/objects", 0},
-	{"no .git", "rm -rf .git", 0},
-	{"truncated index", "head -c 20 .git/index >i && mv i .git/index", 0},
-	{"leftover temp clone", "mkdir -p ../$(basename $PWD).tmp-99999/.git && rm -rf .git", 0},
+    {"stale locks",
+     "touch .git/index.lock .git/HEAD.lock .git/refs/heads/main.lock "
+     ".git/config.lock .git/packed-refs.lock",
+     1},
+    {"dirty tree", "echo junk >apps/app.yaml && echo junk >stray.txt && mkdir -p d && echo j >d/f",
+     1},
+    {"garbage HEAD", "echo garbage >.git/HEAD", 0},
+    {"no objects", "rm -rf .git/objects", 0},
+    {"no .git", "rm -rf .git", 0},
+    {"truncated index", "head -c 20 .git/index >i && mv i .git/index", 0},
+    {"leftover temp clone", "mkdir -p ../$(basename $PWD).tmp-99999/.git && rm -rf .git", 0},
 };
 
 START_TEST(broken_cache_recovers)
@@ -443,7 +493,7 @@ START_TEST(broken_cache_recovers)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s: %s", damages[_i].what, err.msg);
 	ck_assert_str_eq(gitstore_workdir(g), cache);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s: %s",
-		      damages[_i].what, err.msg);
+	              damages[_i].what, err.msg);
 	gitstore_free(g);
 	ck_assert_int_eq(remote_count(&f, "main"), 2);
 	check_remote_app(&f, "main", "v2");
@@ -452,6 +502,99 @@ START_TEST(broken_cache_recovers)
 	ck_assert_str_eq(out, "apps/app.yaml ");
 	ck_assert_int_eq(sh("test -f %s.git/ig-marker", cache) == 0, damages[_i].keeps_clone);
 	/* no leftovers beside the cache and its lock */
+	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
+	ck_assert_str_eq(out, "2");
+	fx_done(&f);
+}
+END_TEST
+
+/* One loose object of a real clone goes missing while HEAD still reads: the next open must
+ * notice (any object-level error marks the cache broken) and reclone atomically. */
+static const struct {
+	const char *what;
+	const char *object; /* rev whose object is deleted from .git/objects */
+} lost[] = {
+    {"the marked file's blob", "HEAD:apps/app.yaml"},
+    {"a tree", "HEAD:apps"},
+    {"the root tree", "HEAD^{tree}"},
+    {"the head commit", "HEAD"},
+};
+
+START_TEST(missing_object_recovers)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], cache[512], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
+	/* our own commit leaves loose objects in the cache */
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(
+	    sh("cd %s && o=$(git rev-parse '%s') && test -f .git/objects/${o%%${o#??}}/${o#??} "
+	       "&& rm -f .git/objects/${o%%${o#??}}/${o#??}",
+	       cache, lost[_i].object),
+	    0);
+	/* the next edits leave app.yaml as it is: its index entry still names the lost blob */
+	for (int pass = 0; pass < 2; pass++) {
+		snprintf(e.extra, sizeof(e.extra), "apps/new%d.txt", pass);
+		ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s: pass %d: %s", lost[_i].what,
+		              pass, err.msg);
+		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0,
+		              "%s: pass %d: %s", lost[_i].what, pass, err.msg);
+		gitstore_free(g);
+		check_remote_app(&f, "main", "v2");
+		ck_assert_int_eq(sh("git --git-dir=%s cat-file -e main:%s", f.remote, e.extra), 0);
+	}
+	sh_out(out, sizeof(out), "cd %s && git fsck --no-dangling 2>&1 | head -3", cache);
+	ck_assert_msg(out[0] == '\0', "%s: the cache is still damaged: %s", lost[_i].what, out);
+	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
+	ck_assert_str_eq(out, "2");
+	fx_done(&f);
+}
+END_TEST
+
+/* The blob goes missing while a pass runs (after open's check): the commit fails with an
+ * object-level error, the cache is moved aside, and the next pass reclones and commits. */
+static void lose_blob(struct edit *e, const char *workdir)
+{
+	(void)e;
+	sh("cd %s && o=$(git rev-parse HEAD:apps/app.yaml) && rm -f "
+	   ".git/objects/${o%%${o#??}}/${o#??}",
+	   workdir);
+}
+
+START_TEST(object_lost_mid_pass_recovers)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	e.hook = lose_blob;
+	snprintf(e.extra, sizeof(e.extra), "apps/new.txt");
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_lt(gitstore_commit_push(commit, g, do_edit, &e, &err), 0);
+	ck_assert_msg(strstr(err.msg, "invalid object"), "%s", err.msg);
+	gitstore_free(g);
+	e.hook = NULL;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(sh("git --git-dir=%s cat-file -e main:apps/new.txt", f.remote), 0);
 	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
 	ck_assert_str_eq(out, "2");
 	fx_done(&f);
@@ -576,12 +719,12 @@ struct ssh_case {
 };
 
 static const struct ssh_case ssh_cases[] = {
-	{"right key", "secret", 0, NULL},
-	{"encrypted key with passphrase", "passphrase", 0, NULL},
-	{"wrong key", "wrong", IG_EAUTH, "ssh key refused"},
-	{"changed host key", "unknown", IG_EAUTH, "does not match known_hosts"},
-	{"no secret", NULL, IG_EAUTH, "no known_hosts"},
-	{"no identity", "noidentity", IG_EAUTH, "identity"},
+    {"right key", "secret", 0, NULL},
+    {"encrypted key with passphrase", "passphrase", 0, NULL},
+    {"wrong key", "wrong", IG_EAUTH, "ssh key refused"},
+    {"changed host key", "unknown", IG_EAUTH, "does not match known_hosts"},
+    {"no secret", NULL, IG_EAUTH, "no known_hosts"},
+    {"no identity", "noidentity", IG_EAUTH, "identity"},
 };
 
 START_TEST(ssh_transport)
@@ -601,12 +744,13 @@ START_TEST(ssh_transport)
 	o.secret_dir = c->secret ? secret : NULL;
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), c->rc);
 	if (c->rc == 0) {
-		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s",
+		              err.msg);
 		gitstore_free(g);
 		check_remote_app(&f, "main", "v2");
 	} else {
 		ck_assert_msg(strstr(err.msg, c->msg) && strstr(err.msg, "ssh://root@127.0.0.1:"),
-			      "%s: %s", c->what, err.msg);
+		              "%s: %s", c->what, err.msg);
 		read_small(key, sizeof(key), secret);
 		snprintf(secret, sizeof(secret), "%s/ssh/wrong/identity", peers);
 		read_small(key, sizeof(key), secret);
@@ -630,10 +774,11 @@ START_TEST(ssh_unknown_host)
 	o = opts_for(&f);
 	/* known_hosts that names only another host: an unknown host, never a prompt */
 	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
-	ck_assert_int_eq(sh("mkdir -p %s && cp %s/ssh/secret/identity %s/ && sed 's/^\\[127.0.0.1\\]/[127.0.0.2]/' "
-			    "%s/ssh/secret/known_hosts >%s/known_hosts",
-			    secret, peers, secret, peers, secret),
-			 0);
+	ck_assert_int_eq(sh("mkdir -p %s && cp %s/ssh/secret/identity %s/ && sed "
+	                    "'s/^\\[127.0.0.1\\]/[127.0.0.2]/' "
+	                    "%s/ssh/secret/known_hosts >%s/known_hosts",
+	                    secret, peers, secret, peers, secret),
+	                 0);
 	snprintf(f.url, sizeof(f.url), "ssh://root@127.0.0.1:%s%s", ssh_port, f.remote);
 	o.secret_dir = secret;
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
@@ -673,7 +818,8 @@ START_TEST(ssh_killed_mid_clone_converges)
 	waitpid(pid, &status, 0);
 	ck_assert(WIFSIGNALED(status));
 	ck_assert_int_eq(sh("rm -f %s/ssh/delay", peers), 0);
-	ck_assert_int_eq(sh("ls -d %s/git/*.tmp-* >/dev/null 2>&1", f.state), 0); /* it was mid-way */
+	ck_assert_int_eq(sh("ls -d %s/git/*.tmp-* >/dev/null 2>&1", f.state),
+	                 0); /* it was mid-way */
 	converge(&f, &o);
 	fx_done(&f);
 }
@@ -698,10 +844,11 @@ START_TEST(ssh_killed_mid_push_converges)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg); /* warm clone */
 	gitstore_free(g);
 	/* the server stalls after receiving the pack, before updating the branch */
-	ck_assert_int_eq(sh("printf '#!/bin/sh\\ntouch %s/started\\nsleep 2\\ntouch %s/hook-done\\n' "
-			    ">%s/hooks/pre-receive && chmod +x %s/hooks/pre-receive",
-			    f.dir, f.dir, f.remote, f.remote),
-			 0);
+	ck_assert_int_eq(
+	    sh("printf '#!/bin/sh\\ntouch %s/started\\nsleep 2\\ntouch %s/hook-done\\n' "
+	       ">%s/hooks/pre-receive && chmod +x %s/hooks/pre-receive",
+	       f.dir, f.dir, f.remote, f.remote),
+	    0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
@@ -726,11 +873,11 @@ static const struct {
 	const char *username, *password, *token, *userinfo;
 	int rc;
 } http_cases[] = {
-	{"basic auth", "user", "s3cret-pw", NULL, "", 0},
-	{"bearer token", NULL, NULL, "s3cret-pw", "", 0},
-	{"wrong password", "user", "wrong-pw-123", NULL, "", IG_EAUTH},
-	{"no credentials", NULL, NULL, NULL, "", IG_EAUTH},
-	{"password in url", NULL, NULL, NULL, "user:bad-url-pw@", IG_EAUTH},
+    {"basic auth", "user", "s3cret-pw", NULL, "", 0},
+    {"bearer token", NULL, NULL, "s3cret-pw", "", 0},
+    {"wrong password", "user", "wrong-pw-123", NULL, "", IG_EAUTH},
+    {"no credentials", NULL, NULL, NULL, "", IG_EAUTH},
+    {"password in url", NULL, NULL, NULL, "user:bad-url-pw@", IG_EAUTH},
 };
 
 static void write_secret(const char *dir, const char *name, const char *value)
@@ -764,20 +911,118 @@ START_TEST(http_transport)
 	write_secret(secret, "password", http_cases[_i].password);
 	write_secret(secret, "bearerToken", http_cases[_i].token);
 	o.secret_dir = secret;
-	snprintf(f.url, sizeof(f.url), "http://%s127.0.0.1:%s%s", http_cases[_i].userinfo, http_port,
-		 f.remote);
+	snprintf(f.url, sizeof(f.url), "http://%s127.0.0.1:%s%s", http_cases[_i].userinfo,
+	         http_port, f.remote);
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), http_cases[_i].rc);
 	if (http_cases[_i].rc == 0) {
-		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s",
+		              err.msg);
 		gitstore_free(g);
 		check_remote_app(&f, "main", "v2");
 	} else {
 		ck_assert_msg(strstr(err.msg, "http://127.0.0.1:"), "%s", err.msg);
-		ck_assert_msg(!strstr(err.msg, "pw"), "%s: leaks: %s", http_cases[_i].what, err.msg);
+		ck_assert_msg(!strstr(err.msg, "pw"), "%s: leaks: %s", http_cases[_i].what,
+		              err.msg);
 	}
 	/* the cache dir name never holds credentials */
 	sh_out(out, sizeof(out), "ls %s/git 2>/dev/null | grep -c pw", f.state);
 	ck_assert_str_eq(out, "0");
+	fx_done(&f);
+}
+END_TEST
+
+/* A password in the Git URL over git http-backend with basic auth: clone, push, a warm
+ * fetch and a reclone work, and afterwards nothing under the state dir holds the password
+ * (reflogs, FETCH_HEAD, config), every file there is 0600 and every directory 0700. */
+START_TEST(http_password_in_url_not_at_rest)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], cache[512], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(f.url, sizeof(f.url), "http://user:s3cret-pw@127.0.0.1:%s%s", http_port, f.remote);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v2");
+	e.value = "v3";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg); /* warm: fetch */
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(sh("rm -rf %s", cache), 0);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg); /* reclone */
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v3");
+	sh_out(out, sizeof(out), "grep -rl 's3cret' %s | head -3", f.state);
+	ck_assert_msg(out[0] == '\0', "the password is at rest in: %s", out);
+	sh_out(out, sizeof(out), "grep -rl 'user:' %s/git | head -3", f.state);
+	ck_assert_msg(out[0] == '\0', "userinfo is at rest in: %s", out);
+	sh_out(out, sizeof(out),
+	       "find %s/git \\( -type f -perm /077 \\) -o \\( -type d -perm /077 \\) "
+	       "| head -3",
+	       f.state);
+	ck_assert_msg(out[0] == '\0', "readable by others: %s", out);
+	fx_done(&f);
+}
+END_TEST
+
+/* A Git host that 302-redirects every request to a recorder on another loopback port (same
+ * host: the case libgit2 counts as on-site), which asks for basic auth. Whatever the secret
+ * holds, the recorder must see no credential: no Authorization header, no secret bytes. */
+static const struct {
+	const char *what;
+	const char *username, *password, *token, *userinfo;
+} redirect_cases[] = {
+    {"secret username/password", "user", "s3cret-redir-pw", NULL, ""},
+    {"bearer token", NULL, NULL, "s3cret-redir-tok", ""},
+    {"url userinfo", NULL, NULL, NULL, "user:s3cret-redir-url@"},
+    {"url userinfo and secret", "user", "s3cret-redir-pw", "s3cret-redir-tok",
+     "other:s3cret-redir-url@"},
+};
+
+START_TEST(http_redirect_keeps_credentials)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	char secret[320], rec[320], red[320], rec_port[64], red_port[64], out[400];
+	struct buf seen = BUF_INIT_MAX(1 << 20);
+
+	fx_init(&f);
+	o = opts_for(&f);
+	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
+	snprintf(rec, sizeof(rec), "%s/recorder", f.dir);
+	snprintf(red, sizeof(red), "%s/redirect", f.dir);
+	mkdir(secret, 0700);
+	write_secret(secret, "username", redirect_cases[_i].username);
+	write_secret(secret, "password", redirect_cases[_i].password);
+	write_secret(secret, "bearerToken", redirect_cases[_i].token);
+	sh_out(rec_port, sizeof(rec_port), "%s/test/fixtures/gitpeers.sh recorder %s", src_dir(),
+	       rec);
+	sh_out(red_port, sizeof(red_port),
+	       "%s/test/fixtures/gitpeers.sh redirect %s http://127.0.0.1:%s", src_dir(), red,
+	       rec_port);
+	ck_assert(rec_port[0] && red_port[0]);
+	o.secret_dir = secret;
+	snprintf(f.url, sizeof(f.url), "http://%s127.0.0.1:%s%s", redirect_cases[_i].userinfo,
+	         red_port, f.remote);
+	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
+	ck_assert_msg(!strstr(err.msg, "s3cret"), "%s: leaks: %s", redirect_cases[_i].what,
+	              err.msg);
+	sh("%s/test/fixtures/gitpeers.sh stop %s; %s/test/fixtures/gitpeers.sh stop %s", src_dir(),
+	   red, src_dir(), rec);
+	snprintf(out, sizeof(out), "%s/recorded", rec);
+	ck_assert_int_eq(buf_read_file(&seen, out), 0);
+	ck_assert_msg(!strcasestr(seen.data, "authorization") && !strstr(seen.data, "s3cret"),
+	              "%s: the recorder saw a credential:\n%s", redirect_cases[_i].what, seen.data);
+	buf_release(&seen);
 	fx_done(&f);
 }
 END_TEST
@@ -788,22 +1033,22 @@ END_TEST
  * racer's commit pushed from the hook; a ref lock held by another push (removed by the next
  * push's hook: the lock holder finished); a racer pushed, then a refusal in other words (the
  * remote is seen moved: the same race); a plain refusal with nothing moved (an error, no retry). */
-#define RACER                                                                                     \
-	"env -u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY "                          \
-	"-u GIT_ALTERNATE_OBJECT_DIRECTORIES sh -c \"cd '%1$s' && rm -rf racer && "               \
-	"git clone -q '%2$s' racer && cd racer && echo raced >>other.txt && "                     \
+#define RACER                                                                                      \
+	"env -u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY "                           \
+	"-u GIT_ALTERNATE_OBJECT_DIRECTORIES sh -c \"cd '%1$s' && rm -rf racer && "                \
+	"git clone -q '%2$s' racer && cd racer && echo raced >>other.txt && "                      \
 	"git -c user.name=racer -c user.email=r@x commit -qam 'racer' && git push -q\"\n"
 static const struct {
-	const char *hook; /* printf format: %1$s the test dir, %2$s the bare remote */
+	const char *hook;       /* printf format: %1$s the test dir, %2$s the bare remote */
 	int rc, calls, commits; /* commits on the remote afterwards */
 	const char *racer;      /* subject of main^ , NULL: not checked */
 } moved_cases[] = {
-	{"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER, 0, 2, 3, "racer"},
-	{"if [ -f '%1$s/armed' ]; then rm -f '%1$s/armed'; : >'%2$s/refs/heads/main.lock'; "
-	 "else rm -f '%2$s/refs/heads/main.lock'; fi\n",
-	 0, 2, 2, NULL},
-	{"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER "exit 1\n", 0, 2, 3, "racer"},
-	{"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\nexit 1\n", IG_EFAIL, 1, 1, NULL},
+    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER, 0, 2, 3, "racer"},
+    {"if [ -f '%1$s/armed' ]; then rm -f '%1$s/armed'; : >'%2$s/refs/heads/main.lock'; "
+     "else rm -f '%2$s/refs/heads/main.lock'; fi\n",
+     0, 2, 2, NULL},
+    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER "exit 1\n", 0, 2, 3, "racer"},
+    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\nexit 1\n", IG_EFAIL, 1, 1, NULL},
 };
 
 START_TEST(http_remote_moved_during_push)
@@ -833,8 +1078,8 @@ START_TEST(http_remote_moved_during_push)
 	ck_assert_int_eq(chmod(path, 0755), 0);
 	ck_assert_int_eq(sh("touch %s/armed", f.dir), 0);
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
-	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == moved_cases[_i].rc, "%s",
-		      err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == moved_cases[_i].rc,
+	              "%s", err.msg);
 	gitstore_free(g);
 	ck_assert_int_eq(sh("test ! -e %s/armed", f.dir), 0); /* the hook did run its race */
 	ck_assert_int_eq(e.calls, moved_cases[_i].calls);
@@ -844,8 +1089,8 @@ START_TEST(http_remote_moved_during_push)
 		ck_assert_str_eq(out, commit);
 		check_remote_app(&f, "main", "v2");
 	} else {
-		ck_assert_msg(strstr(err.msg, "rejected by the remote: pre-receive hook declined"), "%s",
-			      err.msg);
+		ck_assert_msg(strstr(err.msg, "rejected by the remote: pre-receive hook declined"),
+		              "%s", err.msg);
 		ck_assert_str_eq(commit, "");
 		check_remote_app(&f, "main", "v1");
 	}
@@ -905,13 +1150,13 @@ END_TEST
 static const struct {
 	const char *in, *out;
 } scrubs[] = {
-	{"https://user:tok@github.com/o/r.git", "https://github.com/o/r.git"},
-	{"https://tok@github.com/o/r.git", "https://github.com/o/r.git"},
-	{"ssh://git:pw@host:2222/r.git", "ssh://git@host:2222/r.git"},
-	{"ssh://git@host/r.git", "ssh://git@host/r.git"},
-	{"git@github.com:o/r.git", "git@github.com:o/r.git"},
-	{"/srv/git/r.git", "/srv/git/r.git"},
-	{"file:///srv/r.git", "file:///srv/r.git"},
+    {"https://user:tok@github.com/o/r.git", "https://github.com/o/r.git"},
+    {"https://tok@github.com/o/r.git", "https://github.com/o/r.git"},
+    {"ssh://git:pw@host:2222/r.git", "ssh://git@host:2222/r.git"},
+    {"ssh://git@host/r.git", "ssh://git@host/r.git"},
+    {"git@github.com:o/r.git", "git@github.com:o/r.git"},
+    {"/srv/git/r.git", "/srv/git/r.git"},
+    {"file:///srv/r.git", "file:///srv/r.git"},
 };
 
 START_TEST(scrub_url)
@@ -930,16 +1175,16 @@ static const struct {
 	const char *host;
 	unsigned port;
 } classes[] = {
-	{"ssh://git@example.com/r.git", 0, GITAUTH_SSH, "example.com", 22},
-	{"ssh://git@[::1]:2222/r.git", 0, GITAUTH_SSH, "::1", 2222},
-	{"git@github.com:o/r.git", 0, GITAUTH_SSH, "github.com", 22},
-	{"https://u:p@h.example:8443/r.git", 0, GITAUTH_HTTP, "h.example", 8443},
-	{"http://h.example/r.git", 0, GITAUTH_HTTP, "h.example", 80},
-	{"file:///x", 0, GITAUTH_LOCAL, NULL, 0},
-	{"./rel/path", 0, GITAUTH_LOCAL, NULL, 0},
-	{"/abs/path", 0, GITAUTH_LOCAL, NULL, 0},
-	{"ssh://h:99999/r", IG_EINVALID, GITAUTH_SSH, NULL, 0},
-	{"gopher://h/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {"ssh://git@example.com/r.git", 0, GITAUTH_SSH, "example.com", 22},
+    {"ssh://git@[::1]:2222/r.git", 0, GITAUTH_SSH, "::1", 2222},
+    {"git@github.com:o/r.git", 0, GITAUTH_SSH, "github.com", 22},
+    {"https://u:p@h.example:8443/r.git", 0, GITAUTH_HTTP, "h.example", 8443},
+    {"http://h.example/r.git", 0, GITAUTH_HTTP, "h.example", 80},
+    {"file:///x", 0, GITAUTH_LOCAL, NULL, 0},
+    {"./rel/path", 0, GITAUTH_LOCAL, NULL, 0},
+    {"/abs/path", 0, GITAUTH_LOCAL, NULL, 0},
+    {"ssh://h:99999/r", IG_EINVALID, GITAUTH_SSH, NULL, 0},
+    {"gopher://h/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
 };
 
 START_TEST(classify_url)
@@ -971,7 +1216,8 @@ START_TEST(scrub_messages)
 	write_secret(dir, "password", "hunter22");
 	write_secret(dir, "bearerToken", "tok-abc");
 	ck_assert_int_eq(gitauth_load(&a, "https://bob:urlpw@h/r", dir, &err), 0);
-	snprintf(msg, sizeof(msg), "failed hunter22 and tok-abc at https://bob:urlpw@h/r or x://a:b@c/d");
+	snprintf(msg, sizeof(msg),
+	         "failed hunter22 and tok-abc at https://bob:urlpw@h/r or x://a:b@c/d");
 	gitauth_scrub(&a, msg, sizeof(msg));
 	ck_assert_str_eq(msg, "failed *** and *** at https://h/r or x://c/d");
 	gitauth_release(&a);
@@ -979,9 +1225,42 @@ START_TEST(scrub_messages)
 }
 END_TEST
 
+/* Scrubbing keeps ordinary text: the SSH user is no secret, a short password only goes where
+ * it stands alone (once, `git` made github.com read ***hub.com). */
+static const struct {
+	const char *url, *password, *in, *want;
+} keeps[] = {
+    {"git@github.com:o/r.git", NULL, "git 'git@github.com:o/r.git': github.com: git says no",
+     "git 'git@github.com:o/r.git': github.com: git says no"},
+    {"ssh://git@github.com/o/r.git", "gitpw", "github.com refused gitpw for git",
+     "github.com refused *** for git"},
+    {"https://u:pw@github.com/o/r.git", NULL, "pw wrong at https://u:pw@github.com/o/r.git upwards",
+     "** wrong at https://github.com/o/r.git upwards"},
+};
+
+START_TEST(scrub_keeps_text)
+{
+	struct gitauth a;
+	struct error err = ERROR_INIT;
+	char msg[256];
+	char dir[] = "/tmp/ig-scrub.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_secret(dir, "password", keeps[_i].password);
+	ck_assert_int_eq(gitauth_load(&a, keeps[_i].url, dir, &err), 0);
+	snprintf(msg, sizeof(msg), "%s", keeps[_i].in);
+	gitauth_scrub(&a, msg, sizeof(msg));
+	ck_assert_str_eq(msg, keeps[_i].want);
+	gitauth_release(&a);
+	sh("rm -rf %s", dir);
+}
+END_TEST
+
 /* A fixed 32-byte ed25519-like blob, and a second one. */
-static const unsigned char blob_a[] = {0, 0, 0, 11, 's', 's', 'h', '-', 'e', 'd', '2', '5', '5', '1', '9', 1, 2, 3};
-static const unsigned char blob_b[] = {0, 0, 0, 11, 's', 's', 'h', '-', 'e', 'd', '2', '5', '5', '1', '9', 9, 9, 9};
+static const unsigned char blob_a[] = {0,   0,   0,   11,  's', 's', 'h', '-', 'e',
+                                       'd', '2', '5', '5', '1', '9', 1,   2,   3};
+static const unsigned char blob_b[] = {0,   0,   0,   11,  's', 's', 'h', '-', 'e',
+                                       'd', '2', '5', '5', '1', '9', 9,   9,   9};
 
 static void b64(char *out, const unsigned char *in, size_t n)
 {
@@ -1003,23 +1282,23 @@ static void hashed(char *out, size_t cap, const char *name)
 static const struct {
 	const char *hosts; /* "HASH:name" means the hashed form of name */
 	const char *marker;
-	int key_b;          /* the line holds blob_b instead of blob_a */
+	int key_b; /* the line holds blob_b instead of blob_a */
 	const char *host;
 	unsigned port;
 	int rc;
 } khs[] = {
-	{"example.com", "", 0, "example.com", 22, 0},
-	{"other.com,example.com", "", 0, "example.com", 22, 0},
-	{"[example.com]:2222", "", 0, "example.com", 2222, 0},
-	{"example.com", "", 0, "example.com", 2222, IG_ENOTFOUND},
-	{"HASH:example.com", "", 0, "example.com", 22, 0},
-	{"HASH:[example.com]:2222", "", 0, "example.com", 2222, 0},
-	{"HASH:example.org", "", 0, "example.com", 22, IG_ENOTFOUND},
-	{"*.example.com", "", 0, "git.example.com", 22, 0},
-	{"*.example.com,!git.example.com", "", 0, "git.example.com", 22, IG_ENOTFOUND},
-	{"example.com", "", 1, "example.com", 22, IG_EAUTH},
-	{"example.com", "@revoked", 0, "example.com", 22, IG_EAUTH},
-	{"example.com", "@cert-authority", 0, "example.com", 22, IG_ENOTFOUND},
+    {"example.com", "", 0, "example.com", 22, 0},
+    {"other.com,example.com", "", 0, "example.com", 22, 0},
+    {"[example.com]:2222", "", 0, "example.com", 2222, 0},
+    {"example.com", "", 0, "example.com", 2222, IG_ENOTFOUND},
+    {"HASH:example.com", "", 0, "example.com", 22, 0},
+    {"HASH:[example.com]:2222", "", 0, "example.com", 2222, 0},
+    {"HASH:example.org", "", 0, "example.com", 22, IG_ENOTFOUND},
+    {"*.example.com", "", 0, "git.example.com", 22, 0},
+    {"*.example.com,!git.example.com", "", 0, "git.example.com", 22, IG_ENOTFOUND},
+    {"example.com", "", 1, "example.com", 22, IG_EAUTH},
+    {"example.com", "@revoked", 0, "example.com", 22, IG_EAUTH},
+    {"example.com", "@cert-authority", 0, "example.com", 22, IG_ENOTFOUND},
 };
 
 START_TEST(known_hosts)
@@ -1037,31 +1316,36 @@ START_TEST(known_hosts)
 	b64(key64, khs[_i].key_b ? blob_b : blob_a, sizeof(blob_a));
 	snprintf(line, sizeof(line), "%s %s ssh-ed25519 %s comment", khs[_i].marker, hosts, key64);
 	/* malformed lines and comments around it are skipped */
-	snprintf(data, sizeof(data), "# comment\n\nbroken-line\nx ssh-ed25519 !!notbase64\r\n%s\r\n", line);
+	snprintf(data, sizeof(data),
+	         "# comment\n\nbroken-line\nx ssh-ed25519 !!notbase64\r\n%s\r\n", line);
 	rc = knownhosts_check(data, strlen(data), khs[_i].host, khs[_i].port, &key, &err);
 	ck_assert_msg(rc == khs[_i].rc, "%s: %d %s", line, rc, err.msg);
 	/* the fingerprint path agrees */
 	SHA256(blob_a, sizeof(blob_a), digest);
 	key.raw = NULL;
 	key.sha256 = digest;
-	ck_assert_int_eq(knownhosts_check(data, strlen(data), khs[_i].host, khs[_i].port, &key, &err),
-			 khs[_i].rc);
+	ck_assert_int_eq(
+	    knownhosts_check(data, strlen(data), khs[_i].host, khs[_i].port, &key, &err),
+	    khs[_i].rc);
 }
 END_TEST
 
 static Suite *gitstore_suite(void)
 {
 	Suite *s = suite_create("gitstore");
-	TCase *pure = tcase_create("pure"), *file = tcase_create("file"), *net = tcase_create("net");
+	TCase *pure = tcase_create("pure"), *file = tcase_create("file"),
+	      *net = tcase_create("net");
 
 	tcase_add_loop_test(pure, scrub_url, 0, sizeof(scrubs) / sizeof(scrubs[0]));
 	tcase_add_loop_test(pure, classify_url, 0, sizeof(classes) / sizeof(classes[0]));
 	tcase_add_test(pure, scrub_messages);
+	tcase_add_loop_test(pure, scrub_keeps_text, 0, sizeof(keeps) / sizeof(keeps[0]));
 	tcase_add_loop_test(pure, known_hosts, 0, sizeof(khs) / sizeof(khs[0]));
 	suite_add_tcase(s, pure);
 
 	tcase_set_timeout(file, 120);
 	tcase_add_loop_test(file, file_clone_commit_push, 0, 2);
+	tcase_add_test(file, stop_ends_clone_and_fetch);
 	tcase_add_test(file, new_file_and_remote_moves_between_opens);
 	tcase_add_test(file, push_branch_created_then_extended);
 	tcase_add_test(file, missing_branch_and_bad_options);
@@ -1069,6 +1353,8 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, race_forever_is_a_conflict);
 	tcase_add_loop_test(file, broken_cache_recovers, 0, sizeof(damages) / sizeof(damages[0]));
 	tcase_add_test(file, killed_mid_edit_converges);
+	tcase_add_loop_test(file, missing_object_recovers, 0, sizeof(lost) / sizeof(lost[0]));
+	tcase_add_test(file, object_lost_mid_pass_recovers);
 	suite_add_tcase(s, file);
 
 	tcase_set_timeout(net, 300);
@@ -1079,8 +1365,11 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(net, ssh_killed_mid_push_converges);
 	tcase_add_test(net, https_ca);
 	tcase_add_loop_test(net, http_transport, 0, sizeof(http_cases) / sizeof(http_cases[0]));
+	tcase_add_test(net, http_password_in_url_not_at_rest);
+	tcase_add_loop_test(net, http_redirect_keeps_credentials, 0,
+	                    sizeof(redirect_cases) / sizeof(redirect_cases[0]));
 	tcase_add_loop_test(net, http_remote_moved_during_push, 0,
-			    sizeof(moved_cases) / sizeof(moved_cases[0]));
+	                    sizeof(moved_cases) / sizeof(moved_cases[0]));
 	suite_add_tcase(s, net);
 	return s;
 }

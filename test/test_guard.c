@@ -88,7 +88,7 @@ static const struct row {
 	enum guard_decision_kind d2;
 	enum guard_reason r2;
 	bool write_digest;
-	bool use_order; /* order_policy: the SemVer order without range */
+	bool use_order; /* was order_policy; policy_verdict lifts the range itself now */
 } rows[] = {
 	/* update/forward, confirmed and not */
 	{"forward", SEMVER, "1.0.0 1.1.0 1.2.0", "1.1.0", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
@@ -103,6 +103,25 @@ static const struct row {
 	{"forward numerical", NUMERICAL, "3 10 9", "9", NULL, GUARD_DIGEST_NONE, 0, NULL, 0,
 	 GUARD_UPDATE, GUARD_FORWARD, true, 0, "10", GUARD_HEAD_OK, D1, GUARD_UPDATE,
 	 GUARD_FORWARD, false, false},
+	/* Flux fails a numerical policy over a non-number: so does the decision */
+	{"numerical over a non-number errors", NUMERICAL, "3 10 latest", "9", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_ERROR, GUARD_CONFIG, false, GUARD_WARN_CURRENT_MISSING,
+	 "", GUARD_HEAD_OK, D1, GUARD_ERROR, GUARD_CONFIG, false, false},
+	/* policy_verdict: a looser spelling ahead of the pick holds, a respelling is up to date */
+	{"loose spelling ahead holds", SEMVER, "1.0.0 1.9.0", "v2", NULL, GUARD_DIGEST_NONE, 0,
+	 NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, GUARD_WARN_CURRENT_MISSING, "1.9.0",
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
+	{"same version respelled is up to date", SEMVER, "1.2.0 1.3.0 v1.3.0", "1.3.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, false, 0, "1.3.0",
+	 GUARD_HEAD_OK, D1, GUARD_NONE, GUARD_UP_TO_DATE, false, false},
+	/* the committed spelling stays, so only the digest moves (and is HEADed as committed) */
+	{"respelled under Always keeps the spelling", SEMVER, "1.2.0 1.3.0 v1.3.0", "1.3.0", D2,
+	 GUARD_DIGEST_ALWAYS, 0, NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, true, 0, "1.3.0",
+	 GUARD_HEAD_OK, D2, GUARD_NONE, GUARD_UP_TO_DATE, false, false},
+	{"respelled, committed spelling not listed", SEMVER, "1.2.0 v1.3.0", "1.3.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_NONE, GUARD_UP_TO_DATE, false,
+	 GUARD_WARN_CURRENT_MISSING, "v1.3.0", GUARD_HEAD_OK, D1, GUARD_NONE, GUARD_UP_TO_DATE,
+	 false, false},
 	/* update/adopt */
 	{"adopt latest", SEMVER, "1.0.0 1.2.0 latest", "latest", NULL, GUARD_DIGEST_NONE, 0, NULL,
 	 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.2.0", GUARD_HEAD_OK, D1, GUARD_UPDATE,
@@ -223,9 +242,10 @@ static const struct row {
 	{"narrowed range holds", NARROW, "1.8.0 1.9.0 2.1.0", "2.1.0", NULL, GUARD_DIGEST_NONE, 0,
 	 NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, 0, "1.9.0", GUARD_HEAD_OK, D1,
 	 GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, true},
-	{"narrowed range without order adopts", NARROW, "1.9.0 2.1.0", "2.1.0", NULL,
-	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_ADOPT, true, 0, "1.9.0", GUARD_HEAD_OK,
-	 D1, GUARD_UPDATE, GUARD_ADOPT, false, false},
+	/* policy_verdict lifts the range itself: order_policy is no longer needed to hold */
+	{"narrowed range without order holds", NARROW, "1.9.0 2.1.0", "2.1.0", NULL,
+	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, 0, "1.9.0",
+	 GUARD_HEAD_OK, D1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
 	{"raised range moves forward", RAISED, "1.5.0 2.0.0 2.1.0", "1.5.0", NULL,
 	 GUARD_DIGEST_NONE, 0, NULL, 0, GUARD_UPDATE, GUARD_FORWARD, true, 0, "2.1.0",
 	 GUARD_HEAD_OK, D1, GUARD_UPDATE, GUARD_FORWARD, false, true},
@@ -263,7 +283,6 @@ static void fill_input(struct guard_input *in, const struct row *r, const char *
 	in->current_tag = r->current;
 	in->current_digest = r->current_digest;
 	in->digest_mode = r->mode;
-	in->order_policy = r->use_order ? policies[ORDER] : NULL;
 }
 
 START_TEST(table)
@@ -434,7 +453,6 @@ START_TEST(invariants)
 		random_tag(rollback, sizeof(rollback), pol);
 		in.policy = policies[pol];
 		if ((pol == SEMVER || pol == NARROW || pol == RAISED) && rnd(4))
-			in.order_policy = policies[ORDER];
 		in.listing_ok = rnd(10) != 0;
 		in.tags = tags;
 		in.tags_len = n;
@@ -450,10 +468,14 @@ START_TEST(invariants)
 			in.until = NOW + (long)rnd(3) - 1;
 		}
 		ck_assert_int_eq(guard_decide(&d, &in, &err), 0);
-		if (d.candidate[0] && in.current_tag)
-			v = policy_compare(in.policy, in.current_tag, d.candidate);
-		if (v == POLICY_INCOMPARABLE && d.candidate[0] && in.current_tag && in.order_policy)
-			v = policy_compare(in.order_policy, in.current_tag, d.candidate);
+		if (d.candidate[0] && in.current_tag) {
+			v = policy_verdict(in.policy, in.current_tag, d.candidate);
+			/* and, independently of the verdict's range lifting, the strict order */
+			if (guard_writes(&d) && d.decision != GUARD_ROLLBACK)
+				ck_assert_int_ne(
+				    policy_compare(in.policy, in.current_tag, d.candidate),
+				    POLICY_BACKWARD);
+		}
 		guard_confirm(&d, &in, head, rnd(8) ? D1 : NULL, NULL);
 		if (!guard_writes(&d))
 			continue;
@@ -633,6 +655,64 @@ START_TEST(tracked_table)
 }
 END_TEST
 
+/* imageguard.io/settle: a move waits until its candidate has been listed for the window; an
+ * override never waits. */
+static const struct {
+	const char *name;
+	const char *current, *rollback_to;
+	long settle_s, listed_for; /* listed_for: now - since */
+	enum guard_decision_kind d;
+	enum guard_reason r;
+	bool asks; /* needs_settle after guard_confirm */
+	const char *msg;
+} settles[] = {
+    {"new candidate waits", "1.0.0", NULL, 600, 0, GUARD_HOLD, GUARD_SETTLING, true, "600s left"},
+    {"half way", "1.0.0", NULL, 600, 100, GUARD_HOLD, GUARD_SETTLING, true,
+     "listed for 100s of the 600s settle window: 500s left"},
+    {"window over", "1.0.0", NULL, 600, 600, GUARD_UPDATE, GUARD_FORWARD, true, NULL},
+    {"no window", "1.0.0", NULL, 0, 0, GUARD_UPDATE, GUARD_FORWARD, false, NULL},
+    {"up to date: nothing to wait for", "1.2.0", NULL, 600, 0, GUARD_NONE, GUARD_UP_TO_DATE, false,
+     NULL},
+    {"behind: still held as a downgrade", "2.0.0", NULL, 600, 0, GUARD_HOLD,
+     GUARD_DOWNGRADE_BLOCKED, false, NULL},
+    {"a rollback never waits", "1.2.0", "1.0.0", 600, 0, GUARD_ROLLBACK, GUARD_OVERRIDE, false,
+     NULL},
+    {"adopting waits too", "latest", NULL, 600, 10, GUARD_HOLD, GUARD_SETTLING, true, NULL},
+};
+
+START_TEST(settle_table)
+{
+	const char *tags[] = {"1.0.0", "1.2.0"};
+	struct guard_input in = GUARD_INPUT_INIT;
+	struct guard_decision d;
+
+	in.policy = policies[SEMVER];
+	in.listing_ok = true;
+	in.tags = tags;
+	in.tags_len = 2;
+	in.current_tag = settles[_i].current;
+	in.rollback_to = settles[_i].rollback_to;
+	in.rollback_reason = settles[_i].rollback_to ? "bad release" : NULL;
+	in.settle_s = settles[_i].settle_s;
+	in.now = NOW;
+	ck_assert_int_eq(guard_decide(&d, &in, NULL), 0);
+	if (d.needs_confirmation)
+		guard_confirm(&d, &in, GUARD_HEAD_OK, D1, NULL);
+	ck_assert_msg(d.needs_settle == settles[_i].asks, "%s: needs_settle %d", settles[_i].name,
+	              d.needs_settle);
+	if (d.needs_settle)
+		ck_assert(!guard_writes(&d));
+	guard_confirm_settle(&d, &in, NOW - settles[_i].listed_for);
+	ck_assert_msg(d.decision == settles[_i].d && d.reason == settles[_i].r, "%s: got %s/%s",
+	              settles[_i].name, guard_decision_name(d.decision),
+	              guard_reason_name(d.reason));
+	ck_assert(guard_writes(&d) == (d.decision == GUARD_UPDATE || d.decision == GUARD_ROLLBACK));
+	if (settles[_i].msg)
+		ck_assert_msg(strstr(d.message, settles[_i].msg) != NULL, "%s: '%s'", settles[_i].name,
+		              d.message);
+}
+END_TEST
+
 /* When created cannot order the builds, the history decides: replaced holds, unseen moves. */
 START_TEST(tracked_history)
 {
@@ -698,6 +778,7 @@ START_TEST(tracked_message)
 	guard_confirm_created(&d, &in, &cur, &cand);
 	ck_assert_int_eq(d.decision, GUARD_UPDATE);
 	ck_assert_str_eq(guard_warning_name(GUARD_WARN_NAME_CHANGED), "name-changed");
+	ck_assert_str_eq(guard_reason_name(GUARD_SETTLING), "settling");
 	ck_assert_str_eq(guard_warning_name(GUARD_WARN_CREATED_UNKNOWN), "created-unknown");
 	ck_assert_str_eq(guard_warning_name(GUARD_WARN_DIGEST_REPLACED), "digest-replaced");
 }
@@ -755,6 +836,7 @@ static Suite *guard_suite(void)
 	tcase_add_loop_test(tc, tracked_table, 0, sizeof(tracked) / sizeof(tracked[0]));
 	tcase_add_test(tc, tracked_message);
 	tcase_add_test(tc, tracked_history);
+	tcase_add_loop_test(tc, settle_table, 0, sizeof(settles) / sizeof(settles[0]));
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

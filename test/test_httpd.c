@@ -1,11 +1,17 @@
 /* Unit tests for the health/metrics endpoint: address parsing, and real requests over
  * loopback with libcurl (a free port picked by the kernel). */
+#include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
@@ -108,6 +114,107 @@ START_TEST(bind_in_use)
 }
 END_TEST
 
+/* ---- health under load ---- */
+
+#define SLOW_CLIENTS 200
+#define SLOW_PER_ADDRESS 8 /* the per-address cap: 25 loopback addresses hold 200 */
+
+/* A client that connects from 127.0.0.<host> and sends half a request, then holds. Returns
+ * the socket or -1. */
+static int slow_client(unsigned port, unsigned host)
+{
+	struct sockaddr_in src = {0}, dst = {0};
+	static const char partial[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	src.sin_family = dst.sin_family = AF_INET;
+	src.sin_addr.s_addr = htonl(0x7f000000u | host);
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	dst.sin_port = htons((uint16_t)port);
+	if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 ||
+	    write(fd, partial, sizeof(partial) - 1) != (ssize_t)(sizeof(partial) - 1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* True when the server closed fd within ms (EOF or reset). */
+static bool closed_within(int fd, int ms)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+	char c;
+
+	if (poll(&p, 1, ms) <= 0)
+		return false;
+	return read(fd, &c, 1) <= 0;
+}
+
+/* A probe as the kubelet sends it: one GET, a 1 s timeout. The status, or -1. */
+static long probe(unsigned port)
+{
+	char url[64];
+	CURL *c = curl_easy_init();
+	struct buf body = BUF_INIT;
+	long code = -1;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/healthz", port);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(c);
+	buf_release(&body);
+	return code;
+}
+
+/* 200 slow clients from 25 loopback addresses hold connections (more than the 64 that used
+ * to starve the probe); /healthz still answers, again and again. A 9th connection from one
+ * address is refused at once; the slow ones are closed once idle past the timeout. */
+START_TEST(probes_under_load)
+{
+	struct metrics *m;
+	struct httpd *h;
+	struct error err = ERROR_INIT;
+	int fds[SLOW_CLIENTS], extra;
+	unsigned port;
+	size_t held = 0;
+
+	ck_assert_int_eq(metrics_new(&m), 0);
+	ck_assert_int_eq(httpd_start(&h, "127.0.0.1:0", m, &err), 0);
+	port = httpd_port(h);
+	for (int i = 0; i < SLOW_CLIENTS; i++) {
+		fds[i] = slow_client(port, 2 + (unsigned)(i / SLOW_PER_ADDRESS));
+		held += fds[i] >= 0;
+	}
+	ck_assert_uint_eq(held, SLOW_CLIENTS);
+	for (int i = 0; i < 5; i++) {
+		struct timespec ts = {0, 200000000L};
+
+		ck_assert_int_eq(probe(port), 200);
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_msg(!closed_within(fds[0], 100) && !closed_within(fds[SLOW_CLIENTS - 1], 100),
+	              "slow clients within their budget are still held");
+	extra = slow_client(port, 2);
+	ck_assert_int_ge(extra, 0);
+	ck_assert_msg(closed_within(extra, 2000), "a 9th connection from one address is refused");
+	close(extra);
+	ck_assert_msg(closed_within(fds[0], 8000), "an idle slow client is closed by the timeout");
+	ck_assert_int_eq(probe(port), 200);
+	for (int i = 0; i < SLOW_CLIENTS; i++)
+		close(fds[i]);
+	httpd_stop(h);
+	metrics_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("httpd");
@@ -119,6 +226,8 @@ int main(void)
 	tcase_add_loop_test(tc, parse_listen, 0, sizeof(listens) / sizeof(listens[0]));
 	tcase_add_test(tc, serve);
 	tcase_add_test(tc, bind_in_use);
+	tcase_add_test(tc, probes_under_load);
+	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

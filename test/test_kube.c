@@ -2,8 +2,11 @@
  * in-cluster service account folder, base64, imageID digests and tags, label selectors and the
  * workload finder. */
 #define _XOPEN_SOURCE 700 /* nftw, to remove the fixture's folder */
+#include <arpa/inet.h>
 #include <check.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <ftw.h>
 #include <jansson.h>
 #include <signal.h>
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -586,6 +590,66 @@ START_TEST(client_auth_and_tls)
 }
 END_TEST
 
+static volatile sig_atomic_t api_stop_flag;
+
+static void *raise_stop(void *arg)
+{
+	struct timespec ts = {0, 400000000L};
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	api_stop_flag = 1;
+	return NULL;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* An API server that accepts (the kernel's backlog) and never answers: the stop flag ends the
+ * request within about a second, long before the 30 s timeout and its retries. */
+START_TEST(stop_ends_a_stalled_request)
+{
+	struct sockaddr_in a = {0};
+	socklen_t alen = sizeof(a);
+	struct kubeconfig kc = KUBECONFIG_INIT;
+	struct kube_options o;
+	struct kube_client *c = NULL;
+	struct error err = ERROR_INIT;
+	char server[64];
+	json_t *j = NULL;
+	pthread_t th;
+	int64_t t0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 8) == 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	snprintf(server, sizeof(server), "http://127.0.0.1:%u", ntohs(a.sin_port));
+	kc.source = strdup("test kubeconfig");
+	kc.server = strdup(server);
+	kube_options_init(&o);
+	o.stop = &api_stop_flag;
+	api_stop_flag = 0;
+	ck_assert_msg(kube_client_new(&c, &kc, &o, &err) == 0, "%s", err.msg);
+	t0 = mono_ms();
+	ck_assert_int_eq(pthread_create(&th, NULL, raise_stop, NULL), 0);
+	ck_assert_int_eq(kube_get(&j, c, "/api/v1/namespaces/prod/pods/x", &err), IG_EFAIL);
+	pthread_join(th, NULL);
+	ck_assert_msg(mono_ms() - t0 < 2500, "%lld ms", (long long)(mono_ms() - t0));
+	ck_assert_msg(strstr(err.msg, "stopping"), "%s", err.msg);
+	ck_assert_ptr_null(j);
+	kube_client_free(c);
+	kubeconfig_release(&kc);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kube");
@@ -602,6 +666,7 @@ int main(void)
 	tcase_add_loop_test(tc, image_tag_table, 0, sizeof(image_tags) / sizeof(image_tags[0]));
 	tcase_add_loop_test(tc, selector_table, 0, sizeof(selectors) / sizeof(selectors[0]));
 	tcase_add_test(tc, workloads);
+	tcase_add_test(tc, stop_ends_a_stalled_request);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("client");
 	tcase_add_unchecked_fixture(tc, api_start, api_stop);

@@ -246,7 +246,7 @@ END_TEST
 static struct marker mk(enum marker_part part, const char *value)
 {
 	struct marker m = {(char *)"f.yaml", 1, (char *)"ns/p", part, MARKER_PLAIN, 0, 0,
-	                   (char *)value};
+	                   (char *)value, NULL, NULL, NULL, NULL, NULL};
 	return m;
 }
 
@@ -514,6 +514,64 @@ START_TEST(tree_problems)
 }
 END_TEST
 
+/* The clone is untrusted: files named Kustomization are scanned as Flux's reader scans them
+ * (issue 11 item 4), while a FIFO, a link named like a YAML file or a Kustomization, and a
+ * linked parent are neither followed nor opened (a FIFO would block a plain open forever). */
+START_TEST(tree_untrusted)
+{
+	char tmpl[] = "/tmp/ig-markers.XXXXXX";
+	char *root = mkdtemp(tmpl);
+	struct marker_set s = MARKER_SET_INIT;
+	struct error err = ERROR_INIT;
+	static const char *const want[] = {"Kustomization", "k/Kustomization", "ok.yml"};
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/k", root);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/out", root);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	static const char *const files[] = {"Kustomization", "k/Kustomization",   "ok.yml",
+	                                    "kustomization", "Kustomization.bak", "out/o.yaml"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, files[i]);
+		write_file(p, "i: r/i:1 # {\"$imagepolicy\": \"ns:p\"}\n");
+	}
+	snprintf(p, sizeof(p), "%s/fifo.yaml", root);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	snprintf(p, sizeof(p), "%s/out/Kustomization", root);
+	ck_assert_int_eq(symlink("o.yaml", p), 0);
+	snprintf(p, sizeof(p), "%s/out/link.yaml", root);
+	ck_assert_int_eq(symlink("o.yaml", p), 0);
+	ck_assert_int_eq(markers_scan_tree(&s, root, "k", &err), 0);
+	ck_assert_int_eq((int)s.len, 1);
+	markers_release(&s);
+	/* "out" holds o.yaml: scanned; its links are not */
+	ck_assert_int_eq(markers_scan_tree(&s, root, NULL, &err), 0);
+	ck_assert_int_eq((int)s.len, 4);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_str_eq(s.items[i].file, want[i]);
+	ck_assert_str_eq(s.items[3].file, "out/o.yaml");
+	ck_assert_int_eq((int)s.problems_len, 0);
+	markers_release(&s);
+	/* naming them directly: a problem each, never a read through the link or a blocked open */
+	ck_assert_int_eq(markers_scan_file(&s, root, "fifo.yaml", &err), 0);
+	ck_assert_int_eq(markers_scan_file(&s, root, "out/link.yaml", &err), 0);
+	snprintf(p, sizeof(p), "%s/lnk", root);
+	ck_assert_int_eq(symlink("out", p), 0);
+	ck_assert_int_eq(markers_scan_file(&s, root, "lnk/o.yaml", &err), 0);
+	ck_assert_int_eq((int)s.len, 0);
+	ck_assert_int_eq((int)s.problems_len, 3);
+	ck_assert_str_eq(s.problems[0].message, "cannot read file: not a regular file");
+	ck_assert_str_eq(s.problems[1].message,
+	                 "cannot read file: is a symbolic link, not followed");
+	ck_assert_msg(strstr(s.problems[2].message, "cannot read file: "), "%s",
+	              s.problems[2].message);
+	markers_release(&s);
+	ck_assert_int_eq(markers_scan_tree(&s, root, "lnk", &err), IG_EINVALID);
+	rm_tree(root);
+}
+END_TEST
+
 /* ---- golden files ---- */
 
 static const char *const golden[] = {
@@ -702,6 +760,48 @@ START_TEST(golden_files)
 }
 END_TEST
 
+/* Each marker carries Flux's setter name and the identity of its YAML document (Flux's
+ * ObjectIdentifier for messageTemplate), per document of a multi-document file. */
+START_TEST(document_identity)
+{
+	static const char doc[] =
+	    "apiVersion: apps/v1\n"
+	    "kind: Deployment\n"
+	    "spec:\n"
+	    "  template:\n"
+	    "    metadata:\n"
+	    "      name: inner\n"
+	    "    spec:\n"
+	    "      containers:\n"
+	    "      - image: a:1 # {\"$imagepolicy\": \"ns:web\"}\n"
+	    "metadata:\n"
+	    "  namespace: apps\n"
+	    "  labels: {name: label}\n"
+	    "  name: web\n"
+	    "---\n"
+	    "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+	    "kind: Kustomization\n"
+	    "images:\n"
+	    "- newTag: \"1\" # {\"$imagepolicy\": \"ns:web:tag\"}\n";
+	struct marker_set set = MARKER_SET_INIT;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(markers_scan_buffer(&set, "f.yaml", doc, strlen(doc), &err), 0);
+	ck_assert_int_eq(set.len, 2);
+	ck_assert_str_eq(set.items[0].setter, "ns:web");
+	ck_assert_str_eq(set.items[0].api_version, "apps/v1");
+	ck_assert_str_eq(set.items[0].kind, "Deployment");
+	ck_assert_str_eq(set.items[0].name, "web");
+	ck_assert_str_eq(set.items[0].namespace, "apps");
+	ck_assert_str_eq(set.items[1].setter, "ns:web:tag");
+	ck_assert_str_eq(set.items[1].api_version, "kustomize.config.k8s.io/v1beta1");
+	ck_assert_str_eq(set.items[1].kind, "Kustomization");
+	ck_assert_ptr_null(set.items[1].name);
+	ck_assert_ptr_null(set.items[1].namespace);
+	markers_release(&set);
+}
+END_TEST
+
 static Suite *markers_suite(void)
 {
 	Suite *s = suite_create("markers");
@@ -720,7 +820,9 @@ static Suite *markers_suite(void)
 	tcase_add_test(tc, apply_rejects_stale_and_overlapping);
 	tcase_add_test(tc, tree_walk);
 	tcase_add_test(tc, tree_problems);
+	tcase_add_test(tc, tree_untrusted);
 	tcase_add_loop_test(tc, golden_files, 0, sizeof(golden) / sizeof(golden[0]));
+	tcase_add_test(tc, document_identity);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -75,6 +75,7 @@ static const struct {
 	struct spec s;
 	const char *tags, *latest;
 	size_t candidates, skipped;
+	const char *unordered; /* numerical: Flux fails the policy on this tag; nothing is picked */
 } selects[] = {
     /* semver */
     {{SEMVER, ">=1.0.0"}, "v1.2.0 v1.10.0 v1.9.3", "v1.10.0", 3, 0},
@@ -86,7 +87,7 @@ static const struct {
     {{SEMVER, "1.2 - 1.4.5"}, "1.2.0 1.4.5 1.4.6 1.1.0", "1.4.5", 2, 2},
     {{SEMVER, "<1.0.0 || >=3.0.0"}, "0.9.0 2.5.0 3.1.0", "3.1.0", 2, 1},
     {{SEMVER, "*"}, "1.0.0 2.0.0-rc.1 1.5.0", "1.5.0", 2, 1},
-    {{SEMVER, ">=1.0.0"}, "1.0.0 v1.0.0 V1.0.0", "v1.0.0", 3, 0},
+    {{SEMVER, ">=1.0.0"}, "1.0.0 v1.0.0 V1.0.0", "v1.0.0", 2, 1}, /* Flux: lowercase v only */
     {{SEMVER, ">=1.0.0"}, "1.0.0+build.1 1.0.0+build.2", "1.0.0+build.2", 2, 0},
     {{SEMVER, ">=1.0.0"}, "1.2.3-alpine 1.2.2", "1.2.2", 1, 1},
     {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
@@ -95,11 +96,13 @@ static const struct {
      2,
      0},
     {{SEMVER, ">=1.0.0"},
-     "99999999999999999999.0.0 100000000000000000000.0.0",
-     "100000000000000000000.0.0",
+     "18446744073709551614.0.0 18446744073709551615.0.0 18446744073709551616.0.0",
+     "18446744073709551615.0.0",
      2,
-     0},
-    {{SEMVER, ">=0.0.0"}, "2024.05.01 2024.5.1 latest", "2024.5.1", 1, 2},
+     1}, /* Flux's numbers are uint64: past it, not a version */
+    /* zero-padded parts are versions (fluxcd/pkg version.ParseVersion); equal ones tie */
+    {{SEMVER, ">=0.0.0"}, "2024.05.01 2024.5.1 2024.04.30 latest", "2024.5.1", 3, 1},
+    {{SEMVER, ">=0.0.0-0"}, "1.2-rc.1 1.2 1.2.0-rc.0", "1.2-rc.1", 2, 1},
     /* numerical: exact, no float64 */
     {{NUM, "asc"},
      "20240501123456788 20240501123456789 20240501123456787",
@@ -111,8 +114,16 @@ static const struct {
      "20240501123456787",
      3,
      0},
-    {{NUM, "asc"}, "1.5 1.25 -3 +2 0.0001 abc 1e3", "+2", 5, 2},
-    {{NUM, "desc"}, "1.5 1.25 -3 +2 0.0001 abc", "-3", 5, 1},
+    {{NUM, "asc"}, "1.5 1.25 -3 +2 0.0001 1e3 -1E-2 inf", "inf", 8, 0}, /* ParseFloat syntax */
+    {{NUM, "asc"}, "1.5 1.25 -3 +2 0.0001 abc 1e3", NULL, 6, 1, "abc"},
+    {{NUM, "desc"}, "1 -Infinity -1e999999", "-Infinity", 3, 0},
+    {{NUM, "asc"}, "1 NaN", NULL, 1, 1, "NaN"},
+    {{NUM, "asc"}, "1 0x1p4", NULL, 1, 1, "0x1p4"}, /* hex floats: not ordered */
+    {{NUM, "asc"}, "1 1_000", NULL, 1, 1, "1_000"},
+    {{NUM, "asc"}, "1e2 99.5 100.0 1e+2", "1e2", 4, 0}, /* 100 three ways: byte-wise tie */
+    {{NUM, "asc"}, "0.05 5e-2 0.5e-1 0.049999", "5e-2", 4, 0},
+    {{NUM, "desc"}, "1.5 1.25 -3 +2 0.0001 abc", NULL, 5, 1, "abc"},
+    {{NUM, "desc"}, "1.5 1.25 -3 +2 0.0001", "-3", 5, 0},
     {{NUM, "asc"}, "-1.5 -1.25 -10", "-1.25", 3, 0},
     {{NUM, "asc"}, "1.5 1.50 01.5", "1.50", 3, 0},
     {{NUM, "asc"}, "0 -0 0.0", "0.0", 3, 0},
@@ -122,7 +133,8 @@ static const struct {
      "123456789012345678901234567890.000000000000000000001",
      2,
      0},
-    {{NUM, "asc"}, ". - + 1. .5", "1.", 2, 3},
+    {{NUM, "asc"}, ". - + 1. .5", NULL, 2, 3, "."},
+    {{NUM, "asc"}, "1. .5", "1.", 2, 0},
     {{NUM, "asc", "^release-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
      "release-" SHA "-1700000000000000001 release-fffffff-1700000000000000002 "
      "release-0000000-1699999999999999999 main-" SHA "-1800000000000000000",
@@ -134,8 +146,14 @@ static const struct {
      "main-ccccccc-1712000001",
      3,
      0},
-    /* Flux applies ReplaceAllString: with an unanchored pattern the rest of the tag stays */
-    {{NUM, "asc", "([0-9]+)$", "$1"}, "build-42 7 19", "19", 2, 1},
+    /* Flux expands the template from the first match only: the rest of the tag never counts */
+    {{NUM, "asc", "([0-9]+)$", "$1"}, "build-42 7 19", "build-42", 3, 0},
+    {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)", "$ts"},
+     "main-abc-1600000000-arm64 main-abc-1500000000",
+     "main-abc-1600000000-arm64",
+     2,
+     0},
+    {{ALPHA, "asc", "[0-9]", "x${0}y"}, "a1b2 c3", "c3", 2, 0},
     {{NUM, "asc", "^build-([0-9]+)$", "$1"}, "build-42 build-7 build-x", "build-42", 2, 0},
     /* alphabetical: byte-wise */
     {{ALPHA, "asc"}, "2024.05.01 2024.12.01 2023.11.30", "2024.12.01", 3, 0},
@@ -171,6 +189,7 @@ START_TEST(select_)
 	ck_assert_pstr_eq(r.latest, selects[_i].latest);
 	ck_assert_uint_eq(r.candidates, selects[_i].candidates);
 	ck_assert_uint_eq(r.skipped, selects[_i].skipped);
+	ck_assert_pstr_eq(r.unordered, selects[_i].unordered);
 	policy_result_release(&r);
 	free_split(tags);
 	policy_free(p);
@@ -222,8 +241,9 @@ static const struct {
     {{SEMVER, ">=1.0.0"}, "1.3.0", "1.2.0", POLICY_BACKWARD},
     {{SEMVER, ">=1.0.0"}, "1.3.0", "1.3.0", POLICY_SAME},
     {{SEMVER, ">=1.0.0"}, "v1.9.3", "v1.10.0", POLICY_FORWARD},
-    {{SEMVER, ">=1.0.0"}, "1.0.0", "v1.0.0", POLICY_FORWARD},  /* equal rank: byte-wise */
-    {{SEMVER, ">=1.0.0"}, "v1.0.0", "1.0.0", POLICY_BACKWARD}, /* consistent with select */
+    {{SEMVER, ">=1.0.0"}, "1.0.0", "v1.0.0", POLICY_SAME}, /* one version, two spellings */
+    {{SEMVER, ">=1.0.0"}, "v1.0.0", "1.0.0", POLICY_SAME},
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.3", POLICY_SAME},
     {{SEMVER, ">=1.0.0"}, "latest", "1.0.0", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0"}, "1.0.0", "latest", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0"}, "", "1.0.0", POLICY_INCOMPARABLE},
@@ -231,13 +251,13 @@ static const struct {
     {{SEMVER, ">=1.0.0"}, "1.1.0-rc.1", "1.0.0", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0-0"}, "1.1.0-rc.1", "1.1.0", POLICY_FORWARD},
     {{SEMVER, ">=1.0.0-0"}, "1.1.0", "1.1.0-rc.1", POLICY_BACKWARD},
-    {{SEMVER, ">=1.0.0"}, "1.0.0+b1", "1.0.0+b2", POLICY_FORWARD},
+    {{SEMVER, ">=1.0.0"}, "1.0.0+b1", "1.0.0+b2", POLICY_SAME}, /* build metadata: no rank */
     {{SEMVER, ">=0.0.0"}, "sha256-abc.sig", "1.0.0", POLICY_INCOMPARABLE},
     {{NUM, "asc"}, "20240501123456788", "20240501123456789", POLICY_FORWARD},
     {{NUM, "asc"}, "20240501123456789", "20240501123456788", POLICY_BACKWARD},
     {{NUM, "desc"}, "20240501123456789", "20240501123456788", POLICY_FORWARD},
-    {{NUM, "asc"}, "1.5", "1.50", POLICY_FORWARD},
-    {{NUM, "asc"}, "1.50", "1.5", POLICY_BACKWARD},
+    {{NUM, "asc"}, "1.5", "1.50", POLICY_SAME},
+    {{NUM, "asc"}, "1.50", "1.5", POLICY_SAME},
     {{NUM, "asc"}, "abc", "1", POLICY_INCOMPARABLE},
     {{NUM, "asc", "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", "$ts"},
      "main-" SHA "-1712000000",
@@ -268,6 +288,74 @@ START_TEST(compare)
 	ck_assert_msg(v == compares[_i].v, "%s -> %s: %s, expected %s", compares[_i].current,
 	              compares[_i].candidate, policy_verdict_name(v),
 	              policy_verdict_name(compares[_i].v));
+	policy_free(p);
+}
+END_TEST
+
+/* policy_verdict: what the guard and `eval --current` decide with (CONTRACT §6). */
+static const struct {
+	struct spec s;
+	const char *current, *candidate;
+	enum policy_verdict v;
+} verdicts[] = {
+    /* looser spellings of a version are never replaced by a version behind them */
+    {{SEMVER, ">=1.0.0"}, "v2", "1.9.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "v2", "2.0.0", POLICY_INCOMPARABLE}, /* not behind: adopt */
+    {{SEMVER, ">=1.0.0"}, "v2", "2.1.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "2.1", "2.0.9", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "V1.3.0", "1.2.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "V1.3.0", "1.3.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "1.2.3.4", "1.2.3", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "1.2.3.4", "1.2.4", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "1.2.3.0", "1.2.3", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "99999999999999999999.0.0", "2.0.0", POLICY_BACKWARD},
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.2", POLICY_BACKWARD},
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.4", POLICY_FORWARD},
+    /* the same version spelled differently is up to date */
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.3", POLICY_SAME},
+    {{SEMVER, ">=1.0.0"}, "v1.3.0", "1.3.0", POLICY_SAME},
+    {{SEMVER, ">=1.0.0"}, "1.3.0", "v1.3.0", POLICY_SAME},
+    /* a narrowed range does not roll back; prereleases are in the order */
+    {{SEMVER, ">=1.0.0 <2.0.0"}, "2.1.0", "1.9.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0 <2.0.0"}, "0.9.0", "1.0.0", POLICY_FORWARD},
+    {{SEMVER, ">=1.0.0"}, "1.1.0-rc.1", "1.0.0", POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0"}, "1.1.0-rc.1", "1.1.0", POLICY_FORWARD},
+    /* the candidate must be the policy's */
+    {{SEMVER, ">=1.0.0"}, "1.0.0", "latest", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "2.0.0", "0.9.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, "latest", "1.0.0", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0"}, NULL, "1.0.0", POLICY_INCOMPARABLE},
+    /* extract: the loose reading is of the extracted value, or of the tag off the filter */
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "2.1-alpine",
+     "2.0.9-alpine",
+     POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "2.1-alpine",
+     "2.1.1-alpine",
+     POLICY_INCOMPARABLE},
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "3.0.0",
+     "2.9.0-alpine",
+     POLICY_BACKWARD},
+    {{SEMVER, ">=1.0.0", "^(?P<v>[0-9.]+)-alpine$", "$v"},
+     "latest-alpine",
+     "2.9.0-alpine",
+     POLICY_INCOMPARABLE},
+    /* numerical and alphabetical orders have no loose reading */
+    {{NUM, "asc"}, "v2", "1", POLICY_INCOMPARABLE},
+    {{NUM, "asc"}, "1.50", "1.5", POLICY_SAME},
+    {{ALPHA, "asc", "^v"}, "latest", "v2", POLICY_INCOMPARABLE},
+};
+
+START_TEST(verdict)
+{
+	struct policy *p = make(&verdicts[_i].s);
+	enum policy_verdict v = policy_verdict(p, verdicts[_i].current, verdicts[_i].candidate);
+
+	ck_assert_msg(v == verdicts[_i].v, "%s -> %s: %s, expected %s", verdicts[_i].current,
+	              verdicts[_i].candidate, policy_verdict_name(v),
+	              policy_verdict_name(verdicts[_i].v));
 	policy_free(p);
 }
 END_TEST
@@ -310,9 +398,10 @@ static const struct spec props[] = {
     {ALPHA, "desc", NULL, NULL, "-"},
 };
 
-/* policy_compare is a strict total order over accepted tags that agrees with policy_order and
- * policy_select: antisymmetric, SAME only for the same tag, INCOMPARABLE exactly when a side is
- * not accepted, order[i+1] -> order[i] is always FORWARD, and nothing is FORWARD of the pick. */
+/* policy_compare is a total preorder over accepted tags that agrees with policy_order and
+ * policy_select: antisymmetric, SAME both ways for ties, INCOMPARABLE exactly when a side is
+ * not accepted, order[i+1] -> order[i] is FORWARD or a tie, and nothing is FORWARD of the pick.
+ * policy_verdict agrees with policy_compare wherever both sides are accepted. */
 START_TEST(compare_consistency)
 {
 	struct policy *p = make(&props[_i]);
@@ -325,11 +414,14 @@ START_TEST(compare_consistency)
 	ck_assert_int_eq(policy_select(&r, p, (const char *const *)tags, n, NULL), 0);
 	ck_assert_uint_eq(order.len, r.candidates);
 	ck_assert_msg(order.len > 1, "property needs at least two candidates");
-	ck_assert_str_eq(order.items[0], r.latest);
+	if (r.unordered) /* a numerical policy over non-numbers fails, as in Flux */
+		ck_assert_ptr_null(r.latest);
+	else
+		ck_assert_str_eq(order.items[0], r.latest);
 	for (size_t k = 0; k + 1 < order.len; k++)
-		ck_assert_msg(policy_compare(p, order.items[k + 1], order.items[k]) ==
-		                  POLICY_FORWARD,
-		              "%s -> %s not forward", order.items[k + 1], order.items[k]);
+		ck_assert_msg(policy_compare(p, order.items[k + 1], order.items[k]) !=
+		                  POLICY_BACKWARD,
+		              "%s -> %s backward", order.items[k + 1], order.items[k]);
 	for (size_t a = 0; a < n; a++) {
 		bool acc_a = policy_accepts(p, tags[a]);
 
@@ -344,12 +436,14 @@ START_TEST(compare_consistency)
 				ck_assert_int_eq(ab, POLICY_INCOMPARABLE);
 				continue;
 			}
+			ck_assert_int_eq(policy_verdict(p, tags[a], tags[b]), ab);
 			if (a == b) {
 				ck_assert_int_eq(ab, POLICY_SAME);
 				continue;
 			}
 			ck_assert_msg((ab == POLICY_FORWARD && ba == POLICY_BACKWARD) ||
-			                  (ab == POLICY_BACKWARD && ba == POLICY_FORWARD),
+			                  (ab == POLICY_BACKWARD && ba == POLICY_FORWARD) ||
+			                  (ab == POLICY_SAME && ba == POLICY_SAME),
 			              "%s vs %s: %s / %s", tags[a], tags[b],
 			              policy_verdict_name(ab), policy_verdict_name(ba));
 		}
@@ -485,6 +579,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, select_, 0, sizeof(selects) / sizeof(selects[0]));
 	tcase_add_loop_test(tc, select_shuffled, 0, sizeof(selects) / sizeof(selects[0]));
+	tcase_add_loop_test(tc, verdict, 0, sizeof(verdicts) / sizeof(verdicts[0]));
 	tcase_add_loop_test(tc, compare, 0, sizeof(compares) / sizeof(compares[0]));
 	tcase_add_test(tc, compare_null);
 	tcase_add_loop_test(tc, compare_consistency, 0, sizeof(props) / sizeof(props[0]));

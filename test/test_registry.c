@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,17 +384,116 @@ START_TEST(image_created)
 }
 END_TEST
 
+/* ---- bounded work and prompt shutdown ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct raiser {
+	volatile sig_atomic_t *flag;
+	long after_ms;
+};
+
+static void *raise_later(void *arg)
+{
+	struct raiser *r = arg;
+	struct timespec ts = {r->after_ms / 1000, (r->after_ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+	*r->flag = 1;
+	return NULL;
+}
+
+/* A stop flag raised while a request waits on a registry that never answers ends the listing
+ * within about a second (curl's progress callback), however long the request timeout is. */
+START_TEST(stop_ends_a_stalled_request)
+{
+	static const char *const repos[] = {"stall/s1", "slowpage/s2"};
+	static volatile sig_atomic_t stop;
+	struct raiser r = {&stop, 500};
+	struct registry_listing l;
+	struct ctx x;
+	pthread_t th;
+	int64_t t0;
+
+	for (size_t i = 0; i < sizeof(repos) / sizeof(repos[0]); i++) {
+		stop = 0;
+		ctx_init(&x, fault.host, repos[i]);
+		registry_client_set_stop(x.c, &stop);
+		x.t.timeout_ms = 60000;
+		t0 = now_ms();
+		ck_assert_int_eq(pthread_create(&th, NULL, raise_later, &r), 0);
+		ck_assert_int_lt(registry_list_tags(&l, x.c, &x.t, &x.err), 0);
+		pthread_join(th, NULL);
+		ck_assert_msg(now_ms() - t0 < 2500, "%s: %lld ms", repos[i],
+		              (long long)(now_ms() - t0));
+		ck_assert_msg(strstr(x.err.msg, "stopping"), "%s", x.err.msg);
+		ck_assert_uint_eq(l.tags.len, 0);
+		/* once stopped, nothing new starts */
+		t0 = now_ms();
+		ck_assert_int_lt(registry_list_tags(&l, x.c, &x.t, &x.err), 0);
+		ck_assert_int_lt(now_ms() - t0, 200);
+		ctx_release(&x);
+	}
+}
+END_TEST
+
+/* An endless listing whose every page comes just in time is ended by the listing's deadline
+ * (the target's timeout covers all pages), and the pass deadline ends any request. */
+START_TEST(listing_and_pass_deadlines)
+{
+	struct registry_listing l;
+	struct ctx x;
+	int64_t t0;
+
+	ctx_init(&x, fault.host, "slowpage/d1");
+	x.t.listing_timeout_ms = 2000; /* each page takes 0.8 s; the listing is endless */
+	t0 = now_ms();
+	ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), IG_ETIMEOUT);
+	ck_assert_msg(now_ms() - t0 < 3500, "%lld ms", (long long)(now_ms() - t0));
+	ck_assert_msg(strstr(x.err.msg, "tag list timed out") && strstr(x.err.msg, "pages"), "%s",
+	              x.err.msg);
+	ctx_release(&x);
+
+	ctx_init(&x, fault.host, "stall/d2");
+	registry_client_set_deadline(x.c, now_ms() + 1000);
+	t0 = now_ms();
+	ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), IG_ETIMEOUT);
+	ck_assert_msg(now_ms() - t0 < 2500, "%lld ms", (long long)(now_ms() - t0));
+	ctx_release(&x);
+}
+END_TEST
+
+/* Next links that come back to a page already read are a loop, not a longer listing. */
+START_TEST(link_loop_refused)
+{
+	struct registry_listing l;
+	struct ctx x;
+
+	ctx_init(&x, fault.host, "linkloop/l1");
+	ck_assert_int_eq(registry_list_tags(&l, x.c, &x.t, &x.err), IG_EINVALID);
+	ck_assert_msg(strstr(x.err.msg, "loops back"), "%s", x.err.msg);
+	ck_assert_uint_le(x.codes[200], 4);
+	ctx_release(&x);
+}
+END_TEST
+
 /* The body parsers without a peer: OCI error bodies become one line (control characters from
  * the registry were echoed into messages, found by fuzz_ocierror), tag-list pages. */
 static const struct {
 	const char *body, *want;
 } oci_bodies[] = {
-	{"{\"errors\":[{\"code\":\"NAME_UNKNOWN\",\"message\":\"repository name not known\"}]}",
-	 "NAME_UNKNOWN: repository name not known"},
-	{"{\"errors\":[{\"code\":\"DENIED\",\"message\":\"a\\nb\\r\\u007f\\u001b[31m\"}]}",
-	 "DENIED: a b   [31m"},
-	{"{\"errors\":[{\"code\":\"X\\ty\"},{\"message\":\"only\"}]}", "X y; only"},
-	{"<html>502 Bad Gateway</html>", ""},
+    {"{\"errors\":[{\"code\":\"NAME_UNKNOWN\",\"message\":\"repository name not known\"}]}",
+     "NAME_UNKNOWN: repository name not known"},
+    {"{\"errors\":[{\"code\":\"DENIED\",\"message\":\"a\\nb\\r\\u007f\\u001b[31m\"}]}",
+     "DENIED: a b   [31m"},
+    {"{\"errors\":[{\"code\":\"X\\ty\"},{\"message\":\"only\"}]}", "X y; only"},
+    {"<html>502 Bad Gateway</html>", ""},
 };
 
 START_TEST(oci_error_bodies)
@@ -410,12 +510,12 @@ static const struct {
 	int rc;
 	size_t ntags;
 } tag_pages[] = {
-	{"{\"name\":\"a/b\",\"tags\":[\"1.0.0\",\"latest\"]}", 0, 2},
-	{"{\"name\":\"a/b\",\"tags\":null}", 0, 0},
-	{"{\"name\":\"a/b\",\"tags\":[\"ok\",\"-bad\",\"sp ace\",\"\"]}", 0, 1},
-	{"{\"name\":\"a/b\",\"tags\":[\"ok\",1]}", IG_EINVALID, 0},
-	{"{\"name\":\"a/b\"}", IG_EINVALID, 0},
-	{"{\"tags\":[\"1\"", IG_EINVALID, 0},
+    {"{\"name\":\"a/b\",\"tags\":[\"1.0.0\",\"latest\"]}", 0, 2},
+    {"{\"name\":\"a/b\",\"tags\":null}", 0, 0},
+    {"{\"name\":\"a/b\",\"tags\":[\"ok\",\"-bad\",\"sp ace\",\"\"]}", 0, 1},
+    {"{\"name\":\"a/b\",\"tags\":[\"ok\",1]}", IG_EINVALID, 0},
+    {"{\"name\":\"a/b\"}", IG_EINVALID, 0},
+    {"{\"tags\":[\"1\"", IG_EINVALID, 0},
 };
 
 START_TEST(tag_list_pages)
@@ -423,7 +523,7 @@ START_TEST(tag_list_pages)
 	struct strvec tags = STRVEC_INIT;
 	struct error err = ERROR_INIT;
 	int rc = registry_parse_tag_list(&tags, "r.example/a/b", tag_pages[_i].body,
-					 strlen(tag_pages[_i].body), &err);
+	                                 strlen(tag_pages[_i].body), &err);
 
 	ck_assert_int_eq(rc, tag_pages[_i].rc);
 	if (rc == 0)
@@ -452,6 +552,9 @@ int main(void)
 	tcase_add_test(tc, token_cached_and_renewed);
 	tcase_add_test(tc, retry_after);
 	tcase_add_test(tc, image_created);
+	tcase_add_test(tc, stop_ends_a_stalled_request);
+	tcase_add_test(tc, listing_and_pass_deadlines);
+	tcase_add_test(tc, link_loop_refused);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bodies");
 	tcase_add_loop_test(tc, oci_error_bodies, 0, sizeof(oci_bodies) / sizeof(oci_bodies[0]));

@@ -33,6 +33,11 @@ static const struct {
     {"a.yaml", "v1", "v1", NULL, "bad release", GUARD_HOLD, GUARD_OVERRIDE, 0,
      "ns/p a.yaml:7 v1 -> v1 hold/override\n"},
     {NULL, NULL, NULL, NULL, NULL, GUARD_NONE, GUARD_NO_MARKERS, 0, "ns/p - none/no-markers\n"},
+    /* outside text (file names and values from Git, tags, messages) cannot forge a line */
+    {"a\nns/p b.yaml:1 v9 -> v1 update/forward\n.yaml", "v1\x1b[2J", "v2\r\nx", NULL,
+     "registry 'x': 500\nforged", GUARD_ERROR, GUARD_REGISTRY, 0,
+     "ns/p a\\nns/p b.yaml:1 v9 -> v1 update/forward\\n.yaml:7 v1\\e[2J -> v2\\r\\nx "
+     "error/registry: registry 'x': 500\\nforged\n"},
 };
 
 static void fill(struct report *r, size_t i)
@@ -77,7 +82,7 @@ START_TEST(json)
 	ck_assert_int_eq(report_json(&out, &r), 0);
 	a = json_loads(out.data, 0, &je);
 	ck_assert_ptr_nonnull(a);
-	ck_assert_int_eq(json_array_size(a), 7);
+	ck_assert_int_eq(json_array_size(a), sizeof(items) / sizeof(items[0]));
 	o = json_array_get(a, 1);
 	ck_assert_str_eq(json_string_value(json_object_get(o, "decision")), "hold");
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(o, "warnings"), 0)),
@@ -90,6 +95,8 @@ START_TEST(json)
 	ck_assert(json_is_null(json_object_get(o, "line")));
 	ck_assert_str_eq(json_string_value(json_object_get(o, "reason")), "no-markers");
 	ck_assert_int_eq(json_array_size(json_object_get(o, "warnings")), 0);
+	o = json_array_get(a, 7); /* JSON keeps the bytes: its own escaping is enough */
+	ck_assert_str_eq(json_string_value(json_object_get(o, "current")), "v1\x1b[2J");
 	json_decref(a);
 	buf_release(&out);
 	report_release(&r);

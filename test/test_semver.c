@@ -12,7 +12,7 @@ static const struct {
 } parses[] = {
     {"1.2.3", true},
     {"v1.2.3", true},
-    {"V1.2.3", true},
+    {"V1.2.3", false}, /* Masterminds takes a lowercase v only */
     {"0.0.0", true},
     {"1.0.0-alpha", true},
     {"1.0.0-alpha.1", true},
@@ -23,16 +23,23 @@ static const struct {
     {"1.0.0+20130313144700", true},
     {"1.0.0-beta+exp.sha.5114f85", true},
     {"1.0.0+21AF26D3----117B344092BD", true},
-    {"123456789012345678901234567890.0.0", true},
+    {"18446744073709551615.0.0", true},
+    {"18446744073709551616.0.0", false}, /* past uint64: ParseUint fails */
+    {"123456789012345678901234567890.0.0", false},
     {"1.2.3-alpine", true},
     {"", false},
     {"v", false},
     {"1", false},
     {"1.2", false},
     {"1.2.3.4", false},
-    {"01.2.3", false},
-    {"1.02.3", false},
-    {"1.2.03", false},
+    {"01.2.3", true}, /* leading zeros are coerced */
+    {"1.02.3", true},
+    {"1.2.03", true},
+    {"1.2-rc.1", true}, /* two dots anywhere, then the loose shape */
+    {"1-rc.1.2", true},
+    {"1.2+b.c", true},
+    {"1.2-rc1", false},
+    {"1..2", false},
     {"1.2.3-01", false},
     {"1.2.3-", false},
     {"1.2.3+", false},
@@ -44,7 +51,7 @@ static const struct {
     {"1.2.3 ", false},
     {"1.2.-3", false},
     {"latest", false},
-    {"2024.05.01", false},
+    {"2024.05.01", true},
     {"sha256-abc.sig", false},
     {"1.2.3-beta\n", false},
 };
@@ -68,9 +75,13 @@ static const char *const chains[][10] = {
      "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", NULL},
     {"1.0.0", "2.0.0", "2.1.0", "2.1.1", NULL},
     {"1.9.0", "1.10.0", "1.11.0", NULL},
-    {"0.0.1", "0.1.0", "1.0.0", "10.0.0", "9999999999999999999.0.0", "18446744073709551616.0.0",
-     "100000000000000000000000.0.0", NULL},
+    {"0.0.1", "0.1.0", "1.0.0", "10.0.0", "9999999999999999999.0.0", "18446744073709551615.0.0",
+     NULL},
     {"1.0.0-1", "1.0.0-2", "1.0.0-10", "1.0.0-18446744073709551616", "1.0.0-a", NULL},
+    /* Masterminds: an identifier past uint64 is text, so it ranks above every number and
+     * compares byte-wise with other text (21 digits below 20 nines). */
+    {"1.0.0-18446744073709551615", "1.0.0-100000000000000000000", "1.0.0-99999999999999999999",
+     NULL},
     {"1.0.0-alpha", "1.0.0-alpha.0", "1.0.0-alpha.0.0", "1.0.0-alpha.1", NULL},
     {"1.0.0--", "1.0.0-A", "1.0.0-Z", "1.0.0-a", "1.0.0-alpha-1", NULL},
 };
@@ -99,7 +110,9 @@ END_TEST
 static const char *const equals[][2] = {
     {"1.0.0", "v1.0.0"},
     {"1.0.0+a", "1.0.0+b"},
-    {"1.0.0-rc.1+build.1", "V1.0.0-rc.1+build.2"},
+    {"1.0.0-rc.1+build.1", "v1.0.0-rc.1+build.2"},
+    {"2025.07.03", "2025.7.3"},
+    {"v01.02.03", "1.2.3"},
 };
 
 START_TEST(equal)
@@ -109,6 +122,50 @@ START_TEST(equal)
 	parse_or_fail(&a, equals[_i][0]);
 	parse_or_fail(&b, equals[_i][1]);
 	ck_assert_int_eq(semver_compare(&a, &b), 0);
+}
+END_TEST
+
+/* Loose readings of committed values: what a person reads as a version. */
+static const struct {
+	const char *in;
+	bool ok;
+	const char *as; /* the strict version it equals, when ok */
+	bool longer;
+} looses[] = {
+    {"v2", true, "2.0.0", false},
+    {"V2", true, "2.0.0", false},
+    {"2.1", true, "2.1.0", false},
+    {"2025.07.03", true, "2025.7.3", false},
+    {"v1.3.0", true, "1.3.0", false},
+    {"1.2.3.4", true, "1.2.3", true},
+    {"1.2.3.0", true, "1.2.3", false},
+    {"1.2.3.0.0.0.0.1", true, "1.2.3", true},
+    {"1.2.3.0.0.0.0.0.1", false, NULL, false}, /* more than SEMVER_LOOSE_PARTS numbers */
+    {"2.1-alpine", true, "2.1.0-alpine", false},
+    {"1.0-01", true, NULL, false}, /* leading zeros in a prerelease are read too */
+    {"100000000000000000000000.0", true, NULL, false}, /* no cap on a loose number */
+    {"latest", false, NULL, false},
+    {"", false, NULL, false},
+    {"v", false, NULL, false},
+    {"1..2", false, NULL, false},
+    {"1.2.", false, NULL, false},
+    {"1.2-", false, NULL, false},
+    {"main-abc", false, NULL, false},
+};
+
+START_TEST(loose)
+{
+	struct semver v, want;
+	bool longer = true;
+	const char *s = looses[_i].in;
+	int rc = semver_parse_loose(&v, &longer, s, strlen(s));
+
+	ck_assert_msg((rc == 0) == looses[_i].ok, "'%s': rc %d", s, rc);
+	ck_assert_msg(longer == looses[_i].longer, "'%s': longer %d", s, longer);
+	if (looses[_i].as) {
+		parse_or_fail(&want, looses[_i].as);
+		ck_assert_msg(semver_compare(&v, &want) == 0, "'%s' reads as %s", s, looses[_i].as);
+	}
 }
 END_TEST
 
@@ -322,7 +379,7 @@ static const struct {
     {">=1.0.0-0 <2.0.0", "2.0.0-rc.1", true}, /* Masterminds: rc of 2.0.0 is < 2.0.0 */
     {">=1.0.0-0 <2.0.0 || >=3", "3.1.0-rc.1", false},
     {">=1.0.0 || >=3.0.0-0", "3.1.0-rc.1", true},
-    {">=99999999999999999999.0.0", "100000000000000000000.0.0", true},
+    {">=9999999999999999999.0.0", "10000000000000000000.0.0", true},
     {">=99999999999999999999.0.0", "9999999999999999999.0.0", false},
     {"<1.0.0", "v0.9.9", true},
     {">=1.0.0", "1.0.0+build.5", true},
@@ -404,6 +461,7 @@ int main(void)
 	tcase_add_loop_test(tc, parse, 0, sizeof(parses) / sizeof(parses[0]));
 	tcase_add_loop_test(tc, precedence, 0, sizeof(chains) / sizeof(chains[0]));
 	tcase_add_loop_test(tc, equal, 0, sizeof(equals) / sizeof(equals[0]));
+	tcase_add_loop_test(tc, loose, 0, sizeof(looses) / sizeof(looses[0]));
 	tcase_add_loop_test(tc, range_check, 0, sizeof(checks) / sizeof(checks[0]));
 	tcase_add_loop_test(tc, range_invalid, 0, sizeof(bad_ranges) / sizeof(bad_ranges[0]));
 	suite_add_tcase(s, tc);

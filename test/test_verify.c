@@ -17,9 +17,10 @@ static const struct {
 	const char *reason; /* substring */
 } cases[] = {
     {"v1", A, "r/app:v1", "docker-pullable://r/app@" A, VERIFY_OK, "runs the digest Git wants"},
-    {"v1", A, "r/app:v1", "r/app@" A, VERIFY_OK, ""},
-    {NULL, A, "r/app@" A, "r/app@" A, VERIFY_OK, ""},
-    {"v1", A, "r/app@" A, "r/app@" A, VERIFY_OK, ""}, /* running by digest: no tag to compare */
+    {"v1", A, "r/app:v1", "r/app@" A, VERIFY_OK, "runs the digest Git wants"},
+    {NULL, A, "r/app@" A, "r/app@" A, VERIFY_OK, "runs the digest Git wants"},
+    {"v1", A, "r/app@" A, "r/app@" A, VERIFY_OK,
+     "runs the digest Git wants"}, /* running by digest: no tag to compare */
     {"v1", A, "r/app:v1", "r/app@" B, VERIFY_DRIFT,
      "runs sha256:bbbbbbbbbbbb, Git wants sha256:aaaaaaaaaaaa (v1)"},
     {NULL, A, "r/app@" B, "r/app@" B, VERIFY_DRIFT, "Git wants sha256:aaaaaaaaaaaa"},
@@ -35,7 +36,7 @@ static const struct {
      VERIFY_UNKNOWN, "no repository digest"},
     {"v1", A, "r/app:v1", "r/app@sha256:short", VERIFY_UNKNOWN, "not a sha256 digest"},
     {"v1", NULL, "r/app:v1", "r/app@" A, VERIFY_UNKNOWN, "digest of the committed tag is unknown"},
-    {"v1", A, NULL, "r/app@" A, VERIFY_OK, ""},
+    {"v1", A, NULL, "r/app@" A, VERIFY_OK, "runs the digest Git wants"},
 };
 
 START_TEST(compare)
@@ -48,6 +49,7 @@ START_TEST(compare)
 	                 0);
 	ck_assert_msg(st == cases[_i].status, "case %d: %s, reason %s", _i, verify_status_name(st),
 	              reason);
+	ck_assert_msg(cases[_i].reason[0] != '\0', "case %d: empty expected reason", _i);
 	ck_assert_msg(strstr(reason, cases[_i].reason) != NULL, "case %d: %s", _i, reason);
 	free(reason);
 }

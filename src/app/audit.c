@@ -13,6 +13,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
 #include "imageguard/util/strvec.h"
+#include "imageguard/util/jsonout.h"
 
 struct audit {
 	int fd;
@@ -47,11 +48,6 @@ int audit_open(struct audit **out, const char *path, bool with_tags, struct erro
 	return 0;
 }
 
-static json_t *string_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static json_t *string_array(const struct strvec *v)
 {
 	json_t *a = json_array();
@@ -70,22 +66,22 @@ static json_t *record_json(const struct audit *a, const struct audit_record *r)
 		return NULL;
 	log_timestamp(when, sizeof(when));
 	json_object_set_new(o, "time", json_string(when));
-	json_object_set_new(o, "policy", string_or_null(r->policy));
-	json_object_set_new(o, "image", string_or_null(r->image));
+	json_object_set_new(o, "policy", jsonout_str(r->policy));
+	json_object_set_new(o, "image", jsonout_str(r->image));
 	json_object_set_new(o, "tag_count",
 	                    r->listed ? json_integer((json_int_t)r->tag_count) : json_null());
-	json_object_set_new(o, "tags_sha256", string_or_null(r->listed ? r->tags_sha256 : NULL));
+	json_object_set_new(o, "tags_sha256", jsonout_str(r->listed ? r->tags_sha256 : NULL));
 	if (a->with_tags)
 		json_object_set_new(o, "tags", r->listed ? string_array(r->tags) : json_null());
-	json_object_set_new(o, "current", string_or_null(r->current));
-	json_object_set_new(o, "candidate", string_or_null(r->candidate));
-	json_object_set_new(o, "decision", string_or_null(r->decision));
-	json_object_set_new(o, "reason", string_or_null(r->reason));
+	json_object_set_new(o, "current", jsonout_str(r->current));
+	json_object_set_new(o, "candidate", jsonout_str(r->candidate));
+	json_object_set_new(o, "decision", jsonout_str(r->decision));
+	json_object_set_new(o, "reason", jsonout_str(r->reason));
 	json_object_set_new(o, "warnings", string_array(r->warnings));
-	json_object_set_new(o, "file", string_or_null(r->file));
-	json_object_set_new(o, "line", r->file ? json_integer((json_int_t)r->line) : json_null());
-	json_object_set_new(o, "commit", string_or_null(r->commit));
-	json_object_set_new(o, "digest", string_or_null(r->digest));
+	json_object_set_new(o, "file", jsonout_str(r->file));
+	json_object_set_new(o, "line", jsonout_line(r->file, r->line));
+	json_object_set_new(o, "commit", jsonout_str(r->commit));
+	json_object_set_new(o, "digest", jsonout_str(r->digest));
 	if (r->message)
 		json_object_set_new(o, "message", json_string(r->message));
 	if (r->rollback_reason)
@@ -153,18 +149,18 @@ static json_t *drift_json(const struct audit_drift *r)
 	log_timestamp(when, sizeof(when));
 	json_object_set_new(o, "time", json_string(when));
 	json_object_set_new(o, "event", json_string("drift"));
-	json_object_set_new(o, "policy", string_or_null(r->policy));
-	json_object_set_new(o, "workload", string_or_null(r->workload));
-	json_object_set_new(o, "container", string_or_null(r->container));
-	json_object_set_new(o, "pod", string_or_null(r->pod));
-	json_object_set_new(o, "file", string_or_null(r->file));
-	json_object_set_new(o, "line", r->file ? json_integer((json_int_t)r->line) : json_null());
-	json_object_set_new(o, "image", string_or_null(r->image));
-	json_object_set_new(o, "expected_tag", string_or_null(r->expected_tag));
-	json_object_set_new(o, "expected_digest", string_or_null(r->expected_digest));
-	json_object_set_new(o, "running_image", string_or_null(r->running_image));
-	json_object_set_new(o, "running_digest", string_or_null(r->running_digest));
-	json_object_set_new(o, "reason", string_or_null(r->reason));
+	json_object_set_new(o, "policy", jsonout_str(r->policy));
+	json_object_set_new(o, "workload", jsonout_str(r->workload));
+	json_object_set_new(o, "container", jsonout_str(r->container));
+	json_object_set_new(o, "pod", jsonout_str(r->pod));
+	json_object_set_new(o, "file", jsonout_str(r->file));
+	json_object_set_new(o, "line", jsonout_line(r->file, r->line));
+	json_object_set_new(o, "image", jsonout_str(r->image));
+	json_object_set_new(o, "expected_tag", jsonout_str(r->expected_tag));
+	json_object_set_new(o, "expected_digest", jsonout_str(r->expected_digest));
+	json_object_set_new(o, "running_image", jsonout_str(r->running_image));
+	json_object_set_new(o, "running_digest", jsonout_str(r->running_digest));
+	json_object_set_new(o, "reason", jsonout_str(r->reason));
 	return o;
 }
 

@@ -46,6 +46,38 @@ int cmdpass_load_config(struct config **out, const char *path, bool as_log)
 	return rc;
 }
 
+int cmdpass_load(struct config **out, const struct cmdopts *o, bool as_log)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config_load_options lo = {true, true, o->secrets_dir};
+	struct error err = ERROR_INIT;
+	int rc = 0;
+
+	*out = NULL;
+	if (config_load_with(out, o->config, &lo, &diags, &err) < 0) {
+		rc = err.code == IG_EFAIL ? 1 : 2;
+		if (as_log)
+			log_error("config.load", "%s", err.msg);
+		else
+			fprintf(stderr, "imageguard: %s\n", err.msg);
+	}
+	for (size_t i = 0; i < diags.len; i++)
+		print_diag(&diags.items[i], as_log);
+	if (*out && (*out)->invalid_len) {
+		if (as_log)
+			log_error("config.invalid", "%zu invalid object%s left out; the others run",
+			          (*out)->invalid_len, (*out)->invalid_len == 1 ? "" : "s");
+		else
+			fprintf(stderr,
+			        "imageguard: config '%s': %zu invalid object%s left out; the "
+			        "others run\n",
+			        o->config, (*out)->invalid_len,
+			        (*out)->invalid_len == 1 ? "" : "s");
+	}
+	config_diags_release(&diags);
+	return rc;
+}
+
 static int print_report(const struct report *r, bool json)
 {
 	struct buf out = BUF_INIT;
@@ -67,7 +99,7 @@ int cmdpass_once(const struct cmdopts *o, bool dry_run)
 	struct audit *audit = NULL;
 	int rc;
 
-	if ((rc = cmdpass_load_config(&cfg, o->config, false)) != 0)
+	if ((rc = cmdpass_load(&cfg, o, false)) != 0)
 		goto done;
 	if (!dry_run && o->audit_log && audit_open(&audit, o->audit_log, o->audit_tags, &err) < 0) {
 		fprintf(stderr, "imageguard: %s\n", err.msg);
@@ -90,7 +122,8 @@ int cmdpass_once(const struct cmdopts *o, bool dry_run)
 		rc = 1;
 		goto done;
 	}
-	rc = report.errors ? 1 : 0;
+	/* an invalid object is an error too, whether or not the pass reported it */
+	rc = report.errors || cfg->invalid_len ? 1 : 0;
 done:
 	report_release(&report);
 	audit_close(audit);

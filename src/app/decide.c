@@ -64,7 +64,6 @@ static void fill_input(struct decide_item *it, const struct decide_env *env,
 
 	*in = (struct guard_input)GUARD_INPUT_INIT;
 	in->policy = pol->policy;
-	in->order_policy = pol->order_policy;
 	in->policy_suspended = pol->suspend;
 	in->repository_suspended = pol->repository->suspend;
 	in->automation_suspended = a->suspend;
@@ -84,6 +83,7 @@ static void fill_input(struct decide_item *it, const struct decide_env *env,
 	in->current_digest = it->current_digest;
 	in->digest_mode = digest_mode(m, pol->reflect);
 	in->tracked_tag = pol->kind == CONFIG_POLICY_DIGEST ? pol->digest_tag : NULL;
+	in->settle_s = pol->settle_s;
 	if (m->part == MARKER_NAME) {
 		in->current_name = m->value;
 		in->image = pol->repository->image;
@@ -204,6 +204,14 @@ int decide_marker(struct decide_item *out, const struct decide_env *env,
 			           err.msg);
 		else
 			guard_confirm_history(&out->d, replaced);
+	}
+	if (out->d.needs_settle) {
+		time_t since;
+
+		if (env->io->listed_since(env->io->ctx, policy, out->d.candidate,
+		                          *out->d.digest ? out->d.digest : NULL, &since) < 0)
+			return IG_EFAIL;
+		guard_confirm_settle(&out->d, &out->in, since);
 	}
 	if (guard_writes(&out->d) && (rc = new_value(&out->new_value, out, m, pol)) < 0) {
 		if (rc != IG_EINVALID)

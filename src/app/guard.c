@@ -34,7 +34,7 @@ void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *
 	va_list ap;
 
 	set(d, GUARD_ERROR, reason);
-	d->needs_confirmation = d->needs_created = d->needs_history = false;
+	d->needs_confirmation = d->needs_created = d->needs_history = d->needs_settle = false;
 	d->write_digest = false;
 	va_start(ap, fmt);
 	vsnprintf(d->message, sizeof(d->message), fmt, ap);
@@ -97,6 +97,16 @@ static void decide_override(struct guard_decision *d, const struct guard_input *
 	}
 }
 
+/* The same version spelled two ways (`1.3.0` committed, `v1.3.0` picked): the committed
+ * spelling stays when the registry lists it, so only a digest or the name can change. */
+static void keep_spelling(struct guard_decision *d, const struct guard_input *in)
+{
+	const char *cur = current_tag(in);
+
+	if (cur && strcmp(cur, d->candidate) != 0 && listed(in, cur))
+		set_candidate(d, cur);
+}
+
 /* Best candidate against the committed tag under the policy's own order. */
 static int decide_order(struct guard_decision *d, const struct guard_input *in, struct error *err)
 {
@@ -106,6 +116,11 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 
 	if ((rc = policy_select(&best, in->policy, in->tags, in->tags_len, err)) < 0)
 		return rc;
+	if (best.unordered) { /* Flux fails such a policy too: nothing is picked */
+		guard_fail(d, GUARD_CONFIG, "numerical policy: tag '%.100s' is not a number",
+		           best.unordered);
+		goto done;
+	}
 	if (!best.latest) {
 		set(d, GUARD_HOLD, GUARD_NO_CANDIDATES);
 		goto done;
@@ -115,25 +130,26 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 		           GUARD_TAG_MAX);
 		goto done;
 	}
-	v = current_tag(in) ? policy_compare(in->policy, current_tag(in), best.latest)
-	                    : POLICY_INCOMPARABLE;
-	/* Outside the range is not outside the order: a narrowed range must not roll back. */
-	if (v == POLICY_INCOMPARABLE && current_tag(in) && in->order_policy)
-		v = policy_compare(in->order_policy, current_tag(in), best.latest);
+	/* The one verdict `eval --current` gives too: a narrowed range and a looser spelling of a
+	 * version ahead of the pick both hold. */
+	v = policy_verdict(in->policy, current_tag(in), best.latest);
 	if (v == POLICY_FORWARD) {
 		set(d, GUARD_UPDATE, GUARD_FORWARD);
 	} else if (v == POLICY_INCOMPARABLE) {
 		set(d, GUARD_UPDATE, GUARD_ADOPT);
-	} else if (v == POLICY_SAME && in->name_changed) {
+	} else if (v == POLICY_SAME) {
+		keep_spelling(d, in);
+		if (!in->name_changed) {
+			set(d, GUARD_NONE, GUARD_UP_TO_DATE);
+			/* The tag stays; a digest may still need writing, which only HEAD can tell.
+			 */
+			d->needs_confirmation =
+			    in->digest_mode == GUARD_DIGEST_ALWAYS ||
+			    (in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
+			goto done;
+		}
 		set(d, GUARD_UPDATE,
 		    GUARD_ADOPT); /* the tag stays, the name becomes the policy's */
-	} else if (v == POLICY_SAME) {
-		set(d, GUARD_NONE, GUARD_UP_TO_DATE);
-		/* The tag stays; a digest may still need writing, which only HEAD can tell. */
-		d->needs_confirmation =
-		    in->digest_mode == GUARD_DIGEST_ALWAYS ||
-		    (in->digest_mode == GUARD_DIGEST_IF_MISSING && !in->current_digest);
-		goto done;
 	} else {
 		set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
 		goto done;
@@ -269,6 +285,7 @@ void guard_confirm(struct guard_decision *d, const struct guard_input *in, enum 
 	d->needs_confirmation = false;
 	confirm_head(d, in, head, digest, head_error);
 	settle_name(d, in);
+	d->needs_settle = in->settle_s > 0 && d->decision == GUARD_UPDATE;
 }
 
 const char *guard_confirm_ref(const struct guard_decision *d, const struct guard_input *in)
@@ -379,10 +396,26 @@ void guard_confirm_history(struct guard_decision *d, bool replaced)
 	         d->digest, why);
 }
 
+void guard_confirm_settle(struct guard_decision *d, const struct guard_input *in, time_t since)
+{
+	time_t ready = since + (time_t)in->settle_s;
+
+	if (!d->needs_settle)
+		return;
+	d->needs_settle = false;
+	if (d->decision != GUARD_UPDATE || in->now >= ready)
+		return;
+	set(d, GUARD_HOLD, GUARD_SETTLING);
+	d->write_digest = false;
+	snprintf(d->message, sizeof(d->message),
+	         "candidate '%s' listed for %lds of the %lds settle window: %lds left",
+	         d->candidate, (long)(in->now - since), in->settle_s, (long)(ready - in->now));
+}
+
 bool guard_writes(const struct guard_decision *d)
 {
 	return !d->needs_confirmation && !d->needs_created && !d->needs_history &&
-	       (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
+	       !d->needs_settle && (d->decision == GUARD_UPDATE || d->decision == GUARD_ROLLBACK);
 }
 
 const char *guard_decision_name(enum guard_decision_kind d)
@@ -395,9 +428,9 @@ const char *guard_decision_name(enum guard_decision_kind d)
 const char *guard_reason_name(enum guard_reason r)
 {
 	static const char *const names[] = {
-	    "forward",           "adopt",         "up-to-date", "downgrade-blocked",
-	    "candidate-missing", "no-candidates", "suspended",  "override",
-	    "registry",          "git",           "config",     "no-markers"};
+	    "forward",       "adopt",      "up-to-date", "downgrade-blocked", "candidate-missing",
+	    "no-candidates", "suspended",  "override",   "registry",          "git",
+	    "config",        "no-markers", "settling"};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }

@@ -6,12 +6,25 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/app/httpd.h"
 #include "imageguard/app/metrics.h"
+
+/* Health under load: the liveness probe must be answered while clients hold connections
+ * open. Each client address gets at most HTTPD_PER_IP connections (a slow or hostile client
+ * is refused beyond them and cannot take the others' slots); a connection idle for
+ * HTTPD_IDLE_S is closed; and the budget of connections is large (epoll, no FD_SETSIZE),
+ * so starving the probe takes more addresses than the NetworkPolicy admits times the
+ * per-address cap. A request is small (HTTPD_CONN_MEMORY per connection). */
+#define HTTPD_PER_IP 8u
+#define HTTPD_IDLE_S 5u
+#define HTTPD_MAX_CONNECTIONS 1024u
+#define HTTPD_CONN_MEMORY ((size_t)16 << 10)
+#define HTTPD_BACKLOG 256u
 
 struct httpd {
 	struct MHD_Daemon *daemon;
@@ -142,6 +155,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
+/* The connection budget: HTTPD_MAX_CONNECTIONS, or half the descriptors the process may
+ * open when that is less (the rest are for registries, Git and the state dir). */
+static unsigned connection_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < HTTPD_MAX_CONNECTIONS)
+		return rl.rlim_cur / 2 > HTTPD_PER_IP ? (unsigned)(rl.rlim_cur / 2) : HTTPD_PER_IP;
+	return HTTPD_MAX_CONNECTIONS;
+}
+
 int httpd_start(struct httpd **out, const char *listen, struct metrics *m, struct error *err)
 {
 	struct sockaddr_storage addr;
@@ -159,10 +184,12 @@ int httpd_start(struct httpd **out, const char *listen, struct metrics *m, struc
 	atomic_init(&h->ready, false);
 	if (addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	h->daemon =
-	    MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
-	                     (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-	                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
+	                             (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
+	                             connection_budget(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	                             HTTPD_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, HTTPD_IDLE_S,
+	                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTPD_CONN_MEMORY,
+	                             MHD_OPTION_LISTEN_BACKLOG_SIZE, HTTPD_BACKLOG, MHD_OPTION_END);
 	if (!h->daemon) {
 		free(h);
 		return error_set(err, IG_EFAIL, "listen '%s': cannot bind (address in use?)",

@@ -518,7 +518,13 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 			docs[n] = (struct config_document){names[n], text, strlen(text)};
 			n++;
 		}
-	error = config_load_documents(out, docs, n, "kubernetes api", diags, err);
+	{
+		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
+		 * is an error of its own */
+		struct config_load_options lo = {true, true, ks->secrets_dir};
+
+		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
+	}
 	if (error == 0)
 		remember(ks, snap[K_AUTOMATION]);
 done:

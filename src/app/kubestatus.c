@@ -274,6 +274,18 @@ done:
 	json_decref(loaded);
 }
 
+/* Whether item belongs to automation a: its markers' items, and the errors of invalid policies
+ * (reported without an automation) in a's namespace, the policies a can select. */
+static bool is_its(const struct report_item *it, const struct config_automation *a)
+{
+	size_t nl = strlen(a->ns);
+
+	if (it->automation)
+		return strcmp(it->automation, a->id) == 0;
+	return it->decision == GUARD_ERROR && it->policy && strncmp(it->policy, a->ns, nl) == 0 &&
+	       it->policy[nl] == '/';
+}
+
 long kubestatus_flux_running(struct kube_client *c)
 {
 	json_t *d = NULL;
@@ -328,8 +340,7 @@ void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct met
 		if (o.a->suspend)
 			continue; /* as Flux: a suspended object's status stays as it was */
 		for (size_t j = 0; j < r->len; j++)
-			if (r->items[j].automation &&
-			    strcmp(r->items[j].automation, o.a->id) == 0) {
+			if (is_its(&r->items[j], o.a)) {
 				items[o.n++] = &r->items[j];
 				if (r->items[j].commit)
 					o.commit = r->items[j].commit;

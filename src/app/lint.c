@@ -16,8 +16,12 @@
 #include "imageguard/registry/imageref.h"
 #include "imageguard/app/lint.h"
 #include "imageguard/markers/markers.h"
+#include "imageguard/markers/workload.h"
+#include "imageguard/util/yamltree.h"
+#include "imageguard/util/safefile.h"
 #include "imageguard/util/yamldepth.h"
 #include "imageguard/util/strvec.h"
+#include "imageguard/util/vec.h"
 
 static const char *const default_mutable[] = {"latest",  "main", "master",  "dev",
                                               "develop", "edge", "nightly", "stable"};
@@ -89,14 +93,11 @@ static int push_finding(struct lint_report *out, const char *file, size_t line, 
 {
 	struct lint_finding f = {NULL, line, rule, LINT_ERROR, NULL, NULL};
 
-	if (out->len == out->cap) {
-		size_t cap = out->cap ? out->cap * 2 : 16;
-		void *p = realloc(out->findings, cap * sizeof(*out->findings));
-		if (!p)
-			return error_set(err, IG_EFAIL, "lint: out of memory");
-		out->findings = p;
-		out->cap = cap;
-	}
+	void *p = vec_reserve(out->findings, &out->cap, out->len, sizeof(*out->findings), 16);
+
+	if (!p)
+		return error_set(err, IG_EFAIL, "lint: out of memory");
+	out->findings = p;
 	f.severity = rule == LINT_NO_DIGEST ? LINT_WARNING : LINT_ERROR;
 	f.file = dup_or_empty(file);
 	f.image = dup_or_empty(image);
@@ -119,14 +120,12 @@ int lint_add_problem(struct lint_report *out, const char *file, size_t line, str
 	va_list ap;
 	int error;
 
-	if (out->problems_len == out->problems_cap) {
-		size_t cap = out->problems_cap ? out->problems_cap * 2 : 8;
-		void *np = realloc(out->problems, cap * sizeof(*out->problems));
-		if (!np)
-			return error_set(err, IG_EFAIL, "lint: out of memory");
-		out->problems = np;
-		out->problems_cap = cap;
-	}
+	void *np = vec_reserve(out->problems, &out->problems_cap, out->problems_len,
+	                       sizeof(*out->problems), 8);
+
+	if (!np)
+		return error_set(err, IG_EFAIL, "lint: out of memory");
+	out->problems = np;
 	va_start(ap, fmt);
 	error = buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
@@ -281,78 +280,6 @@ static yaml_node_t *node_at(struct scan *s, int id)
 	return yaml_document_get_node(s->doc, id);
 }
 
-static size_t node_line(const yaml_node_t *n)
-{
-	return n->start_mark.line + 1;
-}
-
-/* The scalar's text, or NULL for a non-scalar or a scalar holding a NUL byte ("\0" escape). */
-static const char *scalar(const yaml_node_t *n)
-{
-	if (!n || n->type != YAML_SCALAR_NODE)
-		return NULL;
-	if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length)
-		return NULL;
-	return (const char *)n->data.scalar.value;
-}
-
-/* YAML's null: an empty or `~`/`null` plain scalar, which a manifest means as "not set". */
-static bool is_null(const yaml_node_t *n)
-{
-	const char *v = scalar(n);
-
-	if (!n)
-		return true;
-	if (!v || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return false;
-	return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
-	       !strcmp(v, "NULL");
-}
-
-/* Looks key up in map, then in the maps merged into it with `<<` (YAML 1.1 merge keys, which
- * Kubernetes' YAML reader honours): explicit keys win, then merged maps in order. */
-static yaml_node_t *map_get_merged(struct scan *s, const yaml_node_t *map, const char *key,
-                                   int depth)
-{
-	yaml_node_pair_t *p;
-
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		const char *k = scalar(node_at(s, p->key));
-		if (k && strcmp(k, key) == 0)
-			return node_at(s, p->value);
-	}
-	for (p = map->data.mapping.pairs.start; depth < 8 && p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node_at(s, p->key), *v = node_at(s, p->value), *r = NULL;
-		if (!scalar(k) || strcmp(scalar(k), "<<") != 0 ||
-		    k->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || !v)
-			continue;
-		if (v->type == YAML_MAPPING_NODE)
-			r = map_get_merged(s, v, key, depth + 1);
-		else if (v->type == YAML_SEQUENCE_NODE)
-			for (yaml_node_item_t *it = v->data.sequence.items.start;
-			     !r && it < v->data.sequence.items.top; it++)
-				r = map_get_merged(s, node_at(s, *it), key, depth + 1);
-		if (r)
-			return r;
-	}
-	return NULL;
-}
-
-static yaml_node_t *map_get(struct scan *s, const yaml_node_t *map, const char *key)
-{
-	return map_get_merged(s, map, key, 0);
-}
-
-/* The value of key as a string, NULL when absent, null or not a string. */
-static const char *map_str(struct scan *s, const yaml_node_t *map, const char *key)
-{
-	yaml_node_t *n = map_get(s, map, key);
-
-	return is_null(n) ? NULL : scalar(n);
-}
-
 /* Values filled in later (Flux postBuild `${VAR}`, Helm `{{ }}`, shell `$(...)`) say nothing
  * about the image that will run. */
 static bool is_templated(const char *v)
@@ -376,10 +303,10 @@ static bool has_suffix(const char *s, const char *suffix)
  * unset. */
 static int read_pull(struct scan *s, const yaml_node_t *n, enum lint_pull *out)
 {
-	const char *v = scalar(n);
+	const char *v = yamltree_str(n);
 
 	*out = LINT_PULL_UNSET;
-	if (is_null(n) || (v && is_templated(v)))
+	if (yamltree_is_null(n) || (v && is_templated(v)))
 		return 0;
 	if (v && !strcmp(v, "Always"))
 		*out = LINT_PULL_ALWAYS;
@@ -389,7 +316,7 @@ static int read_pull(struct scan *s, const yaml_node_t *n, enum lint_pull *out)
 		*out = LINT_PULL_NEVER;
 	else
 		return lint_add_problem(
-		    s->out, s->file, node_line(n), s->err,
+		    s->out, s->file, yamltree_line(n), s->err,
 		    "imagePullPolicy '%.64s': not Always, IfNotPresent or Never",
 		    v ? v : "(not a string)");
 	return 0;
@@ -424,19 +351,19 @@ static int check_ref(struct scan *s, const char *ref, size_t line, enum lint_pul
 
 static int scan_container(struct scan *s, const yaml_node_t *c)
 {
-	yaml_node_t *img = map_get(s, c, "image");
+	yaml_node_t *img = yamltree_get(s->doc, c, "image");
 	enum lint_pull pull;
 	const char *ref;
 	int error;
 
-	if (is_null(img))
+	if (yamltree_is_null(img))
 		return 0;
-	if (!(ref = scalar(img)))
-		return lint_add_problem(s->out, s->file, node_line(img), s->err,
+	if (!(ref = yamltree_str(img)))
+		return lint_add_problem(s->out, s->file, yamltree_line(img), s->err,
 		                        "image: not a string");
-	if ((error = read_pull(s, map_get(s, c, "imagePullPolicy"), &pull)) < 0)
+	if ((error = read_pull(s, yamltree_get(s->doc, c, "imagePullPolicy"), &pull)) < 0)
 		return error;
-	return check_ref(s, ref, node_line(img), pull, true, true);
+	return check_ref(s, ref, yamltree_line(img), pull, true, true);
 }
 
 static int scan_pod_spec(struct scan *s, const yaml_node_t *spec)
@@ -445,7 +372,7 @@ static int scan_pod_spec(struct scan *s, const yaml_node_t *spec)
 	int error;
 
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-		yaml_node_t *seq = map_get(s, spec, lists[i]);
+		yaml_node_t *seq = yamltree_get(s->doc, spec, lists[i]);
 		if (!seq || seq->type != YAML_SEQUENCE_NODE)
 			continue;
 		for (yaml_node_item_t *it = seq->data.sequence.items.start;
@@ -456,56 +383,36 @@ static int scan_pod_spec(struct scan *s, const yaml_node_t *spec)
 	return 0;
 }
 
-/* Where each workload kind keeps its pod spec. */
-static const struct {
-	const char *kind;
-	const char *path[6];
-} workloads[] = {
-    {"Pod", {"spec", NULL}},
-    {"Deployment", {"spec", "template", "spec", NULL}},
-    {"StatefulSet", {"spec", "template", "spec", NULL}},
-    {"DaemonSet", {"spec", "template", "spec", NULL}},
-    {"ReplicaSet", {"spec", "template", "spec", NULL}},
-    {"ReplicationController", {"spec", "template", "spec", NULL}},
-    {"Job", {"spec", "template", "spec", NULL}},
-    {"CronJob", {"spec", "jobTemplate", "spec", "template", "spec", NULL}},
-    {"PodTemplate", {"template", "spec", NULL}},
-};
-
-static int scan_workload(struct scan *s, const yaml_node_t *obj, const char *kind)
+static int scan_workload(struct scan *s, const yaml_node_t *obj)
 {
-	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
-		const yaml_node_t *n = obj;
-		if (strcmp(kind, workloads[i].kind) != 0)
-			continue;
-		for (size_t j = 0; n && workloads[i].path[j]; j++)
-			n = map_get(s, n, workloads[i].path[j]);
-		return n && n->type == YAML_MAPPING_NODE ? scan_pod_spec(s, n) : 0;
-	}
-	return 0;
+	yaml_node_t *spec = workload_pod_spec(s->doc, obj, NULL);
+
+	return spec ? scan_pod_spec(s, spec) : 0;
 }
 
 /* A value that is set: non-null and a string. */
 static const char *set_str(const yaml_node_t *n)
 {
-	return is_null(n) ? NULL : scalar(n);
+	return yamltree_is_null(n) ? NULL : yamltree_str(n);
 }
 
 /* Kustomize `images:` entries ({name, newName, newTag, digest}). An entry that only renames
  * keeps the tag the manifests carry, which the manifests' own findings cover. */
 static int scan_kustomize_entry(struct scan *s, const yaml_node_t *e)
 {
-	yaml_node_t *tagn = map_get(s, e, "newTag"), *dign = map_get(s, e, "digest");
-	const char *name = map_str(s, e, "newName"), *tag = set_str(tagn), *digest = set_str(dign);
+	yaml_node_t *tagn = yamltree_get(s->doc, e, "newTag"),
+	            *dign = yamltree_get(s->doc, e, "digest");
+	const char *name = yamltree_get_str(s->doc, e, "newName"), *tag = set_str(tagn),
+	           *digest = set_str(dign);
 	struct buf ref = BUF_INIT_MAX(8192);
 	size_t line;
 	int error;
 
 	if (!tag && !digest)
 		return 0;
-	line = node_line(tag ? tagn : dign);
-	if (!name && !(name = map_str(s, e, "name")))
-		return lint_add_problem(s->out, s->file, node_line(e), s->err,
+	line = yamltree_line(tag ? tagn : dign);
+	if (!name && !(name = yamltree_get_str(s->doc, e, "name")))
+		return lint_add_problem(s->out, s->file, yamltree_line(e), s->err,
 		                        "images: entry without name or newName");
 	if (buf_puts(&ref, name) < 0 || (tag && buf_printf(&ref, ":%s", tag) < 0) ||
 	    (digest && buf_printf(&ref, "@%s", digest) < 0)) {
@@ -536,10 +443,10 @@ static int scan_kustomize_images(struct scan *s, const yaml_node_t *images)
  * `imagePullPolicy`. */
 static int helm_pull(struct scan *s, const yaml_node_t *map, enum lint_pull *out)
 {
-	yaml_node_t *n = map_get(s, map, "pullPolicy");
+	yaml_node_t *n = yamltree_get(s->doc, map, "pullPolicy");
 
 	if (!n)
-		n = map_get(s, map, "imagePullPolicy");
+		n = yamltree_get(s->doc, map, "imagePullPolicy");
 	return read_pull(s, n, out);
 }
 
@@ -547,10 +454,11 @@ static int helm_pull(struct scan *s, const yaml_node_t *map, enum lint_pull *out
  * uses its own default (usually appVersion), unknown here: not recognisable, skipped. */
 static int helm_image_map(struct scan *s, const yaml_node_t *m)
 {
-	yaml_node_t *repon = map_get(s, m, "repository"), *tagn = map_get(s, m, "tag"),
-	            *dign = map_get(s, m, "digest");
+	yaml_node_t *repon = yamltree_get(s->doc, m, "repository"),
+	            *tagn = yamltree_get(s->doc, m, "tag"),
+	            *dign = yamltree_get(s->doc, m, "digest");
 	const char *repo = set_str(repon), *tag = set_str(tagn), *digest = set_str(dign),
-	           *registry = map_str(s, m, "registry");
+	           *registry = yamltree_get_str(s->doc, m, "registry");
 	struct buf ref = BUF_INIT_MAX(8192);
 	enum lint_pull pull;
 	int error;
@@ -565,7 +473,7 @@ static int helm_image_map(struct scan *s, const yaml_node_t *m)
 		buf_release(&ref);
 		return 0; /* longer than any reference: not an image */
 	}
-	error = check_ref(s, ref.data, node_line(tag ? tagn : dign), pull, true, false);
+	error = check_ref(s, ref.data, yamltree_line(tag ? tagn : dign), pull, true, false);
 	buf_release(&ref);
 	return error;
 }
@@ -585,7 +493,7 @@ static int helm_image_string(struct scan *s, const yaml_node_t *v, const yaml_no
 		return 0;
 	if ((error = helm_pull(s, parent, &pull)) < 0)
 		return error;
-	return check_ref(s, ref, node_line(v), pull, true, false);
+	return check_ref(s, ref, yamltree_line(v), pull, true, false);
 }
 
 static bool is_image_key(const char *k)
@@ -619,7 +527,7 @@ static int scan_values(struct scan *s, const yaml_node_t *n, int depth)
 		return 0;
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     error >= 0 && p < n->data.mapping.pairs.top; p++) {
-		const char *k = scalar(node_at(s, p->key));
+		const char *k = yamltree_str(node_at(s, p->key));
 		yaml_node_t *v = node_at(s, p->value);
 		if (!v)
 			continue;
@@ -643,29 +551,32 @@ static bool is_kustomization_name(const char *file)
 
 static int scan_object(struct scan *s, const yaml_node_t *obj, int depth)
 {
-	const char *kind = map_str(s, obj, "kind"), *api = map_str(s, obj, "apiVersion");
+	const char *kind = yamltree_get_str(s->doc, obj, "kind"),
+	           *api = yamltree_get_str(s->doc, obj, "apiVersion");
 	yaml_node_t *items;
 	int error = 0;
 
 	if (!obj || obj->type != YAML_MAPPING_NODE)
 		return 0;
 	if (kind && !strcmp(kind, "HelmRelease") && has_prefix(api, "helm.toolkit.fluxcd.io/"))
-		return scan_values(s, map_get(s, map_get(s, obj, "spec"), "values"), 0);
+		return scan_values(
+		    s, yamltree_get(s->doc, yamltree_get(s->doc, obj, "spec"), "values"), 0);
 	if (kind && !strcmp(kind, "Kustomization") &&
 	    has_prefix(api, "kustomize.toolkit.fluxcd.io/"))
-		return scan_kustomize_images(s, map_get(s, map_get(s, obj, "spec"), "images"));
+		return scan_kustomize_images(
+		    s, yamltree_get(s->doc, yamltree_get(s->doc, obj, "spec"), "images"));
 	if ((kind && (!strcmp(kind, "Kustomization") || !strcmp(kind, "Component")) &&
 	     has_prefix(api, "kustomize.config.k8s.io/")) ||
 	    (!kind && !api && s->kustomization_file))
-		return scan_kustomize_images(s, map_get(s, obj, "images"));
-	if (kind && has_suffix(kind, "List") && depth < 4 && (items = map_get(s, obj, "items")) &&
-	    items->type == YAML_SEQUENCE_NODE) {
+		return scan_kustomize_images(s, yamltree_get(s->doc, obj, "images"));
+	if (kind && has_suffix(kind, "List") && depth < 4 &&
+	    (items = yamltree_get(s->doc, obj, "items")) && items->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *it = items->data.sequence.items.start;
 		     error >= 0 && it < items->data.sequence.items.top; it++)
 			error = scan_object(s, node_at(s, *it), depth + 1);
 		return error;
 	}
-	return kind ? scan_workload(s, obj, kind) : 0;
+	return scan_workload(s, obj);
 }
 
 static int scan_document(struct scan *s, yaml_document_t *doc)
@@ -770,11 +681,11 @@ static int collect(struct strvec *files, struct lint_report *out, const char *ro
 		}
 		if (lstat(full, &st) < 0)
 			continue;
+		/* links are never followed: the tree may be a clone of someone else's content */
 		if (S_ISDIR(st.st_mode))
 			error = collect(files, out, root, child, depth + 1, err);
 		else if ((has_suffix(child, ".yaml") || has_suffix(child, ".yml")) &&
-		         stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
-		         strvec_push(files, child) < 0)
+		         S_ISREG(st.st_mode) && strvec_push(files, child) < 0)
 			error = error_set(err, IG_EFAIL, "lint: out of memory");
 	}
 done:
@@ -786,17 +697,24 @@ done:
 	return error;
 }
 
-static int lint_file(struct lint_report *out, const struct lint_options *opts, const char *path,
-                     const char *name, struct error *err)
+/* Reads name below root (NULL root: path is a file the user named) and scans it. Below a
+ * root nothing is read through a link, and a FIFO or device is refused without blocking. */
+static int lint_file(struct lint_report *out, const struct lint_options *opts, const char *root,
+                     const char *path, const char *name, struct error *err)
 {
 	struct buf data = BUF_INIT_MAX(LINT_FILE_MAX);
-	int error = buf_read_file(&data, path);
+	struct error e = ERROR_INIT;
+	int error;
 
+	if (root)
+		error = safefile_read(&data, root, path, &e);
+	else if ((error = buf_read_file(&data, path)) < 0)
+		error_set(&e, error, "'%s': %s", path, strerror(errno));
 	if (error == IG_ETOOBIG)
 		error = lint_add_problem(out, name, 0, err, "file larger than %zu MiB, skipped",
 		                         LINT_FILE_MAX >> 20);
 	else if (error < 0)
-		error = lint_add_problem(out, name, 0, err, "cannot read: %s", strerror(errno));
+		error = lint_add_problem(out, name, 0, err, "cannot read: %s", safefile_reason(&e));
 	else
 		error = lint_scan_buffer(out, opts, name, data.data, data.len, err);
 	buf_release(&data);
@@ -808,7 +726,6 @@ int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, con
 {
 	struct strvec files = STRVEC_INIT;
 	struct stat st;
-	char *full = NULL;
 	int error = 0;
 
 	if (stat(root, &st) < 0) {
@@ -818,7 +735,7 @@ int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, con
 	}
 	if (S_ISREG(st.st_mode)) {
 		const char *base = strrchr(root, '/');
-		error = lint_file(out, opts, root, base && base[1] ? base + 1 : root, err);
+		error = lint_file(out, opts, NULL, root, base && base[1] ? base + 1 : root, err);
 		goto done;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -832,15 +749,9 @@ int lint_scan_tree(struct lint_report *out, const struct lint_options *opts, con
 	if ((error = collect(&files, out, root, "", 0, err)) < 0)
 		goto done;
 	strvec_sort(&files);
-	for (size_t i = 0; error >= 0 && i < files.len; i++) {
-		free(full);
-		if (!(full = path_join(root, files.items[i])))
-			error = error_set(err, IG_EFAIL, "lint: out of memory");
-		else
-			error = lint_file(out, opts, full, files.items[i], err);
-	}
+	for (size_t i = 0; error >= 0 && i < files.len; i++)
+		error = lint_file(out, opts, root, files.items[i], files.items[i], err);
 done:
-	free(full);
 	strvec_release(&files);
 	return error;
 }

@@ -11,6 +11,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/app/metrics.h"
+#include "imageguard/util/vec.h"
 
 struct series {
 	char **values;               /* one per label, owned */
@@ -145,15 +146,11 @@ static int check_declaration(const char *name, enum metrics_type type,
 
 static int add_family(struct metrics *m, struct family *f)
 {
-	if (m->len == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 8;
-		struct family *p = realloc(m->families, cap * sizeof(*p));
+	struct family *p = vec_reserve(m->families, &m->cap, m->len, sizeof(*p), 8);
 
-		if (!p)
-			return IG_EFAIL;
-		m->families = p;
-		m->cap = cap;
-	}
+	if (!p)
+		return IG_EFAIL;
+	m->families = p;
 	m->families[m->len++] = *f;
 	return 0;
 }
@@ -223,21 +220,15 @@ static size_t search(const struct family *f, const char *const *values, bool *fo
 
 static struct series *get_series(struct family *f, const char *const *values)
 {
-	struct series s = {0};
+	struct series s = {0}, *p;
 	bool found;
 	size_t at = search(f, values, &found);
 
 	if (found)
 		return &f->series[at];
-	if (f->len == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 8;
-		struct series *p = realloc(f->series, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		f->series = p;
-		f->cap = cap;
-	}
+	if (!(p = vec_reserve(f->series, &f->cap, f->len, sizeof(*p), 8)))
+		return NULL;
+	f->series = p;
 	s.values = copy_strings(values, f->n_labels);
 	if (f->type == METRICS_HISTOGRAM)
 		s.buckets = calloc(f->n_bounds ? f->n_bounds : 1, sizeof(*s.buckets));

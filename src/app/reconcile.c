@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,19 +20,21 @@
 #include "imageguard/registry/headcache.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/app/decide.h"
+#include "imageguard/app/markerhistory.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
-#include "imageguard/git/githistory.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/app/guard.h"
 #include "imageguard/util/log.h"
 #include "imageguard/markers/markers.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/app/passmetrics.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/registry/registry.h"
+#include "imageguard/util/safefile.h"
 #include "imageguard/app/report.h"
 #include "imageguard/app/scan.h"
+#include "imageguard/app/settle.h"
 #include "imageguard/util/strvec.h"
 
 #define FILE_MAX_BYTES (16u << 20) /* a marked YAML file we rewrite */
@@ -48,6 +51,7 @@ struct pass {
 	size_t *policy_repo;          /* per config policy: index of its repository */
 	bool *policy_marked;          /* per config policy: a marker names it */
 	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
+	struct settle *settle;        /* since when each candidate is listed (settle windows) */
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
 	struct decide_listing *listings; /* per config repository, after scan_run */
 	struct decide_io io;
@@ -63,74 +67,11 @@ struct autorun {
 	struct marker_set markers;
 	struct decide_item *items;
 	size_t len;
+	bool opened; /* phase one read its markers */
+	bool reopen; /* its clone was closed after phase one (another automation shares it) */
 	bool committed;
 	char commit[41];
 };
-
-static const char *const decision_labels[] = {"policy", "decision", "reason"};
-static const char *const registry_labels[] = {"registry", "code"};
-static const char *const image_labels[] = {"image"};
-static const char *const policy_labels[] = {"policy"};
-static const double duration_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
-
-int reconcile_metrics_declare(struct metrics *m)
-{
-	int error = 0;
-
-	if (!error)
-		error = metrics_declare(m, "imageguard_decisions_total", METRICS_COUNTER,
-		                        "Marker decisions by policy, decision and reason.",
-		                        decision_labels, 3, NULL, 0);
-	if (!error)
-		error =
-		    metrics_declare(m, "imageguard_registry_requests_total", METRICS_COUNTER,
-		                    "Registry HTTP responses by registry and status (0: transport "
-		                    "failure).",
-		                    registry_labels, 2, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_registry_tags", METRICS_GAUGE,
-		                        "Tags in the last successful listing of an image.",
-		                        image_labels, 1, NULL, 0);
-	if (!error)
-		error =
-		    metrics_declare(m, "imageguard_reconcile_duration_seconds", METRICS_HISTOGRAM,
-		                    "Duration of reconcile passes.", NULL, 0, duration_buckets,
-		                    sizeof(duration_buckets) / sizeof(duration_buckets[0]));
-	if (!error)
-		error = metrics_declare(
-		    m, "imageguard_last_success_timestamp_seconds", METRICS_GAUGE,
-		    "Unix time of the end of the last complete pass.", NULL, 0, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_commits_total", METRICS_COUNTER,
-		                        "Commits pushed.", NULL, 0, NULL, 0);
-	if (!error)
-		error = metrics_declare(m, "imageguard_current_missing_total", METRICS_COUNTER,
-		                        "Decisions where the committed tag was absent from a "
-		                        "successful listing (stale or truncated registry data).",
-		                        policy_labels, 1, NULL, 0);
-	return error;
-}
-
-static void observe_response(void *ctx, const char *registry, long code)
-{
-	char code_text[16];
-	const char *values[2] = {registry, code_text};
-
-	snprintf(code_text, sizeof(code_text), "%ld", code);
-	metrics_add(ctx, "imageguard_registry_requests_total", values, 1);
-}
-
-int reconcile_client_new(struct registry_client **out, struct metrics *m, struct error *err)
-{
-	struct registry_options opts;
-
-	registry_options_init(&opts);
-	if (m) {
-		opts.observe = observe_response;
-		opts.observe_ctx = m;
-	}
-	return registry_client_new(out, &opts, err);
-}
 
 /* ---- the decisions' I/O (decide_io) ---- */
 
@@ -170,54 +111,25 @@ static int io_created(void *ctx, size_t repo, const char *digest, const char *pl
 	return buildtime_get(out, p->buildtimes, p->client, &t, repo, digest, platform);
 }
 
-/* Looks for a digest at the markers of one policy in the earlier versions of one file. */
-struct history_search {
-	const char *file, *policy, *digest;
-	size_t version; /* 0: HEAD's */
-	bool found;
-	struct error *err;
-};
-
-static int history_version(void *ctx, const char *data, size_t len)
-{
-	struct history_search *h = ctx;
-	struct marker_set set = MARKER_SET_INIT;
-	bool held = false;
-	int rc = markers_scan_buffer(&set, h->file, data, len, h->err);
-
-	for (size_t i = 0; rc == 0 && !held && i < set.len; i++) {
-		struct marker_current cur;
-
-		if (strcmp(set.items[i].policy, h->policy) != 0)
-			continue;
-		if ((rc = markers_current(&cur, &set, &set.items[i])) == 0)
-			held = cur.digest && strcmp(cur.digest, h->digest) == 0;
-		markers_current_release(&cur);
-	}
-	markers_release(&set);
-	if (rc < 0)
-		return error_set(h->err, IG_EFAIL, "out of memory");
-	/* held now (by another marker of the policy) is not replaced; held before is */
-	h->found = held && h->version > 0;
-	h->version++;
-	return held ? 1 : 0;
-}
-
 static int io_replaced(void *ctx, const struct config_automation *a, const struct marker *m,
                        const char *digest, bool *out, struct error *err)
 {
 	struct pass *p = ctx;
 	struct autorun *ar = &p->autoruns[a - p->cfg->automations];
-	struct history_search h = {m->file, m->policy, digest, 0, false, err};
-	int rc;
 
 	*out = false;
 	if (!ar->g)
 		return error_set(err, IG_EFAIL, "automation '%s': no clone", a->id);
-	rc = githistory_file_versions(gitstore_workdir(ar->g), m->file, GITHISTORY_MAX_COMMITS,
-	                              MARKERS_MAX_FILE_SIZE, history_version, &h, err);
-	*out = h.found;
-	return rc;
+	return markerhistory_replaced(out, gitstore_workdir(ar->g), m, digest, err);
+}
+
+static int io_listed_since(void *ctx, size_t policy, const char *candidate, const char *digest,
+                           time_t *out)
+{
+	struct pass *p = ctx;
+
+	*out = settle_since(p->settle, p->cfg->policies[policy].id, candidate, digest, p->now);
+	return *out == (time_t)-1 ? IG_EFAIL : 0;
 }
 
 /* The listings as decide reads them, once scan_run is done. */
@@ -239,7 +151,14 @@ static int pass_listings(struct pass *p)
 			l->tags_len = sc->listing.tags.len;
 		}
 	}
-	p->io = (struct decide_io){io_head, io_created, io_replaced, p};
+	for (size_t i = 0; i < p->cfg->policies_len; i++) {
+		const struct config_policy *pol = &p->cfg->policies[i];
+		const struct decide_listing *l = &p->listings[p->policy_repo[i]];
+
+		if (pol->settle_s && l->ok)
+			settle_keep_listed(p->settle, pol->id, l->tags, l->tags_len);
+	}
+	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
 	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
 }
@@ -272,7 +191,9 @@ static int decide_all(struct autorun *ar)
 		const struct config_policy *pol =
 		    config_find_policy_id(cfg, ar->markers.items[i].policy);
 
-		if (!pol)
+		/* a policy this automation does not select (namespace, policySelector): untouched
+		 */
+		if (!pol || !config_automation_selects(ar->a, pol))
 			continue;
 		if (decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
 		                  policy_index(cfg, pol)) < 0)
@@ -287,7 +208,7 @@ static int scan_markers(struct autorun *ar, const char *workdir, struct error *e
 
 	markers_release(&ar->markers);
 	if ((error = markers_scan_tree(&ar->markers, workdir, ar->a->update_path, err)) < 0)
-		return error;
+		return error == IG_ENOTFOUND ? config_automation_path_error(err, ar->a) : error;
 	for (size_t i = 0; i < ar->markers.problems_len; i++)
 		log_warn("markers.problem", "automation '%s': %s:%zu: %s", ar->a->id,
 		         ar->markers.problems[i].file, ar->markers.problems[i].line,
@@ -295,32 +216,16 @@ static int scan_markers(struct autorun *ar, const char *workdir, struct error *e
 	return 0;
 }
 
-/* Writes data to path through a temporary file and rename, keeping the mode. */
-static int write_file(const char *path, const struct buf *data, struct error *err)
+/* Writes data to file (relative to the clone) through a random-named O_EXCL temporary and a
+ * rename, keeping the mode: the clone is untrusted, so no link is followed or replaced. */
+static int write_file(const char *workdir, const char *file, const struct buf *data,
+                      struct error *err)
 {
-	struct buf tmp = BUF_INIT;
-	struct stat st;
-	int fd = -1, error = 0;
+	struct error e = ERROR_INIT;
+	int error = safefile_replace(workdir, file, data->data, data->len, &e);
 
-	if (stat(path, &st) < 0)
-		st.st_mode = 0644;
-	if ((error = buf_printf(&tmp, "%s.imageguard-tmp", path)) < 0)
-		goto done;
-	fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
-	if (fd < 0 || write(fd, data->data, data->len) != (ssize_t)data->len || fsync(fd) < 0) {
-		error = error_set(err, IG_EFAIL, "file '%s': %s", path, strerror(errno));
-		goto done;
-	}
-	close(fd);
-	fd = -1;
-	if (rename(tmp.data, path) < 0)
-		error = error_set(err, IG_EFAIL, "file '%s': %s", path, strerror(errno));
-done:
-	if (fd >= 0)
-		close(fd);
-	if (error < 0 && tmp.data)
-		unlink(tmp.data);
-	buf_release(&tmp);
+	if (error < 0)
+		error_set(err, error, "file '%s': cannot write: %s", file, safefile_reason(&e));
 	return error;
 }
 
@@ -328,7 +233,8 @@ done:
 static int apply_file(struct autorun *ar, const char *workdir, const char *file, struct error *err)
 {
 	struct marker_edit *edits = calloc(ar->len ? ar->len : 1, sizeof(*edits));
-	struct buf path = BUF_INIT, in = BUF_INIT_MAX(FILE_MAX_BYTES), out = BUF_INIT;
+	struct buf in = BUF_INIT_MAX(FILE_MAX_BYTES), out = BUF_INIT;
+	struct error e = ERROR_INIT;
 	size_t n = 0;
 	int error;
 
@@ -342,19 +248,17 @@ static int apply_file(struct autorun *ar, const char *workdir, const char *file,
 			edits[n++].value = ar->items[i].new_value;
 		}
 	}
-	if ((error = buf_printf(&path, "%s/%s", workdir, file)) < 0 ||
-	    (error = buf_read_file(&in, path.data)) < 0) {
-		error = error_set(err, error, "file '%s': cannot read", file);
+	if ((error = safefile_read(&in, workdir, file, &e)) < 0) {
+		error_set(err, error, "file '%s': cannot read: %s", file, safefile_reason(&e));
 		goto done;
 	}
 	if ((error = markers_apply(&out, in.data, in.len, edits, n, err)) < 0) {
 		error_prefix(err, "file '%s'", file);
 		goto done;
 	}
-	error = write_file(path.data, &out, err);
+	error = write_file(workdir, file, &out, err);
 done:
 	free(edits);
-	buf_release(&path);
 	buf_release(&in);
 	buf_release(&out);
 	return error;
@@ -378,6 +282,22 @@ static int apply_edits(struct autorun *ar, const char *workdir, struct error *er
 	return 0;
 }
 
+/* A printf string kept in notes until the message is built; *out borrows it. */
+static int note(const char **out, struct strvec *notes, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	int error;
+
+	va_start(ap, fmt);
+	error = buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (error == 0 && (error = strvec_push_owned(notes, buf_detach(&b))) == 0)
+		*out = notes->items[notes->len - 1];
+	buf_release(&b);
+	return error < 0 ? IG_EFAIL : 0;
+}
+
 /* The commit message through commitmsg (the automation's messageTemplate or the default);
  * a rollback's change carries its reason, and a template that drops it gets a trailer, so
  * the reason is always in the commit (CONTRACT §7). */
@@ -385,8 +305,8 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 {
 	const struct config *cfg = ar->p->cfg;
 	struct commitmsg_change *changes = calloc(ar->len ? ar->len : 1, sizeof(*changes));
+	struct commitmsg_input in = {0};
 	struct strvec notes = STRVEC_INIT;
-	const char *reason = NULL;
 	size_t n = 0;
 	int error = 0;
 
@@ -395,6 +315,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	for (size_t i = 0; i < ar->len && error == 0; i++) {
 		const struct decide_item *it = &ar->items[i];
 		const struct marker *m = &ar->markers.items[it->marker];
+		const struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
 		struct commitmsg_change *c = &changes[n];
 
 		if (!it->new_value)
@@ -403,28 +324,34 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 		c->old_value = m->value;
 		c->new_value = it->new_value;
 		c->file = m->file;
-		if (it->d.decision == GUARD_ROLLBACK) {
-			struct buf note = BUF_INIT;
-
-			reason = it->d.message;
-			error = buf_printf(&note, "rollback: %s", it->d.message);
-			if (error == 0 &&
-			    (error = strvec_push_owned(&notes, buf_detach(&note))) == 0)
-				c->reason = notes.items[notes.len - 1];
-			buf_release(&note);
+		c->setter = m->setter;
+		c->api_version = m->api_version;
+		c->kind = m->kind;
+		c->name = m->name;
+		c->namespace = m->namespace;
+		c->tags_sha256 = sc->done && sc->rc == 0 ? sc->listing.sha256 : NULL;
+		error = note(&c->decision, &notes, "%s/%s", guard_decision_name(it->d.decision),
+		             guard_reason_name(it->d.reason));
+		if (error == 0 && it->d.decision == GUARD_ROLLBACK) {
+			c->rollback_reason = it->d.message;
+			error = note(&c->reason, &notes, "rollback: %s", it->d.message);
 		}
 		n++;
 	}
+	in.tmpl = ar->a->message_template;
+	in.tmpl_name = "messageTemplate";
+	in.automation_namespace = ar->a->ns;
+	in.automation_name = ar->a->name;
+	in.update_path = ar->a->update_path;
+	in.values = (const char *const *)ar->a->template_values.items;
+	in.nvalues = ar->a->template_values.len / 2;
+	in.changes = changes;
+	in.n = n;
 	buf_reset(msg);
 	if (error == 0)
-		error = commitmsg_render(msg, ar->a->message_template, ar->a->id, ar->a->id,
-		                         changes, n, err);
+		error = commitmsg_render(msg, &in, err);
 	else
 		error_set(err, IG_EFAIL, "out of memory");
-	if (error == 0 && reason && !strstr(msg->data, reason))
-		error =
-		    buf_printf(msg, "%sRollback-Reason: %s\n",
-		               msg->len && msg->data[msg->len - 1] == '\n' ? "\n" : "\n\n", reason);
 	free(changes);
 	strvec_release(&notes);
 	return error;
@@ -471,16 +398,17 @@ static int open_git(struct autorun *ar, struct error *err)
 	int error;
 
 	if (a->source->secret_ref &&
-	    (error = config_secret_path(&secret, o->secrets_dir ? o->secrets_dir : ".",
-	                                a->source->secret_ref, err)) < 0)
+	    (error = config_secret_path(&secret, o->secrets_dir, a->source->secret_ref, err)) < 0)
 		return error;
 	go.url = a->source->url;
 	go.branch = a->checkout_branch;
 	go.push_branch = a->push_branch;
 	go.state_dir = o->state_dir;
 	go.secret_dir = secret;
+	go.provider = a->source->provider;
 	go.author_name = a->author_name;
 	go.author_email = a->author_email;
+	go.stop = o->stop; /* SIGTERM ends a clone or fetch; a push in flight is finished */
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);
 	return error;
@@ -505,8 +433,7 @@ static int commit(struct autorun *ar)
 	if (ar->commit[0]) {
 		ar->committed = true;
 		p->report->commits++;
-		if (p->o->metrics)
-			metrics_add(p->o->metrics, "imageguard_commits_total", NULL, 1);
+		passmetrics_commit(p->o->metrics);
 		log_info("git.commit", "automation '%s': pushed %s", ar->a->id, ar->commit);
 	}
 	return 0;
@@ -516,20 +443,13 @@ static int commit(struct autorun *ar)
 
 static void count_decision(struct pass *p, const struct report_item *it)
 {
-	const char *values[3] = {it->policy, guard_decision_name(it->decision),
-	                         guard_reason_name(it->reason)};
-
-	if (p->o->metrics)
-		metrics_add(p->o->metrics, "imageguard_decisions_total", values, 1);
-	if (it->warnings & GUARD_WARN_CURRENT_MISSING) {
+	passmetrics_decision(p->o->metrics, it);
+	if (it->warnings & GUARD_WARN_CURRENT_MISSING)
 		log_warn("guard.current-missing",
 		         "policy '%s': %s:%zu: committed tag '%s' is absent from the listing of "
 		         "'%s' (%zu tags): stale or truncated registry data",
 		         it->policy, it->file ? it->file : "-", it->line,
 		         it->current ? it->current : "", it->image ? it->image : "", it->tag_count);
-		if (p->o->metrics)
-			metrics_add(p->o->metrics, "imageguard_current_missing_total", values, 1);
-	}
 	if (it->decision == GUARD_ERROR)
 		p->report->errors++;
 }
@@ -608,13 +528,20 @@ static void open_automation(struct autorun *ar)
 		markers_release(&ar->markers);
 		return;
 	}
+	ar->opened = true;
 	for (size_t i = 0; i < ar->markers.len; i++) {
 		const struct marker *m = &ar->markers.items[i];
 		const struct config_policy *pol = config_find_policy_id(p->cfg, m->policy);
 
-		if (pol)
+		if (pol && config_automation_selects(ar->a, pol))
 			p->policy_marked[policy_index(p->cfg, pol)] = true;
-		else
+		else if (pol)
+			log_debug(
+			    "markers.not-selected",
+			    "automation '%s': %s:%zu: policy '%s' is not selected (namespace, "
+			    "spec.policySelector): left untouched",
+			    ar->a->id, m->file, m->line, m->policy);
+		else if (!config_find_invalid_id(p->cfg, CONFIG_KIND_POLICY, m->policy))
 			log_warn("markers.unknown-policy",
 			         "automation '%s': %s:%zu: marker names policy '%s', absent from "
 			         "the configuration",
@@ -622,17 +549,41 @@ static void open_automation(struct autorun *ar)
 	}
 }
 
+/* Whether another automation of the pass uses ar's Git cache (the same URL): the cache is
+ * locked while open, so both close their clones after phase one and reopen them, one at a
+ * time, to commit. */
+static bool cache_shared(const struct autorun *ar, const struct autorun *all, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (&all[i] != ar && strcmp(all[i].a->source->url, ar->a->source->url) == 0)
+			return true;
+	return false;
+}
+
 /* Phase two, after the listings: decide, commit, report. */
 static int finish_automation(struct autorun *ar)
 {
+	struct error err = ERROR_INIT;
 	int error = 0;
 
-	if (!ar->g)
+	if (!ar->opened)
 		return 0;
+	if (ar->reopen && open_git(ar, &err) < 0) {
+		log_error("git.open", "automation '%s': %s", ar->a->id, err.msg);
+		if ((error = decide_all(ar)) < 0)
+			return error;
+		for (size_t i = 0; i < ar->len; i++) {
+			guard_fail(&ar->items[i].d, GUARD_GIT, "%s", err.msg);
+			free(ar->items[i].new_value);
+			ar->items[i].new_value = NULL;
+		}
+		goto report;
+	}
 	if ((error = decide_all(ar)) < 0)
 		return error;
 	if (!ar->p->o->dry_run && any_write(ar) && (error = commit(ar)) < 0)
 		return error;
+report:
 	for (size_t i = 0; i < ar->len && error == 0; i++)
 		error = report_marker(ar, &ar->items[i]);
 	return error;
@@ -650,6 +601,7 @@ static int report_unmarked(struct pass *p)
 {
 	for (size_t i = 0; i < p->cfg->policies_len; i++) {
 		const struct config_policy *pol = &p->cfg->policies[i];
+		const struct config_invalid *bad;
 		struct report_item *it;
 
 		if (p->policy_marked[i])
@@ -662,10 +614,39 @@ static int report_unmarked(struct pass *p)
 			it->reason = GUARD_GIT;
 			if (report_set(&it->message, p->git_failure) < 0)
 				return IG_EFAIL;
+		} else if ((bad =
+		                config_find_invalid_in(p->cfg, CONFIG_KIND_AUTOMATION, pol->ns))) {
+			/* its namespace's automation was left out of the config */
+			it->decision = GUARD_ERROR;
+			it->reason = GUARD_CONFIG;
+			if (report_set(&it->message, bad->message) < 0)
+				return IG_EFAIL;
 		} else {
 			it->decision = GUARD_NONE;
 			it->reason = GUARD_NO_MARKERS;
 		}
+		count_decision(p, it);
+	}
+	return 0;
+}
+
+/* The policies left out of the configuration (invalid, or on an invalid repository):
+ * error/config with the one-line reason; other invalid objects are logged. */
+static int report_invalid(struct pass *p)
+{
+	for (size_t i = 0; i < p->cfg->invalid_len; i++) {
+		const struct config_invalid *v = &p->cfg->invalid[i];
+		struct report_item *it;
+
+		if (v->kind != CONFIG_KIND_POLICY || !v->id) {
+			log_error("config.invalid", "%s", v->message ? v->message : "");
+			continue;
+		}
+		if (report_add(&it, p->report) < 0 || report_set(&it->policy, v->id) < 0 ||
+		    report_set(&it->message, v->message) < 0)
+			return IG_EFAIL;
+		it->decision = GUARD_ERROR;
+		it->reason = GUARD_CONFIG;
 		count_decision(p, it);
 	}
 	return 0;
@@ -695,6 +676,8 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns ||
 	    buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
+	if (settle_open(&p->settle, o->state_dir, err) < 0)
+		return err->code;
 	for (size_t i = 0; i < cfg->repositories_len; i++)
 		p->scans[i].repo = &cfg->repositories[i];
 	for (size_t i = 0; i < cfg->policies_len; i++)
@@ -705,7 +688,7 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	}
 	if (o->client)
 		p->client = o->client;
-	else if (reconcile_client_new(&p->client, o->metrics, err) < 0)
+	else if (passmetrics_client_new(&p->client, o->metrics, err) < 0)
 		return err->code;
 	return 0;
 }
@@ -715,6 +698,7 @@ static void pass_release(struct pass *p)
 	if (p->scans)
 		scan_release(p->scans, p->o->config->repositories_len);
 	headcache_free(p->heads);
+	settle_free(p->settle);
 	free(p->listings);
 	buildtime_free(p->buildtimes);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++)
@@ -728,26 +712,6 @@ static void pass_release(struct pass *p)
 		registry_client_free(p->client);
 }
 
-static void record_listings(struct pass *p)
-{
-	for (size_t i = 0; p->o->metrics && i < p->cfg->repositories_len; i++) {
-		const struct scan *sc = &p->scans[i];
-		const char *values[1] = {sc->repo->image};
-
-		if (sc->done && sc->rc == 0)
-			metrics_set(p->o->metrics, "imageguard_registry_tags", values,
-			            (double)sc->listing.tags.len);
-	}
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 int reconcile_pass(struct report *out, const struct reconcile_options *o, struct error *err)
 {
 	const struct config *cfg = o->config;
@@ -758,15 +722,23 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((error = pass_init(&p, out, o, err)) < 0)
 		goto done;
-	for (size_t i = 0; i < cfg->automations_len; i++)
-		open_automation(&p.autoruns[i]);
+	for (size_t i = 0; i < cfg->automations_len; i++) {
+		struct autorun *ar = &p.autoruns[i];
+
+		open_automation(ar);
+		if (ar->g && cache_shared(ar, p.autoruns, cfg->automations_len)) {
+			gitstore_free(ar->g);
+			ar->g = NULL;
+			ar->reopen = true;
+		}
+	}
 	for (size_t i = 0; i < cfg->policies_len; i++)
 		if (p.policy_marked[i])
 			p.scans[p.policy_repo[i]].wanted = true;
 	if ((error = scan_run(p.scans, cfg->repositories_len, p.client, o->secrets_dir,
 	                      o->concurrency, err)) < 0)
 		goto done;
-	record_listings(&p);
+	passmetrics_listings(o->metrics, p.scans, cfg->repositories_len);
 	if ((error = pass_listings(&p)) < 0) {
 		error = error_set(err, error, "reconcile: out of memory");
 		goto done;
@@ -779,6 +751,8 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	}
 	if (error == 0)
 		error = report_unmarked(&p);
+	if (error == 0)
+		error = report_invalid(&p);
 	if (error < 0) {
 		error = error_set(err, error, "reconcile: out of memory");
 		goto done;
@@ -787,13 +761,12 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 		log_error("audit.write", "%s", err->msg);
 		error_clear(err);
 	}
-	if (o->metrics) {
-		metrics_observe(o->metrics, "imageguard_reconcile_duration_seconds", NULL,
-		                seconds_since(&t0));
-		/* a complete pass, even with policies in error: those have their own counter */
-		metrics_set(o->metrics, "imageguard_last_success_timestamp_seconds", NULL,
-		            (double)time(NULL));
+	if (!o->dry_run && settle_save(p.settle, err) < 0) { /* clocks restart: never a skip */
+		log_error("settle.state", "%s", err->msg);
+		error_clear(err);
 	}
+	passmetrics_settling(o->metrics, out);
+	passmetrics_pass_done(o->metrics, &t0);
 done:
 	pass_release(&p);
 	return error;

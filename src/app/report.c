@@ -7,21 +7,20 @@
 #include "imageguard/app/audit.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
+#include "imageguard/util/escape.h"
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/app/report.h"
 #include "imageguard/util/strvec.h"
+#include "imageguard/util/vec.h"
+#include "imageguard/util/jsonout.h"
 
 int report_add(struct report_item **out, struct report *r)
 {
-	if (r->len == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct report_item *p = realloc(r->items, cap * sizeof(*p));
+	struct report_item *p = vec_reserve(r->items, &r->cap, r->len, sizeof(*p), 16);
 
-		if (!p)
-			return IG_EFAIL;
-		r->items = p;
-		r->cap = cap;
-	}
+	if (!p)
+		return IG_EFAIL;
+	r->items = p;
 	*out = &r->items[r->len++];
 	memset(*out, 0, sizeof(**out));
 	return 0;
@@ -102,19 +101,36 @@ int report_warning_names(struct strvec *out, unsigned warnings)
 	return 0;
 }
 
+/* Appends s escaped (escape_append), or "-" for NULL: values from Git, registries and
+ * annotations can never end the line or drive a terminal. */
+static int put(struct buf *out, const char *s)
+{
+	return s ? escape_append(out, s) : buf_puts(out, "-");
+}
+
+static int text_head(struct buf *out, const struct report_item *it)
+{
+	int error = put(out, it->policy);
+
+	if (error == 0 && it->file) {
+		if ((error = buf_puts(out, " ")) == 0 && (error = put(out, it->file)) == 0 &&
+		    (error = buf_printf(out, ":%zu ", it->line)) == 0 &&
+		    (error = put(out, it->current)) == 0 && (error = buf_puts(out, " -> ")) == 0)
+			error = put(out, it->candidate);
+	} else if (error == 0) {
+		error = buf_puts(out, " -");
+	}
+	if (error == 0)
+		error = buf_printf(out, " %s/%s", guard_decision_name(it->decision),
+		                   guard_reason_name(it->reason));
+	return error;
+}
+
 static int text_line(struct buf *out, const struct report_item *it)
 {
 	struct strvec w = STRVEC_INIT;
-	int error;
+	int error = text_head(out, it);
 
-	if (it->file)
-		error =
-		    buf_printf(out, "%s %s:%zu %s -> %s %s/%s", it->policy, it->file, it->line,
-		               it->current ? it->current : "-", it->candidate ? it->candidate : "-",
-		               guard_decision_name(it->decision), guard_reason_name(it->reason));
-	else
-		error = buf_printf(out, "%s - %s/%s", it->policy, guard_decision_name(it->decision),
-		                   guard_reason_name(it->reason));
 	if (error == 0 && (error = report_warning_names(&w, it->warnings)) == 0 && w.len) {
 		error = buf_puts(out, " [");
 		for (size_t i = 0; error == 0 && i < w.len; i++)
@@ -128,8 +144,9 @@ static int text_line(struct buf *out, const struct report_item *it)
 	if (error == 0 && it->message &&
 	    (it->decision == GUARD_ERROR ||
 	     (it->decision == GUARD_HOLD && it->reason != GUARD_OVERRIDE &&
-	      it->reason != GUARD_CANDIDATE_MISSING)))
-		error = buf_printf(out, ": %s", it->message);
+	      it->reason != GUARD_CANDIDATE_MISSING)) &&
+	    (error = buf_puts(out, ": ")) == 0)
+		error = escape_append(out, it->message);
 	if (error == 0)
 		error = buf_puts(out, "\n");
 	strvec_release(&w);
@@ -143,11 +160,6 @@ int report_text(struct buf *out, const struct report *r)
 	for (size_t i = 0; error == 0 && i < r->len; i++)
 		error = text_line(out, &r->items[i]);
 	return error;
-}
-
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
 }
 
 static json_t *item_json(const struct report_item *it)
@@ -165,11 +177,11 @@ static json_t *item_json(const struct report_item *it)
 		return NULL;
 	}
 	json_object_set_new(o, "policy", json_string(it->policy));
-	json_object_set_new(o, "image", str_or_null(it->image));
-	json_object_set_new(o, "file", str_or_null(it->file));
-	json_object_set_new(o, "line", it->file ? json_integer((json_int_t)it->line) : json_null());
-	json_object_set_new(o, "current", str_or_null(it->current));
-	json_object_set_new(o, "candidate", str_or_null(it->candidate));
+	json_object_set_new(o, "image", jsonout_str(it->image));
+	json_object_set_new(o, "file", jsonout_str(it->file));
+	json_object_set_new(o, "line", jsonout_line(it->file, it->line));
+	json_object_set_new(o, "current", jsonout_str(it->current));
+	json_object_set_new(o, "candidate", jsonout_str(it->candidate));
 	json_object_set_new(o, "decision", json_string(guard_decision_name(it->decision)));
 	json_object_set_new(o, "reason", json_string(guard_reason_name(it->reason)));
 	json_object_set_new(o, "warnings", warnings);

@@ -108,6 +108,7 @@ int runverify_once(struct runverify *v, const struct config *cfg)
 {
 	struct kubeconfig kc = KUBECONFIG_INIT;
 	struct kube_client *kube = NULL;
+	struct kube_options ko;
 	struct verify_report report = VERIFY_REPORT_INIT;
 	struct verify_options vo;
 	struct error err = ERROR_INIT;
@@ -115,8 +116,10 @@ int runverify_once(struct runverify *v, const struct config *cfg)
 	int rc = 1;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kube_options_init(&ko);
+	ko.stop = v->o.stop;
 	/* read again every time: a rotated token or an edited kubeconfig is picked up */
-	if (load(&kc, v->o.kubeconfig, &err) < 0 || kube_client_new(&kube, &kc, NULL, &err) < 0) {
+	if (load(&kc, v->o.kubeconfig, &err) < 0 || kube_client_new(&kube, &kc, &ko, &err) < 0) {
 		failed(v, "verification not run: ", err.msg);
 		goto done;
 	}

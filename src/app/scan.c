@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "imageguard/config/config.h"
+#include "imageguard/registry/cloudauth.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/scan.h"
 
@@ -19,6 +20,7 @@ struct pool {
 	struct registry_client *client;
 	const char *secrets_dir;
 	unsigned per_host;
+	const struct scan_hooks *hooks; /* NULL: none */
 };
 
 static bool is_pending(const struct scan *s)
@@ -33,7 +35,7 @@ static int load_secrets(struct scan *s, const char *secrets_dir)
 	int error = 0;
 
 	if (r->secret_ref) {
-		if ((error = config_secret_path(&dir, secrets_dir ? secrets_dir : ".",
+		if ((error = config_secret_path(&dir, secrets_dir,
 		                                r->secret_ref, &s->err)) < 0)
 			return error;
 		error = creds_load_secret(&s->creds, dir, r->ref.registry, &s->err);
@@ -42,8 +44,12 @@ static int load_secrets(struct scan *s, const char *secrets_dir)
 		if (error < 0)
 			return error;
 	}
+	if (cloudauth_is_cloud(r->provider) &&
+	    (error = cloudauth_creds(&s->creds, r->provider, r->ref.registry, r->insecure,
+	                             &s->err)) < 0)
+		return error;
 	if (r->cert_secret_ref) {
-		if ((error = config_secret_path(&dir, secrets_dir ? secrets_dir : ".",
+		if ((error = config_secret_path(&dir, secrets_dir,
 		                                r->cert_secret_ref, &s->err)) < 0)
 			return error;
 		s->ca_file = malloc(strlen(dir) + sizeof("/ca.crt"));
@@ -66,6 +72,8 @@ void scan_target(struct registry_target *out, const struct scan *s)
 	out->insecure = s->repo->insecure;
 	out->ca_file = s->ca_file;
 	out->timeout_ms = (long)s->repo->timeout_ms;
+	/* Flux's spec.timeout bounds the whole scan: every page of the listing, not one request */
+	out->listing_timeout_ms = (long)s->repo->timeout_ms;
 }
 
 static void list_one(struct scan *s, struct registry_client *client, const char *secrets_dir)
@@ -78,7 +86,7 @@ static void list_one(struct scan *s, struct registry_client *client, const char 
 		return;
 	}
 	scan_target(&t, s);
-	s->rc = registry_list_tags(&s->listing, client, &t, &s->err);
+	s->rc = cloudauth_list_tags(&s->listing, client, &t, s->repo->provider, &s->creds, &s->err);
 	if (s->rc < 0)
 		log_warn("registry.list", "repository '%s': %s", s->repo->id, s->err.msg);
 	else
@@ -120,6 +128,8 @@ static void *worker(void *arg)
 			break;
 		pthread_mutex_unlock(&p->lock);
 		list_one(&p->scans[i], p->client, p->secrets_dir);
+		if (p->hooks && p->hooks->done)
+			p->hooks->done(p->hooks->ctx, i);
 		pthread_mutex_lock(&p->lock);
 		p->inflight[p->host_of[i]]--;
 		pthread_cond_broadcast(&p->changed);
@@ -144,7 +154,15 @@ static void group_hosts(struct pool *p)
 int scan_run(struct scan *scans, size_t n, struct registry_client *client, const char *secrets_dir,
              unsigned concurrency, struct error *err)
 {
-	struct pool p = {.scans = scans, .n = n, .client = client, .secrets_dir = secrets_dir};
+	return scan_run_hooked(scans, n, client, secrets_dir, concurrency, NULL, err);
+}
+
+int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client,
+                    const char *secrets_dir, unsigned concurrency, const struct scan_hooks *hooks,
+                    struct error *err)
+{
+	struct pool p = {
+	    .scans = scans, .n = n, .client = client, .secrets_dir = secrets_dir, .hooks = hooks};
 	pthread_t *threads = NULL;
 	size_t pending = 0, started = 0, want;
 	int error = 0;

@@ -2,6 +2,7 @@
  * each one sets -> that workload's pods in the cluster -> running digest vs Git's. The
  * per-container comparison, the report and the metrics live in verify_report.c. */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,12 +11,14 @@
 #include "imageguard/registry/creds.h"
 #include "imageguard/registry/headcache.h"
 #include "imageguard/util/strvec.h"
+#include "imageguard/util/vec.h"
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/registry/imageref.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/util/log.h"
 #include "imageguard/markers/markers.h"
+#include "imageguard/util/safefile.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/verify.h"
 #include "imageguard/markers/workload.h"
@@ -38,20 +41,6 @@ struct pass {
 	struct headcache *heads; /* manifest HEADs, once per policy, image and tag */
 	struct strvec notes;     /* why an image could not be resolved, for the report */
 };
-
-static void *grow(void *items, size_t *cap, size_t len, size_t size)
-{
-	void *p;
-	size_t n;
-
-	if (len < *cap)
-		return items;
-	n = *cap ? *cap * 2 : 8;
-	if (!(p = realloc(items, n * size)))
-		return NULL;
-	*cap = n;
-	return p;
-}
 
 /* ---- registry: the digest a committed tag resolves to ---- */
 
@@ -122,7 +111,7 @@ static int resolve(struct pass *p, const char *image, const char *policy_id, con
 	}
 	if (!(h = headcache_find(p->heads, key.data, tag))) {
 		if (load_target(&t, &creds, &ca_file, pol, &ref,
-		                p->o->secrets_dir ? p->o->secrets_dir : ".", &err) < 0)
+		                p->o->secrets_dir, &err) < 0)
 			goto failed;
 		if (!(h = headcache_get(p->heads, p->o->registry, &t, key.data, tag))) {
 			error = IG_EFAIL;
@@ -197,7 +186,7 @@ static struct live *live_for(struct pass *p, const struct workload_container *c)
 			buf_release(&key);
 			return &p->lives[i];
 		}
-	if (!(l = grow(p->lives, &p->lives_cap, p->lives_len, sizeof(*l)))) {
+	if (!(l = vec_reserve(p->lives, &p->lives_cap, p->lives_len, sizeof(*l), 8))) {
 		buf_release(&key);
 		return NULL;
 	}
@@ -332,18 +321,21 @@ done:
 
 static int verify_file(struct pass *p, const char *root, const struct marker *ms, size_t n)
 {
-	struct buf path = BUF_INIT, data = BUF_INIT_MAX(MARKERS_MAX_FILE_SIZE);
+	struct buf data = BUF_INIT_MAX(MARKERS_MAX_FILE_SIZE);
 	struct workload_set ws = WORKLOAD_SET_INIT;
 	struct error err = ERROR_INIT;
 	int error = 0, scan;
 
-	if (buf_printf(&path, "%s/%s", root, ms[0].file) < 0)
-		return IG_EFAIL;
-	if ((scan = buf_read_file(&data, path.data)) == 0)
+	/* the checkout is untrusted: no link is followed, only a regular file is read */
+	if ((scan = safefile_read(&data, root, ms[0].file, &err)) == 0)
 		scan = workload_scan_buffer(&ws, ms[0].file, data.data ? data.data : "", data.len,
 		                            &err);
-	else
-		error_set(&err, scan, "'%s': cannot read", ms[0].file);
+	else {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", safefile_reason(&err));
+		error_set(&err, scan, "'%s': cannot read: %s", ms[0].file, why);
+	}
 	for (size_t i = 0; i < n && error == 0; i++) {
 		const struct workload_container *c = workload_at_line(&ws, ms[i].line);
 		struct verify_want w = {&ms[i], NULL, NULL, NULL, NULL, false};
@@ -358,7 +350,6 @@ static int verify_file(struct pass *p, const char *root, const struct marker *ms
 	}
 	workload_set_release(&ws);
 	buf_release(&data);
-	buf_release(&path);
 	return error;
 }
 
@@ -409,8 +400,9 @@ static int verify_automation(struct pass *p, const struct config_automation *a)
 	go.state_dir = p->o->state_dir;
 	go.author_name = a->author_name;
 	go.author_email = a->author_email;
+	go.provider = a->source->provider;
 	if ((a->source->secret_ref &&
-	     config_secret_path(&secret, p->o->secrets_dir ? p->o->secrets_dir : ".",
+	     config_secret_path(&secret, p->o->secrets_dir,
 	                        a->source->secret_ref, &err) < 0) ||
 	    (go.secret_dir = secret, gitstore_open(&g, &go, &err) < 0)) {
 		struct verify_want w = {NULL, NULL, NULL, NULL, NULL, false};

@@ -10,6 +10,7 @@
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/verify.h"
+#include "imageguard/util/vec.h"
 #include "verify_private.h"
 
 const char *verify_status_name(enum verify_status s)
@@ -145,14 +146,11 @@ static int fill(struct verify_result *x, const struct verify_want *w, const char
 /* Appends x (taking its strings) and counts it; logs a drift. */
 static int append(struct verify_report *r, struct verify_result *x)
 {
-	if (r->len == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		void *p = realloc(r->items, cap * sizeof(*r->items));
-		if (!p)
-			return IG_EFAIL;
-		r->items = p;
-		r->cap = cap;
-	}
+	void *p = vec_reserve(r->items, &r->cap, r->len, sizeof(*r->items), 16);
+
+	if (!p)
+		return IG_EFAIL;
+	r->items = p;
 	r->items[r->len++] = *x;
 	r->counts[x->status]++;
 	if (x->failed)

@@ -1,5 +1,6 @@
-/* `imageguard check-config --config PATH`: load and validate the configuration, print
- * "configuration OK" or every error, one per line (CONTRACT §3, §4). */
+/* `imageguard check-config --config PATH [--secrets-dir DIR]`: load and validate the
+ * configuration (with DIR, every secret it names too), print "configuration OK" or every error,
+ * one per line (CONTRACT §3, §4). */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,10 +11,13 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: imageguard check-config --config PATH\n\n"
+	        "usage: imageguard check-config --config PATH [--secrets-dir DIR]\n\n"
 	        "Validates the configuration: a YAML file, or every *.yaml / *.yml below a\n"
 	        "directory (ImageRepository, ImagePolicy, GitRepository, ImageUpdateAutomation,\n"
 	        "Flux's apiVersions or imageguard.io/v1alpha1; other documents are ignored).\n"
+	        "With --secrets-dir, every secret an object names must be a folder DIR/NAME\n"
+	        "holding what its use needs, parsed (.dockerconfigjson, identity and\n"
+	        "known_hosts for SSH, ca.crt, ...).\n"
 	        "Prints \"configuration OK\" (exit 0; warnings on stderr) or every error as\n"
 	        "file:line: message on stderr (exit 2).\n");
 }
@@ -37,6 +41,7 @@ int cmd_check_config(int argc, char **argv)
 	struct config_diags diags = CONFIG_DIAGS_INIT;
 	struct config *cfg = NULL;
 	struct error err = ERROR_INIT;
+	struct config_load_options lo = {0};
 	const char *path = NULL;
 	int rc = 2;
 
@@ -48,6 +53,10 @@ int cmd_check_config(int argc, char **argv)
 			path = argv[++i];
 		} else if (!strncmp(argv[i], "--config=", 9)) {
 			path = argv[i] + 9;
+		} else if (!strcmp(argv[i], "--secrets-dir") && i + 1 < argc) {
+			lo.secrets_dir = argv[++i];
+		} else if (!strncmp(argv[i], "--secrets-dir=", 14)) {
+			lo.secrets_dir = argv[i] + 14;
 		} else {
 			fprintf(stderr, "imageguard: check-config: unexpected argument '%s'\n",
 			        argv[i]);
@@ -59,7 +68,12 @@ int cmd_check_config(int argc, char **argv)
 		fprintf(stderr, "imageguard: check-config: --config PATH is required\n");
 		return 2;
 	}
-	if (config_load(&cfg, path, &diags, &err) < 0) {
+	if (lo.secrets_dir && !*lo.secrets_dir) {
+		fprintf(stderr, "imageguard: check-config: --secrets-dir must not be empty\n");
+		return 2;
+	}
+	lo.check_secrets = lo.secrets_dir != NULL;
+	if (config_load_with(&cfg, path, &lo, &diags, &err) < 0) {
 		print_diags(&diags);
 		fprintf(stderr, "imageguard: %s\n", err.msg);
 		rc = err.code == IG_EFAIL ? 1 : 2;

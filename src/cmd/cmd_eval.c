@@ -1,5 +1,6 @@
 /* `imageguard eval`: which tag a policy picks from a list on stdin, and whether that is a move
- * forward from --current (CONTRACT §3). The same engine the guard uses for every commit. */
+ * forward from --current (CONTRACT §3). The verdict is policy_verdict, the one the guard decides
+ * every commit with. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include "imageguard/policy/policy.h"
 #include "imageguard/policy/policyflags.h"
 #include "imageguard/policy/taglines.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/escape.h"
 
 struct eval_opts {
 	struct policyflags pf;
@@ -26,22 +29,28 @@ static void usage(FILE *out)
 	      "\n"
 	      "policy flags (as a Flux ImagePolicy):\n"
 	      "  --pattern RE            keep tags matching RE (pcre2, unanchored)\n"
-	      "  --extract TEMPLATE      order by $1, $name or ${name} of --pattern\n"
+	      "  --extract TEMPLATE      order by $1, $name or ${name} of --pattern's first\n"
+	      "                          match (only the expanded template, as in Flux)\n"
 	      "  --exclude RE            drop tags matching RE (repeatable; replaces the\n"
 	      "                          default exclusion ^.*\\.sig$)\n"
 	      "  --semver RANGE          newest version in RANGE (Masterminds v3 syntax)\n"
 	      "  --numerical asc|desc    asc picks the greatest number\n"
 	      "  --alphabetical asc|desc asc picks the byte-wise greatest\n"
 	      "options:\n"
-	      "  --current TAG           also compare TAG with the pick: forward, same,\n"
-	      "                          backward or incomparable\n"
+	      "  --current TAG           also compare TAG with the pick, as the guard does:\n"
+	      "                          forward, same (also the same version spelled\n"
+	      "                          differently), backward (also a narrowed range, or a\n"
+	      "                          looser spelling of a version ahead: v2, 2.1) or\n"
+	      "                          incomparable\n"
 	      "  -o, --output text|json  text (default): the tag; json: {latest, candidates,\n"
 	      "                          skipped, current, verdict}: candidates are the tags\n"
 	      "                          the policy can order; skipped those that passed the\n"
 	      "                          filter but are not orderable (not semver, outside the\n"
 	      "                          range, not a number), plus unreadable lines\n"
 	      "\n"
-	      "Exit status: 0 a tag was picked, 1 no candidate, 2 usage or invalid policy.\n",
+	      "Exit status: 0 a tag was picked, 1 no candidate (or, as in Flux, a numerical\n"
+	      "policy over a tag that passes the filter but is not a number), 2 usage or\n"
+	      "invalid policy.\n",
 	      out);
 }
 
@@ -121,6 +130,20 @@ done:
 	return rc;
 }
 
+/* Flux fails a numerical policy over a non-number, and so does eval: one line naming the tag. */
+static void print_unordered(const char *tag)
+{
+	struct buf b = BUF_INIT_MAX(1024);
+
+	if (escape_append(&b, tag) < 0)
+		buf_reset(&b);
+	fprintf(stderr,
+	        "imageguard: eval: numerical policy: tag '%s' passes the filter but is not a "
+	        "number\n",
+	        b.data ? b.data : "?");
+	buf_release(&b);
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	struct eval_opts o = {POLICYFLAGS_INIT, NULL, false};
@@ -159,13 +182,18 @@ int cmd_eval(int argc, char **argv)
 	if ((rc = policy_select(&r, p, tl.tags, tl.n, &err)) < 0)
 		goto fail;
 	if (o.current && r.latest)
-		verdict = policy_verdict_name(policy_compare(p, o.current, r.latest));
+		verdict = policy_verdict_name(policy_verdict(p, o.current, r.latest));
 	if (o.json && print_json(&r, tl.unreadable, o.current, verdict) < 0) {
 		error_set(&err, IG_EFAIL, "writing JSON: out of memory");
 		goto fail;
 	}
 	if (!o.json && r.latest)
 		printf("%s\n", r.latest);
+	if (r.unordered) {
+		print_unordered(r.unordered);
+		exit_code = 1;
+		goto done;
+	}
 	if (!r.latest) {
 		fprintf(stderr,
 		        "imageguard: eval: no candidate: %zu tag(s) read, none passes the policy "

@@ -27,6 +27,7 @@
 #include "imageguard/app/kubestatus.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
+#include "imageguard/app/passmetrics.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/report.h"
@@ -70,13 +71,25 @@ static void usage(FILE *out)
 	    "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
 	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
 	    "N (8)]\n"
-	    "                      [--verify-interval DURATION [--kubeconfig FILE]]\n\n"
+	    "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
+	    "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
+	    "(96Mi)]\n\n"
 	    "Reconciles on the shortest configured interval (ImageRepository and\n"
 	    "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
 	    "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
 	    "file, reloads the configuration; a broken one is reported and the old one kept.\n"
 	    "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
-	    "/metrics (Prometheus text format).\n\n"
+	    "/metrics (Prometheus text format). SIGTERM also ends registry and Kubernetes API\n"
+	    "requests in flight (within about a second).\n\n"
+	    "  --pass-timeout DURATION  every tag listing of one pass ends by this deadline\n"
+	    "                     (Go syntax, 1s to 24h; default 10m); a listing that misses it\n"
+	    "                     is an error for its policies, the others go on. Each listing\n"
+	    "                     also has its own deadline: its ImageRepository spec.timeout,\n"
+	    "                     or 5m, for all of its pages.\n"
+	    "  --memory-budget SIZE  memory for the tag listing being read (bytes, or Ki, Mi, Gi;\n"
+	    "                     default 96Mi, for the shipped 128Mi limit): a listing larger\n"
+	    "                     than half of it is an error (a listing costs about 1.3x\n"
+	    "                     its JSON size in memory, 1.7x when it comes unsorted).\n"
 	    "  --verify-interval DURATION  also verify what runs (as `imageguard verify`) every\n"
 	    "                     DURATION (Go syntax: 5m, 1h; +-10%% jitter; 0 or absent:\n"
 	    "                     off), between passes on the same thread, first right after\n"
@@ -275,7 +288,11 @@ static int run_pass(struct runner *rn)
 	ro.metrics = rn->metrics;
 	ro.client = rn->client;
 	ro.stop = &stop_requested;
+	/* Every listing of the pass ends by its deadline (a registry that answers each page just
+	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
+	registry_client_set_deadline(rn->client, t0 + rn->o->pass_timeout_ms);
 	error = reconcile_pass(&report, &ro, &err);
+	registry_client_set_deadline(rn->client, 0); /* verifications between passes: their own */
 	if (error < 0)
 		log_error("reconcile.pass", "%s", err.msg);
 	else
@@ -323,7 +340,7 @@ static void try_reload(struct runner *rn, const char *why)
 	}
 
 	rn->fingerprint = fingerprint(rn->o->config);
-	if (cmdpass_load_config(&cfg, rn->o->config, true) != 0) {
+	if (cmdpass_load(&cfg, rn->o, true) != 0) {
 		log_error("config.reload",
 		          "%s: the new configuration is invalid; keeping the "
 		          "previous one",
@@ -392,17 +409,21 @@ static int start(struct runner *rn, struct error *err)
 	int error;
 
 	if ((error = metrics_new(&rn->metrics)) < 0 ||
-	    (error = reconcile_metrics_declare(rn->metrics)) < 0)
+	    (error = passmetrics_declare(rn->metrics)) < 0)
 		return error_set(err, IG_EFAIL, "metrics: out of memory");
-	if ((error = reconcile_client_new(&rn->client, rn->metrics, err)) < 0)
+	if ((error = passmetrics_client_new(&rn->client, rn->metrics, err)) < 0)
 		return error;
+	/* SIGTERM ends a request in flight (curl's progress callback reads the flag), so a stalled
+	 * registry cannot hold a stop for its timeouts and retries. */
+	registry_client_set_stop(rn->client, &stop_requested);
+	registry_client_set_budget(rn->client, rn->o->memory_budget);
 	if (rn->o->audit_log &&
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
 		return error;
 	if (rn->o->verify_interval_ms) {
-		struct runverify_options vo = {rn->o->kubeconfig,  rn->o->state_dir,
-		                               rn->o->secrets_dir, rn->metrics,
-		                               rn->client,         rn->audit};
+		struct runverify_options vo = {
+		    rn->o->kubeconfig, rn->o->state_dir, rn->o->secrets_dir, rn->metrics,
+		    rn->client,        rn->audit,        &stop_requested};
 
 		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
 			return error_prefix(err, "--verify-interval");
@@ -460,7 +481,7 @@ static int run_loop(const struct cmdopts *o)
 			goto done;
 	} else {
 		rn.fingerprint = fingerprint(o->config);
-		if ((rc = cmdpass_load_config(&rn.cfg, o->config, false)) != 0)
+		if ((rc = cmdpass_load(&rn.cfg, o, false)) != 0)
 			goto done;
 	}
 	if ((!o->kube && install_handlers(&err) < 0) || start(&rn, &err) < 0) {
@@ -493,8 +514,8 @@ done:
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc =
-	    cmdopts_start(&o, argc, argv, CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_KUBE, usage);
+	int rc = cmdopts_start(&o, argc, argv,
+	                       CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE, usage);
 
 	if (rc < 0)
 		rc = run_loop(&o);

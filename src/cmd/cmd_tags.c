@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imageguard/cmd/cmdopts.h"
 #include "imageguard/cmd/commands.h"
 #include "imageguard/registry/creds.h"
 #include "imageguard/util/duration.h"
@@ -14,10 +15,11 @@
 #include "imageguard/util/log.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/policy/policyflags.h"
+#include "imageguard/registry/cloudauth.h"
 #include "imageguard/registry/registry.h"
 
 static const char usage_text[] =
-    "usage: imageguard tags IMAGE [--insecure] [--ca-file F] [--docker-config F]\n"
+    "usage: imageguard tags IMAGE [--insecure] [--ca-file F] [--docker-config F] [--provider P]\n"
     "                            [POLICY FLAGS] [--timeout DURATION] [--log-level L] [-o "
     "text|json]\n"
     "\n"
@@ -27,10 +29,15 @@ static const char usage_text[] =
     "  --insecure          talk plain HTTP to the registry\n"
     "  --ca-file F         trust the CA certificates in F (PEM) instead of the system's\n"
     "  --docker-config F   credentials from a Docker config JSON (.dockerconfigjson)\n"
+    "  --provider P        credentials from the cloud identity, as spec.provider gives them:\n"
+    "                      aws (ECR), gcp (Artifact Registry, GCR), azure (ACR), generic\n"
     "  --timeout DURATION  per request, a Go duration (30s, 2m, 500ms; default 30s)\n"
     "  --page-size N       the page size asked for (`n`, default 1000; 0: none)\n"
     "  --max-pages N       pages followed at most (default 10000)\n"
-    "  --max-bytes N       listing bytes at most, all pages (default 268435456)\n"
+    "  --memory-budget SIZE  memory the listing may take (bytes, or with Ki, Mi, Gi;\n"
+    "                      default 96Mi, which fits the shipped 128Mi pod limit); the\n"
+    "                      listing cap is half of it (default 48 MiB of JSON)\n"
+    "  --max-bytes N       listing bytes at most, all pages (overrides --memory-budget)\n"
     "  --log-level L       error|warn|info|debug (default warn)\n"
     "  -o text|json        text: one tag per line; json: {image, tags, count, pages, sha256}\n"
     "\n"
@@ -47,9 +54,12 @@ struct tags_opts {
 	const char *image;
 	const char *ca_file;
 	const char *docker_config;
+	const char *provider;
 	bool insecure;
 	bool json;
 	long timeout_ms;
+	size_t budget;      /* --memory-budget; 0: not given */
+	bool max_bytes_set; /* --max-bytes given: it wins over the budget */
 	struct registry_options ro;
 	struct policyflags pf;
 };
@@ -97,6 +107,12 @@ static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *
 		} else if (strcmp(a, "--ca-file") == 0) {
 			if (value_of(&o->ca_file, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
+		} else if (strcmp(a, "--provider") == 0) {
+			if (value_of(&o->provider, argc, argv, &i, err) < 0)
+				return IG_EUSAGE;
+			if (!cloudauth_is_provider(o->provider))
+				return error_set(err, IG_EUSAGE, "tags: unknown provider '%s'",
+				                 o->provider);
 		} else if (strcmp(a, "--docker-config") == 0) {
 			if (value_of(&o->docker_config, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
@@ -119,6 +135,11 @@ static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *
 			if (value_of(&v, argc, argv, &i, err) < 0)
 				return IG_EUSAGE;
 			if (parse_size(slot, a, v, page_size, err) < 0)
+				return IG_EUSAGE;
+			o->max_bytes_set |= slot == &o->ro.max_bytes;
+		} else if (strcmp(a, "--memory-budget") == 0) {
+			if (value_of(&v, argc, argv, &i, err) < 0 ||
+			    cmdopts_parse_bytes(&o->budget, a, v, err) < 0)
 				return IG_EUSAGE;
 		} else if (strcmp(a, "--log-level") == 0) {
 			if (value_of(&v, argc, argv, &i, err) < 0)
@@ -144,31 +165,38 @@ static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *
 		i++;
 	}
 	log_configure(level, LOG_TEXT);
+	if (o->budget && !o->max_bytes_set)
+		o->ro.max_bytes = registry_max_bytes(o->budget);
 	if (!o->image)
 		return error_set(err, IG_EUSAGE,
 		                 "tags: IMAGE is required (see imageguard tags --help)");
 	return policyflags_finish(&o->pf, err);
 }
 
+/* The JSON of `tags -o json`, written as it goes (jansson's layout with JSON_INDENT(2)): a
+ * tree of a large listing would cost several times the listing. Tags need no escaping (the
+ * reader kept valid tags only); the image name goes through jansson. */
 static int print_json(const struct imageref *ref, const struct strvec *tags,
                       const struct registry_listing *l)
 {
-	json_t *list = json_array(), *root;
-	char *name = imageref_name(ref), *text = NULL;
+	char *name = imageref_name(ref), *quoted = NULL;
+	json_t *js = name ? json_string(name) : NULL;
 	int rc = 1;
 
-	for (size_t i = 0; list && i < tags->len; i++)
-		if (json_array_append_new(list, json_string(tags->items[i])) < 0)
+	if (!js || !(quoted = json_dumps(js, JSON_ENCODE_ANY)))
+		goto done;
+	if (printf("{\n  \"image\": %s,\n  \"tags\": [", quoted) < 0)
+		goto done;
+	for (size_t i = 0; i < tags->len; i++)
+		if (printf("%s\n    \"%s\"", i ? "," : "", tags->items[i]) < 0)
 			goto done;
-	root = json_pack("{s:s?,s:o,s:I,s:I,s:s}", "image", name, "tags", list, "count",
-	                 (json_int_t)tags->len, "pages", (json_int_t)l->pages, "sha256", l->sha256);
-	list = NULL;
-	if (root && (text = json_dumps(root, JSON_INDENT(2))))
-		rc = printf("%s\n", text) < 0 ? 1 : 0;
-	json_decref(root);
+	if (printf("%s],\n  \"count\": %zu,\n  \"pages\": %zu,\n  \"sha256\": \"%s\"\n}\n",
+	           tags->len ? "\n  " : "", tags->len, l->pages, l->sha256) < 0)
+		goto done;
+	rc = 0;
 done:
-	json_decref(list);
-	free(text);
+	json_decref(js);
+	free(quoted);
 	free(name);
 	return rc;
 }
@@ -202,7 +230,11 @@ static int run(const struct tags_opts *o, bool *bad_input, struct error *err)
 	t.insecure = o->insecure;
 	t.ca_file = o->ca_file;
 	t.timeout_ms = o->timeout_ms;
-	if ((error = registry_list_tags(&l, c, &t, err)) < 0)
+	if ((error = cloudauth_creds(&creds, o->provider, ref.registry, o->insecure, err)) < 0) {
+		*bad_input = error == IG_EINVALID;
+		goto done;
+	}
+	if ((error = cloudauth_list_tags(&l, c, &t, o->provider, &creds, err)) < 0)
 		goto done;
 	shown = &l.tags;
 	if (p) {
@@ -234,7 +266,7 @@ done:
 
 int cmd_tags(int argc, char **argv)
 {
-	struct tags_opts o = {NULL, NULL, NULL, false, false, 0, {0}, POLICYFLAGS_INIT};
+	struct tags_opts o = {NULL, NULL, NULL, NULL, false, false, 0, 0, false, {0}, POLICYFLAGS_INIT};
 	struct error err = ERROR_INIT;
 	bool bad_input = false;
 	int error, rc;

@@ -18,6 +18,7 @@
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/verify.h"
+#include "imageguard/util/jsonout.h"
 
 static void usage(FILE *out)
 {
@@ -115,11 +116,6 @@ static int load_kubeconfig(struct kubeconfig *out, const char *path, struct erro
 	return error;
 }
 
-static json_t *jstr(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static int print_json(const struct verify_report *r)
 {
 	char when[48];
@@ -133,23 +129,22 @@ static int print_json(const struct verify_report *r)
 		if (!o)
 			return -1;
 		json_object_set_new(o, "time", json_string(when));
-		json_object_set_new(o, "policy", jstr(x->policy));
-		json_object_set_new(o, "workload", jstr(x->workload));
-		json_object_set_new(o, "kind", jstr(x->kind));
-		json_object_set_new(o, "namespace", jstr(x->ns));
-		json_object_set_new(o, "name", jstr(x->name));
-		json_object_set_new(o, "container", jstr(x->container));
-		json_object_set_new(o, "pod", jstr(x->pod));
-		json_object_set_new(o, "file", jstr(x->file));
-		json_object_set_new(o, "line",
-		                    x->file ? json_integer((json_int_t)x->line) : json_null());
-		json_object_set_new(o, "image", jstr(x->image));
-		json_object_set_new(o, "tag", jstr(x->want_tag));
-		json_object_set_new(o, "digest", jstr(x->want_digest));
-		json_object_set_new(o, "running_image", jstr(x->running_image));
-		json_object_set_new(o, "running_digest", jstr(x->running_digest));
+		json_object_set_new(o, "policy", jsonout_str(x->policy));
+		json_object_set_new(o, "workload", jsonout_str(x->workload));
+		json_object_set_new(o, "kind", jsonout_str(x->kind));
+		json_object_set_new(o, "namespace", jsonout_str(x->ns));
+		json_object_set_new(o, "name", jsonout_str(x->name));
+		json_object_set_new(o, "container", jsonout_str(x->container));
+		json_object_set_new(o, "pod", jsonout_str(x->pod));
+		json_object_set_new(o, "file", jsonout_str(x->file));
+		json_object_set_new(o, "line", jsonout_line(x->file, x->line));
+		json_object_set_new(o, "image", jsonout_str(x->image));
+		json_object_set_new(o, "tag", jsonout_str(x->want_tag));
+		json_object_set_new(o, "digest", jsonout_str(x->want_digest));
+		json_object_set_new(o, "running_image", jsonout_str(x->running_image));
+		json_object_set_new(o, "running_digest", jsonout_str(x->running_digest));
 		json_object_set_new(o, "status", json_string(verify_status_name(x->status)));
-		json_object_set_new(o, "reason", jstr(x->reason));
+		json_object_set_new(o, "reason", jsonout_str(x->reason));
 		line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		json_decref(o);
 		if (!line)

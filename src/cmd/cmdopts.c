@@ -1,4 +1,5 @@
 /* COMMON FLAGS parsing for plan, reconcile and run: `--flag VALUE` and `--flag=VALUE`. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@ enum opt_id {
 	O_LISTEN,
 	O_VERIFY_INTERVAL,
 	O_KUBECONFIG,
+	O_PASS_TIMEOUT,
+	O_MEMORY_BUDGET,
 	O_KUBE,
 	O_WATCH_NAMESPACE,
 	O_WATCH_SELECTOR,
@@ -48,6 +51,8 @@ static const struct {
     {"--listen", O_LISTEN, true, CMDOPTS_LISTEN},
     {"--verify-interval", O_VERIFY_INTERVAL, true, CMDOPTS_VERIFY},
     {"--kubeconfig", O_KUBECONFIG, true, CMDOPTS_VERIFY},
+    {"--pass-timeout", O_PASS_TIMEOUT, true, CMDOPTS_RUN},
+    {"--memory-budget", O_MEMORY_BUDGET, true, CMDOPTS_RUN},
     {"--kube", O_KUBE, false, CMDOPTS_KUBE},
     {"--watch-namespace", O_WATCH_NAMESPACE, true, CMDOPTS_KUBE},
     {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE},
@@ -103,6 +108,42 @@ static int parse_verify_interval(int64_t *out_ms, const char *v, struct error *e
 		                 v);
 	*out_ms = ns / 1000000;
 	return 0;
+}
+
+/* A Go duration from 1s to 24h: the whole pass's deadline. */
+static int parse_pass_timeout(int64_t *out_ms, const char *v, struct error *err)
+{
+	struct error derr = ERROR_INIT;
+	int64_t ns;
+
+	if (duration_parse(&ns, v, &derr) < 0)
+		return error_set(err, IG_EUSAGE, "option '--pass-timeout': %s", derr.msg);
+	if (ns < 1000000000ll || ns > 24 * 3600 * 1000000000ll)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--pass-timeout': expected 1s to 24h, got '%s'", v);
+	*out_ms = ns / 1000000;
+	return 0;
+}
+
+int cmdopts_parse_bytes(size_t *out, const char *flag, const char *s, struct error *err)
+{
+	static const struct {
+		const char *suffix;
+		unsigned shift;
+	} units[] = {{"", 0}, {"Ki", 10}, {"Mi", 20}, {"Gi", 30}};
+	char *end;
+	unsigned long long v;
+
+	if (*s >= '0' && *s <= '9' && (v = strtoull(s, &end, 10)) > 0)
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strcmp(end, units[i].suffix) == 0 &&
+			    v <= ((unsigned long long)SIZE_MAX >> units[i].shift)) {
+				*out = (size_t)(v << units[i].shift);
+				return 0;
+			}
+	return error_set(err, IG_EUSAGE,
+	                 "option '%s': expected a positive size (bytes, Ki, Mi or Gi), got '%s'",
+	                 flag, s);
 }
 
 /* run --kube's own flags: empty values are mistakes (an empty namespace is not "all"). */
@@ -177,6 +218,10 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 			return error_set(err, IG_EUSAGE, "option '--kubeconfig': empty value");
 		o->kubeconfig = v;
 		break;
+	case O_PASS_TIMEOUT:
+		return parse_pass_timeout(&o->pass_timeout_ms, v, err);
+	case O_MEMORY_BUDGET:
+		return cmdopts_parse_bytes(&o->memory_budget, "--memory-budget", v, err);
 	case O_KUBE:
 		o->kube = true;
 		break;
@@ -239,6 +284,8 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	out->log_level = LOG_INFO;
 	out->log_format = LOG_TEXT;
 	out->concurrency = 8;
+	out->pass_timeout_ms = CMDOPTS_PASS_TIMEOUT_MS;
+	out->memory_budget = CMDOPTS_MEMORY_BUDGET;
 	if ((error = parse_args(out, argc, argv, allow, err)) < 0)
 		return error;
 	if (out->help)

@@ -13,145 +13,231 @@
 #include "imageguard/util/error.h"
 #include "imageguard/policy/policy.h"
 
-/* ---- diagnostics ---- */
-
-void config_diags_release(struct config_diags *d)
-{
-	for (size_t i = 0; i < d->len; i++) {
-		free(d->items[i].file);
-		free(d->items[i].message);
-	}
-	free(d->items);
-	*d = (struct config_diags)CONFIG_DIAGS_INIT;
-}
-
-void config_diag_v(struct loader *L, enum config_severity sev, const char *file, size_t line,
-                   const char *fmt, va_list ap)
-{
-	struct config_diags *d = L->diags;
-	struct buf msg = BUF_INIT;
-	char *f = strdup(file);
-
-	if (buf_vprintf(&msg, fmt, ap) < 0 || !f)
-		goto oom;
-	error_flatten(msg.data); /* values quoted from the YAML may span lines */
-	if (d->len == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 16;
-		struct config_diag *p = realloc(d->items, cap * sizeof(*p));
-
-		if (!p)
-			goto oom;
-		d->items = p;
-		d->cap = cap;
-	}
-	d->items[d->len++] = (struct config_diag){sev, f, line, buf_detach(&msg)};
-	if (sev == CONFIG_ERROR)
-		d->errors++;
-	else
-		d->warnings++;
-	return;
-oom:
-	L->oom = true;
-	if (sev == CONFIG_ERROR)
-		d->errors++; /* the config must still be refused */
-	free(f);
-	buf_release(&msg);
-}
-
-void config_diag_error(struct loader *L, const char *file, size_t line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	config_diag_v(L, CONFIG_ERROR, file, line, fmt, ap);
-	va_end(ap);
-}
-
-void config_diag_warn(struct loader *L, const char *file, size_t line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	config_diag_v(L, CONFIG_WARNING, file, line, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- references, duplicates, final compilation ---- */
 
-#define FIND(arr, len, ns_, name_)                                                                 \
-	do {                                                                                       \
-		for (size_t i_ = 0; i_ < (len); i_++)                                              \
-			if (!strcmp((arr)[i_].ns, (ns_)) && !strcmp((arr)[i_].name, (name_)))      \
-				return &(arr)[i_];                                                 \
-		return NULL;                                                                       \
-	} while (0)
+struct head {
+	char *ns, *name, *id;
+	struct config_origin origin;
+};
+
+#define SAME_HEAD(type)                                                                            \
+	_Static_assert(offsetof(type, ns) == offsetof(struct head, ns) &&                          \
+	                   offsetof(type, name) == offsetof(struct head, name) &&                  \
+	                   offsetof(type, id) == offsetof(struct head, id) &&                      \
+	                   offsetof(type, origin) == offsetof(struct head, origin),                \
+	               #type " must begin like struct head")
+SAME_HEAD(struct config_repository);
+SAME_HEAD(struct config_policy);
+SAME_HEAD(struct config_git_source);
+SAME_HEAD(struct config_automation);
+
+/* The array of one kind, as the index's key function reads it. */
+struct kind_array {
+	const void *items;
+	size_t size, len;
+};
+
+static struct kind_array kind_array(const struct config *c, enum config_kind k)
+{
+	switch (k) {
+	case CONFIG_KIND_REPOSITORY:
+		return (struct kind_array){c->repositories, sizeof(*c->repositories),
+		                           c->repositories_len};
+	case CONFIG_KIND_POLICY:
+		return (struct kind_array){c->policies, sizeof(*c->policies), c->policies_len};
+	case CONFIG_KIND_GIT_SOURCE:
+		return (struct kind_array){c->git_sources, sizeof(*c->git_sources),
+		                           c->git_sources_len};
+	default:
+		return (struct kind_array){c->automations, sizeof(*c->automations),
+		                           c->automations_len};
+	}
+}
+
+static const char *id_at(const void *ctx, size_t i)
+{
+	const struct kind_array *a = ctx;
+	const struct head *h = (const struct head *)((const char *)a->items + i * a->size);
+
+	return h->id ? h->id : "";
+}
+
+static const void *find(const struct config *c, enum config_kind k, const char *ns,
+                        const char *name)
+{
+	struct kind_array a = kind_array(c, k);
+	size_t i = strindex_find(&c->index[k], ns, name ? "/" : NULL, name, id_at, &a);
+
+	return i == STRINDEX_NONE ? NULL : (const char *)a.items + i * a.size;
+}
 
 const struct config_repository *config_find_repository(const struct config *c, const char *ns,
                                                        const char *name)
 {
-	FIND(c->repositories, c->repositories_len, ns, name);
+	return find(c, CONFIG_KIND_REPOSITORY, ns, name);
 }
 
 const struct config_policy *config_find_policy(const struct config *c, const char *ns,
                                                const char *name)
 {
-	FIND(c->policies, c->policies_len, ns, name);
+	return find(c, CONFIG_KIND_POLICY, ns, name);
 }
 
 const struct config_git_source *config_find_git_source(const struct config *c, const char *ns,
                                                        const char *name)
 {
-	FIND(c->git_sources, c->git_sources_len, ns, name);
+	return find(c, CONFIG_KIND_GIT_SOURCE, ns, name);
 }
 
 const struct config_automation *config_find_automation(const struct config *c, const char *ns,
                                                        const char *name)
 {
-	FIND(c->automations, c->automations_len, ns, name);
+	return find(c, CONFIG_KIND_AUTOMATION, ns, name);
 }
 
 const struct config_policy *config_find_policy_id(const struct config *c, const char *id)
 {
-	for (size_t i = 0; i < c->policies_len; i++)
-		if (c->policies[i].id && !strcmp(c->policies[i].id, id))
-			return &c->policies[i];
-	return NULL;
+	return find(c, CONFIG_KIND_POLICY, id, NULL);
 }
 
-/* Reports the second and later objects of one kind with the same ns/name. */
-#define CHECK_DUPLICATES(L, kind, arr, len)                                                        \
-	for (size_t i_ = 0; i_ < (len); i_++) {                                                    \
-		for (size_t j_ = 0; j_ < i_; j_++) {                                               \
-			if (!strcmp((arr)[i_].ns, (arr)[j_].ns) &&                                 \
-			    !strcmp((arr)[i_].name, (arr)[j_].name)) {                             \
-				config_diag_error((L), (arr)[i_].origin.file,                      \
-				                  (arr)[i_].origin.line,                           \
-				                  "%s '%s/%s' is already defined at %s:%zu",       \
-				                  (kind), (arr)[i_].ns, (arr)[i_].name,            \
-				                  (arr)[j_].origin.file, (arr)[j_].origin.line);   \
-				break;                                                             \
-			}                                                                          \
-		}                                                                                  \
-	}
+/* ---- the four kinds alike ---- */
 
-static void resolve_policy(struct loader *L, struct config_policy *p)
+/* The members every object struct begins with, in this order (checked below), so that
+ * duplicates, invalid marks and compaction are written once for all four kinds. */
+static struct head *head_at(void *items, size_t size, size_t i)
+{
+	return (struct head *)((char *)items + i * size);
+}
+
+static const struct config_invalid *invalid_of(const struct loader *L, enum config_kind k,
+                                               const struct head *h)
+{
+	return config_invalid_at(L->c, k, h->origin.file, h->origin.line);
+}
+
+/* Indexes kind k by id. With dups, every object of a duplicated name is invalid (which one is
+ * meant cannot be told): the error goes on the second, which names the first, and the index
+ * keeps the first. */
+static void index_kind(struct loader *L, enum config_kind k, bool dups)
+{
+	struct kind_array arr = kind_array(L->c, k);
+
+	strindex_release(&L->c->index[k]);
+	for (size_t i = 0; i < arr.len && !L->oom; i++) {
+		struct head *a = head_at((void *)arr.items, arr.size, i), *b;
+		size_t first = L->diags->len, dup;
+
+		if (strindex_add(&L->c->index[k], i, id_at, &arr, &dup) < 0) {
+			L->oom = true;
+			break;
+		}
+		if (dup == STRINDEX_NONE || !dups)
+			continue;
+		b = head_at((void *)arr.items, arr.size, dup);
+		config_diag_error(L, a->origin.file, a->origin.line,
+		                  "%s '%s/%s' is already defined at %s:%zu", config_kind_name(k),
+		                  a->ns, a->name, b->origin.file, b->origin.line);
+		if (!invalid_of(L, k, a))
+			config_invalid_note(L, k, a->ns, a->name, a->origin.file, a->origin.line,
+			                    first);
+		if (!invalid_of(L, k, b))
+			config_invalid_dependent(
+			    L, k, b->ns, b->name, b->origin.file, b->origin.line,
+			    "%s '%s/%s' is defined again at %s:%zu", config_kind_name(k), b->ns,
+			    b->name, a->origin.file, a->origin.line);
+	}
+}
+
+/* Drops the invalid objects of one array (release frees one), keeping the order. */
+static size_t compact(struct loader *L, enum config_kind k, void *items, size_t len, size_t size,
+                      void (*release)(void *))
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < len; r++) {
+		struct head *h = head_at(items, size, r);
+
+		if (invalid_of(L, k, h))
+			release(h);
+		else if (w++ != r)
+			memcpy(head_at(items, size, w - 1), h, size);
+	}
+	return w;
+}
+
+/* ---- references ---- */
+
+/* The object ref points at is missing or invalid: so is the object that refers to it (k, h). */
+static void check_ref(struct loader *L, enum config_kind k, const struct head *h, size_t ref_line,
+                      const char *field, enum config_kind target_kind, const struct head *target,
+                      const char *ns, const char *name)
+{
+	const struct config_invalid *bad, *self = invalid_of(L, k, h);
+	size_t first = L->diags->len;
+
+	bad = target ? invalid_of(L, target_kind, target)
+	             : config_find_invalid(L->c, target_kind, ns, name);
+	if (bad && !self)
+		config_invalid_dependent(L, k, h->ns, h->name, h->origin.file, h->origin.line,
+		                         "%s '%s': %s '%s/%s' is invalid (%s)", config_kind_name(k),
+		                         h->id, config_kind_name(target_kind), ns, name,
+		                         bad->message ? bad->message : "");
+	else if (!bad && !target) {
+		/* reported even for an object already invalid: every error is listed */
+		config_diag_error(L, h->origin.file, ref_line,
+		                  "%s '%s': '%s': %s '%s/%s' not found", config_kind_name(k), h->id,
+		                  field, config_kind_name(target_kind), ns, name);
+		if (!self)
+			config_invalid_note(L, k, h->ns, h->name, h->origin.file, h->origin.line,
+			                    first);
+	}
+}
+
+static void check_policy_ref(struct loader *L, struct config_policy *p)
+{
+	const struct config_repository *r;
+
+	if (!p->repo_name)
+		return; /* already reported, and invalid */
+	r = config_find_repository(L->c, p->repo_ns, p->repo_name);
+	check_ref(L, CONFIG_KIND_POLICY, (const struct head *)p, p->repo_ref_line,
+	          "spec.imageRepositoryRef", CONFIG_KIND_REPOSITORY, (const struct head *)r,
+	          p->repo_ns, p->repo_name);
+}
+
+static void check_automation_ref(struct loader *L, struct config_automation *a)
+{
+	const struct config_git_source *g;
+	size_t first = L->diags->len;
+
+	if (!a->source_name)
+		return;
+	g = config_find_git_source(L->c, a->source_ns, a->source_name);
+	check_ref(L, CONFIG_KIND_AUTOMATION, (const struct head *)a, a->source_ref_line,
+	          "spec.sourceRef", CONFIG_KIND_GIT_SOURCE, (const struct head *)g, a->source_ns,
+	          a->source_name);
+	if (!g || a->checkout_branch || !g->ref_field)
+		return;
+	config_diag_error(L, a->origin.file, a->source_ref_line,
+	                  "ImageUpdateAutomation '%s': GitRepository '%s' checks out "
+	                  "'spec.ref.%s' (%s:%zu), and imageguard checks out a branch only: "
+	                  "set spec.git.checkout.ref.branch",
+	                  a->id, g->id, g->ref_field, g->origin.file, g->ref_line);
+	if (!invalid_of(L, CONFIG_KIND_AUTOMATION, (const struct head *)a))
+		config_invalid_note(L, CONFIG_KIND_AUTOMATION, a->ns, a->name, a->origin.file,
+		                    a->origin.line, first);
+}
+
+/* ---- the valid objects completed ---- */
+
+static void compile_policy(struct loader *L, struct config_policy *p)
 {
 	struct policy_spec spec;
 	struct error err = ERROR_INIT;
 	char *digest_pattern = NULL;
+	size_t first = L->diags->len;
 
-	if (!p->repo_name)
-		return; /* already reported */
 	p->repository = config_find_repository(L->c, p->repo_ns, p->repo_name);
-	if (!p->repository) {
-		config_diag_error(L, p->origin.file, p->repo_ref_line,
-		                  "ImagePolicy '%s': "
-		                  "'spec.imageRepositoryRef': ImageRepository '%s/%s' not found",
-		                  p->id, p->repo_ns, p->repo_name);
-		return;
-	}
-	if (L->diags->errors > L->errors_before || L->oom)
-		return; /* compiling is for a config that will be returned */
 	if (config_kinds_policy_spec(&spec, &digest_pattern, p, p->repository) < 0)
 		L->oom = true;
 	else if (policy_new(&p->policy, &spec, &err) < 0)
@@ -164,6 +250,9 @@ static void resolve_policy(struct loader *L, struct config_policy *p)
 			config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s",
 			                  p->id, err.msg);
 	}
+	if (L->diags->len > first)
+		config_invalid_note(L, CONFIG_KIND_POLICY, p->ns, p->name, p->origin.file,
+		                    p->origin.line, first);
 	free(digest_pattern);
 }
 
@@ -176,19 +265,11 @@ static char *dup_or(struct loader *L, const char *a, const char *b)
 	return s;
 }
 
-static void resolve_automation(struct loader *L, struct config_automation *a)
+static void complete_automation(struct loader *L, struct config_automation *a)
 {
 	const struct config_git_source *g;
 
-	if (!a->source_name)
-		return;
-	if (!(g = a->source = config_find_git_source(L->c, a->source_ns, a->source_name))) {
-		config_diag_error(L, a->origin.file, a->source_ref_line,
-		                  "ImageUpdateAutomation '%s': "
-		                  "'spec.sourceRef': GitRepository '%s/%s' not found",
-		                  a->id, a->source_ns, a->source_name);
-		return;
-	}
+	g = a->source = config_find_git_source(L->c, a->source_ns, a->source_name);
 	if (!a->checkout_branch)
 		a->checkout_branch = dup_or(L, g->branch, "master");
 	if (!a->push_branch && a->checkout_branch)
@@ -201,96 +282,126 @@ static void resolve_automation(struct loader *L, struct config_automation *a)
 		a->update_path = dup_or(L, NULL, "./");
 }
 
+/* ---- lifecycle ---- */
+
+static void repository_release(void *v)
+{
+	struct config_repository *r = v;
+
+	free(r->ns), free(r->name), free(r->id), free(r->image);
+	imageref_release(&r->ref);
+	free(r->secret_ref), free(r->cert_secret_ref), free(r->provider);
+	strvec_release(&r->exclusion);
+}
+
+static void policy_release(void *v)
+{
+	struct config_policy *p = v;
+
+	free(p->ns), free(p->name), free(p->id), free(p->repo_ns), free(p->repo_name);
+	free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
+	free(p->digest_platform);
+	free(p->override.tag), free(p->override.reason);
+	strvec_release(&p->labels);
+	policy_free(p->policy);
+	policy_free(p->order_policy);
+}
+
+static void git_source_release(void *v)
+{
+	struct config_git_source *g = v;
+
+	free(g->ns), free(g->name), free(g->id), free(g->url), free(g->branch);
+	free(g->secret_ref), free(g->provider);
+}
+
+static void automation_release(void *v)
+{
+	struct config_automation *a = v;
+
+	free(a->ns), free(a->name), free(a->id), free(a->source_ns), free(a->source_name);
+	free(a->checkout_branch), free(a->push_branch), free(a->author_name);
+	free(a->author_email), free(a->message_template), free(a->update_path);
+	config_selector_release(&a->selector);
+	strvec_release(&a->template_values);
+}
+
+#define COMPACT(L, k, arr, len, release)                                                           \
+	((len) = compact((L), (k), (arr), (len), sizeof(*(arr)), (release)))
+
+/* Duplicates, secrets, references; then the invalid objects (and what depends on them) leave
+ * the arrays, and the valid ones get their pointers, defaults and compiled policies. */
 static void resolve(struct loader *L)
 {
 	struct config *c = L->c;
 
-	CHECK_DUPLICATES(L, "ImageRepository", c->repositories, c->repositories_len)
-	CHECK_DUPLICATES(L, "ImagePolicy", c->policies, c->policies_len)
-	CHECK_DUPLICATES(L, "GitRepository", c->git_sources, c->git_sources_len)
-	CHECK_DUPLICATES(L, "ImageUpdateAutomation", c->automations, c->automations_len)
+	for (int k = 0; k < CONFIG_KIND_FILE; k++)
+		index_kind(L, (enum config_kind)k, true);
+	if (L->opts.check_secrets)
+		config_secrets_check_all(L);
 	for (size_t i = 0; i < c->automations_len; i++)
-		resolve_automation(L, &c->automations[i]);
-	/* Policies last: they compile only when nothing else went wrong. */
+		check_automation_ref(L, &c->automations[i]);
 	for (size_t i = 0; i < c->policies_len; i++)
-		resolve_policy(L, &c->policies[i]);
+		check_policy_ref(L, &c->policies[i]);
+	COMPACT(L, CONFIG_KIND_REPOSITORY, c->repositories, c->repositories_len,
+	        repository_release);
+	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
+	COMPACT(L, CONFIG_KIND_GIT_SOURCE, c->git_sources, c->git_sources_len, git_source_release);
+	COMPACT(L, CONFIG_KIND_AUTOMATION, c->automations, c->automations_len, automation_release);
+	for (size_t i = 0; i < c->automations_len; i++)
+		complete_automation(L, &c->automations[i]);
+	for (size_t i = 0; i < c->policies_len && !L->oom; i++)
+		compile_policy(L, &c->policies[i]);
+	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
+	for (int k = 0; k < CONFIG_KIND_FILE; k++) /* the positions moved */
+		index_kind(L, (enum config_kind)k, false);
 }
-
-/* ---- lifecycle ---- */
 
 void config_free(struct config *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->repositories_len; i++) {
-		struct config_repository *r = &c->repositories[i];
-
-		free(r->ns), free(r->name), free(r->id), free(r->image);
-		imageref_release(&r->ref);
-		free(r->secret_ref), free(r->cert_secret_ref);
-		strvec_release(&r->exclusion);
-	}
-	for (size_t i = 0; i < c->policies_len; i++) {
-		struct config_policy *p = &c->policies[i];
-
-		free(p->ns), free(p->name), free(p->id), free(p->repo_ns), free(p->repo_name);
-		free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
-		free(p->digest_platform);
-		free(p->override.tag), free(p->override.reason);
-		policy_free(p->policy);
-		policy_free(p->order_policy);
-	}
-	for (size_t i = 0; i < c->git_sources_len; i++) {
-		struct config_git_source *g = &c->git_sources[i];
-
-		free(g->ns), free(g->name), free(g->id), free(g->url), free(g->branch);
-		free(g->secret_ref);
-	}
-	for (size_t i = 0; i < c->automations_len; i++) {
-		struct config_automation *a = &c->automations[i];
-
-		free(a->ns), free(a->name), free(a->id), free(a->source_ns), free(a->source_name);
-		free(a->checkout_branch), free(a->push_branch), free(a->author_name);
-		free(a->author_email), free(a->message_template), free(a->update_path);
-	}
+	for (int k = 0; k < CONFIG_KIND_FILE; k++)
+		strindex_release(&c->index[k]);
+	for (size_t i = 0; i < c->repositories_len; i++)
+		repository_release(&c->repositories[i]);
+	for (size_t i = 0; i < c->policies_len; i++)
+		policy_release(&c->policies[i]);
+	for (size_t i = 0; i < c->git_sources_len; i++)
+		git_source_release(&c->git_sources[i]);
+	for (size_t i = 0; i < c->automations_len; i++)
+		automation_release(&c->automations[i]);
 	free(c->repositories);
 	free(c->policies);
 	free(c->git_sources);
 	free(c->automations);
+	config_invalid_release(c);
 	strvec_release(&c->files);
 	free(c);
 }
 
-/* Resolves what L read, and hands the configuration out unless something went wrong. */
-static int finish(struct config **out, struct loader *L, const char *path, struct error *err)
+/* Objects found, valid or not (an invalid file is not an object). */
+static size_t objects_found(const struct config *c)
 {
-	struct config_diags *diags = L->diags;
-	int rc = 0;
+	size_t n = c->repositories_len + c->policies_len + c->git_sources_len + c->automations_len;
 
-	resolve(L);
-	if (L->oom) {
-		rc = error_set(err, IG_EFAIL, "config '%s': out of memory", path);
-	} else if (diags->errors > L->errors_before) {
-		rc = error_set(err, IG_EINVALID, "config '%s': %zu error%s", path,
-		               diags->errors - L->errors_before,
-		               diags->errors - L->errors_before == 1 ? "" : "s");
-	}
-	if (rc < 0) {
-		config_free(L->c);
-		return rc;
-	}
-	*out = L->c;
-	return 0;
+	for (size_t i = 0; i < c->invalid_len; i++)
+		n += c->invalid[i].kind != CONFIG_KIND_FILE;
+	return n;
 }
 
 int config_load_documents(struct config **out, const struct config_document *docs, size_t n,
-                          const char *source, struct config_diags *diags, struct error *err)
+                          const char *source, const struct config_load_options *o,
+                          struct config_diags *diags, struct error *err)
 {
 	struct loader L = {0};
+	size_t errors;
 
 	*out = NULL;
 	L.errors_before = diags->errors;
 	L.diags = diags;
+	if (o)
+		L.opts = *o;
 	if (!(L.c = calloc(1, sizeof(*L.c))))
 		return error_set(err, IG_EFAIL, "config '%s': out of memory", source);
 	for (size_t i = 0; i < n; i++)
@@ -301,19 +412,29 @@ int config_load_documents(struct config **out, const struct config_document *doc
 	/* origins point into files: read only once every name is in place */
 	for (size_t i = 0; i < n; i++)
 		config_kinds_read_buffer(&L, L.c->files.items[i], docs[i].data, docs[i].len);
-	return finish(out, &L, source, err);
+	resolve(&L);
+	errors = diags->errors - L.errors_before;
+	if (L.oom || (errors && (!L.opts.keep_valid || !objects_found(L.c)))) {
+		config_free(L.c);
+		return L.oom ? error_set(err, IG_EFAIL, "config '%s': out of memory", source)
+		             : error_set(err, IG_EINVALID, "config '%s': %zu error%s", source,
+		                         errors, errors == 1 ? "" : "s");
+	}
+	*out = L.c;
+	return 0;
 }
 
-int config_load(struct config **out, const char *path, struct config_diags *diags,
-                struct error *err)
+int config_load_with(struct config **out, const char *path, const struct config_load_options *o,
+                     struct config_diags *diags, struct error *err)
 {
 	struct loader L = {0};
-	size_t errors_before = diags->errors;
+	size_t errors_before = diags->errors, errors;
 	int rc;
 
-	L.errors_before = errors_before;
-
 	*out = NULL;
+	L.errors_before = errors_before;
+	if (o)
+		L.opts = *o;
 	if (!(L.c = calloc(1, sizeof(*L.c))))
 		return error_set(err, IG_EFAIL, "config '%s': out of memory", path);
 	L.diags = diags;
@@ -322,13 +443,16 @@ int config_load(struct config **out, const char *path, struct config_diags *diag
 	for (size_t i = 0; i < L.c->files.len; i++)
 		config_kinds_read_file(&L, L.c->files.items[i]);
 	resolve(&L);
-	if (L.oom) {
+	if (!objects_found(L.c) && diags->errors == errors_before)
+		config_diag_error(&L, path, 0,
+		                  "no ImageRepository, ImagePolicy, GitRepository or "
+		                  "ImageUpdateAutomation found");
+	errors = diags->errors - errors_before;
+	if (L.oom)
 		rc = error_set(err, IG_EFAIL, "config '%s': out of memory", path);
-	} else if (diags->errors > errors_before) {
-		rc = error_set(err, IG_EINVALID, "config '%s': %zu error%s", path,
-		               diags->errors - errors_before,
-		               diags->errors - errors_before == 1 ? "" : "s");
-	}
+	else if (errors && (!L.opts.keep_valid || !objects_found(L.c)))
+		rc = error_set(err, IG_EINVALID, "config '%s': %zu error%s", path, errors,
+		               errors == 1 ? "" : "s");
 done:
 	if (rc < 0) {
 		config_free(L.c);
@@ -336,6 +460,12 @@ done:
 	}
 	*out = L.c;
 	return 0;
+}
+
+int config_load(struct config **out, const char *path, struct config_diags *diags,
+                struct error *err)
+{
+	return config_load_with(out, path, NULL, diags, err);
 }
 
 /* ---- small public helpers ---- */
@@ -348,6 +478,8 @@ int config_secret_path(char **out, const char *secrets_dir, const char *name, st
 	if (!config_yaml_is_dns_name(name, 253, true))
 		return error_set(err, IG_EINVALID, "secret '%s': not a valid Kubernetes name",
 		                 name);
+	if (!secrets_dir) /* never the current directory */
+		return error_set(err, IG_EINVALID, "secret '%s' needs --secrets-dir", name);
 	if (buf_printf(&b, "%s/%s", secrets_dir, name) < 0) {
 		buf_release(&b);
 		return error_set(err, IG_EFAIL, "secret '%s': out of memory", name);
@@ -372,4 +504,13 @@ const char *config_reflect_name(enum config_reflect r)
 		return "Always";
 	}
 	return "unknown";
+}
+
+int config_automation_path_error(struct error *err, const struct config_automation *a)
+{
+	return error_set(err, IG_ENOTFOUND,
+	                 "%s:%zu: ImageUpdateAutomation '%s': 'spec.update.path': '%s' does not "
+	                 "exist on branch '%s'",
+	                 a->origin.file, a->update_path_line, a->id, a->update_path,
+	                 a->checkout_branch);
 }

@@ -1,6 +1,7 @@
 /* The four kinds of CONTRACT §4 read from YAML documents into the config's arrays, each
  * field checked where it is read so that problems name their own line. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ struct meta {
 	char *ns, *name;
 	size_t line;
 	yaml_node_t *annotations;
+	yaml_node_t *labels;
 };
 
 static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct meta *m)
@@ -91,6 +93,7 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 		    m->ns);
 		return false;
 	}
+	m->labels = config_yaml_lookup(d, md, "labels");
 	m->annotations = config_yaml_lookup(d, md, "annotations");
 	if (m->annotations && m->annotations->type != YAML_MAPPING_NODE) {
 		config_doc_error(d, line_of(m->annotations),
@@ -159,9 +162,11 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strve
 static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *spec,
                             size_t kind_line)
 {
-	static const char *const keys[] = {"image",         "interval",      "timeout",
-	                                   "secretRef",     "certSecretRef", "insecure",
-	                                   "exclusionList", "suspend",       NULL};
+	static const char *const keys[] = {
+	    "image",         "interval",   "timeout",  "secretRef",          "certSecretRef",
+	    "insecure",      "suspend",    "provider", "serviceAccountName", "proxySecretRef",
+	    "exclusionList", "accessFrom", NULL};
+	static const char *const providers[] = {"generic", "aws", "gcp", "azure", NULL};
 	struct loader *L = d->L;
 	struct config *c = L->c;
 	struct config_repository *r;
@@ -186,9 +191,22 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &r->timeout_ms);
 	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &r->secret_ref);
 	config_yaml_get_ref_name(d, spec, "spec", "certSecretRef", &r->cert_secret_ref);
+	r->secret_ref_line = config_yaml_key_line(d, spec, "secretRef", kind_line);
+	r->cert_secret_ref_line = config_yaml_key_line(d, spec, "certSecretRef", kind_line);
 	config_yaml_get_bool(d, spec, "spec", "insecure", &r->insecure);
 	config_yaml_get_bool(d, spec, "spec", "suspend", &r->suspend);
 	read_exclusions(d, spec, &r->exclusion);
+	config_yaml_check_provider(d, spec, providers, &r->provider);
+	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
+	                   "it needs the Kubernetes API (the service account's imagePullSecrets "
+	                   "and workload identity); in file mode use spec.secretRef or "
+	                   "spec.provider");
+	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
+	                   "the registry would be reached without the proxy");
+	if (config_yaml_lookup(d, spec, "accessFrom"))
+		config_doc_warn(d, config_yaml_key_line(d, spec, "accessFrom", line_of(spec)),
+		                "'spec.accessFrom' is ignored: imageguard does not restrict which "
+		                "namespaces' policies use this repository");
 }
 
 /* ---- policies compiled ---- */
@@ -394,16 +412,35 @@ static void read_reflect(struct doc *d, const yaml_node_t *spec, struct config_p
 	free(s);
 }
 
-/* The annotations of CONTRACT §7. */
+/* imageguard.io/settle (CONTRACT §11): a positive Go duration, kept in whole seconds. */
+static void read_settle(struct doc *d, const yaml_node_t *a, struct config_policy *p)
+{
+	struct error err = ERROR_INIT;
+	char *text = NULL;
+	int64_t ns;
+
+	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/settle", &text);
+	if (!text)
+		return;
+	if (duration_parse(&ns, text, &err) < 0 || ns <= 0)
+		config_doc_error(d, line_of(config_yaml_lookup(d, a, "imageguard.io/settle")),
+		                 "annotation 'imageguard.io/settle': %s",
+		                 err.msg[0] ? err.msg : "must be a positive duration");
+	else
+		p->settle_s = (long)((ns + 999999999) / 1000000000);
+	free(text);
+}
+
+/* The annotations of CONTRACT §7 and §11. */
 static void read_override(struct doc *d, const struct meta *m, struct config_policy *p)
 {
-	static const char *const known[] = {"imageguard.io/rollback-to",
-	                                    "imageguard.io/rollback-reason",
-	                                    "imageguard.io/rollback-until", NULL};
+	static const char *const known[] = {
+	    "imageguard.io/rollback-to", "imageguard.io/rollback-reason",
+	    "imageguard.io/rollback-until", "imageguard.io/settle", NULL};
 	const yaml_node_t *a = m->annotations;
 	struct config_override *o = &p->override;
 	struct error err = ERROR_INIT;
-	char *until = NULL;
+	char *until = NULL, hint[128];
 	yaml_node_t *v;
 
 	if (!a)
@@ -419,9 +456,11 @@ static void read_override(struct doc *d, const struct meta *m, struct config_pol
 		for (size_t i = 0; known[i] && !ok; i++)
 			ok = !strcmp(known[i], scalar(k));
 		if (!ok)
-			config_doc_warn(d, line_of(k), "unknown annotation '%s' (ignored)",
-			                scalar(k));
+			config_doc_warn(d, line_of(k), "unknown annotation '%s' (ignored)%s",
+			                scalar(k),
+			                config_did_you_mean(hint, sizeof(hint), scalar(k), known));
 	}
+	read_settle(d, a, p);
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-to", &o->tag);
 	config_yaml_get_str(d, a, "metadata.annotations", "imageguard.io/rollback-reason",
 	                    &o->reason);
@@ -483,6 +522,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 	m->ns = m->name = NULL;
 	p->id = make_id(L, p->ns, p->name);
 	p->origin = (struct config_origin){d->file, kind_line};
+	config_labels_read(d, m->labels, &p->labels);
 	config_yaml_check_keys(d, spec, "spec", keys);
 	if ((ref = config_yaml_get_map(d, spec, "spec", "imageRepositoryRef", ref_keys))) {
 		p->repo_ref_line =
@@ -520,8 +560,23 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *spec,
                             size_t kind_line)
 {
-	static const char *const keys[] = {"url", "ref", "secretRef", "interval", "timeout", NULL};
-	static const char *const ref_keys[] = {"branch", NULL};
+	static const char *const keys[] = {"url",
+	                                   "ref",
+	                                   "secretRef",
+	                                   "interval",
+	                                   "timeout",
+	                                   "provider",
+	                                   "verify",
+	                                   "ignore",
+	                                   "suspend",
+	                                   "include",
+	                                   "recurseSubmodules",
+	                                   "sparseCheckout",
+	                                   "proxySecretRef",
+	                                   "serviceAccountName",
+	                                   NULL};
+	static const char *const ref_keys[] = {"branch", "tag", "semver", "name", "commit", NULL};
+	static const char *const providers[] = {"generic", "github", NULL};
 	static const char *const schemes[] = {"ssh://", "https://", "http://", "file://"};
 	struct loader *L = d->L;
 	struct config *c = L->c;
@@ -550,23 +605,71 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 			    "'spec.url': '%s' must start with ssh://, https://, http:// or file://",
 			    g->url);
 	}
-	if ((ref = config_yaml_get_map(d, spec, "spec", "ref", ref_keys)))
+	if ((ref = config_yaml_get_map(d, spec, "spec", "ref", ref_keys))) {
 		config_yaml_get_nonempty(d, ref, "spec.ref", "branch", &g->branch);
+		/* Flux's precedence: commit, name, semver, tag over branch. */
+		for (size_t i = 4; i >= 1 && !g->ref_field; i--)
+			if (config_yaml_lookup(d, ref, ref_keys[i])) {
+				g->ref_field = ref_keys[i];
+				g->ref_line =
+				    config_yaml_key_line(d, ref, ref_keys[i], line_of(ref));
+			}
+	}
+	config_yaml_check_provider(d, spec, providers, &g->provider);
+	if (g->provider && !strcmp(g->provider, "github") &&
+	    !config_yaml_lookup(d, spec, "secretRef"))
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, spec, "provider")),
+		    "'spec.provider' github needs spec.secretRef (the GitHub App's Secret)");
+	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
+	                   "the Git host would be reached without the proxy");
+	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
+	                   "workload identity is not implemented (use spec.secretRef)");
 	config_yaml_get_ref_name(d, spec, "spec", "secretRef", &g->secret_ref);
+	g->secret_ref_line = config_yaml_key_line(d, spec, "secretRef", kind_line);
 	config_yaml_get_duration(d, spec, "spec", "interval", 0, &g->interval_ms);
 	config_yaml_get_duration(d, spec, "spec", "timeout", 0, &g->timeout_ms);
 }
 
 /* ---- ImageUpdateAutomation ---- */
 
+/* spec.git.commit.messageTemplateValues: a string map, .Values in the template. */
+static void read_template_values(struct doc *d, const yaml_node_t *commit, struct strvec *out)
+{
+	yaml_node_t *m = config_yaml_lookup(d, commit, "messageTemplateValues");
+
+	if (!m)
+		return;
+	if (m->type != YAML_MAPPING_NODE) {
+		config_doc_error(d, line_of(m),
+		                 "'spec.git.commit.messageTemplateValues' must be a mapping");
+		return;
+	}
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = node(d, p->key), *v = node(d, p->value);
+
+		if (!k || !v || k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE) {
+			config_doc_error(
+			    d, k ? line_of(k) : line_of(m),
+			    "'spec.git.commit.messageTemplateValues' must map strings to "
+			    "strings");
+			continue;
+		}
+		if (strvec_push(out, scalar(k)) < 0 || strvec_push(out, scalar(v)) < 0)
+			d->L->oom = true;
+	}
+}
+
 static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct config_automation *a)
 {
 	static const char *const git_keys[] = {"checkout", "commit", "push", NULL};
-	static const char *const checkout_keys[] = {"ref", NULL}, *const ref_keys[] = {"branch",
-	                                                                               NULL};
-	static const char *const commit_keys[] = {"author", "messageTemplate", NULL};
+	static const char *const checkout_keys[] = {"ref", NULL};
+	static const char *const ref_keys[] = {"branch", "tag", "semver", "name", "commit", NULL};
+	static const char *const commit_keys[] = {"author", "signingKey", "messageTemplate",
+	                                          "messageTemplateValues", NULL};
 	static const char *const author_keys[] = {"name", "email", NULL};
-	static const char *const push_keys[] = {"branch", NULL};
+	static const char *const push_keys[] = {"branch", "refspec", "options", NULL};
 	yaml_node_t *git = config_yaml_get_map(d, spec, "spec", "git", git_keys);
 	yaml_node_t *co = config_yaml_get_map(d, git, "spec.git", "checkout", checkout_keys);
 	yaml_node_t *ref = config_yaml_get_map(d, co, "spec.git.checkout", "ref", ref_keys);
@@ -576,6 +679,17 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 	yaml_node_t *push = config_yaml_get_map(d, git, "spec.git", "push", push_keys);
 
 	config_yaml_get_nonempty(d, ref, "spec.git.checkout.ref", "branch", &a->checkout_branch);
+	for (size_t i = 1; i < 5; i++)
+		config_yaml_refuse(d, ref, "spec.git.checkout.ref", ref_keys[i],
+		                   "imageguard checks out a branch (spec.git.checkout.ref.branch)");
+	read_template_values(d, commit, &a->template_values);
+	config_yaml_refuse(d, commit, "spec.git.commit", "signingKey",
+	                   "imageguard cannot sign commits yet, they would go out unsigned");
+	config_yaml_refuse(d, push, "spec.git.push", "refspec",
+	                   "imageguard pushes spec.git.push.branch only, the refspec would not "
+	                   "be pushed");
+	config_yaml_refuse(d, push, "spec.git.push", "options",
+	                   "libgit2 1.5 cannot send push options");
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "email", &a->author_email);
 	if (config_yaml_get_str(d, commit, "spec.git.commit", "messageTemplate",
@@ -601,6 +715,7 @@ static void read_automation_update(struct doc *d, const yaml_node_t *spec,
 	char *strategy = NULL;
 
 	config_yaml_get_nonempty(d, update, "spec.update", "path", &a->update_path);
+	a->update_path_line = config_yaml_key_line(d, update, "path", a->origin.line);
 	if (config_yaml_get_str(d, update, "spec.update", "strategy", &strategy) && strategy &&
 	    strcmp(strategy, "Setters") != 0)
 		config_doc_error(d, line_of(config_yaml_lookup(d, update, "strategy")),
@@ -617,8 +732,8 @@ static void read_automation_update(struct doc *d, const yaml_node_t *spec,
 static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *spec,
                             size_t kind_line)
 {
-	static const char *const keys[] = {"sourceRef", "git",     "update",
-	                                   "interval",  "suspend", NULL};
+	static const char *const keys[] = {"sourceRef",      "git", "update", "interval", "suspend",
+	                                   "policySelector", NULL};
 	static const char *const ref_keys[] = {"kind", "name", "namespace", "apiVersion", NULL};
 	struct loader *L = d->L;
 	struct config *c = L->c;
@@ -656,6 +771,7 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 		L->oom = true;
 	read_automation_git(d, spec, a);
 	read_automation_update(d, spec, a);
+	config_selector_read(d, spec, &a->selector);
 	config_yaml_get_duration(d, spec, "spec", "interval", DEFAULT_INTERVAL_MS, &a->interval_ms);
 	config_yaml_get_bool(d, spec, "spec", "suspend", &a->suspend);
 }
@@ -664,42 +780,127 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 
 enum kind { KIND_REPOSITORY, KIND_POLICY, KIND_GIT, KIND_AUTOMATION, KIND_OTHER };
 
-/* Which of our kinds the (apiVersion, kind) pair is; warns about our groups' other
- * versions and kinds, since those are likely mistakes rather than foreign objects. */
+#define GROUP_IMAGE "image.toolkit.fluxcd.io"
+#define GROUP_SOURCE "source.toolkit.fluxcd.io"
+
+/* Newest first: a near miss between two versions suggests the newer. */
+static const char *const image_apis[] = {GROUP_IMAGE "/v1", GROUP_IMAGE "/v1beta2",
+                                         GROUP_IMAGE "/v1beta1", NULL};
+static const char *const source_apis[] = {GROUP_SOURCE "/v1", GROUP_SOURCE "/v1beta2", NULL};
+static const char *const kind_names[] = {"ImageRepository", "ImagePolicy", "GitRepository",
+                                         "ImageUpdateAutomation", NULL};
+static const char *const image_kinds[] = {"ImageRepository", "ImagePolicy", "ImageUpdateAutomation",
+                                          NULL};
+static const char *const source_kinds[] = {"GitRepository", NULL};
+
+static bool has_group(const char *api, const char *group)
+{
+	size_t n = strlen(group);
+
+	return !strncmp(api, group, n) && api[n] == '/';
+}
+
+/* One of our kinds under an apiVersion that is not one we read: a wrong version of its own
+ * group, another Flux group, or a near miss of its group's name. */
+static void warn_api(struct doc *d, enum kind k, const char *api, const char *kind, size_t line)
+{
+	const char *const *apis = k == KIND_GIT ? source_apis : image_apis;
+	const char *group = k == KIND_GIT ? GROUP_SOURCE : GROUP_IMAGE;
+	const char *slash = strchr(api, '/');
+	char hint[128], g[128];
+
+	snprintf(g, sizeof(g), "%.*s", slash ? (int)(slash - api) : (int)strlen(api), api);
+	if (has_group(api, group))
+		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)%s",
+		                kind, api, config_did_you_mean(hint, sizeof(hint), api, apis));
+	else if (has_group(api, GROUP_IMAGE) || has_group(api, GROUP_SOURCE))
+		config_doc_warn(d, line, "%s is not a kind of '%s' (ignored; it belongs to %s)",
+		                kind, api, apis[0]);
+	else if (*config_did_you_mean(hint, sizeof(hint), g, (const char *const[]){group, NULL}))
+		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)%s",
+		                kind, api, hint);
+}
+
+/* A kind our groups do not have: every unknown kind of the image group, and near misses of
+ * GitRepository in the source group (which has other kinds: HelmRepository, Bucket, ...). */
+static void warn_kind(struct doc *d, const char *api, const char *kind, size_t line)
+{
+	char hint[128];
+
+	if (has_group(api, GROUP_IMAGE))
+		config_doc_warn(d, line, "kind '%s' is not a kind of %s (ignored)%s", kind, api,
+		                config_did_you_mean(hint, sizeof(hint), kind, image_kinds));
+	else if (has_group(api, GROUP_SOURCE) &&
+	         *config_did_you_mean(hint, sizeof(hint), kind, source_kinds))
+		config_doc_warn(d, line, "kind '%s' is not a kind imageguard reads (ignored)%s",
+		                kind, hint);
+}
+
+/* Which of our kinds the (apiVersion, kind) pair is; warns about what looks like a mistake
+ * in our groups (other versions, unknown kinds, near misses) rather than a foreign object. */
 static enum kind classify(struct doc *d, const char *api, const char *kind, size_t line)
 {
-	static const char *const image_apis[] = {"image.toolkit.fluxcd.io/v1beta1",
-	                                         "image.toolkit.fluxcd.io/v1beta2",
-	                                         "image.toolkit.fluxcd.io/v1", NULL};
-	static const char *const source_apis[] = {"source.toolkit.fluxcd.io/v1beta2",
-	                                          "source.toolkit.fluxcd.io/v1", NULL};
-	static const char *const kinds[] = {"ImageRepository", "ImagePolicy", "GitRepository",
-	                                    "ImageUpdateAutomation"};
-	const char *const *apis = NULL;
+	const char *const *apis;
 	enum kind k = KIND_OTHER;
+	char hint[128];
 
 	for (int i = 0; i < 4; i++)
-		if (!strcmp(kind, kinds[i]))
+		if (!strcmp(kind, kind_names[i]))
 			k = (enum kind)i;
 	if (!strcmp(api, API_IMAGEGUARD)) {
 		if (k == KIND_OTHER)
-			config_doc_warn(d, line, "kind '%s' is not an imageguard kind (ignored)",
-			                kind);
+			config_doc_warn(d, line, "kind '%s' is not an imageguard kind (ignored)%s",
+			                kind,
+			                config_did_you_mean(hint, sizeof(hint), kind, kind_names));
 		return k;
 	}
-	if (k == KIND_GIT)
-		apis = source_apis;
-	else if (k != KIND_OTHER)
-		apis = image_apis;
-	for (size_t i = 0; apis && apis[i]; i++)
+	if (has_group(api, "imageguard.io")) {
+		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)%s",
+		                kind, api,
+		                config_did_you_mean(hint, sizeof(hint), api,
+		                                    (const char *const[]){API_IMAGEGUARD, NULL}));
+		return KIND_OTHER;
+	}
+	if (k == KIND_OTHER) {
+		warn_kind(d, api, kind, line);
+		return k;
+	}
+	apis = k == KIND_GIT ? source_apis : image_apis;
+	for (size_t i = 0; apis[i]; i++)
 		if (!strcmp(api, apis[i]))
 			return k;
-	if (k != KIND_OTHER &&
-	    !strncmp(api, k == KIND_GIT ? "source.toolkit.fluxcd.io/" : "image.toolkit.fluxcd.io/",
-	             24))
-		config_doc_warn(d, line, "%s with apiVersion '%s' is not supported (ignored)", kind,
-		                api);
+	warn_api(d, k, api, kind, line);
 	return KIND_OTHER;
+}
+
+static size_t kind_len(const struct config *c, enum kind k)
+{
+	const size_t lens[] = {c->repositories_len, c->policies_len, c->git_sources_len,
+	                       c->automations_len, 0};
+
+	return lens[k];
+}
+
+/* The object of document d had errors: it is invalid, with its first one (diagnostics from
+ * index first). Named by the object appended for it, else by what its metadata gave. */
+static void note_invalid(struct doc *d, enum kind k, const struct meta *m, size_t len_before,
+                         size_t first, size_t line)
+{
+	struct config *c = d->L->c;
+	const char *ns = m->ns, *name = m->name;
+	size_t n = kind_len(c, k);
+
+	if (n > len_before) {
+		if (k == KIND_REPOSITORY)
+			ns = c->repositories[n - 1].ns, name = c->repositories[n - 1].name;
+		else if (k == KIND_POLICY)
+			ns = c->policies[n - 1].ns, name = c->policies[n - 1].name;
+		else if (k == KIND_GIT)
+			ns = c->git_sources[n - 1].ns, name = c->git_sources[n - 1].name;
+		else
+			ns = c->automations[n - 1].ns, name = c->automations[n - 1].name;
+	}
+	config_invalid_note(d->L, (enum config_kind)k, ns, name, d->file, line, first);
 }
 
 static void read_document(struct doc *d, yaml_node_t *root)
@@ -708,6 +909,7 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	yaml_node_t *api = config_yaml_lookup(d, root, "apiVersion"),
 	            *kind = config_yaml_lookup(d, root, "kind"), *spec;
 	struct meta m = {0};
+	size_t errors = d->L->diags->errors, first = d->L->diags->len, len_before;
 	enum kind k;
 
 	d->object[0] = '\0';
@@ -717,6 +919,7 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	d->imageguard_api = !strcmp(d->api, API_IMAGEGUARD);
 	if ((k = classify(d, d->api, scalar(kind), line_of(kind))) == KIND_OTHER)
 		return;
+	len_before = kind_len(d->L->c, k);
 	snprintf(d->object, sizeof(d->object), "%s", scalar(kind));
 	config_yaml_check_keys(d, root, "", top);
 	if (!read_meta(d, root, line_of(kind), &m))
@@ -737,7 +940,24 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	else
 		read_automation(d, &m, spec, line_of(kind));
 done:
+	if (d->L->diags->errors > errors)
+		note_invalid(d, k, &m, len_before, first, line_of(kind));
 	meta_release(&m);
+}
+
+/* A problem with the file itself (or the rest of it, after a YAML error). */
+static void file_error(struct loader *L, const char *file, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void file_error(struct loader *L, const char *file, size_t line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	config_diag_error(L, file, line, "%s", msg);
+	config_invalid_note(L, CONFIG_KIND_FILE, NULL, NULL, file, line, L->diags->len - 1);
 }
 
 void config_kinds_read_file(struct loader *L, const char *file)
@@ -746,10 +966,9 @@ void config_kinds_read_file(struct loader *L, const char *file)
 	int rc = buf_read_file(&data, file);
 
 	if (rc == IG_ETOOBIG)
-		config_diag_error(L, file, 0, "file is larger than %u bytes",
-		                  CONFIG_MAX_FILE_BYTES);
+		file_error(L, file, 0, "file is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
 	else if (rc < 0)
-		config_diag_error(L, file, 0, "cannot read: %s", strerror(errno));
+		file_error(L, file, 0, "cannot read: %s", strerror(errno));
 	else
 		config_kinds_read_buffer(L, file, data.data ? data.data : "", data.len);
 	buf_release(&data);
@@ -764,13 +983,12 @@ void config_kinds_read_buffer(struct loader *L, const char *file, const char *da
 	int rc;
 
 	if (len > CONFIG_MAX_FILE_BYTES) {
-		config_diag_error(L, file, 0, "document is larger than %u bytes",
-		                  CONFIG_MAX_FILE_BYTES);
+		file_error(L, file, 0, "document is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
 		return;
 	}
 	if ((rc = yamldepth_check(&line, data, len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
-		config_diag_error(L, file, line, "invalid YAML: nested deeper than %d levels",
-		                  YAMLDEPTH_MAX);
+		file_error(L, file, line, "invalid YAML: nested deeper than %d levels",
+		           YAMLDEPTH_MAX);
 		return;
 	}
 	if (rc < 0 || !yaml_parser_initialize(&parser)) {
@@ -782,11 +1000,11 @@ void config_kinds_read_buffer(struct loader *L, const char *file, const char *da
 		yaml_node_t *root;
 
 		if (!yaml_parser_load(&parser, &y)) {
-			config_diag_error(
-			    L, file, parser.problem_mark.line + 1,
-			    "invalid YAML (column %zu): %s%s%s", parser.problem_mark.column + 1,
-			    parser.problem ? parser.problem : "parse error",
-			    parser.context ? " " : "", parser.context ? parser.context : "");
+			file_error(L, file, parser.problem_mark.line + 1,
+			           "invalid YAML (column %zu): %s%s%s",
+			           parser.problem_mark.column + 1,
+			           parser.problem ? parser.problem : "parse error",
+			           parser.context ? " " : "", parser.context ? parser.context : "");
 			break;
 		}
 		if (!(root = yaml_document_get_root_node(&y))) {

@@ -19,7 +19,8 @@ struct loader {
 	struct config *c;
 	struct config_diags *diags;
 	size_t errors_before; /* diags->errors when this load began */
-	size_t repositories_cap, policies_cap, git_sources_cap, automations_cap;
+	size_t repositories_cap, policies_cap, git_sources_cap, automations_cap, invalid_cap;
+	struct config_load_options opts;
 	bool oom; /* out of memory somewhere: the load fails whatever else happened */
 };
 
@@ -82,9 +83,39 @@ bool config_yaml_get_bool(struct doc *d, const yaml_node_t *m, const char *path,
                           bool *out);
 bool config_yaml_get_duration(struct doc *d, const yaml_node_t *m, const char *path,
                               const char *key, int64_t def, int64_t *out);
+/* An error "'path.key' is not supported: why" when key is present; returns whether it was. */
+bool config_yaml_refuse(struct doc *d, const yaml_node_t *m, const char *path, const char *key,
+                        const char *why);
+/* spec.provider must be one of ok (NULL-terminated), else an error; *out gets the accepted
+ * value (owned) or NULL. */
+void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const char *const *ok,
+                                char **out);
 bool config_yaml_is_dns_name(const char *s, size_t max, bool dots);
 void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *path,
                               const char *key, char **out);
+
+/* config_yaml.c: " (did you mean 'X'?)" into out when s is a near miss of one of known
+ * (NULL-terminated: same letters in another case, or a small edit away), else "". */
+const char *config_did_you_mean(char *out, size_t n, const char *s, const char *const *known);
+
+/* config_selector.c: metadata.labels (key, value pairs) and spec.policySelector. */
+bool config_label_key_ok(const char *k);
+bool config_label_value_ok(const char *v);
+void config_labels_read(struct doc *d, const yaml_node_t *m, struct strvec *out);
+void config_selector_read(struct doc *d, const yaml_node_t *spec, struct config_selector *out);
+void config_selector_release(struct config_selector *s);
+
+/* config_invalid.c: an object is invalid with its first error (the first error diagnostic
+ * from index first_diag), or because of what it depends on (the message from fmt). */
+void config_invalid_note(struct loader *L, enum config_kind kind, const char *ns, const char *name,
+                         const char *file, size_t line, size_t first_diag);
+void config_invalid_dependent(struct loader *L, enum config_kind kind, const char *ns,
+                              const char *name, const char *file, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+/* The invalid entry of the object declared at file:line (origins are unique), or NULL. */
+const struct config_invalid *config_invalid_at(const struct config *c, enum config_kind kind,
+                                               const char *file, size_t line);
+void config_invalid_release(struct config *c);
 
 /* config_kinds.c: reads every document of one file into L->c. */
 void config_kinds_read_file(struct loader *L, const char *file);
@@ -94,6 +125,10 @@ void config_kinds_read_buffer(struct loader *L, const char *file, const char *da
  * *digest_pattern receives the pattern built for kind DIGEST (free it). 0 or IG_EFAIL. */
 int config_kinds_policy_spec(struct policy_spec *spec, char **digest_pattern,
                              const struct config_policy *p, const struct config_repository *r);
+
+/* config_secrets.c: every secret a valid object names, checked (L->opts.secrets_dir); a
+ * failure is an error of that object, which becomes invalid. */
+void config_secrets_check_all(struct loader *L);
 
 /* config_files.c: the files path names, sorted. */
 int config_files_list(struct strvec *files, const char *path, struct error *err);

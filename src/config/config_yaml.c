@@ -1,5 +1,6 @@
 /* Reading configuration YAML with libyaml's document API: typed field access that reports
  * wrong types, duplicate and unknown keys with the line they sit on. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,13 +94,63 @@ const char *config_yaml_join(char *out, size_t n, const char *path, const char *
 	return out;
 }
 
+/* Levenshtein distance of a and b, case folded, capped at 8 (longer words only get
+ * "not near"). */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[65];
+
+	if (la > 64 || lb > 64)
+		return 8;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0], cost, best;
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+
+			cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			best = diag + cost;
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb] < 8 ? row[lb] : 8;
+}
+
+const char *config_did_you_mean(char *out, size_t n, const char *s, const char *const *known)
+{
+	size_t len = strlen(s), best = 8, limit = len < 5 ? 1 : len < 10 ? 2 : 3;
+	const char *pick = NULL;
+
+	for (size_t i = 0; known[i]; i++) {
+		size_t dist = edit_distance(s, known[i]);
+
+		if (strcmp(s, known[i]) != 0 && dist < best) {
+			best = dist;
+			pick = known[i];
+		}
+	}
+	if (pick && best <= limit)
+		snprintf(out, n, " (did you mean '%s'?)", pick);
+	else
+		snprintf(out, n, "%s", "");
+	return out;
+}
+
 /* Warns about keys of m not in known (NULL-terminated), errors on duplicate or non-scalar
  * keys. */
 void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *path,
                             const char *const *known)
 {
 	yaml_node_pair_t *start = m->data.mapping.pairs.start;
-	char full[256];
+	char full[256], hint[128];
 
 	for (yaml_node_pair_t *p = start; p < m->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(d, p->key);
@@ -123,8 +174,9 @@ void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *pat
 		for (size_t i = 0; known[i] && !ok; i++)
 			ok = !strcmp(known[i], scalar(k));
 		if (!ok)
-			config_doc_warn(d, line_of(k), "unknown field '%s' (ignored)",
-			                config_yaml_join(full, sizeof(full), path, scalar(k)));
+			config_doc_warn(d, line_of(k), "unknown field '%s' (ignored)%s",
+			                config_yaml_join(full, sizeof(full), path, scalar(k)),
+			                config_did_you_mean(hint, sizeof(hint), scalar(k), known));
 	}
 }
 
@@ -293,4 +345,43 @@ void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *p
 		    d->L, d->file, line_of(ref),
 		    "'%s.name': '%s' is not a valid Kubernetes name (lower-case, digits, '-', '.')",
 		    full, *out);
+}
+
+/* A field imageguard cannot honour: an error naming it (and why), never a silent difference. */
+bool config_yaml_refuse(struct doc *d, const yaml_node_t *m, const char *path, const char *key,
+                        const char *why)
+{
+	char full[256];
+
+	if (!config_yaml_lookup(d, m, key))
+		return false;
+	config_doc_error(d, config_yaml_key_line(d, m, key, line_of(m)),
+	                 "'%s' is not supported: %s",
+	                 config_yaml_join(full, sizeof(full), path, key), why);
+	return true;
+}
+
+/* spec.provider: one of ok (Flux's default `generic`, which `flux export` writes, and the
+ * providers src/registry/cloudauth.c and src/git/githubapp.c implement); the accepted value
+ * goes to *out (owned; NULL when absent or refused). */
+void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const char *const *ok,
+                                char **out)
+{
+	char *provider = NULL, list[128] = "";
+	bool known = false;
+
+	*out = NULL;
+	if (!config_yaml_get_str(d, spec, "spec", "provider", &provider) || !provider)
+		return;
+	for (size_t i = 0; ok[i] && !known; i++)
+		known = !strcmp(provider, ok[i]);
+	for (size_t i = 0, n = 0; ok[i] && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", ok[i]);
+	if (known) {
+		*out = provider;
+		return;
+	}
+	config_doc_error(d, line_of(config_yaml_lookup(d, spec, "provider")),
+	                 "'spec.provider': '%s' is not supported (use one of: %s)", provider, list);
+	free(provider);
 }

@@ -9,7 +9,10 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/git/gitauth.h"
+#include "imageguard/git/githubapp.h"
+#include "imageguard/git/gitstream.h"
 #include "imageguard/git/knownhosts.h"
+#include "imageguard/util/http.h"
 
 #define SECRET_MAX (64 * 1024)
 #define KNOWN_HOSTS_MAX (1024 * 1024)
@@ -32,8 +35,14 @@ static int parse_authority(struct gitauth *a, const char *s, size_t n, unsigned 
 	for (p = s; p < end; p++)
 		if (*p == '@')
 			at = p;
-	if (at && !(a->url_userinfo = strndup(s, (size_t)(at - s))))
-		return IG_EFAIL;
+	if (at) {
+		const char *colon = memchr(s, ':', (size_t)(at - s));
+		const char *user_end = colon ? colon : at;
+
+		if (!(a->url_user = strndup(s, (size_t)(user_end - s))) ||
+		    (colon && !(a->url_password = strndup(colon + 1, (size_t)(at - colon - 1)))))
+			return IG_EFAIL;
+	}
 	host = at ? at + 1 : s;
 	if (host < end && *host == '[') {
 		const char *close = memchr(host, ']', (size_t)(end - host));
@@ -79,7 +88,8 @@ static int classify(struct gitauth *a, const char *url)
 			return IG_EINVALID;
 		rest = sep + 3;
 		slash = strchr(rest, '/');
-		return parse_authority(a, rest, slash ? (size_t)(slash - rest) : strlen(rest), port);
+		return parse_authority(a, rest, slash ? (size_t)(slash - rest) : strlen(rest),
+		                       port);
 	}
 	/* scp-like "user@host:path": a colon before any slash, not a local path */
 	colon = strchr(url, ':');
@@ -110,7 +120,8 @@ char *gitauth_scrub_url(const char *url)
 		/* an SSH user name is no secret; a password after it is */
 		const char *colon = memchr(auth, ':', (size_t)(at - auth));
 
-		if (buf_append(&b, auth, (size_t)((colon ? colon : at) - auth)) < 0 || buf_puts(&b, "@") < 0)
+		if (buf_append(&b, auth, (size_t)((colon ? colon : at) - auth)) < 0 ||
+		    buf_puts(&b, "@") < 0)
 			goto fail;
 	}
 	if (buf_puts(&b, at ? at + 1 : auth) < 0)
@@ -124,7 +135,7 @@ fail:
 /* Reads secret_dir/name, trimming one trailing newline (files made with `echo`). Absent: NULL
  * and 0. The error names the file, never its content. */
 static int read_secret(char **out, const char *dir, const char *name, size_t max, size_t *len,
-		       struct error *err)
+                       struct error *err)
 {
 	struct buf path = BUF_INIT, b = BUF_INIT_MAX(max);
 	int rc;
@@ -140,9 +151,8 @@ static int read_secret(char **out, const char *dir, const char *name, size_t max
 		goto done;
 	}
 	if (rc < 0) {
-		error_set(err, rc == IG_ETOOBIG ? IG_ETOOBIG : IG_EINVALID,
-			  "secret file '%s': %s", path.data,
-			  rc == IG_ETOOBIG ? "too large" : "cannot be read");
+		error_set(err, rc == IG_ETOOBIG ? IG_ETOOBIG : IG_EINVALID, "secret file '%s': %s",
+		          path.data, rc == IG_ETOOBIG ? "too large" : "cannot be read");
 		goto done;
 	}
 	if (b.len && b.data[b.len - 1] == '\n')
@@ -190,7 +200,7 @@ static int load_secrets(struct gitauth *a, const char *dir, struct error *err)
 	    (rc = read_secret(&a->token, dir, "bearerToken", SECRET_MAX, NULL, err)) < 0 ||
 	    (rc = read_secret(&a->passphrase, dir, "passphrase", SECRET_MAX, NULL, err)) < 0 ||
 	    (rc = read_secret(&a->known_hosts, dir, "known_hosts", KNOWN_HOSTS_MAX,
-			      &a->known_hosts_len, err)) < 0 ||
+	                      &a->known_hosts_len, err)) < 0 ||
 	    (rc = read_secret(&identity, dir, "identity", SECRET_MAX, NULL, err)) < 0)
 		return rc;
 	free(identity); /* only checks that it is readable: libssh2 reads it by path */
@@ -218,9 +228,10 @@ int gitauth_load(struct gitauth *a, const char *url, const char *secret_dir, str
 		return error_set(err, IG_EFAIL, "out of memory");
 	if ((rc = classify(a, url)) < 0)
 		return error_set(err, rc, "git url '%s': %s", a->url_safe,
-				 rc == IG_EINVALID ? "unsupported or malformed URL (use ssh://, "
-						     "git@host:path, https://, http://, file:// or a path)"
-						   : "out of memory");
+		                 rc == IG_EINVALID
+		                     ? "unsupported or malformed URL (use ssh://, "
+		                       "git@host:path, https://, http://, file:// or a path)"
+		                     : "out of memory");
 	return load_secrets(a, secret_dir, err);
 }
 
@@ -244,8 +255,10 @@ void gitauth_release(struct gitauth *a)
 	free_secret(a->password);
 	free_secret(a->token);
 	free_secret(a->passphrase);
-	free_secret(a->url_userinfo);
+	free(a->url_user);
+	free_secret(a->url_password);
 	free_secret(a->header);
+	free(a->github_app_dir);
 	free(a->identity_path);
 	free(a->identity_pub_path);
 	free(a->known_hosts);
@@ -260,36 +273,95 @@ static int refuse(struct gitauth *a, int code, const char *fmt, const char *arg)
 	return GIT_EUSER;
 }
 
+/* The installation token (cached), then once more a fresh one when the server refused it. */
+static int github_app_credentials(git_credential **out, struct gitauth *a)
+{
+	char *token = NULL;
+
+	if (a->userpass_tries++ > 1)
+		return refuse(a, IG_EAUTH,
+			      "git '%s': github app installation token refused by the server",
+			      a->url_safe);
+	if (a->userpass_tries == 2)
+		githubapp_forget(a->github_app_dir);
+	if (githubapp_token(&token, a->github_app_dir, &a->cb_err) < 0) {
+		git_error_set_str(GIT_ERROR_CALLBACK, a->cb_err.msg);
+		return GIT_EUSER;
+	}
+	/* Kept as the password so that gitauth_scrub removes it from every message. */
+	free_secret(a->password);
+	a->password = token;
+	return git_credential_userpass_plaintext_new(out, GITHUBAPP_USER, token);
+}
+
+int gitauth_use_github_app(struct gitauth *a, const char *secret_dir, struct error *err)
+{
+	int rc;
+
+	if (a->transport != GITAUTH_HTTP)
+		return error_set(err, IG_EINVALID, "git '%s': provider 'github' needs an https URL",
+				 a->url_safe);
+	if ((rc = githubapp_check(secret_dir, err)) < 0)
+		return rc;
+	free(a->github_app_dir);
+	if (!(a->github_app_dir = strdup(secret_dir)))
+		return error_set(err, IG_EFAIL, "out of memory");
+	return 0;
+}
+
+/* Over HTTP, credentials go only to the configured origin (the registry client's rule). */
+static bool is_configured_origin(const struct gitauth *a, const char *url)
+{
+	return a->transport != GITAUTH_HTTP || (url && http_same_origin(a->url_safe, url));
+}
+
+static int userpass(git_credential **out, struct gitauth *a)
+{
+	const char *user = a->url_password ? a->url_user : a->username;
+	const char *pass = a->url_password ? a->url_password : a->password;
+
+	if (!user || !pass)
+		return refuse(
+		    a, IG_EAUTH,
+		    "git '%s': authentication required (no username/password in the secret)",
+		    a->url_safe);
+	if (a->userpass_tries++ > 0)
+		return refuse(a, IG_EAUTH, "git '%s': username/password refused by the server",
+		              a->url_safe);
+	return git_credential_userpass_plaintext_new(out, user, pass);
+}
+
 static int on_credentials(git_credential **out, const char *url, const char *user_from_url,
-			  unsigned int allowed, void *payload)
+                          unsigned int allowed, void *payload)
 {
 	struct gitauth *a = payload;
 	const char *user = user_from_url && *user_from_url ? user_from_url : NULL;
 
-	(void)url;
+	if (!is_configured_origin(a, url))
+		return refuse(a, IG_EAUTH,
+		              "git '%s': credentials asked for by another origin, not offered",
+		              a->url_safe);
 	if (allowed & GIT_CREDENTIAL_SSH_KEY) {
 		if (!a->identity_path)
-			return refuse(a, IG_EAUTH, "git '%s': ssh needs an 'identity' key in the secret",
-				      a->url_safe);
+			return refuse(a, IG_EAUTH,
+			              "git '%s': ssh needs an 'identity' key in the secret",
+			              a->url_safe);
 		if (a->key_tries++ > 0)
-			return refuse(a, IG_EAUTH, "git '%s': ssh key refused by the server", a->url_safe);
-		return git_credential_ssh_key_new(out, user ? user : (a->username ? a->username : "git"),
-						  a->identity_pub_path, a->identity_path, a->passphrase);
+			return refuse(a, IG_EAUTH, "git '%s': ssh key refused by the server",
+			              a->url_safe);
+		return git_credential_ssh_key_new(
+		    out, user ? user : (a->username ? a->username : "git"), a->identity_pub_path,
+		    a->identity_path, a->passphrase);
 	}
 	if (allowed & GIT_CREDENTIAL_USERNAME)
-		return git_credential_username_new(out, user ? user : (a->username ? a->username : "git"));
-	if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
-		if (!a->username || !a->password)
-			return refuse(a, IG_EAUTH,
-				      "git '%s': authentication required (no username/password in the secret)",
-				      a->url_safe);
-		if (a->userpass_tries++ > 0)
-			return refuse(a, IG_EAUTH, "git '%s': username/password refused by the server",
-				      a->url_safe);
-		return git_credential_userpass_plaintext_new(out, a->username, a->password);
-	}
+		return git_credential_username_new(out, user ? user
+		                                             : (a->username ? a->username : "git"));
+	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && a->github_app_dir)
+		return github_app_credentials(out, a);
+	if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT)
+		return userpass(out, a);
 	return refuse(a, IG_EAUTH, "git '%s': the server asks for an unsupported credential type",
-		      a->url_safe);
+	              a->url_safe);
 }
 
 static int on_certificate(git_cert *cert, int valid, const char *host, void *payload)
@@ -301,15 +373,17 @@ static int on_certificate(git_cert *cert, int valid, const char *host, void *pay
 	if (cert->cert_type == GIT_CERT_X509) {
 		if (valid)
 			return 0;
-		return refuse(a, IG_EAUTH, "git '%s': TLS certificate not trusted (set ca.crt in the secret)",
-			      a->url_safe);
+		return refuse(a, IG_EAUTH,
+		              "git '%s': TLS certificate not trusted (set ca.crt in the secret)",
+		              a->url_safe);
 	}
 	if (cert->cert_type != GIT_CERT_HOSTKEY_LIBSSH2)
 		return refuse(a, IG_EAUTH, "git '%s': unsupported certificate type", a->url_safe);
 	if (!a->known_hosts)
-		return refuse(a, IG_EAUTH,
-			      "git '%s': no known_hosts in the secret: refusing an unverified ssh host",
-			      a->url_safe);
+		return refuse(
+		    a, IG_EAUTH,
+		    "git '%s': no known_hosts in the secret: refusing an unverified ssh host",
+		    a->url_safe);
 	{
 		const git_cert_hostkey *hk = (const git_cert_hostkey *)cert;
 
@@ -320,11 +394,11 @@ static int on_certificate(git_cert *cert, int valid, const char *host, void *pay
 			key.sha256 = hk->hash_sha256;
 		} else {
 			return refuse(a, IG_EAUTH, "git '%s': ssh host key not available to check",
-				      a->url_safe);
+			              a->url_safe);
 		}
 	}
 	if (knownhosts_check(a->known_hosts, a->known_hosts_len, a->host ? a->host : host, a->port,
-			     &key, &e) == 0)
+	                     &key, &e) == 0)
 		return 0;
 	error_set(&a->cb_err, IG_EAUTH, "git '%s': %s", a->url_safe, e.msg);
 	git_error_set_str(GIT_ERROR_CALLBACK, a->cb_err.msg);
@@ -360,6 +434,7 @@ int gitauth_begin(struct gitauth *a, struct error *err)
 	const char *file;
 	int rc;
 
+	gitstream_allow(a->host, a->port);
 	if (!a->tls)
 		return 0;
 	pthread_mutex_lock(&ca_lock);
@@ -369,52 +444,26 @@ int gitauth_begin(struct gitauth *a, struct error *err)
 	if ((rc = git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, NULL)) < 0) {
 		pthread_mutex_unlock(&ca_lock);
 		return error_set(err, IG_EINVALID, "git '%s': CA file '%s' cannot be loaded",
-				 a->url_safe, file);
+		                 a->url_safe, file);
 	}
 	return 0;
 }
 
 void gitauth_end(struct gitauth *a)
 {
+	gitstream_allow(NULL, 0);
 	if (a->tls)
 		pthread_mutex_unlock(&ca_lock);
-}
-
-/* Rewrites msg with every occurrence of secret replaced by "***", truncating at cap. */
-static void scrub_one(char *msg, size_t cap, const char *secret)
-{
-	struct buf b = BUF_INIT;
-	size_t n;
-	const char *p = msg, *hit;
-
-	if (!secret || !*secret || !strstr(msg, secret))
-		return;
-	n = strlen(secret);
-	while ((hit = strstr(p, secret))) {
-		if (buf_append(&b, p, (size_t)(hit - p)) < 0 || buf_puts(&b, "***") < 0)
-			goto done;
-		p = hit + n;
-	}
-	if (buf_puts(&b, p) < 0)
-		goto done;
-	snprintf(msg, cap, "%s", b.data);
-	buf_reset(&b);
-done:
-	if (b.len) /* out of memory midway: withhold the text rather than leak the secret */
-		snprintf(msg, cap, "%s", "(error text withheld)");
-	if (b.data && b.len)
-		memset(b.data, 0, b.len);
-	buf_release(&b);
 }
 
 void gitauth_scrub(const struct gitauth *a, char *msg, size_t cap)
 {
 	char *p, *scrubbed;
 
-	scrub_one(msg, cap, a->password);
-	scrub_one(msg, cap, a->token);
-	scrub_one(msg, cap, a->passphrase);
-	scrub_one(msg, cap, a->url_userinfo);
+	error_scrub_secret(msg, cap, a->password);
+	error_scrub_secret(msg, cap, a->token);
+	error_scrub_secret(msg, cap, a->passphrase);
+	error_scrub_secret(msg, cap, a->url_password);
 	/* any other "scheme://user:secret@" in libgit2's text */
 	for (p = msg; (p = strstr(p, "://")); p += 3) {
 		if (!(scrubbed = gitauth_scrub_url(p))) /* scrubs from "://" on */
@@ -440,7 +489,7 @@ int gitauth_error(struct gitauth *a, int git_rc, const char *what, struct error 
 	else if (git_rc == GIT_ENOTFOUND)
 		code = IG_ENOTFOUND;
 	else if (ge && (ge->klass == GIT_ERROR_SSH || ge->klass == GIT_ERROR_HTTP) &&
-		 (strstr(msg, "authentication") || strstr(msg, "401") || strstr(msg, "403")))
+	         (strstr(msg, "authentication") || strstr(msg, "401") || strstr(msg, "403")))
 		code = IG_EAUTH;
 	return error_set(err, code, "%s '%s': %s", what, a->url_safe, msg);
 }

@@ -7,6 +7,7 @@
 
 #include "imageguard/git/githistory.h"
 #include "imageguard/util/error.h"
+#include "imageguard/util/vec.h"
 
 /* The blob ids already handed out (a file's versions are few; a linear scan is fine). */
 struct seen {
@@ -24,15 +25,11 @@ static bool seen_has(const struct seen *s, const git_oid *id)
 
 static int seen_add(struct seen *s, const git_oid *id)
 {
-	if (s->len == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		git_oid *ids = realloc(s->ids, cap * sizeof(*ids));
+	git_oid *ids = vec_reserve(s->ids, &s->cap, s->len, sizeof(*ids), 16);
 
-		if (!ids)
-			return IG_EFAIL;
-		s->ids = ids;
-		s->cap = cap;
-	}
+	if (!ids)
+		return IG_EFAIL;
+	s->ids = ids;
 	git_oid_cpy(&s->ids[s->len++], id);
 	return 0;
 }
@@ -46,8 +43,9 @@ static int git_failed(struct error *err, const char *what)
 }
 
 /* One commit: the file's blob, handed to fn when it is new. 1: stop. */
-static int visit(git_repository *repo, const git_oid *commit_id, const char *path, size_t max_bytes,
-                 struct seen *seen, githistory_fn fn, void *ctx, struct error *err)
+static int visit(git_repository *repo, const git_oid *commit_id, bool at_head, const char *path,
+                 size_t max_bytes, struct seen *seen, githistory_fn fn, void *ctx,
+                 struct error *err)
 {
 	git_commit *commit = NULL;
 	git_tree *tree = NULL;
@@ -75,7 +73,7 @@ static int visit(git_repository *repo, const git_oid *commit_id, const char *pat
 		goto done;
 	}
 	if ((size_t)git_blob_rawsize(blob) <= max_bytes)
-		rc = fn(ctx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+		rc = fn(ctx, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), at_head);
 done:
 	git_blob_free(blob);
 	git_tree_entry_free(entry);
@@ -105,7 +103,7 @@ int githistory_file_versions(const char *workdir, const char *path, size_t max_c
 		goto done;
 	}
 	while (rc == 0 && n++ < max_commits && git_revwalk_next(&id, walk) == 0)
-		rc = visit(repo, &id, path, max_bytes, &seen, fn, ctx, err);
+		rc = visit(repo, &id, n == 1, path, max_bytes, &seen, fn, ctx, err);
 	if (rc > 0)
 		rc = 0;
 done:

@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -20,6 +21,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitauth.h"
 #include "imageguard/git/gitstore.h"
+#include "imageguard/git/gitstream.h"
 #include "imageguard/util/log.h"
 
 #define MESSAGE_MAX (256 * 1024)
@@ -34,6 +36,8 @@ struct gitstore {
 	git_repository *repo;
 	struct gitauth auth;
 	char head[GIT_OID_HEXSZ + 1];
+	bool damaged; /* an object-level error since open: the next open must reclone */
+	const volatile sig_atomic_t *stop; /* borrowed; NULL: none */
 };
 
 static char *dup_or(const char *s, const char *fallback)
@@ -44,6 +48,38 @@ static char *dup_or(const char *s, const char *fallback)
 static int oom(struct error *err)
 {
 	return error_set(err, IG_EFAIL, "out of memory");
+}
+
+/* True when libgit2's last error is about the repository's own data (objects, trees, the
+ * index, refs), not the network or credentials: the cache is damaged, not the remote. */
+static bool is_object_failure(void)
+{
+	const git_error *ge = git_error_last();
+
+	if (!ge)
+		return false;
+	switch (ge->klass) {
+	case GIT_ERROR_ODB:
+	case GIT_ERROR_OBJECT:
+	case GIT_ERROR_ZLIB:
+	case GIT_ERROR_TREE:
+	case GIT_ERROR_INDEX:
+	case GIT_ERROR_INVALID:
+	case GIT_ERROR_REFERENCE:
+	case GIT_ERROR_REPOSITORY:
+	case GIT_ERROR_CHECKOUT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* gitauth_error, remembering an object-level failure so that the cache is never reused. */
+static int local_error(struct gitstore *g, int rc, const char *what, struct error *err)
+{
+	if (is_object_failure())
+		g->damaged = true;
+	return gitauth_error(&g->auth, rc, what, err);
 }
 
 /* "<sanitized host/path>-<sha256 prefix>" of the scrubbed URL: readable, collision-safe, and
@@ -59,8 +95,8 @@ static int cache_key(struct buf *out, const char *url_safe)
 	SHA256((const unsigned char *)url_safe, strlen(url_safe), md);
 	for (s = s ? s + 3 : url_safe; *s && n < KEY_NAME_MAX; s++) {
 		char c = *s;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			  c == '.' || c == '_';
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		          (c >= '0' && c <= '9') || c == '.' || c == '_';
 
 		if (ok && !(c == '.' && dash)) {
 			if (buf_append(out, &c, 1) < 0)
@@ -127,11 +163,12 @@ static void remove_leftovers(const char *gitdir, const char *key)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, key, n) != 0 ||
-		    (strncmp(e->d_name + n, ".tmp-", 5) != 0 && strncmp(e->d_name + n, ".old-", 5) != 0))
+		if (strncmp(e->d_name, key, n) != 0 || (strncmp(e->d_name + n, ".tmp-", 5) != 0 &&
+		                                        strncmp(e->d_name + n, ".old-", 5) != 0))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", gitdir, e->d_name) < (int)sizeof(path)) {
-			log_warn("git.cache.leftover", "removing '%s' left by an interrupted run", path);
+			log_warn("git.cache.leftover", "removing '%s' left by an interrupted run",
+			         path);
 			remove_tree(path);
 		}
 	}
@@ -161,10 +198,39 @@ static void remove_stale_locks(const char *dir)
 		nftw(path, lock_entry, 16, FTW_PHYS);
 }
 
+/* The fetch callbacks' payload is the gitauth (gitauth_prepare): its store is around it. */
+static int stop_check(void *payload)
+{
+	struct gitstore *g = (struct gitstore *)((char *)payload - offsetof(struct gitstore, auth));
+
+	if (!g->stop || !*g->stop)
+		return 0;
+	if (!g->auth.cb_err.code)
+		error_set(&g->auth.cb_err, IG_EFAIL, "stopping");
+	return -1; /* libgit2 cancels the transfer */
+}
+
+static int on_fetch_progress(const git_indexer_progress *stats, void *payload)
+{
+	(void)stats;
+	return stop_check(payload);
+}
+
+static int on_fetch_sideband(const char *text, int len, void *payload)
+{
+	(void)text;
+	(void)len;
+	return stop_check(payload);
+}
+
 static void fill_fetch(git_fetch_options *fo, struct gitstore *g)
 {
 	gitauth_prepare(&g->auth, &fo->callbacks, &fo->custom_headers);
+	fo->callbacks.transfer_progress = on_fetch_progress;
+	fo->callbacks.sideband_progress = on_fetch_sideband;
 	fo->download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	/* credentials stay with their origin: a Git host's redirect is never followed */
+	fo->follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 }
 
 static int lookup_remote_oid(git_oid *out, git_repository *repo, const char *branch)
@@ -187,7 +253,8 @@ static bool tree_is_clean(struct gitstore *g)
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
-	clean = git_status_list_new(&list, g->repo, &so) == 0 && git_status_list_entrycount(list) == 0;
+	clean =
+	    git_status_list_new(&list, g->repo, &so) == 0 && git_status_list_entrycount(list) == 0;
 	git_status_list_free(list);
 	return clean;
 }
@@ -212,7 +279,7 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 		if ((rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) == 0)
 			rc = git_checkout_head(g->repo, &co);
 	}
-	return rc < 0 ? gitauth_error(&g->auth, rc, "git reset", err) : 0;
+	return rc < 0 ? local_error(g, rc, "git reset", err) : 0;
 }
 
 /* Points the local push branch at the base (the remote push branch when it exists, else the
@@ -229,7 +296,7 @@ static int sync_to_base(struct gitstore *g, struct error *err)
 	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
 	    (rc = lookup_remote_oid(&base, g->repo, g->branch)) < 0) {
 		rc = error_set(err, IG_ENOTFOUND, "git '%s': branch '%s' not found on the remote",
-			       g->auth.url_safe, g->branch);
+		               g->auth.url_safe, g->branch);
 		goto done;
 	}
 	clean = git_reference_name_to_id(&head, g->repo, "HEAD") == 0 && tree_is_clean(g);
@@ -239,7 +306,7 @@ static int sync_to_base(struct gitstore *g, struct error *err)
 	if ((rc = git_object_lookup(&commit, g->repo, &base, GIT_OBJECT_COMMIT)) < 0 ||
 	    (rc = git_reference_create(&ref, g->repo, name, &base, 1, "imageguard: sync")) < 0 ||
 	    (rc = git_repository_set_head(g->repo, name)) < 0) {
-		rc = gitauth_error(&g->auth, rc, "git reset", err);
+		rc = local_error(g, rc, "git reset", err);
 		goto done;
 	}
 	if (!(clean && git_oid_equal(&head, &base)) && (rc = make_tree(g, commit, old, err)) < 0)
@@ -274,12 +341,13 @@ static int remote_new(git_remote **out, git_repository *repo, const char *name, 
 	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
 	ro.repository = repo;
 	ro.name = name;
-	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | (name ? 0 : GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC);
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF |
+	           (name ? 0 : GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC);
 	return git_remote_create_with_opts(out, url, &ro);
 }
 
 static int clone_remote(git_remote **out, git_repository *repo, const char *name, const char *url,
-			void *payload)
+                        void *payload)
 {
 	(void)payload;
 	return remote_new(out, repo, name, url);
@@ -295,19 +363,20 @@ static int fetch(struct gitstore *g, struct error *err)
 	int rc;
 
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
-	snprintf(spec1, sizeof(spec1), "+refs/heads/%s:refs/remotes/origin/%s", g->branch, g->branch);
+	snprintf(spec1, sizeof(spec1), "+refs/heads/%s:refs/remotes/origin/%s", g->branch,
+	         g->branch);
 	if (strcmp(g->branch, g->push_branch) != 0) {
-		snprintf(spec2, sizeof(spec2), "+refs/heads/%s:refs/remotes/origin/%s", g->push_branch,
-			 g->push_branch);
+		snprintf(spec2, sizeof(spec2), "+refs/heads/%s:refs/remotes/origin/%s",
+		         g->push_branch, g->push_branch);
 		refspecs.count = 2;
 		forget_remote_ref(g->repo, g->push_branch);
 	}
 	fill_fetch(&fo, g);
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	if ((rc = remote_new(&remote, g->repo, NULL, g->url)) < 0 ||
+	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) < 0 ||
 	    (rc = git_remote_fetch(remote, &refspecs, &fo, "imageguard: fetch")) < 0)
-		rc = gitauth_error(&g->auth, rc, "git fetch", err);
+		rc = local_error(g, rc, "git fetch", err);
 	gitauth_end(&g->auth);
 	git_remote_free(remote);
 	return rc;
@@ -329,25 +398,23 @@ static int clone_fresh(struct gitstore *g, const char *tmp, struct error *err)
 	remove_tree(tmp);
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	rc = git_clone(&repo, g->url, tmp, &co);
+	/* libgit2 writes the URL it is given into reflogs ("clone: from URL"), FETCH_HEAD and the
+	 * config: it gets the one without credentials, which the callback supplies instead */
+	rc = git_clone(&repo, g->auth.url_safe, tmp, &co);
 	gitauth_end(&g->auth);
 	if (rc < 0) {
 		rc = gitauth_error(&g->auth, rc, "git clone", err);
 		if (rc == IG_ENOTFOUND || strstr(err->msg, "reference 'refs/remotes/origin/"))
-			error_set(err, IG_ENOTFOUND, "git clone '%s': branch '%s' not found on the remote",
-				  g->auth.url_safe, g->branch);
-		goto done;
-	}
-	/* the stored remote URL is for humans: the scrubbed one; operations use the real URL */
-	if ((rc = git_remote_set_url(repo, "origin", g->auth.url_safe)) < 0) {
-		rc = gitauth_error(&g->auth, rc, "git clone", err);
+			error_set(err, IG_ENOTFOUND,
+			          "git clone '%s': branch '%s' not found on the remote",
+			          g->auth.url_safe, g->branch);
 		goto done;
 	}
 	git_repository_free(repo);
 	repo = NULL;
 	if (rename(tmp, g->dir) != 0)
-		rc = error_set(err, IG_EFAIL, "git cache '%s': cannot move clone into place: %s", g->dir,
-			       strerror(errno));
+		rc = error_set(err, IG_EFAIL, "git cache '%s': cannot move clone into place: %s",
+		               g->dir, strerror(errno));
 done:
 	git_repository_free(repo);
 	if (rc < 0)
@@ -364,8 +431,57 @@ static bool is_remote_failure(int ig_code, const struct gitauth *a)
 	if (a->cb_err.code || ig_code == IG_EAUTH)
 		return true;
 	return ge && (ge->klass == GIT_ERROR_NET || ge->klass == GIT_ERROR_SSH ||
-		      ge->klass == GIT_ERROR_HTTP || ge->klass == GIT_ERROR_SSL ||
-		      ge->klass == GIT_ERROR_CALLBACK);
+	              ge->klass == GIT_ERROR_HTTP || ge->klass == GIT_ERROR_SSL ||
+	              ge->klass == GIT_ERROR_CALLBACK);
+}
+
+static int entry_present(const char *root, const git_tree_entry *e, void *payload)
+{
+	(void)root;
+	/* a gitlink names a commit of another repository: not ours to have */
+	if (git_tree_entry_type(e) == GIT_OBJECT_COMMIT)
+		return 0;
+	return git_odb_exists(payload, git_tree_entry_id(e)) ? 0 : -1;
+}
+
+/* Every object of the head's tree is in the cache: a lost blob would otherwise surface only
+ * when a commit rebuilds its tree ("invalid object specified"), on every pass. One walk of
+ * the tree with existence checks (no object is read but trees). */
+static int check_objects(struct gitstore *g, const git_oid *id, struct error *err)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	git_odb *odb = NULL;
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	int rc;
+
+	git_oid_tostr(hex, sizeof(hex), id);
+	if ((rc = git_repository_odb(&odb, g->repo)) < 0 ||
+	    (rc = git_commit_lookup(&c, g->repo, id)) < 0 || (rc = git_commit_tree(&tree, c)) < 0) {
+		rc = local_error(g, rc, "git cache check", err);
+		goto done;
+	}
+	if (git_tree_walk(tree, GIT_TREEWALK_PRE, entry_present, odb) != 0)
+		rc = error_set(err, IG_EFAIL, "git cache '%s': objects of %s are missing", g->dir,
+		               hex);
+done:
+	git_tree_free(tree);
+	git_commit_free(c);
+	git_odb_free(odb);
+	return rc;
+}
+
+/* The cache's HEAD before a fetch (a name lookup only: libgit2 1.5 leaks when revparse meets
+ * a missing commit), then the synced head. */
+static int check_head(struct gitstore *g, bool synced, struct error *err)
+{
+	git_oid id;
+	int rc =
+	    synced ? git_oid_fromstr(&id, g->head) : git_reference_name_to_id(&id, g->repo, "HEAD");
+
+	if (rc < 0)
+		return local_error(g, rc, "git cache check", err);
+	return check_objects(g, &id, err);
 }
 
 static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
@@ -374,15 +490,22 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 
 	*broken = true;
 	remove_stale_locks(g->dir);
-	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0)
+	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <
+	    0)
 		return gitauth_error(&g->auth, rc, "git cache open", err);
 	if (git_repository_is_bare(g->repo))
 		return error_set(err, IG_EFAIL, "git cache '%s': is bare", g->dir);
+	/* before the fetch too: its negotiation walks the local history (and libgit2 1.5 leaks
+	 * there when a commit is missing) */
+	if ((rc = check_head(g, false, err)) < 0)
+		return rc;
 	if ((rc = fetch(g, err)) < 0) {
 		*broken = !is_remote_failure(rc, &g->auth);
 		return rc;
 	}
-	return sync_to_base(g, err);
+	if ((rc = sync_to_base(g, err)) < 0)
+		return rc;
+	return check_head(g, true, err);
 }
 
 static int open_cache(struct gitstore *g, const char *gitdir, const char *key, struct error *err)
@@ -397,20 +520,22 @@ static int open_cache(struct gitstore *g, const char *gitdir, const char *key, s
 	if (access(g->dir, F_OK) == 0) {
 		if ((rc = refresh_cache(g, &broken, err)) == 0 || !broken)
 			goto done;
-		log_warn("git.cache.recover", "cache '%s' unusable, recloning: %s", g->dir, err->msg);
+		log_warn("git.cache.recover", "cache '%s' unusable, recloning: %s", g->dir,
+		         err->msg);
 		git_repository_free(g->repo);
 		g->repo = NULL;
 		error_clear(err);
 		if (remove_tree(g->dir) != 0) {
 			rc = error_set(err, IG_EFAIL, "git cache '%s': cannot remove: %s", g->dir,
-				       strerror(errno));
+			               strerror(errno));
 			goto done;
 		}
 	}
 	log_info("git.clone", "cloning '%s' branch '%s'", g->auth.url_safe, g->branch);
 	if ((rc = clone_fresh(g, tmp.data, err)) < 0)
 		goto done;
-	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0) {
+	if ((rc = git_repository_open_ext(&g->repo, g->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <
+	    0) {
 		rc = gitauth_error(&g->auth, rc, "git cache open", err);
 		goto done;
 	}
@@ -427,9 +552,10 @@ static int lock_cache(struct gitstore *g, const char *gitdir, const char *key, s
 
 	if (buf_printf(&path, "%s/%s.lock", gitdir, key) < 0)
 		return oom(err);
-	g->lock_fd = open(path.data, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	g->lock_fd = open(path.data, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX) != 0)
-		rc = error_set(err, IG_EFAIL, "git cache lock '%s': %s", path.data, strerror(errno));
+		rc =
+		    error_set(err, IG_EFAIL, "git cache lock '%s': %s", path.data, strerror(errno));
 	buf_release(&path);
 	return rc;
 }
@@ -444,20 +570,23 @@ static bool branch_is_valid(const char *name)
 static int copy_options(struct gitstore *g, const struct gitstore_options *o, struct error *err)
 {
 	if (!o->url || !*o->url || !o->branch || !*o->branch || !o->state_dir || !*o->state_dir)
-		return error_set(err, IG_EINVALID, "git store: url, branch and state dir are required");
+		return error_set(err, IG_EINVALID,
+		                 "git store: url, branch and state dir are required");
 	g->url = strdup(o->url);
 	g->branch = strdup(o->branch);
 	g->push_branch = dup_or(o->push_branch, o->branch);
 	g->author_name = dup_or(o->author_name, "imageguard");
 	g->author_email = dup_or(o->author_email, "imageguard@localhost");
 	g->max_attempts = o->max_attempts ? o->max_attempts : 5;
+	g->stop = o->stop;
 	if (!g->url || !g->branch || !g->push_branch || !g->author_name || !g->author_email)
 		return oom(err);
 	if (!branch_is_valid(g->branch))
-		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name", g->branch);
+		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
+		                 g->branch);
 	if (!branch_is_valid(g->push_branch))
 		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
-				 g->push_branch);
+		                 g->push_branch);
 	return 0;
 }
 
@@ -472,15 +601,26 @@ int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, st
 		return oom(err);
 	g->lock_fd = -1;
 	git_libgit2_init();
-	if ((rc = copy_options(g, opts, err)) < 0 ||
-	    (rc = gitauth_load(&g->auth, opts->url, opts->secret_dir, err)) < 0)
+	if (gitstream_install() < 0) {
+		rc = error_set(err, IG_EFAIL, "git: cannot register the network stream");
 		goto done;
-	if (buf_printf(&gitdir, "%s/git", opts->state_dir) < 0 || cache_key(&key, g->auth.url_safe) < 0 ||
+	}
+	if ((rc = copy_options(g, opts, err)) < 0 ||
+	    (rc = gitauth_load(&g->auth, opts->url, opts->secret_dir, err)) < 0 ||
+	    (opts->provider && strcmp(opts->provider, "github") == 0 &&
+	     (rc = gitauth_use_github_app(&g->auth, opts->secret_dir, err)) < 0))
+		goto done;
+	if (buf_printf(&gitdir, "%s/git", opts->state_dir) < 0 ||
+	    cache_key(&key, g->auth.url_safe) < 0 ||
 	    buf_printf(&dir, "%s/%s", gitdir.data, key.data) < 0) {
 		rc = oom(err);
 		goto done;
 	}
-	if (mkdir_p(gitdir.data) != 0) {
+	/* caches of private repositories: files 0600, directories 0700, whatever libgit2 asks
+	 * for (it creates 0644 files and 0755 directories). The umask is process-wide and only
+	 * ever tightened here, so concurrent opens agree. */
+	umask(umask(077) | 077);
+	if (mkdir_p(gitdir.data) != 0 || chmod(gitdir.data, 0700) != 0) {
 		rc = error_set(err, IG_EFAIL, "state dir '%s': %s", gitdir.data, strerror(errno));
 		goto done;
 	}
@@ -567,7 +707,7 @@ static int stage_changes(struct gitstore *g, git_index *index, struct error *err
 	return staged;
 fail:
 	git_status_list_free(list);
-	return gitauth_error(&g->auth, rc, "git stage", err);
+	return local_error(g, rc, "git stage", err);
 }
 
 static int commit(git_oid *out, struct gitstore *g, const char *message, struct error *err)
@@ -593,12 +733,12 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
 	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0 ||
 	    (rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
-				    (const git_commit **)&parent)) < 0)
+	                            (const git_commit **)&parent)) < 0)
 		goto fail;
 	rc = 1;
 	goto done;
 fail:
-	rc = gitauth_error(&g->auth, rc, "git commit", err);
+	rc = local_error(g, rc, "git commit", err);
 done:
 	git_signature_free(sig);
 	git_commit_free(parent);
@@ -614,7 +754,7 @@ done:
 static bool reject_means_moved(const char *why)
 {
 	static const char *const words[] = {"non-fast-forward", "fetch first", "stale",
-					    "failed to update ref", "lock"};
+	                                    "failed to update ref", "lock"};
 	size_t i;
 
 	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -656,16 +796,17 @@ static int push(struct gitstore *g, struct error *err)
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	snprintf(spec, sizeof(spec), "refs/heads/%s:refs/heads/%s", g->push_branch, g->push_branch);
 	gitauth_prepare(&g->auth, &po.callbacks, &po.custom_headers);
+	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	if ((rc = remote_new(&remote, g->repo, NULL, g->url)) == 0)
+	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) == 0)
 		rc = git_remote_push(remote, &refspecs, &po);
 	gitauth_end(&g->auth);
 	git_remote_free(remote);
 	if (rc == GIT_ENONFASTFORWARD)
 		return IG_ECONFLICT;
 	if (rc < 0)
-		return gitauth_error(&g->auth, rc, "git push", err);
+		return local_error(g, rc, "git push", err);
 	if (!g->auth.push_reject[0])
 		return 0;
 	if (reject_means_moved(g->auth.push_reject))
@@ -676,11 +817,23 @@ static int push(struct gitstore *g, struct error *err)
 	if (rc != 0)
 		return rc > 0 ? IG_ECONFLICT : rc;
 	return error_set(err, IG_EFAIL, "git push '%s' branch '%s': rejected by the remote: %s",
-			 g->auth.url_safe, g->push_branch, g->auth.push_reject);
+	                 g->auth.url_safe, g->push_branch, g->auth.push_reject);
 }
 
-int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit,
-			 void *ctx, struct error *err)
+/* Moves a damaged cache aside as "<key>.old-<pid>" (one rename: the next open, holding the
+ * lock, removes it with the other leftovers and clones afresh). */
+static void quarantine(struct gitstore *g)
+{
+	struct buf aside = BUF_INIT;
+
+	if (buf_printf(&aside, "%s.old-%ld", g->dir, (long)getpid()) == 0 &&
+	    rename(g->dir, aside.data) == 0)
+		log_warn("git.cache.damaged", "cache '%s' damaged, the next open reclones", g->dir);
+	buf_release(&aside);
+}
+
+int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
+                         struct error *err)
 {
 	struct buf message = BUF_INIT_MAX(MESSAGE_MAX);
 	char why[sizeof(g->auth.push_reject)] = "non-fast-forward"; /* the last refusal */
@@ -702,25 +855,28 @@ int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_
 		if ((rc = push(g, err)) == 0) {
 			git_oid_tostr(out_commit, 41, &id);
 			memcpy(g->head, out_commit, 41);
-			log_info("git.push", "pushed %s to '%s' branch '%s'", out_commit, g->auth.url_safe,
-				 g->push_branch);
+			log_info("git.push", "pushed %s to '%s' branch '%s'", out_commit,
+			         g->auth.url_safe, g->push_branch);
 			goto done;
 		}
 		if (rc != IG_ECONFLICT)
 			goto done;
 		snprintf(why, sizeof(why), "%s",
-			 g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward");
-		log_info("git.push.retry", "'%s' branch '%s' moved (%s), re-applying (attempt %u of %u)",
-			 g->auth.url_safe, g->push_branch, why, attempt, g->max_attempts);
+		         g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward");
+		log_info("git.push.retry",
+		         "'%s' branch '%s' moved (%s), re-applying (attempt %u of %u)",
+		         g->auth.url_safe, g->push_branch, why, attempt, g->max_attempts);
 		if ((rc = fetch(g, err)) < 0 || (rc = sync_to_base(g, err)) < 0)
 			goto done;
 	}
 	rc = error_set(err, IG_ECONFLICT,
-		       "git push '%s' branch '%s': the remote moved during each of %u attempts "
-		       "(%s); nothing was forced, the change is not pushed",
-		       g->auth.url_safe, g->push_branch, g->max_attempts, why);
+	               "git push '%s' branch '%s': the remote moved during each of %u attempts "
+	               "(%s); nothing was forced, the change is not pushed",
+	               g->auth.url_safe, g->push_branch, g->max_attempts, why);
 done:
-	if (rc < 0 && rc != IG_ECONFLICT && g->repo)
+	if (rc < 0 && g->damaged)
+		quarantine(g);
+	else if (rc < 0 && rc != IG_ECONFLICT && g->repo)
 		sync_to_base(g, &(struct error)ERROR_INIT); /* leave no half-made commit behind */
 	buf_release(&message);
 	return rc < 0 ? rc : 0;

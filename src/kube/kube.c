@@ -29,6 +29,7 @@ void kube_options_init(struct kube_options *o)
 	o->max_body = 16u << 20;
 	o->max_items = 100000;
 	o->max_retries = 2;
+	o->stop = NULL;
 }
 
 static int copy_str(char **dst, const char *s)
@@ -151,7 +152,28 @@ const char *kube_namespace(const struct kube_client *c)
 struct sink {
 	struct buf body;
 	int error; /* the buf error that stopped the transfer */
+	const volatile sig_atomic_t *stop;
+	bool stopped;
 };
+
+static bool is_stopping(const volatile sig_atomic_t *stop)
+{
+	return stop && *stop;
+}
+
+/* curl calls this at least once a second, idle or not: the cancel check. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	struct sink *s = ctx;
+
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	s->stopped = is_stopping(s->stop);
+	return s->stopped;
+}
 
 static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 {
@@ -180,6 +202,9 @@ static void prepare(struct kube_client *c, const char *url, struct curl_slist *h
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, body);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.timeout_ms);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -248,18 +273,25 @@ static bool is_retryable(CURLcode cc, long status)
 	return status == 429 || status >= 500;
 }
 
-static void backoff(unsigned attempt)
+/* Waits before a retry in short steps; false when the stop flag cut it short. */
+static bool backoff(unsigned attempt, const volatile sig_atomic_t *stop)
 {
-	struct timespec ts = {0, (long)(200000000L << (attempt > 2 ? 2 : attempt))};
+	long steps = 2L << (attempt > 2 ? 2 : attempt); /* 100 ms each: 200, 400, 800 ms */
+	struct timespec ts = {0, 100000000L};
 
-	nanosleep(&ts, NULL);
+	for (long i = 0; i < steps; i++) {
+		if (is_stopping(stop))
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return !is_stopping(stop);
 }
 
 /* One GET with retries; *out the parsed JSON object. */
 static int request(json_t **out, struct kube_client *c, const char *path, struct error *err)
 {
 	struct buf url = BUF_INIT;
-	struct sink sink = {BUF_INIT_MAX(c->opts.max_body), 0};
+	struct sink sink = {BUF_INIT_MAX(c->opts.max_body), 0, c->opts.stop, false};
 	struct curl_slist *headers = NULL;
 	char what[512];
 	long status = 0;
@@ -278,6 +310,8 @@ static int request(json_t **out, struct kube_client *c, const char *path, struct
 	for (unsigned attempt = 0;; attempt++) {
 		buf_reset(&sink.body);
 		sink.error = 0;
+		if ((sink.stopped = is_stopping(c->opts.stop)))
+			break;
 		prepare(c, url.data, headers, &sink);
 		cc = curl_easy_perform(c->h);
 		status = 0;
@@ -287,9 +321,14 @@ static int request(json_t **out, struct kube_client *c, const char *path, struct
 			break;
 		log_debug("kube.retry", "kubernetes api '%s': attempt %u failed (%s, status %ld)",
 		          what, attempt + 1, curl_easy_strerror(cc), status);
-		backoff(attempt);
+		if (!backoff(attempt, c->opts.stop)) {
+			sink.stopped = true;
+			break;
+		}
 	}
-	if (cc == CURLE_WRITE_ERROR && sink.error == IG_ETOOBIG) {
+	if (sink.stopped) {
+		error = error_set(err, IG_EFAIL, "kubernetes api '%s': stopping", what);
+	} else if (cc == CURLE_WRITE_ERROR && sink.error == IG_ETOOBIG) {
 		error = error_set(err, IG_ETOOBIG,
 		                  "kubernetes api '%s': response larger than %zu "
 		                  "bytes",
@@ -497,7 +536,7 @@ int kube_send(json_t **out, struct kube_client *c, const char *method, const cha
               const char *content_type, const char *body, struct error *err)
 {
 	struct buf url = BUF_INIT, ctype = BUF_INIT;
-	struct sink sink = {BUF_INIT_MAX(c->opts.max_body), 0};
+	struct sink sink = {BUF_INIT_MAX(c->opts.max_body), 0, c->opts.stop, false};
 	struct curl_slist *headers = NULL;
 	char what[512];
 	long status = 0;
@@ -659,7 +698,7 @@ int kube_watch(struct kube_client *c, const char *path, long max_seconds, kube_w
                void *ctx, const volatile sig_atomic_t *stop, struct error *err)
 {
 	struct buf url = BUF_INIT;
-	struct sink errbody = {BUF_INIT_MAX(64u << 10), 0};
+	struct sink errbody = {BUF_INIT_MAX(64u << 10), 0, c->opts.stop, false};
 	struct watch_sink w = {BUF_INIT_MAX(c->opts.max_body), fn, ctx, 0, stop};
 	struct curl_slist *headers = NULL;
 	char what[512];

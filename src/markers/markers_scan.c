@@ -29,7 +29,15 @@ struct cand {
 	enum marker_part part;
 	char *policy;
 	char *value;
+	size_t doc; /* index into scan.docs */
 	bool matched, key, has_nul;
+};
+
+/* The identity of one YAML document: apiVersion, kind, metadata.name, metadata.namespace. */
+enum { ID_API_VERSION, ID_KIND, ID_NAME, ID_NAMESPACE, ID_FIELDS };
+
+struct docid {
+	char *f[ID_FIELDS]; /* owned, NULL when absent */
 };
 
 /* A token with width, as the comment binder needs it. */
@@ -51,6 +59,8 @@ struct scan {
 	size_t ncands, capcands;
 	struct tok prev, prev2;
 	size_t done_to, line; /* bytes examined for comments, and the line there (1-based) */
+	struct docid *docs;
+	size_t ndocs, capdocs;
 };
 
 enum bind { BIND_TRAILING, BIND_OWN_LINE, BIND_BLOCK_HEADER };
@@ -166,7 +176,27 @@ static int add_marker(struct marker_set *out, const char *file, struct cand *c)
 	m->end = c->end;
 	m->value = c->value;
 	c->policy = c->value = NULL;
+	m->setter = m->api_version = m->kind = m->name = m->namespace = NULL;
 	out->len++;
+	return 0;
+}
+
+/* The setter Flux names ("ns:name[:part]") and the document identity of m. */
+static int add_identity(struct marker *m, const struct docid *d)
+{
+	const char *slash = strchr(m->policy, '/');
+	size_t nslen = slash ? (size_t)(slash - m->policy) : 0;
+	const char *part = m->part == MARKER_IMAGE ? "" : markers_part_name(m->part);
+	size_t len = strlen(m->policy) + strlen(part) + 2;
+	char **dst[ID_FIELDS] = {&m->api_version, &m->kind, &m->name, &m->namespace};
+
+	if (!(m->setter = malloc(len)))
+		return IG_EFAIL;
+	snprintf(m->setter, len, "%.*s:%s%s%s", (int)nslen, m->policy, slash ? slash + 1 : m->policy,
+	         *part ? ":" : "", part);
+	for (int i = 0; d && i < ID_FIELDS; i++)
+		if (d->f[i] && !(*dst[i] = strdup(d->f[i])))
+			return IG_EFAIL;
 	return 0;
 }
 
@@ -190,6 +220,11 @@ static void marker_free_fields(struct marker *m)
 	free(m->file);
 	free(m->policy);
 	free(m->value);
+	free(m->setter);
+	free(m->api_version);
+	free(m->kind);
+	free(m->name);
+	free(m->namespace);
 }
 
 /* Drops what one file appended (it failed to parse: nothing of it may be rewritten). */
@@ -546,18 +581,81 @@ static int match_scalar(struct scan *s, size_t *k, const yaml_event_t *e, bool i
 	if (c->tok_end != e->end_mark.index)
 		return 0;
 	c->matched = true;
+	c->doc = s->ndocs ? s->ndocs - 1 : 0;
 	c->key = is_key;
 	c->has_nul = memchr(e->data.scalar.value, '\0', e->data.scalar.length) != NULL;
 	c->value = strndup((const char *)e->data.scalar.value, e->data.scalar.length);
 	return c->value ? 0 : IG_EFAIL;
 }
 
-/* Pass 2: the events give each marked scalar's role and value. 1 when the file is invalid. */
+/* Where the event pass stands in a document's identity fields. */
+struct idpath {
+	int root_key;     /* the root mapping's pending key: an ID_ field, -1 other, -2 metadata */
+	int meta_key;     /* metadata's pending key: ID_NAME, ID_NAMESPACE or -1 */
+	size_t meta_depth; /* depth of the metadata mapping, 0 when not inside it */
+};
+
+static int new_doc(struct scan *s)
+{
+	if (s->ndocs == s->capdocs) {
+		size_t cap = s->capdocs ? s->capdocs * 2 : 4;
+		void *n = realloc(s->docs, cap * sizeof(*s->docs));
+
+		if (!n)
+			return IG_EFAIL;
+		s->docs = n;
+		s->capdocs = cap;
+	}
+	memset(&s->docs[s->ndocs++], 0, sizeof(*s->docs));
+	return 0;
+}
+
+static int set_id(struct scan *s, int field, const yaml_event_t *e)
+{
+	struct docid *d = &s->docs[s->ndocs - 1];
+
+	if (d->f[field])
+		return 0;
+	d->f[field] = strndup((const char *)e->data.scalar.value, e->data.scalar.length);
+	return d->f[field] ? 0 : IG_EFAIL;
+}
+
+/* A scalar at depth (1: the root mapping) with its role: records identity fields. */
+static int track_scalar(struct scan *s, struct idpath *ip, size_t depth, bool is_key,
+                        const yaml_event_t *e)
+{
+	const char *v = (const char *)e->data.scalar.value;
+	int rc = 0;
+
+	if (!s->ndocs)
+		return 0;
+	if (depth == 1 && is_key) {
+		ip->root_key = !strcmp(v, "apiVersion") ? ID_API_VERSION
+		               : !strcmp(v, "kind")      ? ID_KIND
+		               : !strcmp(v, "metadata")  ? -2
+		                                         : -1;
+	} else if (depth == 1 && ip->root_key >= 0) {
+		rc = set_id(s, ip->root_key, e);
+	} else if (ip->meta_depth && depth == ip->meta_depth && is_key) {
+		ip->meta_key = !strcmp(v, "name") ? ID_NAME : !strcmp(v, "namespace") ? ID_NAMESPACE : -1;
+	} else if (ip->meta_depth && depth == ip->meta_depth && ip->meta_key >= 0) {
+		rc = set_id(s, ip->meta_key, e);
+	}
+	if (depth == 1 && !is_key)
+		ip->root_key = -1;
+	if (ip->meta_depth && depth == ip->meta_depth && !is_key)
+		ip->meta_key = -1;
+	return rc;
+}
+
+/* Pass 2: the events give each marked scalar's role and value, and each document's identity.
+ * 1 when the file is invalid. */
 static int event_pass(struct scan *s)
 {
 	yaml_parser_t p;
 	yaml_event_t e;
 	struct roles roles = {NULL, 0, 0};
+	struct idpath ip = {-1, -1, 0};
 	size_t k = 0;
 	bool key, end = false;
 	int rc = 0;
@@ -572,15 +670,28 @@ static int event_pass(struct scan *s)
 			break;
 		}
 		switch (e.type) {
+		case YAML_DOCUMENT_START_EVENT:
+			rc = new_doc(s);
+			ip.root_key = ip.meta_key = -1;
+			ip.meta_depth = 0;
+			break;
 		case YAML_SCALAR_EVENT:
 			if ((rc = roles_node(&roles, &key, false, false)) == 0)
 				rc = match_scalar(s, &k, &e, key);
+			if (rc == 0)
+				rc = track_scalar(s, &ip, roles.depth, key, &e);
 			break;
 		case YAML_ALIAS_EVENT:
 			rc = roles_node(&roles, &key, false, false);
+			if (roles.depth == 1 && !key)
+				ip.root_key = -1;
 			break;
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
+			if (roles.depth == 1 && ip.root_key == -2 && e.type == YAML_MAPPING_START_EVENT)
+				ip.meta_depth = 2;
+			else if (roles.depth == 1)
+				ip.root_key = -1;
 			rc = roles_node(&roles, &key, true, e.type == YAML_MAPPING_START_EVENT);
 			if (rc == IG_ETOOBIG)
 				rc = add_problem(s->out, s->file, e.start_mark.line + 1,
@@ -591,6 +702,8 @@ static int event_pass(struct scan *s)
 			break;
 		case YAML_SEQUENCE_END_EVENT:
 		case YAML_MAPPING_END_EVENT:
+			if (ip.meta_depth && roles.depth == ip.meta_depth)
+				ip.meta_depth = 0, ip.root_key = -1;
 			roles.depth--;
 			break;
 		case YAML_STREAM_END_EVENT:
@@ -621,8 +734,9 @@ static int emit(struct scan *s)
 		else if (c->has_nul)
 			rc = add_problem(s->out, s->file, c->line,
 			                 "marked value contains a NUL character");
-		else
-			rc = add_marker(s->out, s->file, c);
+		else if ((rc = add_marker(s->out, s->file, c)) == 0)
+			rc = add_identity(&s->out->items[s->out->len - 1],
+			                  c->doc < s->ndocs ? &s->docs[c->doc] : NULL);
 	}
 	return rc;
 }
@@ -685,6 +799,10 @@ done:
 		free(s.cands[i].value);
 	}
 	free(s.cands);
+	for (size_t i = 0; i < s.ndocs; i++)
+		for (int f = 0; f < ID_FIELDS; f++)
+			free(s.docs[i].f[f]);
+	free(s.docs);
 	if (rc < 0) {
 		truncate_set(out, len0, plen0);
 		return error_set(err, rc, "'%s': out of memory while scanning markers", file);

@@ -9,17 +9,30 @@
 #include "imageguard/util/error.h"
 #include "imageguard/markers/workload.h"
 #include "imageguard/util/yamltree.h"
+#include "imageguard/util/vec.h"
 
+/* Every workload kind: where it keeps its pod spec, and its API path. lint and verify read
+ * manifests through this one table. */
 static const struct {
-	const char *kind, *group_path, *plural;
+	const char *kind;
+	const char *spec_path[6];
+	const char *group_path, *plural;
 } kinds[] = {
-    {"Deployment", "/apis/apps/v1", "deployments"},
-    {"StatefulSet", "/apis/apps/v1", "statefulsets"},
-    {"DaemonSet", "/apis/apps/v1", "daemonsets"},
-    {"ReplicaSet", "/apis/apps/v1", "replicasets"},
-    {"Job", "/apis/batch/v1", "jobs"},
-    {"CronJob", "/apis/batch/v1", "cronjobs"},
-    {"Pod", "/api/v1", "pods"},
+    {"Pod", {"spec", NULL}, "/api/v1", "pods"},
+    {"Deployment", {"spec", "template", "spec", NULL}, "/apis/apps/v1", "deployments"},
+    {"StatefulSet", {"spec", "template", "spec", NULL}, "/apis/apps/v1", "statefulsets"},
+    {"DaemonSet", {"spec", "template", "spec", NULL}, "/apis/apps/v1", "daemonsets"},
+    {"ReplicaSet", {"spec", "template", "spec", NULL}, "/apis/apps/v1", "replicasets"},
+    {"ReplicationController",
+     {"spec", "template", "spec", NULL},
+     "/api/v1",
+     "replicationcontrollers"},
+    {"Job", {"spec", "template", "spec", NULL}, "/apis/batch/v1", "jobs"},
+    {"CronJob",
+     {"spec", "jobTemplate", "spec", "template", "spec", NULL},
+     "/apis/batch/v1",
+     "cronjobs"},
+    {"PodTemplate", {"template", "spec", NULL}, "/api/v1", "podtemplates"},
 };
 
 static int kind_index(const char *kind)
@@ -65,16 +78,21 @@ const struct workload_container *workload_at_line(const struct workload_set *s, 
 	return NULL;
 }
 
-/* The pod spec mapping of a workload document, or NULL. */
-static yaml_node_t *pod_spec(yaml_document_t *doc, yaml_node_t *root, const char *kind)
+yaml_node_t *workload_pod_spec(yaml_document_t *doc, const yaml_node_t *root, const char **kind)
 {
-	yaml_node_t *spec = yamltree_get(doc, root, "spec");
+	const char *k = yamltree_get_str(doc, root, "kind");
+	const yaml_node_t *n = root;
+	int i = kind_index(k);
 
-	if (strcmp(kind, "Pod") == 0)
-		return spec;
-	if (strcmp(kind, "CronJob") == 0)
-		spec = yamltree_get(doc, yamltree_get(doc, spec, "jobTemplate"), "spec");
-	return yamltree_get(doc, yamltree_get(doc, spec, "template"), "spec");
+	if (i < 0)
+		return NULL;
+	for (size_t j = 0; n && kinds[i].spec_path[j]; j++)
+		n = yamltree_get(doc, n, kinds[i].spec_path[j]);
+	if (!n || n->type != YAML_MAPPING_NODE)
+		return NULL;
+	if (kind)
+		*kind = kinds[i].kind;
+	return (yaml_node_t *)n;
 }
 
 static int push(struct workload_set *s, const char *kind, const char *ns, const char *name,
@@ -82,14 +100,11 @@ static int push(struct workload_set *s, const char *kind, const char *ns, const 
 {
 	struct workload_container *c;
 
-	if (s->len == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		void *p = realloc(s->items, cap * sizeof(*s->items));
-		if (!p)
-			return IG_EFAIL;
-		s->items = p;
-		s->cap = cap;
-	}
+	void *p = vec_reserve(s->items, &s->cap, s->len, sizeof(*s->items), 8);
+
+	if (!p)
+		return IG_EFAIL;
+	s->items = p;
 	c = &s->items[s->len];
 	memset(c, 0, sizeof(*c));
 	c->init = init;
@@ -110,16 +125,14 @@ static int read_document(struct workload_set *out, yaml_document_t *doc)
 {
 	static const char *const lists[] = {"containers", "initContainers"};
 	yaml_node_t *root = yaml_document_get_root_node(doc), *meta, *spec;
-	const char *kind = yamltree_get_str(doc, root, "kind"), *name, *ns;
+	const char *kind = NULL, *name, *ns;
 
-	if (kind_index(kind) < 0)
+	if (!(spec = workload_pod_spec(doc, root, &kind)))
 		return 0;
 	meta = yamltree_get(doc, root, "metadata");
 	if (!(name = yamltree_get_str(doc, meta, "name")))
 		return 0;
 	ns = yamltree_get_str(doc, meta, "namespace");
-	if (!(spec = pod_spec(doc, root, kind)))
-		return 0;
 	for (size_t l = 0; l < 2; l++) {
 		yaml_node_t *seq = yamltree_get(doc, spec, lists[l]), *c;
 		for (size_t i = 0; (c = yamltree_item(doc, seq, i)); i++) {

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
+#include "imageguard/policy/number.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/policy/semver.h"
 #include "imageguard/util/strvec.h"
@@ -47,14 +49,6 @@ struct policy {
 	struct semver_range *range;
 };
 
-/* Decimal number as sign, integer digits (no leading zeros) and fraction digits (no trailing
- * zeros): compared exactly, whatever the length. */
-struct numkey {
-	bool neg;
-	const char *ip, *fp;
-	size_t ilen, flen;
-};
-
 /* One evaluated tag: the original, the value ordered and its pre-computed key. */
 struct cand {
 	const struct policy *p; /* for qsort, which has no context argument in C11 */
@@ -64,7 +58,7 @@ struct cand {
 	size_t val_len;
 	union {
 		struct semver sv;
-		struct numkey num;
+		struct number num;
 	} key;
 };
 
@@ -76,7 +70,9 @@ struct scratch {
 	bool oom; /* an allocation failed: the result cannot be trusted */
 };
 
-enum outcome { OUT_FILTERED, OUT_SKIPPED, OUT_CANDIDATE };
+/* OUT_NOT_NUMBER is a skip that fails a numerical policy, as in Flux; an over-long tag or value
+ * is only skipped (it cannot be an OCI tag). */
+enum outcome { OUT_FILTERED, OUT_SKIPPED, OUT_NOT_NUMBER, OUT_CANDIDATE };
 
 /* ---- compiling ---- */
 
@@ -377,107 +373,24 @@ static bool expand(const struct policy *p, struct scratch *sc, const char *s)
 	return true;
 }
 
-/* Go's Regexp.ReplaceAllString(tag, extract), which is what Flux applies: every match is
- * replaced by the expanded template, the text between matches is kept. False when the pattern
- * does not match or the value is over the cap. */
+/* What Flux computes (FindStringSubmatchIndex, then Expand): the template expanded with the
+ * groups of the first match, and nothing of the tag outside it. False when the pattern does
+ * not match (*matched false) or the value is over the cap. */
 static bool extract_value(const struct policy *p, struct scratch *sc, const char *s, size_t len,
                           uint32_t mopt, bool *matched)
 {
-	size_t last = 0, pos = 0;
-
 	sc->len = 0;
-	*matched = false;
-	while (pos <= len) {
-		PCRE2_SIZE *ov;
-		size_t a0, a1;
-
-		if (pcre2_match(p->pattern, (PCRE2_SPTR)s, len, pos, mopt, sc->md, NULL) < 0)
-			break;
-		ov = pcre2_get_ovector_pointer(sc->md);
-		a0 = ov[0];
-		a1 = ov[1];
-		if (a0 < last || a1 < a0) /* \K games: no sane replacement, treat as no match */
-			break;
-		*matched = true;
-		if (!buf_add(sc, s + last, a0 - last))
-			return false;
-		if ((a1 > last || a0 == 0) && !expand(p, sc, s))
-			return false;
-		last = a1;
-		if (pos < len && pos + utf8_width((const unsigned char *)s + pos, len - pos) > a1)
-			pos += utf8_width((const unsigned char *)s + pos, len - pos);
-		else if (pos + 1 > a1)
-			pos++;
-		else
-			pos = a1;
-	}
+	*matched = pcre2_match(p->pattern, (PCRE2_SPTR)s, len, 0, mopt, sc->md, NULL) >= 0;
 	if (!*matched)
 		return false;
-	if (!buf_add(sc, s + last, len - last))
-		return false;
-	return true;
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* [+-]digits[.digits], at least one digit. No exponent, no inf/nan: they have no exact order
- * worth trusting. */
-static bool parse_number(struct numkey *k, const char *s, size_t len)
-{
-	size_t i = 0, istart, iend, fstart = 0, fend = 0;
-
-	k->neg = false;
-	if (i < len && (s[i] == '+' || s[i] == '-'))
-		k->neg = s[i++] == '-';
-	istart = i;
-	while (i < len && is_digit(s[i]))
-		i++;
-	iend = i;
-	if (i < len && s[i] == '.') {
-		fstart = ++i;
-		while (i < len && is_digit(s[i]))
-			i++;
-		fend = i;
-	}
-	if (i != len || (iend == istart && fend == fstart))
-		return false;
-	while (istart < iend && s[istart] == '0')
-		istart++;
-	while (fend > fstart && s[fend - 1] == '0')
-		fend--;
-	k->ip = s + istart;
-	k->ilen = iend - istart;
-	k->fp = s + fstart;
-	k->flen = fend - fstart;
-	if (k->ilen == 0 && k->flen == 0)
-		k->neg = false; /* -0 is 0 */
-	return true;
+	if (!buf_add(sc, "", 0))
+		return false; /* an empty value still needs its terminator */
+	return expand(p, sc, s);
 }
 
 static int sign(int c)
 {
 	return (c > 0) - (c < 0);
-}
-
-static int numkey_compare(const struct numkey *a, const struct numkey *b)
-{
-	int c;
-
-	if (a->neg != b->neg)
-		return a->neg ? -1 : 1;
-	if (a->ilen != b->ilen)
-		c = a->ilen < b->ilen ? -1 : 1;
-	else if ((c = a->ilen ? memcmp(a->ip, b->ip, a->ilen) : 0) == 0) {
-		size_t n = a->flen < b->flen ? a->flen : b->flen;
-
-		if ((c = n ? memcmp(a->fp, b->fp, n) : 0) == 0)
-			c = (a->flen > b->flen) - (a->flen < b->flen);
-	}
-	c = sign(c);
-	return a->neg ? -c : c;
 }
 
 static int bytes_compare(const char *a, size_t alen, const char *b, size_t blen)
@@ -489,10 +402,10 @@ static int bytes_compare(const char *a, size_t alen, const char *b, size_t blen)
 	return (alen > blen) - (alen < blen);
 }
 
-/* Runs exclusion, filter, extract and the order's parse on one tag. On OUT_CANDIDATE c holds
- * the value (in sc->buf when extracted) and its key. */
-static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct cand *c,
-                             const char *tag, size_t len)
+/* Runs exclusion, filter and extract on one tag. On OUT_CANDIDATE c holds the value (in
+ * sc->buf when extracted); OUT_SKIPPED is a tag or value over its cap. */
+static enum outcome filter_value(const struct policy *p, struct scratch *sc, struct cand *c,
+                                 const char *tag, size_t len)
 {
 	uint32_t mopt;
 	bool matched;
@@ -517,15 +430,26 @@ static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct 
 		c->val = tag;
 		c->val_len = len;
 	}
+	return OUT_CANDIDATE;
+}
+
+/* filter_value, then the order's parse (and, when ranged, the semver range). */
+static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct cand *c,
+                             const char *tag, size_t len, bool ranged)
+{
+	enum outcome o = filter_value(p, sc, c, tag, len);
+
+	if (o != OUT_CANDIDATE)
+		return o;
 	switch (p->kind) {
 	case POLICY_SEMVER:
 		if (semver_parse(&c->key.sv, c->val, c->val_len, NULL) < 0 ||
-		    !semver_range_matches(p->range, &c->key.sv))
+		    (ranged && !semver_range_matches(p->range, &c->key.sv)))
 			return OUT_SKIPPED;
 		break;
 	case POLICY_NUMERICAL:
-		if (!parse_number(&c->key.num, c->val, c->val_len))
-			return OUT_SKIPPED;
+		if (number_parse(&c->key.num, c->val, c->val_len) < 0)
+			return OUT_NOT_NUMBER;
 		break;
 	case POLICY_ALPHABETICAL:
 		break;
@@ -533,8 +457,9 @@ static enum outcome evaluate(const struct policy *p, struct scratch *sc, struct 
 	return OUT_CANDIDATE;
 }
 
-/* >0 when a ranks ahead of b (would be picked over it); never 0 for different tags. */
-static int rank(const struct policy *p, const struct cand *a, const struct cand *b)
+/* >0 when a's value ranks ahead of b's under the order, 0 when the order ties them (the same
+ * version spelled differently, equal numbers, equal extracted values). */
+static int order_rank(const struct policy *p, const struct cand *a, const struct cand *b)
 {
 	int c = 0;
 
@@ -543,17 +468,21 @@ static int rank(const struct policy *p, const struct cand *a, const struct cand 
 		c = semver_compare(&a->key.sv, &b->key.sv);
 		break;
 	case POLICY_NUMERICAL:
-		c = numkey_compare(&a->key.num, &b->key.num);
+		c = number_compare(&a->key.num, &b->key.num);
 		break;
 	case POLICY_ALPHABETICAL:
 		c = bytes_compare(a->val, a->val_len, b->val, b->val_len);
 		break;
 	}
-	if (p->kind != POLICY_SEMVER && !p->ascending)
-		c = -c;
-	if (c == 0)
-		c = bytes_compare(a->tag, a->tag_len, b->tag, b->tag_len);
-	return c;
+	return p->kind != POLICY_SEMVER && !p->ascending ? -c : c;
+}
+
+/* >0 when a ranks ahead of b (would be picked over it); never 0 for different tags. */
+static int rank(const struct policy *p, const struct cand *a, const struct cand *b)
+{
+	int c = order_rank(p, a, b);
+
+	return c != 0 ? c : bytes_compare(a->tag, a->tag_len, b->tag, b->tag_len);
 }
 
 static int scratch_init(struct scratch *sc, const struct policy *p)
@@ -587,9 +516,13 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
 		goto done;
 	}
 	for (size_t k = 0; k < n; k++) {
-		switch (evaluate(p, &sc[ci], &cur, tags[k], strlen(tags[k]))) {
+		switch (evaluate(p, &sc[ci], &cur, tags[k], strlen(tags[k]), true)) {
 		case OUT_FILTERED:
 			continue;
+		case OUT_NOT_NUMBER:
+			if (!out->unordered && !(out->unordered = strdup(tags[k])))
+				sc[0].oom = true;
+			/* fall through */
 		case OUT_SKIPPED:
 			out->skipped++;
 			continue;
@@ -604,9 +537,13 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
 			ci = 1 - ci;
 		}
 	}
-	if (sc[0].oom || sc[1].oom || (bi >= 0 && !(out->latest = strdup(best.tag))))
+	/* Flux fails a numerical policy over a non-number: nothing is picked then. */
+	if (sc[0].oom || sc[1].oom ||
+	    (bi >= 0 && !out->unordered && !(out->latest = strdup(best.tag))))
 		rc = error_set(err, IG_EFAIL, "policy: out of memory");
 done:
+	if (rc < 0)
+		policy_result_release(out);
 	scratch_release(&sc[0]);
 	scratch_release(&sc[1]);
 	return rc;
@@ -615,7 +552,8 @@ done:
 void policy_result_release(struct policy_result *r)
 {
 	free(r->latest);
-	r->latest = NULL;
+	free(r->unordered);
+	r->latest = r->unordered = NULL;
 	r->candidates = r->skipped = 0;
 }
 
@@ -662,8 +600,8 @@ static void rebase(struct cand *c, const struct policy *p, const char *from, con
 		MOVE(c->key.sv.pre);
 		MOVE(c->key.sv.build);
 	} else if (p->kind == POLICY_NUMERICAL) {
-		MOVE(c->key.num.ip);
-		MOVE(c->key.num.fp);
+		MOVE(c->key.num.d1);
+		MOVE(c->key.num.d2);
 	}
 #undef MOVE
 }
@@ -688,7 +626,7 @@ int policy_order(struct strvec *out, const struct policy *p, const char *const *
 		struct cand c;
 		const char *copy;
 
-		if (evaluate(p, &sc, &c, tags[k], strlen(tags[k])) != OUT_CANDIDATE)
+		if (evaluate(p, &sc, &c, tags[k], strlen(tags[k]), true) != OUT_CANDIDATE)
 			continue;
 		if (c.val == sc.buf) {
 			if (!(copy = arena_copy(&arena, sc.buf, sc.len)))
@@ -722,7 +660,64 @@ done:
 
 /* ---- comparing ---- */
 
+static enum policy_verdict verdict_of(int c)
+{
+	return c > 0 ? POLICY_FORWARD : c < 0 ? POLICY_BACKWARD : POLICY_SAME;
+}
+
+/* Evaluates current (ranged or not) and candidate (always ranged) into cur and cand. */
+static bool evaluate_pair(const struct policy *p, struct scratch sc[2], struct cand *cur,
+                          struct cand *cand, const char *current, const char *candidate,
+                          bool ranged)
+{
+	return evaluate(p, &sc[0], cur, current, strlen(current), ranged) == OUT_CANDIDATE &&
+	       evaluate(p, &sc[1], cand, candidate, strlen(candidate), true) == OUT_CANDIDATE &&
+	       !sc[0].oom && !sc[1].oom;
+}
+
 enum policy_verdict policy_compare(const struct policy *p, const char *current,
+                                   const char *candidate)
+{
+	struct scratch sc[2];
+	struct cand cur, cand;
+	enum policy_verdict v = POLICY_INCOMPARABLE;
+
+	if (!current || !candidate)
+		return POLICY_INCOMPARABLE;
+	memset(sc, 0, sizeof(sc));
+	if (scratch_init(&sc[0], p) == 0 && scratch_init(&sc[1], p) == 0 &&
+	    evaluate_pair(p, sc, &cur, &cand, current, candidate, true))
+		v = verdict_of(order_rank(p, &cand, &cur));
+	scratch_release(&sc[0]);
+	scratch_release(&sc[1]);
+	return v;
+}
+
+/* The committed value as a person reads a version: the extracted value when the pattern
+ * matches it, else the whole tag. True when it reads as one ahead of the candidate's version
+ * (or equal to it with a further non-zero part, as 1.2.3.4 against 1.2.3). */
+static bool loosely_ahead(const struct policy *p, struct scratch *sc, const char *current,
+                          const struct semver *candidate)
+{
+	size_t len = strlen(current);
+	const char *val = current;
+	struct semver sv;
+	bool longer, matched;
+	int c;
+
+	if (len > POLICY_TAG_MAX)
+		return false;
+	if (p->pattern && p->parts && extract_value(p, sc, current, len, 0, &matched)) {
+		val = sc->buf;
+		len = sc->len;
+	}
+	if (sc->oom || semver_parse_loose(&sv, &longer, val, len) < 0)
+		return false;
+	c = semver_compare(candidate, &sv);
+	return c < 0 || (c == 0 && longer);
+}
+
+enum policy_verdict policy_verdict(const struct policy *p, const char *current,
                                    const char *candidate)
 {
 	struct scratch sc[2];
@@ -734,18 +729,42 @@ enum policy_verdict policy_compare(const struct policy *p, const char *current,
 	memset(sc, 0, sizeof(sc));
 	if (scratch_init(&sc[0], p) < 0 || scratch_init(&sc[1], p) < 0)
 		goto done;
-	if (evaluate(p, &sc[0], &cur, current, strlen(current)) != OUT_CANDIDATE ||
-	    evaluate(p, &sc[1], &cand, candidate, strlen(candidate)) != OUT_CANDIDATE ||
-	    sc[0].oom || sc[1].oom)
+	if (evaluate_pair(p, sc, &cur, &cand, current, candidate, false)) {
+		v = verdict_of(order_rank(p, &cand, &cur));
 		goto done;
-	if (strcmp(current, candidate) == 0)
-		v = POLICY_SAME;
-	else
-		v = rank(p, &cand, &cur) > 0 ? POLICY_FORWARD : POLICY_BACKWARD;
+	}
+	/* The candidate must be one the policy picks; only then is current read loosely. */
+	if (p->kind == POLICY_SEMVER &&
+	    evaluate(p, &sc[1], &cand, candidate, strlen(candidate), true) == OUT_CANDIDATE &&
+	    !sc[1].oom && loosely_ahead(p, &sc[0], current, &cand.key.sv))
+		v = POLICY_BACKWARD;
 done:
 	scratch_release(&sc[0]);
 	scratch_release(&sc[1]);
 	return v;
+}
+
+int policy_value(struct buf *out, const struct policy *p, const char *tag)
+{
+	struct scratch sc;
+	struct cand c;
+	size_t len = strlen(tag);
+	int rc = IG_ENOTFOUND;
+
+	if (scratch_init(&sc, p) < 0)
+		return IG_EFAIL;
+	switch (filter_value(p, &sc, &c, tag, len)) {
+	case OUT_FILTERED:
+		break;
+	case OUT_SKIPPED:
+		rc = sc.oom ? IG_EFAIL : IG_ETOOBIG;
+		break;
+	default:
+		rc = buf_append(out, c.val, c.val_len) < 0 ? IG_EFAIL : 0;
+		break;
+	}
+	scratch_release(&sc);
+	return rc;
 }
 
 bool policy_accepts(const struct policy *p, const char *tag)
@@ -755,7 +774,7 @@ bool policy_accepts(const struct policy *p, const char *tag)
 	bool ok = false;
 
 	if (tag && scratch_init(&sc, p) == 0)
-		ok = evaluate(p, &sc, &c, tag, strlen(tag)) == OUT_CANDIDATE;
+		ok = evaluate(p, &sc, &c, tag, strlen(tag), true) == OUT_CANDIDATE;
 	if (tag)
 		scratch_release(&sc);
 	return ok;

@@ -1,5 +1,6 @@
-/* SemVer 2.0.0 parsing and precedence, and Masterminds/semver v3 ranges as Flux evaluates them.
- * Numbers stay digit strings (compared by length, then bytes), so no version overflows. The
+/* Versions parsed as Flux's semver policy parses them (fluxcd/pkg version.ParseVersion), and
+ * read loosely for committed values; SemVer precedence as Masterminds computes it; Masterminds
+ * v3 ranges. Numbers stay digit strings (compared by length, then bytes). The
  * range rules follow Masterminds v3.4 constraints.go comparator by comparator, including its
  * quirks (`<=1.x`, `!=1.2.x`), so a range means here what it means to Flux. */
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "imageguard/util/error.h"
 #include "imageguard/policy/semver.h"
+#include "imageguard/util/vec.h"
 
 static bool is_digit(char c)
 {
@@ -18,16 +20,14 @@ static bool is_ident_char(char c)
 	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
 }
 
-/* Reads digits at s[*i]; strict: no leading zero unless the number is 0. */
-static bool parse_num(struct semver_num *out, const char *s, size_t len, size_t *i, bool strict)
+/* Reads digits at s[*i] into out, leading zeros stripped (Masterminds coerces them). */
+static bool parse_num(struct semver_num *out, const char *s, size_t len, size_t *i)
 {
 	size_t start = *i;
 
 	while (*i < len && is_digit(s[*i]))
 		(*i)++;
 	if (*i == start)
-		return false;
-	if (strict && s[start] == '0' && *i - start > 1)
 		return false;
 	while (start < *i && s[start] == '0')
 		start++;
@@ -36,64 +36,112 @@ static bool parse_num(struct semver_num *out, const char *s, size_t len, size_t 
 	return true;
 }
 
-/* Dot-separated non-empty identifiers; numeric prerelease identifiers without leading zeros. */
-static bool parse_idents(const char *s, size_t len, size_t *i, bool prerelease)
+/* Go's strconv.ParseUint(s, 10, 64) succeeds: at most 18446744073709551615. */
+static bool fits_u64(struct semver_num n)
 {
+	return n.len < 20 || (n.len == 20 && memcmp(n.p, "18446744073709551615", 20) <= 0);
+}
+
+/* s[from..to) is dot-separated non-empty identifiers of [0-9A-Za-z-]; with no_zero, numeric
+ * identifiers have no leading zero (Masterminds' validatePrerelease). */
+static bool idents_valid(const char *s, size_t from, size_t to, bool no_zero)
+{
+	size_t i = from;
+
 	for (;;) {
-		size_t start = *i;
+		size_t start = i;
 		bool numeric = true;
 
-		while (*i < len && is_ident_char(s[*i])) {
-			if (!is_digit(s[*i]))
-				numeric = false;
-			(*i)++;
+		while (i < to && is_ident_char(s[i])) {
+			numeric = numeric && is_digit(s[i]);
+			i++;
 		}
-		if (*i == start)
+		if (i == start)
 			return false;
-		if (prerelease && numeric && s[start] == '0' && *i - start > 1)
+		if (no_zero && numeric && s[start] == '0' && i - start > 1)
 			return false;
-		if (*i >= len || s[*i] != '.')
+		if (i == to)
 			return true;
-		(*i)++;
+		if (s[i] != '.')
+			return false;
+		i++;
 	}
 }
 
-/* Parses the optional -prerelease and +build at s[*i]. */
-static bool parse_suffix(struct semver *v, const char *s, size_t len, size_t *i)
+static size_t find_byte(const char *s, size_t from, size_t to, char c)
 {
-	if (*i < len && s[*i] == '-') {
-		size_t start = ++(*i);
+	while (from < to && s[from] != c)
+		from++;
+	return from;
+}
 
-		if (!parse_idents(s, len, i, true))
-			return false;
-		v->pre = s + start;
-		v->pre_len = *i - start;
-	}
-	if (*i < len && s[*i] == '+') {
-		size_t start = ++(*i);
+/* Splits s[i..len) into numbers, -prerelease and +build as Masterminds' coercing NewVersion
+ * does: build after the first '+', prerelease after the first '-' before it, and what is left
+ * one to max_parts numbers. Returns the number of numbers read (0: not that shape); *extra is
+ * set when more than three numbers were allowed and one beyond the third is not zero. */
+static size_t split_version(struct semver *out, bool *extra, const char *s, size_t i, size_t len,
+                            size_t max_parts, bool no_zero)
+{
+	struct semver_num *nums[] = {&out->major, &out->minor, &out->patch};
+	size_t plus = find_byte(s, i, len, '+'), dash = find_byte(s, i, plus, '-'), n = 0;
 
-		if (!parse_idents(s, len, i, false))
-			return false;
-		v->build = s + start;
-		v->build_len = *i - start;
+	*extra = false;
+	if (plus < len && !idents_valid(s, plus + 1, len, false))
+		return 0;
+	if (dash < plus && !idents_valid(s, dash + 1, plus, no_zero))
+		return 0;
+	for (;;) {
+		struct semver_num tmp;
+
+		if (n >= max_parts || !parse_num(n < 3 ? nums[n] : &tmp, s, dash, &i))
+			return 0;
+		if (n >= 3 && tmp.len > 0)
+			*extra = true;
+		n++;
+		if (i == dash)
+			break;
+		if (s[i++] != '.')
+			return 0;
 	}
-	return true;
+	if (dash < plus) {
+		out->pre = s + dash + 1;
+		out->pre_len = plus - dash - 1;
+	}
+	if (plus < len) {
+		out->build = s + plus + 1;
+		out->build_len = len - plus - 1;
+	}
+	return n;
 }
 
 int semver_parse(struct semver *out, const char *s, size_t len, struct error *err)
 {
-	size_t i = 0;
+	size_t dots = 0, i = len > 0 && s[0] == 'v';
+	bool extra;
 
 	memset(out, 0, sizeof(*out));
-	if (len > 0 && (s[0] == 'v' || s[0] == 'V'))
-		i++;
-	if (!parse_num(&out->major, s, len, &i, true) || i >= len || s[i++] != '.' ||
-	    !parse_num(&out->minor, s, len, &i, true) || i >= len || s[i++] != '.' ||
-	    !parse_num(&out->patch, s, len, &i, true) || !parse_suffix(out, s, len, &i) ||
-	    i != len) {
+	for (size_t k = 0; k < len; k++)
+		dots += s[k] == '.';
+	/* fluxcd/pkg version.ParseVersion: three parts split at '.', then NewVersion. */
+	if (dots < 2 || split_version(out, &extra, s, i, len, 3, true) == 0 ||
+	    !fits_u64(out->major) || !fits_u64(out->minor) || !fits_u64(out->patch)) {
+		memset(out, 0, sizeof(*out));
 		if (err)
 			error_set(err, IG_EINVALID, "version '%.*s': not a semantic version",
 			          (int)(len > 200 ? 200 : len), s);
+		return IG_EINVALID;
+	}
+	return 0;
+}
+
+int semver_parse_loose(struct semver *out, bool *longer, const char *s, size_t len)
+{
+	size_t i = len > 0 && (s[0] == 'v' || s[0] == 'V');
+
+	memset(out, 0, sizeof(*out));
+	if (split_version(out, longer, s, i, len, SEMVER_LOOSE_PARTS, false) == 0) {
+		memset(out, 0, sizeof(*out));
+		*longer = false;
 		return IG_EINVALID;
 	}
 	return 0;
@@ -111,22 +159,33 @@ int semver_num_compare(struct semver_num a, struct semver_num b)
 	return (c > 0) - (c < 0);
 }
 
-/* One prerelease identifier against another: numeric < alphanumeric, numbers by value. */
+/* An identifier is a number when Go's ParseUint reads it (Masterminds' comparePrePart): a
+ * digit string past 2^64-1 compares as text. */
+static bool ident_is_number(struct semver_num *out, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!is_digit(s[i]))
+			return false;
+	for (i = 0; i + 1 < len && s[i] == '0'; i++)
+		;
+	out->p = s + i;
+	out->len = len - i;
+	if (out->len == 1 && out->p[0] == '0')
+		out->len = 0;
+	return len > 0 && fits_u64(*out);
+}
+
+/* One prerelease identifier against another: numbers < text, numbers by value, text bytewise. */
 static int compare_ident(const char *a, size_t alen, const char *b, size_t blen)
 {
-	bool anum = true, bnum = true;
-	size_t i;
+	struct semver_num x, y;
+	bool anum = ident_is_number(&x, a, alen), bnum = ident_is_number(&y, b, blen);
 	int c;
 
-	for (i = 0; i < alen; i++)
-		anum = anum && is_digit(a[i]);
-	for (i = 0; i < blen; i++)
-		bnum = bnum && is_digit(b[i]);
-	if (anum && bnum) {
-		struct semver_num x = {a, alen}, y = {b, blen};
-
+	if (anum && bnum)
 		return semver_num_compare(x, y);
-	}
 	if (anum != bnum)
 		return anum ? -1 : 1;
 	c = memcmp(a, b, alen < blen ? alen : blen);
@@ -172,6 +231,50 @@ int semver_compare(const struct semver *a, const struct semver *b)
 }
 
 /* ---- ranges ---- */
+
+/* Dot-separated non-empty identifiers; numeric prerelease identifiers without leading zeros. */
+static bool parse_idents(const char *s, size_t len, size_t *i, bool prerelease)
+{
+	for (;;) {
+		size_t start = *i;
+		bool numeric = true;
+
+		while (*i < len && is_ident_char(s[*i])) {
+			if (!is_digit(s[*i]))
+				numeric = false;
+			(*i)++;
+		}
+		if (*i == start)
+			return false;
+		if (prerelease && numeric && s[start] == '0' && *i - start > 1)
+			return false;
+		if (*i >= len || s[*i] != '.')
+			return true;
+		(*i)++;
+	}
+}
+
+/* Parses the optional -prerelease and +build of a range's version at s[*i]. */
+static bool parse_suffix(struct semver *v, const char *s, size_t len, size_t *i)
+{
+	if (*i < len && s[*i] == '-') {
+		size_t start = ++(*i);
+
+		if (!parse_idents(s, len, i, true))
+			return false;
+		v->pre = s + start;
+		v->pre_len = *i - start;
+	}
+	if (*i < len && s[*i] == '+') {
+		size_t start = ++(*i);
+
+		if (!parse_idents(s, len, i, false))
+			return false;
+		v->build = s + start;
+		v->build_len = *i - start;
+	}
+	return true;
+}
 
 enum op { OP_EQ, OP_NE, OP_GT, OP_LT, OP_GE, OP_LE, OP_TILDE, OP_CARET };
 
@@ -292,30 +395,22 @@ static bool parse_cversion(struct constraint *c, const char *s, size_t *i)
 
 static int push_constraint(struct semver_range *r, const struct constraint *c)
 {
-	if (r->ncons == r->capcons) {
-		size_t cap = r->capcons ? r->capcons * 2 : 8;
-		struct constraint *p = realloc(r->cons, cap * sizeof(*p));
+	struct constraint *p = vec_reserve(r->cons, &r->capcons, r->ncons, sizeof(*p), 8);
 
-		if (!p)
-			return IG_EFAIL;
-		r->cons = p;
-		r->capcons = cap;
-	}
+	if (!p)
+		return IG_EFAIL;
+	r->cons = p;
 	r->cons[r->ncons++] = *c;
 	return 0;
 }
 
 static int push_group(struct semver_range *r)
 {
-	if (r->ngroups == r->capgroups) {
-		size_t cap = r->capgroups ? r->capgroups * 2 : 4;
-		struct group *p = realloc(r->groups, cap * sizeof(*p));
+	struct group *p = vec_reserve(r->groups, &r->capgroups, r->ngroups, sizeof(*p), 4);
 
-		if (!p)
-			return IG_EFAIL;
-		r->groups = p;
-		r->capgroups = cap;
-	}
+	if (!p)
+		return IG_EFAIL;
+	r->groups = p;
 	r->groups[r->ngroups++] = (struct group){r->ncons, 0, false};
 	return 0;
 }

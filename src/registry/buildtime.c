@@ -8,6 +8,7 @@
 #include "imageguard/registry/imageref.h"
 #include "imageguard/util/log.h"
 #include "imageguard/registry/registry.h"
+#include "imageguard/util/vec.h"
 
 struct entry {
 	size_t repo;
@@ -54,15 +55,11 @@ static struct entry *add(struct buildtime *b, size_t repo, const char *digest, c
 {
 	struct entry *e;
 
-	if (b->len == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 8;
-		struct entry **p = realloc(b->items, cap * sizeof(*p));
+	struct entry **p = vec_reserve(b->items, &b->cap, b->len, sizeof(*p), 8);
 
-		if (!p)
-			return NULL;
-		b->items = p;
-		b->cap = cap;
-	}
+	if (!p)
+		return NULL;
+	b->items = p;
 	if (!(e = calloc(1, sizeof(*e))))
 		return NULL;
 	e->repo = repo;

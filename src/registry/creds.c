@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "imageguard/util/buf.h"
 #include "imageguard/registry/creds.h"
@@ -223,22 +223,33 @@ done:
 	return error;
 }
 
+/* The folder must exist: a missing secret never means anonymous access. */
+static int check_folder(const char *secret_dir, struct error *err)
+{
+	struct stat st;
+
+	if (stat(secret_dir, &st) < 0)
+		return error_set(err, IG_ENOTFOUND, "secret folder '%s' does not exist",
+		                 secret_dir);
+	if (!S_ISDIR(st.st_mode))
+		return error_set(err, IG_EINVALID, "secret '%s' is not a folder", secret_dir);
+	return 0;
+}
+
 int creds_load_secret(struct registry_creds *out, const char *secret_dir, const char *registry_host,
                       struct error *err)
 {
 	struct buf path = BUF_INIT;
-	struct stat st;
 	int error;
 
 	memset(out, 0, sizeof(*out));
-	/* A secret that is named but absent is an error, never anonymous access. */
-	if (stat(secret_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		error = error_set(err, IG_ENOTFOUND, "secret '%s': not found", secret_dir);
-		goto done;
-	}
-	if ((error = buf_printf(&path, "%s/.dockerconfigjson", secret_dir)) < 0)
+	if ((error = check_folder(secret_dir, err)) < 0 ||
+	    (error = buf_printf(&path, "%s/.dockerconfigjson", secret_dir)) < 0)
 		goto done;
 	error = creds_load_docker_config(out, path.data, registry_host, err);
+	if (error == 0 && !out->username && !out->token)
+		error = error_set(err, IG_EINVALID, "'%s': no credentials for registry '%s'",
+		                  path.data, registry_host);
 	if (error != IG_ENOTFOUND)
 		goto done;
 	error_clear(err);
@@ -255,6 +266,10 @@ int creds_load_secret(struct registry_creds *out, const char *secret_dir, const 
 	}
 	if ((error = read_value(&out->token, secret_dir, "bearerToken", err)) == IG_ENOTFOUND)
 		error = 0;
+	if (error == 0 && !out->username && !out->token)
+		error = error_set(err, IG_EINVALID,
+		                  "'%s': no .dockerconfigjson, username/password or bearerToken",
+		                  secret_dir);
 done:
 	if (error < 0)
 		creds_release(out);

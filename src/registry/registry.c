@@ -16,6 +16,7 @@
 #include "imageguard/registry/linkheader.h"
 #include "imageguard/util/log.h"
 #include "imageguard/registry/registry.h"
+#include "imageguard/registry/taglist.h"
 
 #define MAX_MANIFEST (4u << 20)
 #define MAX_AUTH_ROUNDS 3
@@ -33,7 +34,18 @@ struct registry_client {
 	struct registry_options opts;
 	struct http_client *http;
 	struct auth *auth;
+	int64_t pass_deadline_ms; /* 0: none */
 };
+
+size_t registry_max_bytes(size_t budget)
+{
+	/* budget / 2 rounded down to a MiB: the tags of a listing cost about 1.3 times its bytes
+	 * (packed strings and one pointer each), 1.7 when they must be sorted (qsort's temporary
+	 * array), measured by bench/listing_rss.sh; the rest is slack for the page in flight. */
+	size_t cap = budget / 2;
+
+	return cap > ((size_t)1 << 20) ? cap & ~(((size_t)1 << 20) - 1) : cap;
+}
 
 void registry_options_init(struct registry_options *opts)
 {
@@ -42,7 +54,9 @@ void registry_options_init(struct registry_options *opts)
 	opts->timeout_ms = 30000;
 	opts->page_size = 1000;
 	opts->max_pages = 10000;
-	opts->max_bytes = 256u << 20;
+	opts->max_bytes = registry_max_bytes(REGISTRY_MEMORY_BUDGET_DEFAULT);
+	opts->max_tags = TAGLIST_MAX_TAGS;
+	opts->listing_timeout_ms = 300000;
 	opts->max_retries = 4;
 	opts->max_backoff_ms = 30000;
 }
@@ -73,6 +87,21 @@ int registry_client_new(struct registry_client **out, const struct registry_opti
 	return 0;
 }
 
+void registry_client_set_stop(struct registry_client *c, const volatile sig_atomic_t *stop)
+{
+	http_client_set_stop(c->http, stop);
+}
+
+void registry_client_set_deadline(struct registry_client *c, int64_t deadline_ms)
+{
+	c->pass_deadline_ms = deadline_ms;
+}
+
+void registry_client_set_budget(struct registry_client *c, size_t budget)
+{
+	c->opts.max_bytes = registry_max_bytes(budget);
+}
+
 void registry_client_free(struct registry_client *c)
 {
 	if (!c)
@@ -84,7 +113,9 @@ void registry_client_free(struct registry_client *c)
 
 void registry_listing_release(struct registry_listing *l)
 {
-	strvec_release(&l->tags);
+	free(l->tags.items); /* the strings are the arena's */
+	memset(&l->tags, 0, sizeof(l->tags));
+	tagarena_release(&l->arena);
 	l->pages = 0;
 	l->sha256[0] = '\0';
 }
@@ -127,7 +158,14 @@ struct call {
 	char *name; /* "host/repository", the subject of messages */
 	char *base; /* "https://host" */
 	char *scope;
+	int64_t deadline_ms; /* every request of the call ends by it; 0: none */
 };
+
+/* The earlier of two deadlines, 0 meaning none. */
+static int64_t earlier(int64_t a, int64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
 
 static void call_release(struct call *k)
 {
@@ -196,6 +234,11 @@ static int status_error(const struct call *k, const struct http_response *r, con
 	                                                : IG_EFAIL;
 
 	oci_errors(detail, sizeof(detail), &r->body);
+	/* a registry may echo what it was sent: never let our credentials into a message */
+	if (k->t && k->t->creds) {
+		error_scrub_secret(detail, sizeof(detail), k->t->creds->password);
+		error_scrub_secret(detail, sizeof(detail), k->t->creds->token);
+	}
 	return error_set(err, code, "registry '%s': %s%s%ld %s", k->name, what ? what : "",
 	                 what ? ": " : "", r->status, detail[0] ? detail : http_reason(r->status));
 }
@@ -220,7 +263,8 @@ static void log_ratelimit(const struct call *k, const struct http_response *r)
 /* A request with the authorisation dance: preemptive from what the host challenged before,
  * then one answer per 401 (a refused token is fetched again once). */
 static int request(struct http_response *out, struct call *k, const char *method, const char *url,
-                   const char *const *headers, size_t max_body, struct error *err)
+                   const char *const *headers, size_t max_body, const struct http_stream *stream,
+                   struct error *err)
 {
 	const struct registry_target *t = k->t;
 	struct auth_target at = {t->ref->registry, k->scope,   t->creds,
@@ -237,6 +281,8 @@ static int request(struct http_response *out, struct call *k, const char *method
 	req.timeout_ms = t->timeout_ms;
 	req.max_body = max_body;
 	req.label = t->ref->registry;
+	req.stream = stream;
+	req.deadline_ms = k->deadline_ms;
 	if ((error = auth_authorize(&authz, k->c->auth, k->c->http, &at, NULL, false, err)) < 0)
 		goto fail;
 	for (int round = 0;; round++) {
@@ -282,53 +328,66 @@ static int first_url(char **out, const struct call *k, size_t n)
 	return 0;
 }
 
-/* Appends the page's tags; `"tags": null` is an empty page, anything else unexpected fails. */
-static int parse_page(struct strvec *tags, const struct call *k, const struct buf *body,
-                      struct error *err)
+/* The tag-list body of a 200 goes straight into the listing's reader. */
+struct page_stream {
+	struct taglist *reader;
+	size_t bytes; /* of the current page */
+};
+
+static int page_begin(void *ctx, struct error *err)
 {
-	json_error_t jerr;
-	json_t *root = json_loadb(body->data, body->len, 0, &jerr), *list, *v;
-	size_t i, bad = 0;
-	int error = 0;
+	struct page_stream *ps = ctx;
 
-	if (!root) {
-		error = error_set(err, IG_EINVALID,
-		                  "registry '%s': tag list is not valid JSON (line %d, column %d)",
-		                  k->name, jerr.line, jerr.column);
-		goto done;
-	}
-	list = json_object_get(root, "tags");
-	if (!json_is_object(root) || !list || !(json_is_array(list) || json_is_null(list))) {
-		error = error_set(err, IG_EINVALID, "registry '%s': tag list has no \"tags\" array",
-		                  k->name);
-		goto done;
-	}
-	json_array_foreach(list, i, v)
-	{
-		const char *s = json_string_value(v);
+	ps->bytes = 0;
+	return taglist_page_begin(ps->reader, err);
+}
 
-		if (!s) {
-			error =
-			    error_set(err, IG_EINVALID,
-			              "registry '%s': tag list has a non-string entry", k->name);
-			goto done;
-		}
-		if (!imageref_is_valid_tag(s, json_string_length(v))) {
-			bad++;
-			continue;
-		}
-		if ((error = strvec_pushn(tags, s, json_string_length(v))) < 0) {
-			error_set(err, error, "registry '%s': out of memory", k->name);
-			goto done;
-		}
+static int page_write(void *ctx, const char *data, size_t len, struct error *err)
+{
+	struct page_stream *ps = ctx;
+
+	ps->bytes += len;
+	return taglist_push(ps->reader, data, len, err);
+}
+
+/* The URLs a listing has followed, as 64-bit hashes: a next link seen before is a loop. */
+struct visited {
+	uint64_t *h;
+	size_t len, cap;
+};
+
+static uint64_t url_hash(const char *url)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
+		h ^= *p;
+		h *= 1099511628211ull; /* FNV-1a */
 	}
-	if (bad)
-		log_warn("registry.tags",
-		         "registry '%s': ignored %zu entries that are not valid tags", k->name,
-		         bad);
-done:
-	json_decref(root);
-	return error;
+	return h;
+}
+
+/* Records url; true when it was there already. *oom set when it cannot be recorded. */
+static bool visited_add(struct visited *v, const char *url, bool *oom)
+{
+	uint64_t h = url_hash(url);
+
+	for (size_t i = 0; i < v->len; i++)
+		if (v->h[i] == h)
+			return true;
+	if (v->len == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		uint64_t *p = realloc(v->h, cap * sizeof(*p));
+
+		if (!p) {
+			*oom = true;
+			return false;
+		}
+		v->h = p;
+		v->cap = cap;
+	}
+	v->h[v->len++] = h;
+	return false;
 }
 
 /* Follows the page's Link to the next page; *next NULL on the last page. */
@@ -373,79 +432,170 @@ static bool smaller_page(size_t *n)
 	return true;
 }
 
-static int fetch_all(struct strvec *tags, size_t *pages, struct call *k, struct error *err)
+/* What one listing carries from page to page. */
+struct listing_walk {
+	struct call *k;
+	struct page_stream ps;
+	struct visited seen;
+	size_t n, total, *pages;
+	char *url;
+};
+
+/* The cap checks before a page is asked for. */
+static int before_page(const struct listing_walk *w, struct error *err)
 {
-	const struct registry_options *o = &k->c->opts;
+	const struct registry_options *o = &w->k->c->opts;
+
+	if (*w->pages >= o->max_pages)
+		return error_set(err, IG_ETOOBIG, "registry '%s': more than %zu pages", w->k->name,
+		                 o->max_pages);
+	if (w->total >= o->max_bytes)
+		return error_set(err, IG_ETOOBIG, "registry '%s': tag list larger than %zu bytes",
+		                 w->k->name, o->max_bytes);
+	return 0;
+}
+
+/* A request error of a page, reworded where the listing's own caps are what ended it. */
+static int page_error(const struct listing_walk *w, int error, struct error *err)
+{
+	const struct registry_options *o = &w->k->c->opts;
+
+	if (error == IG_ETOOBIG && strstr(err->msg, "entries") == NULL)
+		error_set(err, error, "registry '%s': tag list larger than %zu bytes", w->k->name,
+		          o->max_bytes);
+	else if (error == IG_ETIMEOUT && w->k->deadline_ms && http_now_ms() >= w->k->deadline_ms)
+		error_set(err, error,
+		          "registry '%s': tag list timed out (its deadline passed after %zu pages)",
+		          w->k->name, *w->pages);
+	return error;
+}
+
+/* Fetches the page at w->url; *next is the next page's URL, NULL after the last. */
+static int fetch_page(struct listing_walk *w, char **next, struct error *err)
+{
+	struct http_stream stream = {page_begin, page_write, &w->ps};
+	const struct registry_options *o = &w->k->c->opts;
 	struct http_response r = HTTP_RESPONSE_INIT;
-	size_t n = o->page_size, total = 0;
-	char *url = NULL, *next = NULL;
+	bool oom = false;
 	int error;
 
-	if ((error = first_url(&url, k, n)) < 0)
-		goto oom;
-	for (;;) {
-		if (*pages >= o->max_pages) {
-			error = error_set(err, IG_ETOOBIG, "registry '%s': more than %zu pages",
-			                  k->name, o->max_pages);
-			goto done;
-		}
-		if (total >= o->max_bytes) {
-			error = error_set(err, IG_ETOOBIG,
-			                  "registry '%s': tag list larger than %zu bytes", k->name,
-			                  o->max_bytes);
-			goto done;
-		}
-		if ((error = request(&r, k, "GET", url, json_accept, o->max_bytes - total, err)) <
-		    0) {
-			if (error == IG_ETOOBIG)
-				error_set(err, error,
-				          "registry '%s': tag list larger than %zu bytes", k->name,
-				          o->max_bytes);
-			goto done;
-		}
-		if (r.status == 400 && *pages == 0 && smaller_page(&n)) {
-			log_info("registry.page-size",
-			         "registry '%s': 400 for the page size, asking %zu", k->name, n);
-			free(url);
-			if ((error = first_url(&url, k, n)) < 0)
-				goto oom;
-			continue;
-		}
-		if (r.status != 200) {
-			error = status_error(k, &r, NULL, err);
-			goto done;
-		}
-		(*pages)++;
-		total += r.body.len;
-		if ((error = parse_page(tags, k, &r.body, err)) < 0 ||
-		    (error = next_page(&next, k, &r, r.url, err)) < 0 || !next)
-			goto done;
-		free(url);
-		url = next;
-		next = NULL;
+	*next = NULL;
+	if ((error = request(&r, w->k, "GET", w->url, json_accept, o->max_bytes - w->total, &stream,
+	                     err)) < 0) {
+		error = page_error(w, error, err);
+		goto done;
 	}
-oom:
-	error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
+	if (r.status == 400 && *w->pages == 0 && smaller_page(&w->n)) {
+		log_info("registry.page-size", "registry '%s': 400 for the page size, asking %zu",
+		         w->k->name, w->n);
+		free(w->url);
+		w->url = NULL;
+		if ((error = first_url(&w->url, w->k, w->n)) < 0)
+			error =
+			    error_set(err, IG_EFAIL, "registry '%s': out of memory", w->k->name);
+		else
+			*next = strdup(w->url); /* ask again from the start */
+		goto done;
+	}
+	if (r.status != 200) {
+		error = status_error(w->k, &r, NULL, err);
+		goto done;
+	}
+	(*w->pages)++;
+	w->total += w->ps.bytes;
+	if ((error = taglist_page_end(w->ps.reader, err)) < 0 ||
+	    (error = next_page(next, w->k, &r, r.url, err)) < 0 || !*next)
+		goto done;
+	if (visited_add(&w->seen, *next, &oom) || oom) {
+		error =
+		    oom ? error_set(err, IG_EFAIL, "registry '%s': out of memory", w->k->name)
+		        : error_set(err, IG_EINVALID,
+		                    "registry '%s': next link loops back to a page already read "
+		                    "(page %zu)",
+		                    w->k->name, *w->pages);
+		free(*next);
+		*next = NULL;
+	}
 done:
 	http_response_release(&r);
-	free(url);
 	return error;
+}
+
+static int fetch_all(struct strvec *tags, struct tagarena *arena, size_t *pages, struct call *k,
+                     struct error *err)
+{
+	const struct registry_options *o = &k->c->opts;
+	struct taglist_limits lim = {0, o->max_tags};
+	struct listing_walk w = {k, {NULL, 0}, {NULL, 0, 0}, o->page_size, 0, pages, NULL};
+	bool oom = false;
+	char *next = NULL;
+	int error;
+
+	if ((error = taglist_new(&w.ps.reader, tags, k->name, &lim, err)) < 0)
+		return error;
+	taglist_set_arena(w.ps.reader, arena);
+	if ((error = first_url(&w.url, k, w.n)) < 0 || (visited_add(&w.seen, w.url, &oom), oom)) {
+		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
+		goto done;
+	}
+	for (;;) {
+		if ((error = before_page(&w, err)) < 0 ||
+		    (error = fetch_page(&w, &next, err)) < 0 || !next)
+			break;
+		free(w.url);
+		w.url = next;
+		next = NULL;
+	}
+done:
+	taglist_free(w.ps.reader);
+	free(w.seen.h);
+	free(w.url);
+	return error;
+}
+
+static int compare_tags(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts byte-wise and folds duplicates, freeing nothing (the arena owns the strings). Most
+ * registries already list in this order (distribution does): then no sort runs at all, and
+ * qsort's temporary array of n pointers is not needed. */
+static void sort_unique(struct strvec *v)
+{
+	size_t out = 0;
+	bool sorted = true;
+
+	for (size_t i = 1; i < v->len && sorted; i++)
+		sorted = strcmp(v->items[i - 1], v->items[i]) <= 0;
+	if (!sorted)
+		qsort(v->items, v->len, sizeof(*v->items), compare_tags);
+	for (size_t i = 0; i < v->len; i++)
+		if (!out || strcmp(v->items[out - 1], v->items[i]) != 0)
+			v->items[out++] = v->items[i];
+	v->len = out;
+	if (v->items)
+		v->items[out] = NULL;
 }
 
 int registry_list_tags(struct registry_listing *out, struct registry_client *c,
                        const struct registry_target *t, struct error *err)
 {
+	long budget_ms = t->listing_timeout_ms ? t->listing_timeout_ms : c->opts.listing_timeout_ms;
 	struct call k;
 	int error;
 
 	memset(out, 0, sizeof(*out));
 	if ((error = call_init(&k, c, t, err)) < 0)
 		return error;
-	if ((error = fetch_all(&out->tags, &out->pages, &k, err)) < 0) {
+	k.deadline_ms = c->pass_deadline_ms;
+	if (budget_ms > 0)
+		k.deadline_ms = earlier(k.deadline_ms, http_now_ms() + budget_ms);
+	if ((error = fetch_all(&out->tags, &out->arena, &out->pages, &k, err)) < 0) {
 		registry_listing_release(out);
 		goto done;
 	}
-	strvec_sort_unique(&out->tags);
+	sort_unique(&out->tags);
 	registry_tags_sha256(out->sha256, &out->tags);
 	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages", k.name, out->tags.len,
 	          out->pages);
@@ -479,7 +629,7 @@ static int get_digest(char **out, struct call *k, const char *url, const char *w
 	char *header = NULL;
 	int error;
 
-	if ((error = request(&r, k, "GET", url, manifest_accept, MAX_MANIFEST, err)) < 0)
+	if ((error = request(&r, k, "GET", url, manifest_accept, MAX_MANIFEST, NULL, err)) < 0)
 		goto done;
 	if (r.status != 200) {
 		error = status_error(k, &r, what, err);
@@ -529,7 +679,8 @@ int registry_head_manifest(char **digest_out, struct registry_client *c,
 		error = error_set(err, IG_EFAIL, "registry '%s': out of memory", k.name);
 		goto done;
 	}
-	if ((error = request(&r, &k, "HEAD", url.data, manifest_accept, MAX_MANIFEST, err)) < 0)
+	if ((error = request(&r, &k, "HEAD", url.data, manifest_accept, MAX_MANIFEST, NULL, err)) <
+	    0)
 		goto done;
 	if (r.status != 200) {
 		error = status_error(&k, &r, what.data, err);
@@ -596,7 +747,7 @@ static int get_by_digest(struct http_response *r, struct call *k, const char *ki
 		goto done;
 	}
 	error = request(r, k, "GET", url.data, strcmp(kind, "blobs") ? manifest_accept : NULL, max,
-	                err);
+	                NULL, err);
 	if (error == IG_ETOOBIG)
 		error_set(err, error, "registry '%s': %s: larger than %zu bytes", k->name,
 		          what.data, max);
@@ -695,13 +846,9 @@ done:
 }
 
 int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
-			    struct error *err)
+                            struct error *err)
 {
-	/* parse_page only reads body and k->name. */
-	const struct buf body = {(char *)data, len, len, 0};
-	struct call k = {.name = (char *)name};
-
-	return parse_page(tags, &k, &body, err);
+	return taglist_parse(tags, name, data, len, err);
 }
 
 void registry_oci_errors(char *out, size_t n, const char *data, size_t len)

@@ -97,17 +97,74 @@ struct sink {
 	struct buf *body;
 	struct buf *header;
 	bool too_big;
+	CURL *h;
+	const struct http_stream *stream; /* NULL: everything into body */
+	size_t streamed;                  /* bytes given to the stream, against body->max */
+	int stream_error;                 /* the stream's negative verdict */
+	struct error *err;                /* where the stream writes its message */
+	const volatile sig_atomic_t *stop;
+	int64_t deadline_ms;
+	bool stopped, expired;
 };
+
+int64_t http_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool is_stopping(const volatile sig_atomic_t *stop)
+{
+	return stop && *stop;
+}
+
+/* A 200 body goes to the stream when there is one; other bodies (errors) are kept. */
+static size_t to_stream(struct sink *s, const char *p, size_t n)
+{
+	if (n > s->body->max - s->streamed) {
+		s->too_big = true;
+		return 0;
+	}
+	s->streamed += n;
+	if ((s->stream_error = s->stream->write(s->stream->ctx, p, n, s->err)) < 0)
+		return 0;
+	return n;
+}
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
 	struct sink *s = ctx;
+	long status = 0;
 
+	if (s->stream) {
+		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+		if (status == 200)
+			return to_stream(s, p, size * n);
+	}
 	if (buf_append(s->body, p, size * n) < 0) {
 		s->too_big = true;
 		return 0;
 	}
 	return size * n;
+}
+
+/* curl calls this at least once a second, idle or not: the cancel and deadline check. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	struct sink *s = ctx;
+
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	if (is_stopping(s->stop))
+		s->stopped = true;
+	else if (s->deadline_ms && http_now_ms() >= s->deadline_ms)
+		s->expired = true;
+	return s->stopped || s->expired;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ctx)
@@ -302,23 +359,29 @@ fail:
 	return IG_EFAIL;
 }
 
-/* One request, no retry, no redirect. Returns the curl code; the response is reset first. */
-static CURLcode perform(struct http_client *c, const struct http_request *req,
-                        const struct attempt *a, struct http_response *out, bool *too_big)
-{
-	struct sink sink = {&out->body, &out->header, false};
-	struct curl_slist *headers = NULL;
-	CURL *h = curl_easy_init();
-	CURLcode rc = CURLE_OUT_OF_MEMORY;
+/* What one attempt ended with besides its curl code. */
+struct outcome {
+	bool too_big, stopped, expired;
+	int stream_error; /* negative: the stream refused the body (message in err) */
+};
 
-	buf_release(&out->body);
-	buf_release(&out->header);
-	out->body.max = req->max_body ? req->max_body : DEFAULT_MAX_BODY;
-	out->header.max = MAX_HEADER_BYTES;
-	out->status = 0;
-	*too_big = false;
-	if (!h || set_headers(&headers, req, a->authorization) < 0)
-		goto done;
+/* The per-attempt timeout: the request's (or client's), cut to what the deadline leaves. */
+static long attempt_timeout_ms(const struct http_client *c, const struct http_request *req)
+{
+	long t = req->timeout_ms ? req->timeout_ms : c->opts.timeout_ms;
+	int64_t left;
+
+	if (req->deadline_ms) {
+		left = req->deadline_ms - http_now_ms();
+		if (left < t)
+			t = left < 1 ? 1 : (long)left;
+	}
+	return t;
+}
+
+static void set_options(CURL *h, struct http_client *c, const struct http_request *req,
+                        const struct attempt *a, struct curl_slist *headers, struct sink *sink)
+{
 	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
 	curl_easy_setopt(h, CURLOPT_URL, a->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -328,22 +391,54 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
-	                 req->timeout_ms ? req->timeout_ms : c->opts.timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, req));
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, &sink);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, sink);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, sink);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	if (req->ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, req->ca_file);
 	if (strcmp(a->method, "HEAD") == 0)
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	else if (strcmp(a->method, "POST") == 0)
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->form ? req->form : "");
+}
+
+/* One request, no retry, no redirect. Returns the curl code; the response is reset first. */
+static CURLcode perform(struct http_client *c, const struct http_request *req,
+                        const struct attempt *a, struct http_response *out, struct outcome *oc,
+                        struct error *err)
+{
+	struct sink sink = {&out->body,   &out->header,     false, NULL, req->stream, 0, 0, err,
+	                    c->opts.stop, req->deadline_ms, false, false};
+	struct curl_slist *headers = NULL;
+	CURL *h = curl_easy_init();
+	CURLcode rc = CURLE_OUT_OF_MEMORY;
+
+	buf_release(&out->body);
+	buf_release(&out->header);
+	out->body.max = req->max_body ? req->max_body : DEFAULT_MAX_BODY;
+	out->header.max = MAX_HEADER_BYTES;
+	out->status = 0;
+	memset(oc, 0, sizeof(*oc));
+	if (req->stream && (oc->stream_error = req->stream->begin(req->stream->ctx, err)) < 0) {
+		rc = CURLE_ABORTED_BY_CALLBACK;
+		goto done;
+	}
+	if (!h || set_headers(&headers, req, a->authorization) < 0)
+		goto done;
+	sink.h = h;
+	set_options(h, c, req, a, headers, &sink);
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
-	*too_big = sink.too_big;
+	oc->too_big = sink.too_big;
+	oc->stopped = sink.stopped;
+	oc->expired = sink.expired;
+	oc->stream_error = sink.stream_error;
 	if (!out->body.data)
 		buf_append(&out->body, "", 0);
 done:
@@ -411,26 +506,55 @@ static long backoff_ms(const struct http_options *o, unsigned attempt, unsigned 
 	return d / 2 + (long)(rand_r(seed) % (unsigned)(d / 2 + 1));
 }
 
-static void sleep_ms(long ms)
+/* Sleeps ms in short steps; false when the stop flag or the deadline cut the wait short. */
+static bool wait_ms(long ms, const volatile sig_atomic_t *stop, int64_t deadline_ms)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	int64_t end = http_now_ms() + ms;
 
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	if (deadline_ms && end > deadline_ms)
+		end = deadline_ms;
+	for (;;) {
+		int64_t left = end - http_now_ms();
+		long step = left > 100 ? 100 : (long)left;
+		struct timespec ts = {0, step * 1000000L};
+
+		if (is_stopping(stop))
+			return false;
+		if (left <= 0)
+			return !(deadline_ms && http_now_ms() >= deadline_ms);
+		nanosleep(&ts, NULL);
+	}
 }
 
-static int transport_error(struct error *err, CURLcode rc, bool too_big, size_t cap,
+static int transport_error(struct error *err, CURLcode rc, const struct outcome *oc, size_t cap,
                            const char *url)
 {
 	char where[256];
 
 	url_for_message(where, sizeof(where), url);
-	if (too_big)
+	if (oc && oc->stream_error < 0)
+		return oc->stream_error; /* the stream's own message is in err */
+	if (oc && oc->too_big)
 		return error_set(err, IG_ETOOBIG, "'%s': response larger than %zu bytes", where,
 		                 cap);
-	if (rc == CURLE_OPERATION_TIMEDOUT)
+	if (oc && oc->stopped)
+		return error_set(err, IG_EFAIL, "'%s': stopping", where);
+	if ((oc && oc->expired) || rc == CURLE_OPERATION_TIMEDOUT)
 		return error_set(err, IG_ETIMEOUT, "'%s': timed out", where);
 	return error_set(err, IG_EFAIL, "'%s': %s", where, curl_easy_strerror(rc));
+}
+
+/* Before an attempt: a stop or a passed deadline ends the request. */
+static int may_start(struct http_client *c, const struct http_request *req, const char *url,
+                     struct error *err)
+{
+	struct outcome oc = {false, false, false, 0};
+
+	oc.stopped = is_stopping(c->opts.stop);
+	oc.expired = req->deadline_ms && http_now_ms() >= req->deadline_ms;
+	if (!oc.stopped && !oc.expired)
+		return 0;
+	return transport_error(err, CURLE_OK, &oc, 0, url);
 }
 
 /* One hop with retries. */
@@ -440,25 +564,28 @@ static int perform_retrying(struct http_response *out, struct http_client *c,
 {
 	unsigned seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)out ^ (unsigned)clock();
 	const char *label = req->label ? req->label : "http";
-	bool too_big;
+	struct outcome oc;
 	CURLcode rc;
+	int error;
 
 	for (unsigned attempt = 0;; attempt++) {
 		long wait;
 
-		rc = perform(c, req, a, out, &too_big);
+		if ((error = may_start(c, req, a->url, err)) < 0)
+			return error;
+		rc = perform(c, req, a, out, &oc, err);
 		out->attempts++;
 		if (c->opts.observe)
 			c->opts.observe(c->opts.observe_ctx, label,
 			                rc == CURLE_OK ? out->status : 0);
-		if (too_big)
-			return transport_error(err, rc, true, out->body.max, a->url);
+		if (oc.too_big || oc.stream_error < 0 || oc.stopped || oc.expired)
+			return transport_error(err, rc, &oc, out->body.max, a->url);
 		if (rc == CURLE_OK && !retryable_status(out->status))
 			return 0;
 		if (rc != CURLE_OK && !retryable_transport(rc))
-			return transport_error(err, rc, false, 0, a->url);
+			return transport_error(err, rc, &oc, 0, a->url);
 		if (attempt >= c->opts.max_retries)
-			return rc == CURLE_OK ? 0 : transport_error(err, rc, false, 0, a->url);
+			return rc == CURLE_OK ? 0 : transport_error(err, rc, &oc, 0, a->url);
 		wait = rc == CURLE_OK ? retry_after_ms(out) : -1;
 		if (wait < 0)
 			wait = backoff_ms(&c->opts, attempt, &seed);
@@ -467,8 +594,14 @@ static int perform_retrying(struct http_response *out, struct http_client *c,
 		log_info("http.retry", "%s: %s %s, retry %u/%u in %ld ms", label, a->method,
 		         rc == CURLE_OK ? http_reason(out->status) : curl_easy_strerror(rc),
 		         attempt + 1, c->opts.max_retries, wait);
-		sleep_ms(wait);
+		if (!wait_ms(wait, c->opts.stop, req->deadline_ms))
+			return may_start(c, req, a->url, err);
 	}
+}
+
+void http_client_set_stop(struct http_client *c, const volatile sig_atomic_t *stop)
+{
+	c->opts.stop = stop;
 }
 
 static bool is_redirect(long status)

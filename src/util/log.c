@@ -10,6 +10,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
+#include "imageguard/util/escape.h"
 #include "imageguard/util/log.h"
 
 static enum log_level threshold = LOG_INFO;
@@ -61,9 +62,34 @@ void log_timestamp(char *out, size_t n)
 	snprintf(out, n, "%s.%03dZ", base, (int)(ts.tv_nsec / 1000000L % 1000));
 }
 
+/* The JSON line; jansson refuses text that is not UTF-8, so such a message is written with
+ * its non-ASCII bytes as \xHH rather than dropped. */
+static void write_json(const char *when, enum log_level level, const char *event, const char *msg)
+{
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s?}", "time", when, "level", names[level], "event",
+	                      event, "msg", msg);
+	char *line;
+
+	if (!o && msg) {
+		struct buf safe = BUF_INIT;
+
+		for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+			if ((*p < 0x80 ? buf_append(&safe, p, 1)
+			               : buf_printf(&safe, "\\x%02x", *p)) < 0)
+				break;
+		o = json_pack("{s:s,s:s,s:s,s:s?}", "time", when, "level", names[level], "event",
+		              event, "msg", safe.data);
+		buf_release(&safe);
+	}
+	if ((line = o ? json_dumps(o, JSON_COMPACT) : NULL))
+		fprintf(stderr, "%s\n", line);
+	free(line);
+	json_decref(o);
+}
+
 void log_event(enum log_level level, const char *event, const char *fmt, ...)
 {
-	struct buf msg = BUF_INIT;
+	struct buf msg = BUF_INIT, text = BUF_INIT;
 	char when[32];
 	va_list ap;
 
@@ -73,21 +99,19 @@ void log_event(enum log_level level, const char *event, const char *fmt, ...)
 	buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
 	log_timestamp(when, sizeof(when));
+	/* text lines: the message body is escaped whole (file names, tags, reasons and Git's
+	 * words reach it), so that no newline or ESC in them can forge a line or drive a
+	 * terminal; the time, level and event are ours */
+	if (format != LOG_JSON && msg.data && escape_append(&text, msg.data) < 0)
+		buf_reset(&text);
 	pthread_mutex_lock(&lock);
-	if (format == LOG_JSON) {
-		json_t *o = json_pack("{s:s,s:s,s:s,s:s?}", "time", when, "level", names[level],
-				      "event", event, "msg", msg.data);
-		char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
-
-		if (line)
-			fprintf(stderr, "%s\n", line);
-		free(line);
-		json_decref(o);
-	} else {
+	if (format == LOG_JSON)
+		write_json(when, level, event, msg.data);
+	else
 		fprintf(stderr, "%s %-5s %s: %s\n", when, names[level], event,
-			msg.data ? msg.data : "");
-	}
+		        text.data ? text.data : "");
 	fflush(stderr);
 	pthread_mutex_unlock(&lock);
 	buf_release(&msg);
+	buf_release(&text);
 }

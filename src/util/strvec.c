@@ -4,22 +4,20 @@
 
 #include "imageguard/util/error.h"
 #include "imageguard/util/strvec.h"
+#include "imageguard/util/vec.h"
 
 int strvec_push_owned(struct strvec *v, char *s)
 {
+	char **p;
+
 	if (!s)
 		return IG_EFAIL;
-	if (v->len + 2 > v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 16;
-		char **p = realloc(v->items, cap * sizeof(*p));
-
-		if (!p) {
-			free(s);
-			return IG_EFAIL;
-		}
-		v->items = p;
-		v->cap = cap;
+	/* room for s and the NULL after it */
+	if (!(p = vec_reserve(v->items, &v->cap, v->len + 1, sizeof(*p), 16))) {
+		free(s);
+		return IG_EFAIL;
 	}
+	v->items = p;
 	v->items[v->len++] = s;
 	v->items[v->len] = NULL;
 	return 0;

@@ -4,6 +4,7 @@
  * order and the pairwise comparison the guard trusts must agree. */
 #include "fuzz.h"
 
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/util/strvec.h"
@@ -24,6 +25,22 @@ static void parse_order(struct policy_spec *spec, const char *line)
 	}
 }
 
+/* Against the pick: SAME both ways for a tie, else BACKWARD one way and FORWARD the other;
+ * policy_verdict agrees with policy_compare on accepted tags and policy_value reads them. */
+static void check_against_pick(const struct policy *p, const char *pick, const char *tag)
+{
+	enum policy_verdict down = policy_compare(p, pick, tag), up = policy_compare(p, tag, pick);
+	struct buf b = BUF_INIT;
+
+	FUZZ_CHECK(policy_accepts(p, tag));
+	FUZZ_CHECK((down == POLICY_SAME && up == POLICY_SAME) ||
+	           (down == POLICY_BACKWARD && up == POLICY_FORWARD));
+	FUZZ_CHECK(policy_verdict(p, tag, pick) == up);
+	FUZZ_CHECK(policy_verdict(p, pick, tag) == down);
+	FUZZ_CHECK(policy_value(&b, p, tag) == 0);
+	buf_release(&b);
+}
+
 static void check(const struct policy *p, struct strvec *tags)
 {
 	struct policy_result res = POLICY_RESULT_INIT;
@@ -35,26 +52,30 @@ static void check(const struct policy *p, struct strvec *tags)
 	FUZZ_CHECK(policy_order(&order, p, t, tags->len, &err) == 0);
 	FUZZ_CHECK(res.candidates == order.len);
 	FUZZ_CHECK(res.candidates + res.skipped <= tags->len);
-	FUZZ_CHECK(!res.latest == !order.len);
-	if (res.latest) {
-		FUZZ_CHECK(strcmp(res.latest, order.items[0]) == 0);
-		FUZZ_CHECK(policy_compare(p, res.latest, res.latest) == POLICY_SAME);
-	}
+	/* a numerical policy over a non-number picks nothing, as in Flux */
+	FUZZ_CHECK(!res.unordered || (!res.latest && res.skipped > 0));
+	FUZZ_CHECK(!res.latest == (!order.len || res.unordered));
+	if (!res.latest)
+		goto done;
+	FUZZ_CHECK(strcmp(res.latest, order.items[0]) == 0);
+	FUZZ_CHECK(policy_compare(p, res.latest, res.latest) == POLICY_SAME);
 	for (size_t i = 0; i < order.len; i++) {
-		FUZZ_CHECK(policy_accepts(p, order.items[i]));
-		if (strcmp(order.items[i], res.latest) == 0)
-			continue;
-		/* Nothing is ahead of the pick, and the verdict is antisymmetric. */
-		FUZZ_CHECK(policy_compare(p, res.latest, order.items[i]) == POLICY_BACKWARD);
-		FUZZ_CHECK(policy_compare(p, order.items[i], res.latest) == POLICY_FORWARD);
-		if (i + 1 < order.len && strcmp(order.items[i], order.items[i + 1]) != 0)
-			FUZZ_CHECK(policy_compare(p, order.items[i], order.items[i + 1]) ==
-				   POLICY_BACKWARD);
+		check_against_pick(p, res.latest, order.items[i]);
+		if (i + 1 < order.len)
+			FUZZ_CHECK(policy_compare(p, order.items[i], order.items[i + 1]) !=
+			           POLICY_FORWARD);
 	}
-	for (size_t i = 0; i < tags->len; i++)
+	for (size_t i = 0; i < tags->len; i++) {
+		/* whatever the committed value, the verdict is one of the four, and a tag the
+		 * policy drops is never the pick's equal */
+		enum policy_verdict v = policy_verdict(p, tags->items[i], res.latest);
+
+		FUZZ_CHECK(v >= POLICY_FORWARD && v <= POLICY_INCOMPARABLE);
 		if (!policy_accepts(p, tags->items[i]))
 			FUZZ_CHECK(policy_compare(p, res.latest, tags->items[i]) ==
-				   POLICY_INCOMPARABLE);
+			           POLICY_INCOMPARABLE);
+	}
+done:
 	strvec_release(&order);
 	policy_result_release(&res);
 }

@@ -15,7 +15,8 @@ static void check_version(const struct semver *v, const char *s, size_t len)
 	const struct semver_num *nums[] = {&v->major, &v->minor, &v->patch};
 
 	for (size_t k = 0; k < 3; k++) {
-		FUZZ_CHECK(nums[k]->len == 0 || (nums[k]->p >= s && nums[k]->p + nums[k]->len <= s + len));
+		FUZZ_CHECK(nums[k]->len == 0 ||
+		           (nums[k]->p >= s && nums[k]->p + nums[k]->len <= s + len));
 		FUZZ_CHECK(nums[k]->len == 0 || nums[k]->p[0] != '0');
 		for (size_t i = 0; i < nums[k]->len; i++)
 			FUZZ_CHECK(nums[k]->p[i] >= '0' && nums[k]->p[i] <= '9');
@@ -41,6 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_version(&va, s, alen);
 	if (rb == 0)
 		check_version(&vb, b, blen);
+	/* A version is also a loose version, of the same precedence. */
+	{
+		struct semver la;
+		bool longer;
+
+		if (semver_parse_loose(&la, &longer, s, alen) == 0 && ra == 0)
+			FUZZ_CHECK(semver_compare(&la, &va) == 0 && !longer);
+		if (ra == 0)
+			FUZZ_CHECK(semver_parse_loose(&la, &longer, s, alen) == 0);
+	}
 	if (ra == 0 && rb == 0) {
 		int ab = semver_compare(&va, &vb);
 
@@ -49,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ab == 0) {
 			FUZZ_CHECK(semver_num_compare(va.major, vb.major) == 0);
 			FUZZ_CHECK(va.pre_len == vb.pre_len &&
-				   (!va.pre_len || memcmp(va.pre, vb.pre, va.pre_len) == 0));
+			           (!va.pre_len || memcmp(va.pre, vb.pre, va.pre_len) == 0));
 		}
 	}
 	return 0;

@@ -39,7 +39,8 @@ expect_line "rollback without reason" "$tmp/err" "^imageguard: $f:6: ImagePolicy
 expect_line "missing repository" "$tmp/err" "^imageguard: $f:8: ImagePolicy 'default/broken': 'spec.imageRepositoryRef': ImageRepository 'default/missing' not found$"
 expect_line "image with tag" "$tmp/err" "^imageguard: $f:21: ImageRepository 'default/repo': 'spec.image': image 'ghcr.io/acme/app:latest': a tag is not allowed"
 expect_line "bad duration" "$tmp/err" "^imageguard: $f:22: ImageRepository 'default/repo': 'spec.interval': duration '5 minutes'"
-expect_line "unknown field warning" "$tmp/err" "^imageguard: $f:23: warning: ImageRepository 'default/repo': unknown field 'spec.provider' \\(ignored\\)$"
+expect_line "unknown field warning with a did-you-mean" "$tmp/err" "^imageguard: $f:23: warning: ImageRepository 'default/repo': unknown field 'spec.exclusionlist' \\(ignored\\) \\(did you mean 'exclusionList'\\?\\)$"
+if grep -q "provider" "$tmp/err"; then not_ok "provider: generic is accepted silently"; else ok "provider: generic is accepted silently"; fi
 expect_line "error count" "$tmp/err" "^imageguard: config '$f': 6 errors$"
 [[ $(grep -c ": warning: " "$tmp/err") -eq 1 ]] && ok "one warning" || not_ok "one warning"
 [[ ! -s $tmp/out ]] && ok "errors: nothing on stdout" || not_ok "errors: stdout not empty"
@@ -70,11 +71,61 @@ expect_line "duplicate policy names the first" "$tmp/err" \
 expect_line "bad rollback-until" "$tmp/err" "^imageguard: $tmp/cfg/z.yml:9: ImagePolicy 'apps/app': annotation 'imageguard.io/rollback-until': time 'next week': not an RFC3339"
 
 # warnings alone do not fail
-printf 'apiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >"$tmp/warn.yaml"
-run "warnings only" 0 check-config --config "$tmp/warn.yaml"
-expect_line "warning on stderr" "$tmp/err" "^imageguard: $tmp/warn.yaml:2: warning: kind 'Nothing'"
+cp "$data/flux/apps/podinfo/image-repo.yaml" "$tmp/repo.yaml"
+printf -- '---\napiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >>"$tmp/repo.yaml"
+run "warnings only" 0 check-config --config "$tmp/repo.yaml"
+expect_line "warning on stderr" "$tmp/err" "^imageguard: $tmp/repo.yaml:[0-9]+: warning: kind 'Nothing'"
 expect_line "no policy warning" "$tmp/err" "warning: no ImagePolicy found"
 expect_line "still OK" "$tmp/out" '^configuration OK$'
+
+# a path with no object at all is an error
+printf 'apiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >"$tmp/warn.yaml"
+run "no objects" 2 check-config --config "$tmp/warn.yaml"
+expect_line "no objects: exact message" "$tmp/err" "^imageguard: $tmp/warn.yaml: no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found$"
+
+# --secrets-dir: every named secret exists and parses; missing ones name the secret and path
+sd="$tmp/secrets"
+mkdir -p "$sd"
+repo="$data/flux/apps/podinfo/image-repo.yaml"
+sync="$data/flux/clusters/prod/flux-system/gotk-sync.yaml"
+run "secrets missing" 2 check-config --config "$data/flux" --secrets-dir "$sd"
+expect_line "registry secret missing: exact message" "$tmp/err" \
+	"^imageguard: $repo:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' not found: '$sd/ghcr-auth' is not a folder$"
+expect_line "git secret missing: exact message" "$tmp/err" \
+	"^imageguard: $sync:12: GitRepository 'flux-system/flux-system': 'spec.secretRef': secret 'flux-system' not found: '$sd/flux-system' is not a folder$"
+expect_line "secrets missing: count" "$tmp/err" "^imageguard: config '$data/flux': 2 errors$"
+mkdir -p "$sd/ghcr-auth" "$sd/flux-system"
+printf '{"auths": {"ghcr.io": {"auth": "dTpw"}}}' >"$sd/ghcr-auth/.dockerconfigjson"
+printf 'KEY\n' >"$sd/flux-system/identity"
+run "ssh secret without known_hosts" 2 check-config --config "$data/flux" --secrets-dir "$sd"
+expect_line "known_hosts required for ssh: exact message" "$tmp/err" \
+	"^imageguard: $sync:12: GitRepository 'flux-system/flux-system': 'spec.secretRef': secret 'flux-system' \\('$sd/flux-system'\\): no 'known_hosts' \\(an SSH host key is never trusted unseen\\)$"
+printf 'github.com ssh-ed25519 AAAA\n' >"$sd/flux-system/known_hosts"
+run "secrets present" 0 check-config --config "$data/flux" --secrets-dir="$sd"
+expect_line "secrets present: OK" "$tmp/out" '^configuration OK$'
+printf '{"auths": {"ghcr.io": ' >"$sd/ghcr-auth/.dockerconfigjson"
+run "broken dockerconfigjson" 2 check-config --config "$data/flux" --secrets-dir "$sd"
+expect_line "broken dockerconfigjson: exact message" "$tmp/err" \
+	"^imageguard: $repo:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' \\('$sd/ghcr-auth'\\): '.dockerconfigjson' is not JSON \\(line 1, column [0-9]+\\)$"
+printf '{"auths": {"docker.io": {"auth": "dTpw"}}}' >"$sd/ghcr-auth/.dockerconfigjson"
+run "dockerconfigjson for another registry" 2 check-config --config "$data/flux" --secrets-dir "$sd"
+expect_line "no entry for the registry: exact message" "$tmp/err" \
+	"^imageguard: $repo:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' \\('$sd/ghcr-auth'\\): '.dockerconfigjson' has no credentials for registry 'ghcr.io'$"
+# without --secrets-dir check-config checks the configuration only
+run "no --secrets-dir: secrets not checked" 0 check-config --config "$data/flux"
+
+# plan without --secrets-dir: an object naming a secret is an error saying so (never the current
+# directory, never anonymous access), and only it and its policies are left out
+mkdir -p "$tmp/plan"
+cp "$repo" "$data/flux/apps/podinfo/image-policy.yaml" "$tmp/plan/"
+ig=$IMAGEGUARD
+[[ $ig == */* ]] && ig="$(cd "$(dirname "$ig")" && pwd)/$(basename "$ig")"
+(cd "$sd" && "$ig" plan --config "$tmp/plan" --state-dir "$tmp/state" >"$tmp/out" 2>"$tmp/err")
+rc=$?
+[[ $rc -eq 1 ]] && ok "plan without --secrets-dir (exit 1)" || not_ok "plan without --secrets-dir: exit $rc, want 1"
+expect_line "plan without --secrets-dir: exact message" "$tmp/err" \
+	"^imageguard: $tmp/plan/image-repo.yaml:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' needs --secrets-dir \\(its keys are read from the folder <secrets-dir>/ghcr-auth\\)$"
+expect_line "plan: the invalid objects counted" "$tmp/err" "^imageguard: config '$tmp/plan': 3 invalid objects left out; the others run$"
 
 # usage
 run "help" 0 check-config --help

@@ -63,7 +63,12 @@ run "prereleases named" 0 "1.1.0-rc.1" '1.0.0\n1.1.0-rc.1\n' --semver '>=1.0.0-0
 run "ties by byte-wise tag" 0 "v1.0.0" '1.0.0\nv1.0.0\n1.0.0+b\n' --semver '>=1'
 run "ties whatever the order" 0 "v1.0.0" 'v1.0.0\n1.0.0+b\n1.0.0\n' --semver '>=1'
 run "numerical 17 digits" 0 "20240501123456789" '20240501123456788\n20240501123456789\n' --numerical asc
-run "numerical desc" 0 "-1.5" '3\n-1.5\n2.25\nlatest\n' --numerical desc
+run "numerical desc" 0 "-1.5" '3\n-1.5\n2.25\n' --numerical desc
+run "numerical ParseFloat syntax" 0 "1e3" '999.5\n1e3\n-Inf\n.5\n' --numerical asc
+run "extract is the first match's template only" 0 "main-abc-1600000000-arm64" \
+	'main-abc-1600000000-arm64\nmain-def-1500000000\n' \
+	--pattern '^main-[a-f0-9]+-(?P<ts>[0-9]+)' --extract '$ts' --numerical asc
+run "zero-padded versions (Flux)" 0 "2025.07.03" '2025.07.03\n2025.06.30\nV2026.1.1\n' --semver '>=0'
 run "extract timestamp" 0 "main-bbbbbbb-1712000001" \
 	'main-aaaaaaa-1712000000\nmain-bbbbbbb-1712000001\nlatest\n' \
 	--pattern '^main-[a-f0-9]+-(?P<ts>[0-9]+)$' --extract '$ts' --numerical asc
@@ -81,6 +86,12 @@ json "verdict same" 0 'd["verdict"] == "same"' 'v1.2.0\nv1.10.0\n' --semver '>=1
 json "verdict backward (stale list)" 0 'd["verdict"] == "backward" and d["latest"] == "v1.2.0"' \
 	'v1.1.0\nv1.2.0\n' --semver '>=1.0.0' --current v1.10.0
 json "verdict incomparable" 0 'd["verdict"] == "incomparable"' 'v1.2.0\n' --semver '>=1.0.0' --current latest
+json "verdict same for a respelling" 0 'd["verdict"] == "same" and d["latest"] == "v1.3.0"' \
+	'1.3.0\nv1.3.0\n' --semver '>=1.0.0' --current 1.3.0
+json "verdict backward for a loose spelling ahead" 0 'd["verdict"] == "backward"' \
+	'1.9.0\n' --semver '>=1.0.0' --current v2
+json "verdict backward for a narrowed range" 0 'd["verdict"] == "backward"' \
+	'1.9.0\n2.1.0\n' --semver '<2' --current 2.1.0
 json "no candidate" 1 'd["latest"] is None and d["candidates"] == 0 and d["skipped"] == 2' \
 	'latest\nmain\n' --semver '>=1.0.0'
 json "empty input" 1 'd["latest"] is None and d["candidates"] == 0' '' --semver '>=1.0.0'
@@ -103,6 +114,9 @@ stderr_has "unreadable warning" 0 "skipped 1 unreadable line(s), first at line 2
 
 # usage and invalid input: exit 2, one line on stderr
 stderr_has "no candidate message" 1 "imageguard: eval: no candidate" 'latest\n' --semver '>=1'
+stderr_has "numerical over a non-number fails (Flux)" 1 "tag 'latest' passes the filter but is not a number" \
+	'3\nlatest\n' --numerical asc
+json "numerical failure picks nothing" 1 'd["latest"] is None and d["candidates"] == 1' '3\nlatest\n' --numerical asc
 stderr_has "invalid regex" 2 "pattern '(': missing closing parenthesis at offset 1" 'v1\n' --pattern '(' --alphabetical asc
 stderr_has "invalid exclude" 2 "exclude '[z-a]'" 'v1\n' --exclude '[z-a]' --alphabetical asc
 stderr_has "invalid range" 2 "semver range '>=1.0<2'" 'v1\n' --semver '>=1.0<2'

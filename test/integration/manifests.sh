@@ -229,6 +229,17 @@ def check_network_policy(np, pod_labels):
     want = {(53, "UDP"), (53, "TCP"), (443, "TCP"), (22, "TCP")}
     if allowed != want:
         bad(f"egress ports {sorted(allowed)}, expected {sorted(want)}")
+    # ingress: the metrics/health port only, only from named scraping namespaces (issue 12)
+    if "Ingress" not in spec.get("policyTypes", []):
+        bad("NetworkPolicy does not restrict ingress")
+    for rule in spec.get("ingress", []):
+        ports = {(p.get("port"), p.get("protocol", "TCP")) for p in rule.get("ports", [])}
+        if ports != {(8080, "TCP")}:
+            bad(f"ingress ports {sorted(ports)}, expected the metrics port 8080 only")
+        peers = rule.get("from") or []
+        if not peers or any(not (p.get("namespaceSelector") or {}).get("matchLabels")
+                            for p in peers):
+            bad("ingress admits the metrics port from anywhere: expected scraping namespaces")
 
 
 def check_kube_rbac(objs):
@@ -344,6 +355,7 @@ mutate "capabilities kept" '/- ALL/d' deployment.yaml
 mutate "root user" 's/runAsUser: 65532/runAsUser: 0/' deployment.yaml
 mutate "no seccomp" 's/type: RuntimeDefault/type: Unconfined/' deployment.yaml
 mutate "egress to 80" 's/port: 22/port: 80/' networkpolicy.yaml
+mutate "metrics open to all" 's/^    - from:$/    - x-from:/' networkpolicy.yaml
 mutate "RBAC write" 's/verbs: \["get", "list"\]/verbs: ["get", "list", "patch"]/' rbac.yaml
 mutate "secret unmounted" 's/path: git-ssh\/known_hosts/path: known_hosts/' deployment.yaml
 

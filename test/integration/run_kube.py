@@ -271,7 +271,7 @@ def a_missing_secret_is_a_clear_error(st):
             '{"spec":{"secretRef":{"name":"regcred"}}}')
     c = wait(lambda: (ready(st) or {}).get("status") == "False" and ready(st),
              "Ready False", 20, lambda: status(st), st["run"].text)
-    harness.check("regcred" in c["message"] and c["reason"] == "RegistryOperationFailed",
+    harness.check("regcred" in c["message"] and c["reason"] == "InvalidConfig",
                   "names the secret", c)
     kubectl(st, "create", "secret", "generic", "regcred", "--from-literal=username=u",
             "--from-literal=password=p")

@@ -43,6 +43,11 @@ struct decide_io {
 	 * set, or negative with a one-line error (the decision becomes error/git). */
 	int (*replaced)(void *ctx, const struct config_automation *a, const struct marker *m,
 	                const char *digest, bool *out, struct error *err);
+	/* Since when config policy number policy's candidate, with digest (NULL: none), has been
+	 * listed (the settle window's memory), asked only for a policy with imageguard.io/settle
+	 * whose decision would write. Returns 0 with *out set, or IG_EFAIL (out of memory). */
+	int (*listed_since)(void *ctx, size_t policy, const char *candidate, const char *digest,
+	                    time_t *out);
 	void *ctx;
 };
 

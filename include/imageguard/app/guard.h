@@ -26,7 +26,8 @@ enum guard_reason {
 	GUARD_REGISTRY,          /* error: listing or HEAD failed */
 	GUARD_GIT,               /* error: set by the caller (guard_fail) */
 	GUARD_CONFIG,            /* error: no compiled policy, or set by the caller */
-	GUARD_NO_MARKERS         /* none: a policy without marker (set by the caller) */
+	GUARD_NO_MARKERS,        /* none: a policy without marker (set by the caller) */
+	GUARD_SETTLING           /* hold: the candidate has not been listed for the settle window */
 };
 
 /* Warnings are bits; several may be set. */
@@ -83,12 +84,6 @@ struct guard_input {
 	const char *current_digest; /* the digest committed at the marker, NULL when none */
 	enum guard_digest_mode digest_mode;
 
-	/* Optional (config_policy.order_policy): the same order without the semver range. When
-	 * policy calls current INCOMPARABLE (e.g. a range narrowed below the committed version),
-	 * this order decides instead, so a narrowed range holds (downgrade-blocked) rather than
-	 * adopting a lower version. NULL: INCOMPARABLE means adopt. */
-	const struct policy *order_policy;
-
 	/* Digest-tracked policy (policy.digest.tag): the one tag it follows, else NULL. Then
 	 *  - a marker without tag (a lone `:digest`) counts as holding this tag;
 	 *  - (as for every policy) a digest changed under ALWAYS is a move only towards a newer
@@ -112,12 +107,17 @@ struct guard_input {
 	 * (confirmed by a HEAD of the policy's image), so the written reference is always the
 	 * policy's image and a tag the registry confirmed for it. */
 	bool name_changed;
+
+	/* imageguard.io/settle (CONTRACT §11), in seconds; 0: none. A forward or adopting move is
+	 * written only once its candidate, with the digest HEAD confirmed, has been listed for
+	 * this long (guard_confirm_settle). Never delays a rollback override. */
+	long settle_s;
 };
 
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
 		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, NULL, false                               \
+		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, false, 0                            \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */
@@ -149,6 +149,10 @@ struct guard_decision {
 	 * must find whether d->digest was held at this marker before and replaced by a later
 	 * commit (the marker's Git history) and call guard_confirm_history before acting. */
 	bool needs_history;
+	/* Set by guard_confirm when settle_s is set and the decision is update: the caller must
+	 * find since when this candidate (with d->digest) has been listed and call
+	 * guard_confirm_settle before acting. */
+	bool needs_settle;
 };
 
 /* Decides one marker from the input, in this order: suspended; failed listing (error/
@@ -156,7 +160,7 @@ struct guard_decision {
  * hold/override when current equals it, or hold/candidate-missing when rollback-to is not
  * listed — never forward); nothing passing the filter (hold/no-candidates); then
  * policy_compare(current, best): FORWARD update/forward, INCOMPARABLE (or no current tag)
- * update/adopt unless order_policy can compare them, SAME none/up-to-date, BACKWARD
+ * update/adopt, SAME none/up-to-date (policy_verdict, the one eval uses), BACKWARD
  * hold/downgrade-blocked. A lapsed override is ignored (warning override-lapsed).
  * current-missing is raised whenever the listing succeeded and does not hold current_tag.
  * Returns 0 (out filled) or IG_EFAIL when out of memory. */
@@ -213,6 +217,11 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
  * warning created-unknown. */
 void guard_confirm_history(struct guard_decision *d, bool replaced);
 
+/* Settles a decision that needs_settle (does nothing otherwise): the candidate has been
+ * listed, with the same digest, since `since`; before since + settle_s it is hold/settling
+ * with the time left in the message. in must be the input given to guard_decide. */
+void guard_confirm_settle(struct guard_decision *d, const struct guard_input *in, time_t since);
+
 /* Sets d to decision error with reason (GUARD_GIT, GUARD_CONFIG, GUARD_REGISTRY) and a
  * printf message, keeping candidate and warnings; for the caller's own failures. */
 void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *fmt, ...)
@@ -224,9 +233,10 @@ bool guard_writes(const struct guard_decision *d);
 
 /* Stable names: "update", "none", "hold", "rollback", "error"; "forward", "adopt",
  * "up-to-date", "downgrade-blocked", "candidate-missing", "no-candidates", "suspended",
- * "override", "registry", "git", "config", "no-markers";
+ * "override", "registry", "git", "config", "no-markers", "settling";
  * "current-missing",
- * "override-lapsed", "name-changed", "created-unknown", "digest-replaced" (one warning bit). Static storage; "unknown" for other values. */
+ * "override-lapsed", "name-changed", "created-unknown", "digest-replaced" (one warning bit). Static
+ * storage; "unknown" for other values. */
 const char *guard_decision_name(enum guard_decision_kind d);
 const char *guard_reason_name(enum guard_reason r);
 const char *guard_warning_name(enum guard_warning w);

@@ -22,7 +22,7 @@ struct reconcile_options {
 	unsigned concurrency;        /* registry scans at once */
 	bool dry_run;                /* plan: decide only */
 	struct audit *audit;         /* NULL: no audit records */
-	struct metrics *metrics;     /* NULL: no metrics (declared by reconcile_metrics_declare) */
+	struct metrics *metrics;     /* NULL: no metrics (declared by passmetrics_declare) */
 	struct registry_client *client; /* NULL: a client is made for the pass */
 	/* When non-NULL and set (by a signal handler), no further automation is started; a commit
 	 * already being pushed is finished. */
@@ -34,12 +34,5 @@ struct reconcile_options {
  * them), never a stop for the others. Returns 0, or negative only when the pass could not
  * run at all (out of memory, threads). */
 int reconcile_pass(struct report *out, const struct reconcile_options *o, struct error *err);
-
-/* Declares the families CONTRACT §8 lists (and imageguard_current_missing_total). */
-int reconcile_metrics_declare(struct metrics *m);
-
-/* A registry client whose every response is counted in
- * imageguard_registry_requests_total{registry,code} (m may be NULL). */
-int reconcile_client_new(struct registry_client **out, struct metrics *m, struct error *err);
 
 #endif

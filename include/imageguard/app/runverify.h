@@ -4,6 +4,8 @@
 #ifndef IMAGEGUARD_RUNVERIFY_H
 #define IMAGEGUARD_RUNVERIFY_H
 
+#include <signal.h>
+
 struct audit;
 struct config;
 struct error;
@@ -16,12 +18,13 @@ struct registry_client;
 #define RUNVERIFY_METRIC_LAST_SUCCESS "imageguard_verify_last_success_timestamp_seconds"
 
 struct runverify_options {
-	const char *kubeconfig;           /* NULL: the in-cluster service account */
-	const char *state_dir;            /* the Git clone cache shared with reconcile */
-	const char *secrets_dir;          /* NULL: "." */
-	struct metrics *metrics;          /* borrowed */
-	struct registry_client *registry; /* borrowed: the run loop's client */
-	struct audit *audit;              /* borrowed; NULL: no audit records */
+	const char *kubeconfig;            /* NULL: the in-cluster service account */
+	const char *state_dir;             /* the Git clone cache shared with reconcile */
+	const char *secrets_dir;           /* NULL: "." */
+	struct metrics *metrics;           /* borrowed */
+	struct registry_client *registry;  /* borrowed: the run loop's client */
+	struct audit *audit;               /* borrowed; NULL: no audit records */
+	const volatile sig_atomic_t *stop; /* SIGTERM ends API requests in flight; may be NULL */
 };
 
 struct runverify;

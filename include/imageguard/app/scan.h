@@ -34,6 +34,20 @@ struct scan {
 int scan_run(struct scan *scans, size_t n, struct registry_client *client, const char *secrets_dir,
              unsigned concurrency, struct error *err);
 
+/* Called as each listing completes (success or not), on the worker thread that made it, with
+ * the scan's index; scans[index] is final and no other thread touches it. Calls for different
+ * scans may run at once. This is the seam for deciding per repository as its listing
+ * completes, so that one slow registry delays only the policies that use it. */
+struct scan_hooks {
+	void (*done)(void *ctx, size_t index);
+	void *ctx;
+};
+
+/* scan_run with hooks (NULL: none). */
+int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client,
+                    const char *secrets_dir, unsigned concurrency, const struct scan_hooks *hooks,
+                    struct error *err);
+
 /* The registry target (ref, creds, insecure, CA, timeout) of a scan, for manifest HEADs. */
 void scan_target(struct registry_target *out, const struct scan *s);
 

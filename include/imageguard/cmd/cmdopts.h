@@ -6,6 +6,7 @@
 #define IMAGEGUARD_CMDOPTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,8 +18,13 @@ enum {
 	CMDOPTS_OUTPUT = 1, /* -o text|json accepted */
 	CMDOPTS_LISTEN = 2, /* --listen accepted */
 	CMDOPTS_VERIFY = 4, /* --verify-interval and --kubeconfig accepted (run) */
-	CMDOPTS_KUBE = 8,   /* --kube, --watch-namespace, --watch-label-selector, --events-addr */
+	CMDOPTS_RUN = 8,    /* --pass-timeout and --memory-budget accepted (run) */
+	CMDOPTS_KUBE = 16,  /* --kube, --watch-namespace, --watch-label-selector, --events-addr */
 };
+
+/* Defaults of --pass-timeout (10m) and --memory-budget (96Mi, registry.h's default). */
+#define CMDOPTS_PASS_TIMEOUT_MS (10 * 60 * 1000)
+#define CMDOPTS_MEMORY_BUDGET ((size_t)96 << 20)
 
 struct cmdopts {
 	const char *config;      /* borrowed from argv */
@@ -28,13 +34,15 @@ struct cmdopts {
 	bool audit_tags;
 	enum log_level log_level;
 	enum log_format log_format;
-	unsigned concurrency;             /* registry scans at once, default 8 */
-	bool json;                        /* -o json */
-	const char *listen;               /* NULL: no endpoint */
-	int64_t verify_interval_ms;       /* --verify-interval; 0: no periodic verify */
-	const char *kubeconfig;           /* --kubeconfig; NULL: in-cluster service account */
-	bool kube;                        /* --kube: objects from the API server, no --config */
-	const char *watch_namespace;      /* --watch-namespace; NULL: every namespace */
+	unsigned concurrency;        /* registry scans at once, default 8 */
+	bool json;                   /* -o json */
+	const char *listen;          /* NULL: no endpoint */
+	int64_t verify_interval_ms;  /* --verify-interval; 0: no periodic verify */
+	const char *kubeconfig;      /* --kubeconfig; NULL: in-cluster service account */
+	int64_t pass_timeout_ms;     /* --pass-timeout: every tag listing of a pass ends by it */
+	size_t memory_budget;        /* --memory-budget bytes: the listing cap is half of it */
+	bool kube;                   /* --kube: objects from the API server, no --config */
+	const char *watch_namespace; /* --watch-namespace; NULL: every namespace */
 	const char *watch_label_selector; /* --watch-label-selector; NULL: all */
 	const char *events_addr;          /* --events-addr: notification-controller URL */
 	bool help;                        /* --help seen: print usage, exit 0 */
@@ -56,5 +64,9 @@ int cmdopts_start(struct cmdopts *o, int argc, char **argv, unsigned allow,
 /* The default state dir: /var/lib/imageguard for root, else $XDG_STATE_HOME/imageguard
  * (~/.local/state/imageguard). Newly allocated; NULL when out of memory. */
 char *cmdopts_default_state_dir(void);
+
+/* A byte count with an optional binary suffix (Ki, Mi, Gi), as Kubernetes writes limits, for
+ * option flag. Returns 0 or IG_EUSAGE with a one-line message. */
+int cmdopts_parse_bytes(size_t *out, const char *flag, const char *s, struct error *err);
 
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "imageguard/registry/imageref.h"
+#include "imageguard/util/strindex.h"
 #include "imageguard/util/strvec.h"
 
 struct error;
@@ -64,9 +65,32 @@ struct config_repository {
 	int64_t timeout_ms;    /* spec.timeout, 0: the registry client's default */
 	char *secret_ref;      /* owned; spec.secretRef.name, NULL: anonymous */
 	char *cert_secret_ref; /* owned; spec.certSecretRef.name, NULL: system CAs */
-	bool insecure;         /* spec.insecure: plain HTTP allowed */
+	size_t secret_ref_line, cert_secret_ref_line; /* their lines, for messages */
+	bool insecure;                                /* spec.insecure: plain HTTP allowed */
+	char *provider; /* owned; spec.provider (generic|aws|gcp|azure), NULL: generic */
 	bool suspend;
 	struct strvec exclusion; /* spec.exclusionList; default {"^.*\\.sig$"}; may be empty */
+};
+
+/* A Kubernetes label selector (metav1.LabelSelector): matchLabels folded into In requirements
+ * with one value, then matchExpressions; every requirement must hold. No requirement selects
+ * everything. */
+enum config_selector_op {
+	CONFIG_SELECTOR_IN,
+	CONFIG_SELECTOR_NOT_IN,
+	CONFIG_SELECTOR_EXISTS,
+	CONFIG_SELECTOR_DOES_NOT_EXIST
+};
+
+struct config_requirement {
+	char *key; /* owned */
+	enum config_selector_op op;
+	struct strvec values; /* In/NotIn: one or more; Exists/DoesNotExist: none */
+};
+
+struct config_selector {
+	struct config_requirement *items; /* owned */
+	size_t len;
 };
 
 enum config_policy_kind {
@@ -90,6 +114,7 @@ struct config_override {
 struct config_policy {
 	char *ns, *name, *id; /* owned; id is "ns/name" (the marker's "ns:name") */
 	struct config_origin origin;
+	struct strvec labels;      /* metadata.labels as key, value, key, value, ... */
 	char *repo_ns, *repo_name; /* owned; spec.imageRepositoryRef (ns defaults to ns) */
 	size_t repo_ref_line;      /* line of spec.imageRepositoryRef, for messages */
 	const struct config_repository *repository; /* borrowed; resolved, never NULL */
@@ -104,6 +129,7 @@ struct config_policy {
 	enum config_reflect reflect; /* digestReflectionPolicy; kind DIGEST: Always unless set */
 	bool suspend;
 	struct config_override override;
+	long settle_s; /* imageguard.io/settle in seconds (rounded up), 0: none */
 	/* Owned, compiled with the repository's exclusion list. For kind DIGEST it accepts exactly
 	 * digest_tag (pattern ^tag$, alphabetical), so selection and comparison work unchanged. */
 	struct policy *policy;
@@ -116,12 +142,19 @@ struct config_policy {
 struct config_git_source {
 	char *ns, *name, *id; /* owned */
 	struct config_origin origin;
-	char *url;           /* owned; ssh://, https://, http:// or file:// */
-	char *branch;        /* owned; spec.ref.branch, NULL when not given */
-	char *secret_ref;    /* owned; spec.secretRef.name, NULL: none */
+	char *url;        /* owned; ssh://, https://, http:// or file:// */
+	char *branch;     /* owned; spec.ref.branch, NULL when not given */
+	char *secret_ref; /* owned; spec.secretRef.name, NULL: none */
+	char *provider;   /* owned; spec.provider: NULL/generic, or github (a GitHub App) */
+	size_t secret_ref_line;
 	int64_t interval_ms; /* spec.interval (Flux requires it; unused by imageguard
 	                        beyond validation), 0 when absent */
 	int64_t timeout_ms;  /* spec.timeout, 0 when absent */
+	/* spec.ref's tag, semver, name or commit when given (static string: "tag", ...), which
+	 * Flux checks out before the branch; imageguard checks out branches only, so an
+	 * automation on this source must name its own checkout branch. NULL: none. */
+	const char *ref_field;
+	size_t ref_line;
 };
 
 struct config_automation {
@@ -137,13 +170,44 @@ struct config_automation {
 	char *author_name;      /* owned; default "imageguard" */
 	char *author_email;     /* owned; default "imageguard@localhost" */
 	char *message_template; /* owned; NULL: the caller's default message */
-	char *update_path;      /* owned; update.path, default "./" */
-	int64_t interval_ms;    /* spec.interval, default 5m */
+	/* spec.git.commit.messageTemplateValues as key, value, key, value, ... (.Values) */
+	struct strvec template_values;
+	char *update_path;       /* owned; update.path, default "./" */
+	size_t update_path_line; /* line of spec.update.path (the automation's line when absent) */
+	/* spec.policySelector; which policies the automation writes: see
+	 * config_automation_selects */
+	struct config_selector selector;
+	int64_t interval_ms; /* spec.interval, default 5m */
 	bool suspend;
 };
 
+/* What an invalid object is (same order as the kinds are read). */
+enum config_kind {
+	CONFIG_KIND_REPOSITORY,
+	CONFIG_KIND_POLICY,
+	CONFIG_KIND_GIT_SOURCE,
+	CONFIG_KIND_AUTOMATION,
+	CONFIG_KIND_FILE /* a file, or a document whose object could not be named */
+};
+
+/* An object left out of the config because it is invalid, or depends on one that is (a policy
+ * of an invalid or missing ImageRepository, an automation of an invalid or missing
+ * GitRepository, both objects of a duplicated name). Only with config_load_options.keep_valid:
+ * the arrays of struct config then hold the valid objects only, resolved and compiled. */
+struct config_invalid {
+	enum config_kind kind;
+	char *ns, *name, *id; /* owned; NULL when the object's name could not be read */
+	const char *file;     /* borrowed from config->files */
+	size_t line;          /* its document's `kind:` line (0: the whole file) */
+	/* owned; one line, "file:line: " then the object's first error or the dependency that
+	 * failed, as in a check-config line */
+	char *message;
+};
+
 struct config {
-	struct strvec files; /* every file read, sorted; origins point into it */
+	struct strvec files;            /* every file read, sorted; origins point into it */
+	struct config_invalid *invalid; /* owned; see struct config_invalid */
+	size_t invalid_len;
 	struct config_repository *repositories;
 	size_t repositories_len;
 	struct config_policy *policies;
@@ -152,6 +216,8 @@ struct config {
 	size_t git_sources_len;
 	struct config_automation *automations;
 	size_t automations_len;
+	/* by "ns/name", one per enum config_kind: the config_find_* lookups (config.c) */
+	struct strindex index[CONFIG_KIND_FILE]; /* the four object kinds */
 };
 
 /* Loads path: one file, or every *.yaml / *.yml below a directory (sorted, names starting
@@ -163,7 +229,17 @@ struct config {
  * not opened here: config_secret_path names the folder and its users check it when used. */
 int config_load(struct config **out, const char *path, struct config_diags *diags,
                 struct error *err);
-void config_free(struct config *c);
+
+struct config_load_options {
+	/* Return the valid objects whatever else is wrong, the invalid ones in config->invalid
+	 * (CONTRACT §4: one invalid object invalidates only itself and what depends on it). */
+	bool keep_valid;
+	/* Check every secret an object names (secretRef, certSecretRef): the folder exists under
+	 * secrets_dir and its files parse (config_secrets_check); a failure is an error of that
+	 * object. With secrets_dir NULL, naming a secret is an error asking for --secrets-dir. */
+	bool check_secrets;
+	const char *secrets_dir;
+};
 
 /* One document in memory (run --kube: an object's JSON, which is YAML). */
 struct config_document {
@@ -172,10 +248,37 @@ struct config_document {
 	size_t len;
 };
 
-/* config_load over documents instead of files (copied: docs may go afterwards); source
- * names the whole set in err. Same returns and diagnostics as config_load. */
+/* config_load with options (o NULL: as config_load). With o->keep_valid it returns 0 and a
+ * config whenever the path holds at least one object, valid or not: every error is still in
+ * diags (diags->errors counts them), and each invalid object is in config->invalid. A path
+ * with no object at all is an error ("no ImageRepository, ...") and IG_EINVALID either way. */
+int config_load_with(struct config **out, const char *path, const struct config_load_options *o,
+                     struct config_diags *diags, struct error *err);
+
+/* config_load_with over documents instead of files (copied: docs may go afterwards); source
+ * names the whole set in err. Same options, returns and diagnostics. */
 int config_load_documents(struct config **out, const struct config_document *docs, size_t n,
-                          const char *source, struct config_diags *diags, struct error *err);
+                          const char *source, const struct config_load_options *o,
+                          struct config_diags *diags, struct error *err);
+
+/* The invalid object of kind with ns/name (the first one, for a duplicate); NULL when none.
+ * Borrowed, valid until config_free. */
+const struct config_invalid *config_find_invalid(const struct config *c, enum config_kind kind,
+                                                 const char *ns, const char *name);
+
+/* The same by id "ns/name" (a marker's policy). */
+const struct config_invalid *config_find_invalid_id(const struct config *c, enum config_kind kind,
+                                                    const char *id);
+
+/* The first invalid object of kind in namespace ns (for a pass: an unmarked policy whose
+ * namespace has an invalid automation is error/config with that automation's message, not
+ * none/no-markers); NULL when none. Borrowed, valid until config_free. */
+const struct config_invalid *config_find_invalid_in(const struct config *c, enum config_kind kind,
+                                                    const char *ns);
+
+/* "ImageRepository", "ImagePolicy", "GitRepository", "ImageUpdateAutomation", "file". */
+const char *config_kind_name(enum config_kind k);
+void config_free(struct config *c);
 
 /* Lookups by namespace and name, or by id "ns/name"; NULL when absent. Borrowed pointers,
  * valid until config_free. */
@@ -191,8 +294,24 @@ const struct config_automation *config_find_automation(const struct config *c, c
 
 /* The folder of secret `name` under secrets_dir ("<secrets_dir>/<name>") in a new string
  * (free() it). Names were validated at load (DNS-1123 subdomain: no '/', no ".."). Existence
- * is not checked here. Returns 0, or IG_EINVALID / IG_EFAIL (out of memory) with err set. */
+ * is not checked here. secrets_dir NULL (no --secrets-dir) is IG_EINVALID "secret 'X' needs
+ * --secrets-dir": there is no default folder, never the current directory. Returns 0, or
+ * IG_EINVALID / IG_EFAIL (out of memory) with err set. */
 int config_secret_path(char **out, const char *secrets_dir, const char *name, struct error *err);
+
+/* True when automation a considers policy p, as Flux's image-automation-controller does: p is in
+ * a's namespace and its labels match a's spec.policySelector (absent or empty: every policy of
+ * the namespace). Markers naming a policy a does not select are left untouched. */
+bool config_automation_selects(const struct config_automation *a, const struct config_policy *p);
+
+/* For a pass that finds a's spec.update.path missing in its clone: sets err (IG_ENOTFOUND, which
+ * it returns) to the one-line message naming the field and the config's file:line, not the
+ * cache path: "FILE:LINE: ImageUpdateAutomation 'ns/name': 'spec.update.path': './x' does not
+ * exist on branch 'main'". */
+int config_automation_path_error(struct error *err, const struct config_automation *a);
+
+/* True when labels (key, value pairs as in config_policy.labels) satisfy every requirement. */
+bool config_selector_matches(const struct config_selector *s, const struct strvec *labels);
 
 /* True while the override is in force at now: a rollback-to is set and rollback-until is
  * absent or later than now. */

@@ -13,21 +13,26 @@ enum gitauth_transport { GITAUTH_LOCAL, GITAUTH_SSH, GITAUTH_HTTP };
 
 struct gitauth {
 	enum gitauth_transport transport;
-	bool tls;              /* https:// */
-	char *url_safe;        /* owned; the URL without any password or token, for messages */
-	char *host;            /* owned; NULL for local */
-	unsigned port;         /* 0 for local */
-	char *username;        /* owned secret-folder values, NULL when absent */
+	bool tls;       /* https:// */
+	char *url_safe; /* owned; the URL without any password or token, for messages and
+	                 * for libgit2 (which stores it in reflogs, FETCH_HEAD, config):
+	                 * HTTP loses its whole userinfo, SSH keeps the user name */
+	char *host;     /* owned; NULL for local */
+	unsigned port;  /* 0 for local */
+	char *username; /* owned secret-folder values, NULL when absent */
 	char *password;
 	char *token;
 	char *passphrase;
-	char *url_userinfo;    /* owned; userinfo embedded in the URL (scrubbed from messages) */
-	char *identity_path;   /* owned paths in the secret folder */
+	char *url_user;      /* owned; the user name of the URL's userinfo, NULL when absent */
+	char *url_password;  /* owned; its password (a secret: scrubbed, never given to libgit2
+	                      * in a URL, offered only through the credential callback) */
+	char *identity_path; /* owned paths in the secret folder */
 	char *identity_pub_path;
-	char *known_hosts;     /* owned; file content */
+	char *known_hosts; /* owned; file content */
 	size_t known_hosts_len;
 	char *ca_path;
-	char *header;          /* owned; "Authorization: Bearer ..." */
+	char *github_app_dir; /* owned; provider github: the secret folder of the app */
+	char *header;         /* owned; "Authorization: Bearer ..." */
 	char *headers[1];
 	unsigned key_tries, userpass_tries;
 	struct error cb_err;   /* why a callback refused, preferred over libgit2's text */
@@ -40,16 +45,25 @@ struct gitauth {
 int gitauth_load(struct gitauth *a, const char *url, const char *secret_dir, struct error *err);
 void gitauth_release(struct gitauth *a);
 
+/* provider: github: HTTPS credentials become the GitHub App's installation token (fetched
+ * and renewed by githubapp.c; a refused token is renewed once per operation). Checks the
+ * secret; IG_EINVALID when it lacks what the app needs or the URL is not https/http. */
+int gitauth_use_github_app(struct gitauth *a, const char *secret_dir, struct error *err);
+
 /* A newly allocated copy of url without userinfo passwords or tokens (NULL: out of memory). */
 char *gitauth_scrub_url(const char *url);
 
 /* Fills libgit2 callbacks and custom headers for one network operation and resets the
- * per-operation state. The pointers stay valid while a lives. */
+ * per-operation state. The pointers stay valid while a lives. Credentials are offered only
+ * when libgit2 asks for the configured origin (scheme, host, port: http_same_origin, the
+ * registry client's rule), and redirects are refused (GIT_REMOTE_REDIRECT_NONE, and
+ * gitstream refuses connections to any other endpoint). */
 void gitauth_prepare(struct gitauth *a, git_remote_callbacks *cb, git_strarray *headers);
 
 /* Brackets each network operation: libgit2's CA location (GIT_OPT_SET_SSL_CERT_LOCATIONS) is
  * process-global, so HTTPS operations are serialised under one mutex, each setting its own
- * ca.crt or the system bundle. */
+ * ca.crt or the system bundle; and this thread's connections may reach only the URL's host
+ * and port (gitstream_allow) until gitauth_end. */
 int gitauth_begin(struct gitauth *a, struct error *err);
 void gitauth_end(struct gitauth *a);
 
@@ -57,7 +71,9 @@ void gitauth_end(struct gitauth *a);
  * refused, else libgit2's text with every credential scrubbed. Returns the IG_* code. */
 int gitauth_error(struct gitauth *a, int git_rc, const char *what, struct error *err);
 
-/* Replaces every credential of a (and any URL userinfo) in msg with "***", in place. */
+/* Replaces every credential of a (Secret values, the URL's password) in msg with "***", in
+ * place, with error_scrub_secret's rule (short values only as whole tokens; a user name is no
+ * secret), and drops any URL userinfo. */
 void gitauth_scrub(const struct gitauth *a, char *msg, size_t cap);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef IMAGEGUARD_GITHISTORY_H
 #define IMAGEGUARD_GITHISTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct error;
@@ -11,8 +12,9 @@ struct error;
 #define GITHISTORY_MAX_COMMITS 2000
 
 /* Called once per distinct version of the file (by blob id), newest first, with its bytes
- * (borrowed for the call). Return 0 to go on, 1 to stop, negative to fail. */
-typedef int (*githistory_fn)(void *ctx, const char *data, size_t len);
+ * (borrowed for the call); at_head says it is the version HEAD has. Return 0 to go on, 1 to
+ * stop, negative to fail. */
+typedef int (*githistory_fn)(void *ctx, const char *data, size_t len, bool at_head);
 
 /* Walks the commits reachable from HEAD of the repository whose work tree is workdir (at most
  * max_commits, children before parents: HEAD first), and hands fn each distinct version of the file

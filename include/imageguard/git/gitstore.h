@@ -5,6 +5,7 @@
 #ifndef IMAGEGUARD_GITSTORE_H
 #define IMAGEGUARD_GITSTORE_H
 
+#include <signal.h>
 #include <stddef.h>
 
 struct buf;
@@ -20,6 +21,11 @@ struct gitstore_options {
 	const char *author_name;  /* default "imageguard" */
 	const char *author_email; /* default "imageguard@localhost" */
 	unsigned max_attempts;    /* pushes tried while the remote moves, default 5 */
+	const char *provider;     /* NULL/"generic", or "github": a GitHub App in secret_dir */
+	/* When non-NULL and set (SIGTERM), a clone or fetch ends at libgit2's next progress
+	 * callback ("stopping"; the cache is kept). A push is never cut: the commit in flight is
+	 * finished. A host that sends nothing calls no callback: that wait is not bounded here. */
+	const volatile sig_atomic_t *stop;
 };
 
 struct gitstore;

@@ -19,6 +19,9 @@ struct kube_options {
 	size_t max_body;         /* one response body, default 16 MiB */
 	size_t max_items;        /* items in one list, default 100000 */
 	unsigned max_retries;    /* on transport errors, 429 and 5xx, default 2 */
+	/* When non-NULL and set (SIGTERM), a request in flight ends within about a second, no
+	 * retry starts, and the call fails with IG_EFAIL "stopping". Default NULL. */
+	const volatile sig_atomic_t *stop;
 };
 
 /* Fills the defaults above. */

@@ -20,6 +20,10 @@ struct marker {
 	size_t start;     /* byte range of the value's content in the file, inside any quotes */
 	size_t end;
 	char *value;      /* owned; the current value (unescaped) */
+	char *setter;     /* owned; the marker's setter as Flux names it: "ns:name", "ns:name:tag" */
+	/* owned; the YAML document holding the marker, as its scalars read (NULL when absent):
+	 * apiVersion, kind, metadata.name, metadata.namespace (Flux's ObjectIdentifier) */
+	char *api_version, *kind, *name, *namespace;
 };
 
 /* Something the user should hear about: a marker on a non-scalar, a file that does not parse
@@ -49,15 +53,18 @@ struct marker_set {
  * everything appended; release it with markers_release. */
 int markers_scan_buffer(struct marker_set *out, const char *file, const char *data, size_t len,
 			struct error *err);
-/* Scans every *.yaml / *.yml under root/subpath (subpath may be NULL or "./"), in sorted path
- * order; file names in results are relative to root. Directories named .git and symbolic links
- * (files and directories) are skipped, so nothing outside root is read or later rewritten.
+/* Scans every *.yaml / *.yml and every file named Kustomization (as Flux's reader) under
+ * root/subpath (subpath may be NULL or "./"), in sorted path order; file names in results are
+ * relative to root. Directories named .git, symbolic links (files and directories), FIFOs and
+ * other non-regular files are skipped, and everything is opened relative to directory
+ * descriptors (safefile), so nothing outside root is read or later rewritten.
  * A subpath that is absolute or has a ".." component is IG_EINVALID; a missing root or
  * subpath IG_ENOTFOUND. Unreadable or oversized files are problems, not failures. */
 int markers_scan_tree(struct marker_set *out, const char *root, const char *subpath,
 		      struct error *err);
-/* Scans the one file root/name (read with the size cap; an unreadable or oversized file is a
- * problem), naming it `name` in results. Returns 0, or negative for out of memory. */
+/* Scans the one file root/name (read with the size cap; an unreadable or oversized file, a
+ * symbolic link at any component of name, or a non-regular file is a problem), naming it
+ * `name` in results. Returns 0, or negative for out of memory. */
 int markers_scan_file(struct marker_set *out, const char *root, const char *name,
 		      struct error *err);
 void markers_release(struct marker_set *s);

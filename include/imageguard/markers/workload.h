@@ -1,11 +1,13 @@
-/* The workloads in Kubernetes manifests (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
- * CronJob, Pod) and their containers' image fields with line numbers, so that a marker's
- * file:line leads to the workload and container whose image it sets. */
+/* The workloads in Kubernetes manifests (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet,
+ * ReplicationController, Job, CronJob, PodTemplate: one table for lint and verify) and their
+ * containers' image fields with line numbers, so that a marker's file:line leads to the
+ * workload and container whose image it sets. */
 #ifndef IMAGEGUARD_WORKLOAD_H
 #define IMAGEGUARD_WORKLOAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <yaml.h>
 
 struct error;
 
@@ -40,6 +42,11 @@ int workload_scan_buffer(struct workload_set *out, const char *file, const char 
 const struct workload_container *workload_at_line(const struct workload_set *s, size_t line);
 
 void workload_set_release(struct workload_set *s);
+
+/* The pod spec mapping of a workload document (root of doc), borrowed from doc, or NULL for
+ * another kind or a document without one; *kind (when kind is not NULL) gets the kind's name
+ * (static storage). Merge keys are honoured (yamltree_get). */
+yaml_node_t *workload_pod_spec(yaml_document_t *doc, const yaml_node_t *root, const char **kind);
 
 /* The API path of a workload object ("/apis/apps/v1/namespaces/NS/deployments/NAME"), newly
  * allocated (free() it), or NULL for an unknown kind or out of memory. */

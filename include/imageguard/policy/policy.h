@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct buf;
 struct error;
 struct strvec;
 
@@ -39,16 +40,20 @@ struct policy_result {
 	size_t candidates; /* tags that passed filter, exclusion and the order's parse/range */
 	size_t skipped;    /* tags that matched the filter but could not be ordered (not a number,
 	                      not semver, outside the range), and tags over POLICY_TAG_MAX */
+	/* owned; a numerical policy's first skipped tag, else NULL. Flux fails a numerical policy
+	 * when any tag passing the filter is not a number: then latest is NULL and the caller
+	 * reports the failure naming this tag */
+	char *unordered;
 };
 
 #define POLICY_RESULT_INIT                                                                         \
 	{                                                                                          \
-		NULL, 0, 0                                                                         \
+		NULL, 0, 0, NULL                                                                   \
 	}
 
 /* Picks the best of n tags in one pass without per-tag allocation. Duplicates are counted as
- * given (fold them first). Returns 0 (latest may be NULL when nothing qualifies) or a
- * negative code (out of memory). */
+ * given (fold them first). Returns 0 (latest may be NULL when nothing qualifies, and is NULL
+ * when unordered is set) or a negative code (out of memory; out is then released). */
 int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
                   size_t n, struct error *err);
 void policy_result_release(struct policy_result *r);
@@ -59,15 +64,33 @@ int policy_order(struct strvec *out, const struct policy *p, const char *const *
 
 enum policy_verdict {
 	POLICY_FORWARD,     /* candidate strictly ahead of current */
-	POLICY_SAME,        /* same rank and same tag */
-	POLICY_BACKWARD,    /* candidate behind current (or equal rank, byte-wise lower tag) */
+	POLICY_SAME,        /* the order ties them: the same tag, or the same version, number or
+	                       extracted value spelled differently (v1.3.0 and 1.3.0) */
+	POLICY_BACKWARD,    /* candidate behind current */
 	POLICY_INCOMPARABLE /* current (or candidate) is outside the policy's order */
 };
 
-/* Compares current with candidate under the policy (filter and extract applied to both).
- * The guard trusts this with every commit. */
+/* Compares current with candidate under exactly this policy (filter, extract and range applied
+ * to both): INCOMPARABLE when either side does not pass. */
 enum policy_verdict policy_compare(const struct policy *p, const char *current,
                                    const char *candidate);
+
+/* The verdict every decision uses (the guard and `eval --current` alike): whether moving the
+ * committed value current to candidate, the policy's pick, is forward. INCOMPARABLE when
+ * candidate does not pass the policy. Otherwise current is compared under the policy's order
+ * with the range lifted (a narrowed range must not roll back), and SAME means equal under that
+ * order. For a semver policy, a current that is outside the order but reads loosely as a
+ * version (semver_parse_loose of the extracted value when the pattern matches it, else of the
+ * tag) ahead of the candidate is BACKWARD: `v2`, `2.1`, `2025.07.03`, `1.2.3.4` are never
+ * replaced by a version behind them. Everything else is INCOMPARABLE (adopt). */
+enum policy_verdict policy_verdict(const struct policy *p, const char *current,
+                                   const char *candidate);
+
+/* The value tag is ordered by, as Flux's filter computes it: the extract template expanded from
+ * the pattern's first match, or the tag itself. Appends it to out (a NUL-terminated buffer).
+ * Returns 0, IG_ENOTFOUND when the exclusion list or the pattern drops the tag, IG_ETOOBIG for
+ * a tag or value over its cap, or IG_EFAIL (memory, out's cap). */
+int policy_value(struct buf *out, const struct policy *p, const char *tag);
 
 /* True when tag passes filter and exclusion and is orderable (in range for semver). */
 bool policy_accepts(const struct policy *p, const char *tag);

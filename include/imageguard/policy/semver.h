@@ -1,6 +1,7 @@
-/* SemVer 2.0.0 versions (an optional leading v or V) and their precedence, and version ranges
- * with the semantics of Masterminds/semver v3 (what Flux's ImagePolicy uses). Numbers are digit
- * strings of any length: nothing overflows, nothing is rounded. */
+/* Versions as Flux's semver policy reads them (fluxcd/pkg version.ParseVersion over
+ * Masterminds/semver v3) and their precedence, and version ranges with the semantics of
+ * Masterminds/semver v3. Numbers are digit strings, compared exactly: nothing
+ * overflows, nothing is rounded. */
 #ifndef IMAGEGUARD_SEMVER_H
 #define IMAGEGUARD_SEMVER_H
 
@@ -24,9 +25,22 @@ struct semver {
 	size_t build_len;
 };
 
-/* Parses s[0..len) as a strict SemVer 2.0.0 version with an optional leading v/V. Returns 0 or
- * IG_EINVALID (message names the version when err is non-NULL; pass NULL on hot paths). */
+/* Parses s[0..len) as fluxcd/pkg version.ParseVersion does, which is what Flux's semver policy
+ * orders: at least two '.', an optional lowercase v, one to three numbers (leading zeros
+ * allowed, each at most 2^64-1), -prerelease (numeric identifiers without leading zeros) and
+ * +build. So `v2025.07.03`, `1.2-rc.1` and `1-a.b` are versions, `V1.2.3`, `1.2` and `1.2.3.4`
+ * are not. Returns 0 or IG_EINVALID (message names the version when err is non-NULL; pass NULL
+ * on hot paths). */
 int semver_parse(struct semver *out, const char *s, size_t len, struct error *err);
+
+#define SEMVER_LOOSE_PARTS 8
+
+/* Reads s[0..len) as a person reads a version, for a value already committed: an optional v or
+ * V, one to SEMVER_LOOSE_PARTS numbers of any length with any leading zeros (`v2`, `2.1`,
+ * `2025.07.03`, `1.2.3.4`), then -prerelease and +build of any identifiers. The first three
+ * numbers fill out; *longer is set when a number past the third is not zero (`1.2.3.4` is
+ * ahead of 1.2.3). Returns 0 or IG_EINVALID. */
+int semver_parse_loose(struct semver *out, bool *longer, const char *s, size_t len);
 
 /* SemVer precedence: <0, 0, >0. Build metadata is ignored. */
 int semver_compare(const struct semver *a, const struct semver *b);

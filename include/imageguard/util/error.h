@@ -24,11 +24,17 @@ struct error {
 	char msg[ERROR_MSG_MAX];
 };
 
-#define ERROR_INIT {0, {0}}
+#define ERROR_INIT                                                                                 \
+	{                                                                                          \
+		0,                                                                                 \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
 
 /* Sets the message (printf-style) and code; returns code so callers can `return error_set(...)`. */
 int error_set(struct error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Prefixes the existing message with "<context>: " (each layer adds its context once);
  * returns the stored code. Safe with err == NULL. */
@@ -36,6 +42,21 @@ int error_prefix(struct error *err, const char *fmt, ...) __attribute__((format(
 
 /* Keeps text from outside on one line: control characters become spaces, in place. */
 void error_flatten(char *s);
+
+/* Secrets at least this long are scrubbed wherever they occur; shorter ones only where they
+ * stand as a whole token, so that a short value never garbles ordinary words. */
+#define ERROR_SECRET_MIN 8
+
+/* Replaces secret in msg (in place, at most cap bytes) with "***": everywhere when it is at
+ * least ERROR_SECRET_MIN bytes long, else only where no letter or digit touches it on either
+ * side. NULL or "" does nothing. */
+void error_scrub_secret(char *msg, size_t cap, const char *secret);
+
+/* Replaces credentials that text from outside may echo: the value of an "Authorization"
+ * header, the token after "Basic " / "Bearer " when it looks like one (8 or more token
+ * characters, not a plain lower-case word), and the password of URL userinfo
+ * ("://user:***@"). Ordinary text is left as it is. Every error_set and error_prefix runs it. */
+void error_scrub_credentials(char *msg);
 
 /* Clears the error. */
 void error_clear(struct error *err);

@@ -5,8 +5,10 @@
 #ifndef IMAGEGUARD_HTTP_H
 #define IMAGEGUARD_HTTP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "imageguard/util/buf.h"
 
@@ -21,9 +23,23 @@ struct http_options {
 	/* Called after every response (code 0: transport failure); label comes from the request. */
 	void (*observe)(void *ctx, const char *label, long http_code);
 	void *observe_ctx;
+	/* When non-NULL and set (SIGTERM), a request in flight ends within about a second and
+	 * no retry or redirect starts: http_do returns IG_EFAIL "stopping". */
+	const volatile sig_atomic_t *stop;
 };
 
 struct http_client; /* thread-safe */
+
+/* Where the body of a 200 response goes instead of http_response.body, as it arrives. */
+struct http_stream {
+	/* Called before every attempt (retries, redirects, auth rounds): forget what an earlier
+	 * attempt delivered. Returns 0 or a negative code (the request fails with it). */
+	int (*begin)(void *ctx, struct error *err);
+	/* The next bytes of a 200 body. A negative return stops the transfer, and http_do returns
+	 * that code with the message the callback put in err. */
+	int (*write)(void *ctx, const char *data, size_t len, struct error *err);
+	void *ctx;
+};
 
 /* Returns 0 or IG_EFAIL. The client owns its curl share handle; free with http_client_free. */
 int http_client_new(struct http_client **out, const struct http_options *opts, struct error *err);
@@ -38,8 +54,11 @@ struct http_request {
 	const char *ca_file;        /* NULL: system CAs */
 	bool allow_http;            /* a redirect from https to http is refused unless set */
 	long timeout_ms;            /* 0: the client's */
-	size_t max_body;            /* body cap; 0: 4 MiB */
+	size_t max_body;            /* body cap (a stream's bytes count too); 0: 4 MiB */
 	const char *label;          /* for observe() and log lines ("ghcr.io") */
+	const struct http_stream *stream; /* NULL: a 200 body goes into http_response.body */
+	int64_t deadline_ms; /* http_now_ms() instant by which everything ends, retries and
+	                      * backoff included (IG_ETIMEOUT); 0: none */
 };
 
 struct http_response {
@@ -64,6 +83,12 @@ struct http_response {
  * release it with http_response_release. */
 int http_do(struct http_response *out, struct http_client *c, const struct http_request *req,
             struct error *err);
+
+/* Sets the client's stop flag (see http_options.stop); call while no request runs. */
+void http_client_set_stop(struct http_client *c, const volatile sig_atomic_t *stop);
+
+/* Monotonic milliseconds, the clock of http_request.deadline_ms. */
+int64_t http_now_ms(void);
 void http_response_release(struct http_response *r);
 
 /* Every value of header name (case-insensitive) joined with ", " and trimmed, newly allocated

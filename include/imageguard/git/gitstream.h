@@ -1,0 +1,16 @@
+/* The TCP stream libgit2 uses for every connection (HTTP, HTTPS under its TLS layer, SSH):
+ * it connects only to the endpoint (host, port) of the operation running on this thread, so
+ * a redirect to another port or host never receives a request, a header or a credential. */
+#ifndef IMAGEGUARD_GITSTREAM_H
+#define IMAGEGUARD_GITSTREAM_H
+
+/* Registers the stream with libgit2 (once per process; after git_libgit2_init). Returns 0
+ * or IG_EFAIL. */
+int gitstream_install(void);
+
+/* Sets the one endpoint this thread's libgit2 connections may reach (host as in the URL,
+ * without brackets; compared case-insensitively), or none with host NULL: every connection
+ * is then refused. host is borrowed until the next call. */
+void gitstream_allow(const char *host, unsigned port);
+
+#endif

@@ -1,0 +1,229 @@
+/* The secrets a configuration names, checked when it is loaded (check-config --secrets-dir,
+ * and plan/reconcile/run): each folder exists under --secrets-dir and holds what its use needs,
+ * parsed. A missing secret is an error naming it and its path, never anonymous access. Only
+ * names and paths go into messages, never a value. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "config_private.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+
+#define MAX_DOCKER_CONFIG (1u << 20)
+
+enum use { USE_REGISTRY, USE_CA, USE_GIT_SSH, USE_GIT_HTTP };
+
+static bool has_file(const char *dir, const char *name)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The host[:port] a Docker config key names ("https://ghcr.io/v2/" is "ghcr.io"), Docker Hub's
+ * aliases folded, as creds.c matches them. */
+static void key_host(char *out, size_t n, const char *key)
+{
+	const char *p = key;
+
+	if (!strncasecmp(p, "https://", 8))
+		p += 8;
+	else if (!strncasecmp(p, "http://", 7))
+		p += 7;
+	snprintf(out, n, "%.*s", (int)strcspn(p, "/"), p);
+	if (!strcasecmp(out, "docker.io") || !strcasecmp(out, "index.docker.io"))
+		snprintf(out, n, "%s", "registry-1.docker.io");
+}
+
+static int b64_value(char c)
+{
+	static const char digits[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p = c ? strchr(digits, c) : NULL;
+
+	return p ? (int)(p - digits) : -1;
+}
+
+/* An `auth` value is base64 of "user:password" (Docker's format): checked without keeping the
+ * decoded bytes, only whether a ':' is among them. */
+static bool is_auth_value(const char *s)
+{
+	size_t n = strlen(s), bits = 0;
+	unsigned acc = 0;
+	bool colon = false;
+
+	if (n == 0 || n % 4 != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int v = b64_value(s[i]);
+
+		if (s[i] == '=' && i >= n - 2 && (i == n - 1 || s[n - 1] == '='))
+			break;
+		if (v < 0)
+			return false;
+		acc = (acc << 6 | (unsigned)v) & 0xffffff;
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			colon |= ((acc >> bits) & 0xff) == ':';
+		}
+	}
+	return colon;
+}
+
+static bool entry_has_credentials(json_t *e)
+{
+	static const char *const fields[] = {"auth", "username", "registrytoken", "identitytoken"};
+
+	for (size_t i = 0; i < 4; i++) {
+		json_t *v = json_object_get(e, fields[i]);
+
+		if (json_is_string(v) && json_string_value(v)[0])
+			return true;
+	}
+	return false;
+}
+
+/* "" when .dockerconfigjson in dir parses and has credentials for host, else the problem. */
+static void check_dockerconfig(char *msg, size_t n, const char *dir, const char *host)
+{
+	struct buf b = BUF_INIT_MAX(MAX_DOCKER_CONFIG), path = BUF_INIT;
+	json_error_t jerr;
+	json_t *root = NULL, *auths, *v;
+	const char *key;
+	char h[512];
+	bool found = false;
+
+	*msg = '\0';
+	if (buf_printf(&path, "%s/.dockerconfigjson", dir) < 0 ||
+	    buf_read_file(&b, path.data) < 0) {
+		snprintf(msg, n, "'.dockerconfigjson' cannot be read (or is larger than 1 MiB)");
+		goto done;
+	}
+	/* jansson's text may quote the secret: the position only */
+	if (!(root = json_loadb(b.data, b.len, 0, &jerr))) {
+		snprintf(msg, n, "'.dockerconfigjson' is not JSON (line %d, column %d)", jerr.line,
+		         jerr.column);
+		goto done;
+	}
+	if (!json_is_object(auths = json_object_get(root, "auths"))) {
+		snprintf(msg, n, "'.dockerconfigjson' has no \"auths\" object");
+		goto done;
+	}
+	json_object_foreach(auths, key, v)
+	{
+		json_t *auth = json_object_get(v, "auth");
+
+		key_host(h, sizeof(h), key);
+		if (strcasecmp(h, host) != 0 || !json_is_object(v))
+			continue;
+		if (json_is_string(auth) && json_string_value(auth)[0] &&
+		    !is_auth_value(json_string_value(auth))) {
+			snprintf(msg, n,
+			         "'.dockerconfigjson': auths.\"%s\".auth is not base64 of "
+			         "user:password",
+			         key);
+			goto done;
+		}
+		found |= entry_has_credentials(v);
+	}
+	if (!found)
+		snprintf(msg, n, "'.dockerconfigjson' has no credentials for registry '%s'", host);
+done:
+	json_decref(root);
+	if (b.data)
+		memset(b.data, 0, b.len);
+	buf_release(&b);
+	buf_release(&path);
+}
+
+/* "" when the folder dir holds what use needs, else the problem. */
+static void check_folder(char *msg, size_t n, const char *dir, enum use use, const char *host)
+{
+	bool user = has_file(dir, "username"), pass = has_file(dir, "password");
+	bool token = has_file(dir, "bearerToken");
+
+	*msg = '\0';
+	if (user && !pass) {
+		snprintf(msg, n, "'username' without 'password'");
+	} else if (use == USE_REGISTRY && has_file(dir, ".dockerconfigjson")) {
+		check_dockerconfig(msg, n, dir, host);
+	} else if (use == USE_REGISTRY && !user && !token) {
+		snprintf(msg, n,
+		         "no '.dockerconfigjson', 'username'/'password' or 'bearerToken' (for "
+		         "anonymous access, remove the secretRef)");
+	} else if (use == USE_CA && has_file(dir, "tls.crt")) {
+		snprintf(msg, n, "'tls.crt': client certificates are not supported");
+	} else if (use == USE_CA && !has_file(dir, "ca.crt")) {
+		snprintf(msg, n, "no 'ca.crt'");
+	} else if (use == USE_GIT_SSH && !has_file(dir, "identity")) {
+		snprintf(msg, n, "no 'identity' (the SSH private key)");
+	} else if (use == USE_GIT_SSH && !has_file(dir, "known_hosts")) {
+		snprintf(msg, n, "no 'known_hosts' (an SSH host key is never trusted unseen)");
+	} else if (use == USE_GIT_HTTP && !user && !token && !has_file(dir, "ca.crt")) {
+		snprintf(msg, n, "no 'username'/'password', 'bearerToken' or 'ca.crt'");
+	}
+}
+
+/* One secret of one object: an error of that object when it is not usable. */
+static void check_secret(struct loader *L, enum config_kind k, const char *ns, const char *name,
+                         const char *id, struct config_origin origin, size_t line,
+                         const char *field, const char *secret, enum use use, const char *host)
+{
+	const char *sdir = L->opts.secrets_dir;
+	size_t first = L->diags->len;
+	struct stat st;
+	char dir[4096], msg[512];
+
+	if (!secret)
+		return;
+	snprintf(dir, sizeof(dir), "%s/%s", sdir ? sdir : "", secret);
+	if (!sdir)
+		config_diag_error(
+		    L, origin.file, line,
+		    "%s '%s': '%s': secret '%s' needs --secrets-dir (its keys are read "
+		    "from the folder <secrets-dir>/%s)",
+		    config_kind_name(k), id, field, secret, secret);
+	else if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		config_diag_error(L, origin.file, line,
+		                  "%s '%s': '%s': secret '%s' not found: '%s' is not a folder",
+		                  config_kind_name(k), id, field, secret, dir);
+	else if (check_folder(msg, sizeof(msg), dir, use, host), *msg)
+		config_diag_error(L, origin.file, line, "%s '%s': '%s': secret '%s' ('%s'): %s",
+		                  config_kind_name(k), id, field, secret, dir, msg);
+	if (L->diags->len > first && !config_invalid_at(L->c, k, origin.file, origin.line))
+		config_invalid_note(L, k, ns, name, origin.file, origin.line, first);
+}
+
+void config_secrets_check_all(struct loader *L)
+{
+	struct config *c = L->c;
+
+	for (size_t i = 0; i < c->repositories_len; i++) {
+		struct config_repository *r = &c->repositories[i];
+
+		if (config_invalid_at(c, CONFIG_KIND_REPOSITORY, r->origin.file, r->origin.line))
+			continue;
+		check_secret(L, CONFIG_KIND_REPOSITORY, r->ns, r->name, r->id, r->origin,
+		             r->secret_ref_line, "spec.secretRef", r->secret_ref, USE_REGISTRY,
+		             r->ref.registry);
+		check_secret(L, CONFIG_KIND_REPOSITORY, r->ns, r->name, r->id, r->origin,
+		             r->cert_secret_ref_line, "spec.certSecretRef", r->cert_secret_ref,
+		             USE_CA, NULL);
+	}
+	for (size_t i = 0; i < c->git_sources_len; i++) {
+		struct config_git_source *g = &c->git_sources[i];
+
+		if (config_invalid_at(c, CONFIG_KIND_GIT_SOURCE, g->origin.file, g->origin.line))
+			continue;
+		check_secret(L, CONFIG_KIND_GIT_SOURCE, g->ns, g->name, g->id, g->origin,
+		             g->secret_ref_line, "spec.secretRef", g->secret_ref,
+		             g->url && !strncmp(g->url, "ssh://", 6) ? USE_GIT_SSH : USE_GIT_HTTP,
+		             NULL);
+	}
+}

@@ -1,0 +1,407 @@
+/* Cloud registry credentials: provider dispatch, the process-wide token cache and what the
+ * providers share (one HTTP client, environment files, refusals turned into one-line errors).
+ * The cache and the client are module state on purpose, as Flux keeps one package-level auth
+ * cache: tokens must outlive one pass of `run` without every caller carrying a handle. */
+#include <ctype.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "cloudauth_private.h"
+#include "imageguard/registry/creds.h"
+#include "imageguard/registry/imageref.h"
+#include "imageguard/registry/registry.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+
+#define CACHE_MAX 256 /* distinct (provider, registry) pairs kept */
+
+struct entry {
+	char *key;
+	struct cloudauth_token t;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct entry cache[CACHE_MAX];
+static size_t cache_len;
+static struct http_client *client;
+
+bool cloudauth_is_provider(const char *name)
+{
+	static const char *const names[] = {"generic", "aws", "gcp", "azure"};
+
+	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+bool cloudauth_is_cloud(const char *provider)
+{
+	return provider && cloudauth_is_provider(provider) && strcmp(provider, "generic") != 0;
+}
+
+static void wipe_free(char *s)
+{
+	if (s)
+		memset(s, 0, strlen(s));
+	free(s);
+}
+
+void cloudauth_token_release(struct cloudauth_token *t)
+{
+	wipe_free(t->a), wipe_free(t->b), wipe_free(t->c);
+	t->a = t->b = t->c = NULL;
+}
+
+long long cloudauth_now(void)
+{
+	return (long long)time(NULL);
+}
+
+/* Fresh while more than a fifth of the lifetime is left (Flux renews ahead of expiry too). */
+static bool is_fresh(const struct cloudauth_token *t, long long now)
+{
+	long long life = t->expires - t->issued;
+
+	if (t->expires == 0)
+		return true;
+	return now < t->expires - (life > 0 ? life / 5 : 0);
+}
+
+static int copy_token(struct cloudauth_token *out, const struct cloudauth_token *t)
+{
+	*out = (struct cloudauth_token){NULL, NULL, NULL, t->issued, t->expires};
+	if ((t->a && !(out->a = strdup(t->a))) || (t->b && !(out->b = strdup(t->b))) ||
+	    (t->c && !(out->c = strdup(t->c)))) {
+		cloudauth_token_release(out);
+		return IG_EFAIL;
+	}
+	return 0;
+}
+
+static struct entry *find(const char *key)
+{
+	for (size_t i = 0; i < cache_len; i++)
+		if (strcmp(cache[i].key, key) == 0)
+			return &cache[i];
+	return NULL;
+}
+
+bool cloudauth_cache_get(struct cloudauth_token *out, const char *key)
+{
+	struct entry *e;
+	bool hit = false;
+
+	pthread_mutex_lock(&lock);
+	e = find(key);
+	if (e && is_fresh(&e->t, cloudauth_now()))
+		hit = copy_token(out, &e->t) == 0;
+	pthread_mutex_unlock(&lock);
+	return hit;
+}
+
+static void drop_locked(struct entry *e)
+{
+	free(e->key);
+	cloudauth_token_release(&e->t);
+	*e = cache[--cache_len];
+}
+
+void cloudauth_cache_put(const char *key, const struct cloudauth_token *t)
+{
+	struct entry *e;
+	struct cloudauth_token copy;
+
+	if (copy_token(&copy, t) < 0)
+		return;
+	pthread_mutex_lock(&lock);
+	if ((e = find(key)) != NULL)
+		drop_locked(e);
+	if (cache_len == CACHE_MAX)
+		drop_locked(&cache[0]);
+	cache[cache_len].key = strdup(key);
+	if (cache[cache_len].key) {
+		cache[cache_len].t = copy;
+		cache_len++;
+	} else {
+		cloudauth_token_release(&copy);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void cloudauth_cache_drop(const char *key)
+{
+	struct entry *e;
+
+	pthread_mutex_lock(&lock);
+	if ((e = find(key)) != NULL)
+		drop_locked(e);
+	pthread_mutex_unlock(&lock);
+}
+
+void cloudauth_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	while (cache_len > 0)
+		drop_locked(&cache[0]);
+	http_client_free(client);
+	client = NULL;
+	pthread_mutex_unlock(&lock);
+}
+
+int cloudauth_http(struct http_response *out, const struct http_request *req, struct error *err)
+{
+	struct http_options opts = {.max_retries = 2};
+	struct http_client *c;
+	int error = 0;
+
+	pthread_mutex_lock(&lock);
+	if (!client)
+		error = http_client_new(&client, &opts, err);
+	c = client;
+	pthread_mutex_unlock(&lock);
+	if (error < 0)
+		return error;
+	return http_do(out, c, req, err);
+}
+
+const char *cloudauth_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+int cloudauth_read_env_file(char **out, const char *provider, const char *var, struct error *err)
+{
+	const char *path = cloudauth_env(var);
+	struct buf b = BUF_INIT_MAX(CLOUDAUTH_MAX_FILE);
+	size_t start = 0;
+	int error;
+
+	*out = NULL;
+	if (!path)
+		return error_set(err, IG_EINVALID, "provider '%s': %s is not set", provider, var);
+	if ((error = buf_read_file(&b, path)) < 0) {
+		buf_release(&b);
+		return error_set(err, IG_EINVALID, "provider '%s': %s '%s': %s", provider, var,
+		                 path,
+		                 error == IG_ENOTFOUND ? "no such file"
+		                 : error == IG_ETOOBIG ? "too big"
+		                                       : "unreadable");
+	}
+	while (b.len > 0 && isspace((unsigned char)b.data[b.len - 1]))
+		b.data[--b.len] = '\0';
+	while (start < b.len && isspace((unsigned char)b.data[start]))
+		start++;
+	if (start == b.len) {
+		buf_release(&b);
+		return error_set(err, IG_EINVALID, "provider '%s': %s '%s' is empty", provider, var,
+		                 path);
+	}
+	*out = strdup(b.data + start);
+	memset(b.data, 0, b.len);
+	buf_release(&b);
+	return *out ? 0 : error_set(err, IG_EFAIL, "out of memory");
+}
+
+/* The service's error code from a JSON ("__type", "error", "code") or XML (<Code>) body, kept
+ * to a short token of name characters; "" when none. */
+static void error_code(char *out, size_t n, const struct http_response *r)
+{
+	static const char *const fields[] = {"__type", "error", "code", "message"};
+	const char *src = NULL, *x;
+	json_t *j = r->body.data ? json_loadb(r->body.data, r->body.len, 0, NULL) : NULL;
+	size_t o = 0;
+
+	for (size_t i = 0; json_is_object(j) && !src && i < 3; i++)
+		src = json_string_value(json_object_get(j, fields[i]));
+	if (!src && r->body.data && (x = strstr(r->body.data, "<Code>")) != NULL)
+		src = x + 6;
+	if (src && strchr(src, '#') && strchr(src, '#') < src + 64)
+		src = strchr(src, '#') + 1;
+	for (; src && *src && o + 1 < n && o < 64; src++) {
+		if (!isalnum((unsigned char)*src) && !strchr("_.-", *src))
+			break;
+		out[o++] = *src;
+	}
+	out[o] = '\0';
+	json_decref(j);
+}
+
+int cloudauth_refused(struct error *err, const char *what, const struct http_response *r)
+{
+	char code[80];
+	int rc = (r->status == 400 || r->status == 401 || r->status == 403) ? IG_EAUTH : IG_EFAIL;
+
+	error_code(code, sizeof(code), r);
+	if (*code)
+		return error_set(err, rc, "%s: %ld %s: %s", what, r->status, http_reason(r->status),
+		                 code);
+	return error_set(err, rc, "%s: %ld %s", what, r->status, http_reason(r->status));
+}
+
+int cloudauth_form_append(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int error = (isalnum(c) || strchr("-._~", c)) ? buf_append(b, s, 1)
+		                                              : buf_printf(b, "%%%02X", c);
+		if (error < 0)
+			return error;
+	}
+	return 0;
+}
+
+static void cache_key(char *out, size_t n, const char *provider, const char *host)
+{
+	snprintf(out, n, "%s\n%s", provider, host);
+}
+
+static int fetch(struct cloudauth_token *t, const char *provider, const char *host, bool insecure,
+                 struct error *err)
+{
+	if (strcmp(provider, "aws") == 0)
+		return cloudauth_aws_fetch(t, host, err);
+	if (strcmp(provider, "gcp") == 0)
+		return cloudauth_gcp_fetch(t, host, err);
+	return cloudauth_azure_fetch(t, host, insecure, err);
+}
+
+int cloudauth_creds(struct registry_creds *out, const char *provider, const char *registry_host,
+                    bool insecure, struct error *err)
+{
+	struct cloudauth_token t = {0};
+	char key[512];
+	int error;
+
+	if (!cloudauth_is_cloud(provider))
+		return 0;
+	cache_key(key, sizeof(key), provider, registry_host);
+	if (!cloudauth_cache_get(&t, key)) {
+		if ((error = fetch(&t, provider, registry_host, insecure, err)) < 0)
+			return error;
+		cloudauth_cache_put(key, &t);
+		log_info("cloudauth.token",
+		         "provider '%s' registry '%s': new credential, %lld s left", provider,
+		         registry_host, t.expires ? t.expires - cloudauth_now() : -1);
+	}
+	creds_release(out);
+	out->username = t.a;
+	out->password = t.b;
+	wipe_free(t.c);
+	return 0;
+}
+
+void cloudauth_forget(const char *provider, const char *registry_host)
+{
+	char key[512];
+
+	if (!cloudauth_is_cloud(provider))
+		return;
+	cache_key(key, sizeof(key), provider, registry_host);
+	cloudauth_cache_drop(key);
+	if (strcmp(provider, "aws") == 0)
+		cloudauth_aws_forget();
+	else if (strcmp(provider, "azure") == 0)
+		cloudauth_azure_forget();
+	else
+		cloudauth_gcp_forget();
+}
+
+/* n digits at s as a number, or -1. */
+static int digits(const char *s, int n)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+int cloudauth_list_tags(struct registry_listing *out, struct registry_client *c,
+                        const struct registry_target *t, const char *provider,
+                        struct registry_creds *creds, struct error *err)
+{
+	const char *host = t->ref->registry;
+	int error = registry_list_tags(out, c, t, err);
+
+	if (error != IG_EAUTH || !cloudauth_is_cloud(provider))
+		return error;
+	log_info("cloudauth.refused",
+	         "provider '%s' registry '%s': credential refused, fetching a new one", provider,
+	         host);
+	cloudauth_forget(provider, host);
+	registry_listing_release(out);
+	error_clear(err);
+	if ((error = cloudauth_creds(creds, provider, host, t->insecure, err)) < 0)
+		return error;
+	return registry_list_tags(out, c, t, err);
+}
+
+long long cloudauth_parse_time(const char *s)
+{
+	static const char shape[] = "0000-00-00T00:00:00";
+	struct tm tm = {0};
+	const char *p;
+
+	if (!s || strlen(s) < sizeof(shape) - 1)
+		return -1;
+	for (size_t i = 0; i < sizeof(shape) - 1; i++)
+		if (shape[i] != '0' && shape[i] != s[i])
+			return -1;
+	tm.tm_year = digits(s, 4) - 1900;
+	tm.tm_mon = digits(s + 5, 2) - 1;
+	tm.tm_mday = digits(s + 8, 2);
+	tm.tm_hour = digits(s + 11, 2);
+	tm.tm_min = digits(s + 14, 2);
+	tm.tm_sec = digits(s + 17, 2);
+	if (tm.tm_year < 0 || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour < 0 || tm.tm_hour > 23 || tm.tm_min < 0 ||
+	    tm.tm_min > 59 || tm.tm_sec < 0 || tm.tm_sec > 60)
+		return -1;
+	p = s + sizeof(shape) - 1;
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
+			;
+	if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
+		return -1;
+	return (long long)timegm(&tm);
+}
+
+int cloudauth_parse_oauth(char **token, long long *expires_in, const char *json, size_t len,
+                          const char *field, struct error *err)
+{
+	json_t *j = json_loadb(json, len, 0, NULL), *e;
+	const char *v;
+	int error = 0;
+
+	*token = NULL;
+	*expires_in = 0;
+	if (!json_is_object(j) || !(v = json_string_value(json_object_get(j, field))) || !*v) {
+		error = error_set(err, IG_EINVALID, "answer without '%s'", field);
+		goto done;
+	}
+	e = json_object_get(j, "expires_in");
+	if (json_is_integer(e))
+		*expires_in = json_integer_value(e);
+	else if (json_is_string(e))
+		*expires_in = strtoll(json_string_value(e), NULL, 10);
+	if (*expires_in < 0 || *expires_in > 366LL * 86400) {
+		error = error_set(err, IG_EINVALID, "answer with a bad 'expires_in'");
+		goto done;
+	}
+	if (!(*token = strdup(v)))
+		error = error_set(err, IG_EFAIL, "out of memory");
+done:
+	json_decref(j);
+	return error;
+}

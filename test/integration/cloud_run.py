@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""End to end with `provider: aws` (IRSA through the cloud fixture's STS and ECR, in front of
+docker-registry with token auth): `reconcile` lists through the ECR credential and commits the
+update; `run` serves /metrics after a pass; no token, key, signature or web identity token in
+stdout, stderr, the audit log or /metrics. An ImageRepository whose provider lacks its
+environment fails alone, with one line naming the provider, while the other automates."""
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.environ.get("IMAGEGUARD_SRC", "."), "test", "fixtures"))
+import cloud_fixture as cf  # noqa: E402
+import registry  # noqa: E402
+from guard_env import Env, Checks, marker_file, by_file  # noqa: E402
+
+t = Checks()
+
+
+def secrets_of(c, token_file):
+    st = c.state
+    out = [st.static_key[1], open(token_file).read()]
+    for _, (secret, token, _) in st.aws_keys.items():
+        out += [secret] + ([token] if token else [])
+    out += [p for (_, p) in st.minted]
+    return [s for s in out if s]
+
+
+def no_secret(c, token_file, what, *texts):
+    leaked = [s[:10] for s in secrets_of(c, token_file) for text in texts if s in text]
+    t.check(not leaked, "no secret in " + what, leaked)
+    t.check(not any("Signature=" in x or "AWS4-HMAC" in x for x in texts),
+            "no signature in " + what)
+
+
+def main():
+    d = os.path.join(os.environ.get("TMPDIR", "/tmp"), "imageguard-cloudrun.%d" % os.getpid())
+    c = cf.start(d)
+    env = None
+    try:
+        registry.push_image("http://" + c.upstream, "team/app", ["v1.0.0", "v1.1.0"],
+                            auth=cf.PUSH_USER)
+        token_file = c.write("token-aws", c.state.sa_token("sts.amazonaws.com"))
+        os.environ.update(AWS_WEB_IDENTITY_TOKEN_FILE=token_file, AWS_ROLE_ARN=cf.ROLE_ARN,
+                          AWS_REGION="us-west-2", AWS_ENDPOINT_URL_STS=c.url,
+                          AWS_ENDPOINT_URL_ECR=c.url)
+        env = Env(registry_host=c.host("ecr"), start_registry=False)
+        env.seed({"apps/app.yaml": marker_file(env.image("team/app") + ":v1.0.0", "app"),
+                  "apps/gcp.yaml": marker_file(c.host("gcp") + "/team/app:v1.0.0", "gcp")})
+        env.config(env.repository("app", "team/app", extra="  provider: aws\n")
+                   + env.repository("gcp", "team/app", host=c.host("gcp"),
+                                    extra="  provider: gcp\n")
+                   + env.policy("app", "app", semver=">=1.0.0")
+                   + env.policy("gcp", "gcp", semver=">=1.0.0")
+                   + env.automation())
+        audit = os.path.join(env.dir, "audit.jsonl")
+        r = env.imageguard("reconcile", "-o", "json", "--audit-log", audit, "--log-level",
+                           "debug")
+        items = by_file(r.json())
+        app = items[("default/app", "apps/app.yaml")]
+        t.check(app["decision"] == "update" and app["candidate"] == "v1.1.0", "ECR update", app)
+        t.check(env.remote_file("apps/app.yaml") ==
+                marker_file(env.image("team/app") + ":v1.1.0", "app"), "committed")
+        gcp_lines = [l for l in (r.out + r.err).splitlines() if "provider 'gcp'" in l]
+        t.check(gcp_lines and "metadata server" in gcp_lines[0], "gcp fails alone, one line",
+                r.out[-3000:])
+        with open(audit) as f:
+            audit_text = f.read()
+        t.check("v1.1.0" in audit_text, "audit written", audit_text[:500])
+        no_secret(c, token_file, "reconcile output", r.out, r.err, audit_text)
+
+        port = registry.free_port()
+        p = subprocess.Popen(env.args("run", "--listen", "127.0.0.1:%d" % port, "--audit-log",
+                                      audit, "--log-level", "debug"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        metrics = ""
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                try:
+                    with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % port) as resp:
+                        if resp.status == 200:
+                            break
+                except OSError:
+                    pass
+                time.sleep(0.2)
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port) as resp:
+                metrics = resp.read().decode()
+        finally:
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=60)
+        t.check("imageguard_" in metrics, "metrics served", metrics[:300])
+        with open(audit) as f:
+            audit_text = f.read()
+        no_secret(c, token_file, "run output, audit and /metrics", out, err, audit_text,
+                  metrics)
+    finally:
+        if env:
+            env.close()
+        c.stop()
+        subprocess.run(["rm", "-rf", d])
+    return t.done()
+
+
+sys.exit(main())

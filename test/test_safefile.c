@@ -1,0 +1,204 @@
+/* safefile: reading and replacing files in an untrusted tree. Each case plants links, FIFOs or
+ * odd paths in a temp dir and checks that nothing outside the tree is read or changed. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/safefile.h"
+
+struct tree {
+	char dir[64];     /* holds root/ and outside/ */
+	char root[96];    /* the untrusted tree */
+	char outside[96]; /* outside/sentinel must never change */
+};
+
+static void put(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	chmod(path, mode);
+}
+
+static void in(char *out, size_t cap, const char *base, const char *rel)
+{
+	snprintf(out, cap, "%s/%s", base, rel);
+}
+
+static void tree_init(struct tree *t)
+{
+	char p[256];
+
+	snprintf(t->dir, sizeof(t->dir), "/tmp/ig-safefile.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(t->dir));
+	snprintf(t->root, sizeof(t->root), "%s/root", t->dir);
+	snprintf(t->outside, sizeof(t->outside), "%s/outside", t->dir);
+	ck_assert_int_eq(mkdir(t->root, 0700), 0);
+	ck_assert_int_eq(mkdir(t->outside, 0700), 0);
+	in(p, sizeof(p), t->root, "apps");
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	in(p, sizeof(p), t->root, "apps/app.yaml");
+	put(p, "image: app:v1\n", 0640);
+	in(p, sizeof(p), t->outside, "sentinel");
+	put(p, "untouched\n", 0600);
+	in(p, sizeof(p), t->outside, "app.yaml");
+	put(p, "outside\n", 0600);
+}
+
+static void tree_done(struct tree *t)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void check_outside(const struct tree *t)
+{
+	struct buf b = BUF_INIT;
+	char p[256];
+
+	in(p, sizeof(p), t->outside, "sentinel");
+	ck_assert_int_eq(buf_read_file(&b, p), 0);
+	ck_assert_str_eq(b.data, "untouched\n");
+	in(p, sizeof(p), t->outside, "app.yaml");
+	ck_assert_int_eq(buf_read_file(&b, p), 0);
+	ck_assert_str_eq(b.data, "outside\n");
+	buf_release(&b);
+}
+
+/* Plants, in root: `kind` l = symlink (target outside), f = FIFO, d = directory. */
+static const struct {
+	const char *what;
+	char kind;
+	const char *path, *target; /* target relative to the outside dir */
+	const char *rel;           /* what is then read and replaced */
+	int rc;                    /* of both read and replace */
+} plants[] = {
+    {"the old temp name", 'l', "apps/app.yaml.imageguard-tmp", "sentinel", "apps/app.yaml", 0},
+    {"a linked file", 'l', "apps/link.yaml", "app.yaml", "apps/link.yaml", IG_EINVALID},
+    {"a linked parent", 'l', "lnk", ".", "lnk/app.yaml", IG_EINVALID},
+    {"a linked grandparent", 'l', "up", "..", "up/outside/app.yaml", IG_EINVALID},
+    {"a FIFO", 'f', "apps/fifo.yaml", NULL, "apps/fifo.yaml", IG_EINVALID},
+    {"a directory", 'd', "apps/dir.yaml", NULL, "apps/dir.yaml", IG_EINVALID},
+    {"dot-dot", 0, NULL, NULL, "../outside/app.yaml", IG_EINVALID},
+    {"dot-dot inside", 0, NULL, NULL, "apps/../../outside/app.yaml", IG_EINVALID},
+    {"absolute", 0, NULL, NULL, "/etc/hostname", IG_EINVALID},
+    {"missing", 0, NULL, NULL, "apps/none.yaml", IG_ENOTFOUND},
+    {"dot components", 0, NULL, NULL, "./apps//./app.yaml", 0},
+};
+
+START_TEST(plant)
+{
+	struct tree t;
+	struct buf b = BUF_INIT_MAX(1024);
+	struct error err = ERROR_INIT;
+	char p[256], q[400];
+
+	tree_init(&t);
+	if (plants[_i].kind) {
+		in(p, sizeof(p), t.root, plants[_i].path);
+		if (plants[_i].kind == 'l') {
+			in(q, sizeof(q), t.outside, plants[_i].target);
+			ck_assert_int_eq(symlink(q, p), 0);
+		} else if (plants[_i].kind == 'f') {
+			ck_assert_int_eq(mkfifo(p, 0600), 0);
+		} else {
+			ck_assert_int_eq(mkdir(p, 0700), 0);
+		}
+	}
+	ck_assert_int_eq(safefile_read(&b, t.root, plants[_i].rel, &err), plants[_i].rc);
+	if (plants[_i].rc == 0)
+		ck_assert_str_eq(b.data, "image: app:v1\n");
+	ck_assert_int_eq(safefile_replace(t.root, plants[_i].rel, "image: app:v2\n", 14, &err),
+	                 plants[_i].rc);
+	check_outside(&t);
+	if (plants[_i].rc == 0) {
+		struct stat st;
+
+		in(p, sizeof(p), t.root, "apps/app.yaml");
+		ck_assert_int_eq(buf_read_file(&b, p), 0);
+		ck_assert_str_eq(b.data, "image: app:v2\n");
+		ck_assert_int_eq(lstat(p, &st), 0);
+		ck_assert(S_ISREG(st.st_mode));
+		ck_assert_int_eq(st.st_mode & 07777, 0640); /* the mode is kept */
+	} else {
+		ck_assert_msg(strstr(err.msg, plants[_i].rel), "%s", err.msg);
+	}
+	/* no temporary is left behind: apps holds what was planted and app.yaml */
+	in(p, sizeof(p), t.root, "apps");
+	snprintf(q, sizeof(q), "test $(ls -A '%s' | wc -l) -eq %d", p,
+	         1 + (plants[_i].kind && strncmp(plants[_i].path, "apps/", 5) == 0));
+	ck_assert_int_eq(system(q), 0);
+	buf_release(&b);
+	tree_done(&t);
+}
+END_TEST
+
+START_TEST(size_cap)
+{
+	struct tree t;
+	struct buf b = BUF_INIT_MAX(8);
+	struct error err = ERROR_INIT;
+
+	tree_init(&t);
+	ck_assert_int_eq(safefile_read(&b, t.root, "apps/app.yaml", &err), IG_ETOOBIG);
+	b.max = 14;
+	ck_assert_int_eq(safefile_read(&b, t.root, "apps/app.yaml", &err), 0);
+	ck_assert_uint_eq(b.len, 14);
+	buf_release(&b);
+	tree_done(&t);
+}
+END_TEST
+
+/* The root itself may be a link (the caller named it), and open_dir walks below it. */
+START_TEST(root_and_dirs)
+{
+	struct tree t;
+	struct buf b = BUF_INIT_MAX(1024);
+	struct error err = ERROR_INIT;
+	char p[256];
+	int fd = -1, sub = -1;
+
+	tree_init(&t);
+	in(p, sizeof(p), t.dir, "rootlink");
+	ck_assert_int_eq(symlink(t.root, p), 0);
+	ck_assert_int_eq(safefile_read(&b, p, "apps/app.yaml", &err), 0);
+	ck_assert_int_eq(safefile_open_root(&fd, p, &err), 0);
+	ck_assert_int_eq(safefile_open_dir(&sub, fd, "apps", &err), 0);
+	close(sub);
+	ck_assert_int_eq(safefile_open_dir(&sub, fd, "apps/app.yaml", &err), IG_EINVALID);
+	ck_assert_int_eq(safefile_open_dir(&sub, fd, "nope", &err), IG_ENOTFOUND);
+	close(fd);
+	in(p, sizeof(p), t.root, "apps/app.yaml");
+	ck_assert_int_eq(safefile_open_root(&fd, p, &err), IG_EINVALID);
+	buf_release(&b);
+	tree_done(&t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("safefile");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_loop_test(tc, plant, 0, sizeof(plants) / sizeof(plants[0]));
+	tcase_add_test(tc, size_cap);
+	tcase_add_test(tc, root_and_dirs);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

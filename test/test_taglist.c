@@ -1,0 +1,271 @@
+/* Unit tests for the streaming tag-list reader: a table of page bodies (each fed whole and in
+ * every piece size, as curl may deliver it), the caps, and a page delivered twice (a retry)
+ * that must not leave its first copy behind. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/registry/taglist.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+
+#define NAME "r.example/a/b"
+
+static const struct {
+	const char *body;
+	int rc;
+	const char *tags;   /* the tags kept, joined by ",", in page order */
+	const char *needle; /* in the message, with rc < 0 */
+} pages[] = {
+    {"{\"name\":\"a/b\",\"tags\":[\"1.0.0\",\"latest\"]}", 0, "1.0.0,latest", NULL},
+    {"{\"name\":\"a/b\",\"tags\":null}", 0, "", NULL},
+    {"{\"name\":\"a/b\",\"tags\":[]}", 0, "", NULL},
+    {" \n{\"tags\":[\"v1\\u002e0\"],\"name\":\"a/b\"}\n", 0, "v1.0", NULL},
+    /* invalid tags are skipped: leading dash, space, empty, NUL, non-ASCII, 129 chars */
+    {"{\"name\":\"a/b\",\"tags\":[\"ok\",\"-bad\",\"sp ace\",\"\",\"n\\u0000l\",\"caf\\u00e9\","
+     "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"]}",
+     0, "ok", NULL},
+    /* other members may hold anything, nested; numbers of any size */
+    {"{\"name\":\"a/b\",\"x\":{\"tags\":[1,{\"tags\":2}]},\"n\":1e400,\"m\":123456789012345678901"
+     "234567890,\"tags\":[\"a\"],\"y\":[true,false,null]}",
+     0, "a", NULL},
+    {"{\"name\":\"a/b\",\"tags\":[\"ok\",1]}", IG_EINVALID, NULL, "non-string entry"},
+    {"{\"name\":\"a/b\",\"tags\":[\"ok\",[\"x\"]]}", IG_EINVALID, NULL, "non-string entry"},
+    {"{\"name\":\"a/b\",\"tags\":[null]}", IG_EINVALID, NULL, "non-string entry"},
+    {"{\"name\":\"a/b\"}", IG_EINVALID, NULL, "no \"tags\" array"},
+    {"{\"name\":\"a/b\",\"tags\":\"1.0\"}", IG_EINVALID, NULL, "no \"tags\" array"},
+    {"{\"name\":\"a/b\",\"tags\":{\"a\":\"b\"}}", IG_EINVALID, NULL, "no \"tags\" array"},
+    {"{\"tags\":[\"1\"],\"tags\":[\"2\"]}", IG_EINVALID, NULL, "\"tags\" twice"},
+    {"{\"name\":7,\"tags\":[]}", IG_EINVALID, NULL, "\"name\" that is not a string"},
+    {"{\"name\":[\"a\"],\"tags\":[]}", IG_EINVALID, NULL, "\"name\" that is not a string"},
+    {"{\"name\":\"has space\",\"tags\":[]}", IG_EINVALID, NULL, "not a repository name"},
+    {"{\"name\":\"\",\"tags\":[]}", IG_EINVALID, NULL, "not a repository name"},
+    {"[\"1.0\"]", IG_EINVALID, NULL, "not a JSON object"},
+    {"\"tags\"", IG_EINVALID, NULL, "not a JSON object"},
+    {"{\"tags\":[\"1\"", IG_EINVALID, NULL, "not valid JSON"},
+    {"", IG_EINVALID, NULL, "not valid JSON"},
+    {"<html>502</html>", IG_EINVALID, NULL, "not valid JSON"},
+    {"{\"tags\":[\"1\"]} {\"tags\":[]}", IG_EINVALID, NULL, "not valid JSON"},
+    {"{\"tags\":[\"1\"],}", IG_EINVALID, NULL, "not valid JSON"},
+    {"{\"tags\":[\"1\"]} // c", IG_EINVALID, NULL, "not valid JSON"},
+    {"{\"tags\":[\"\xff\"]}", IG_EINVALID, NULL, "not valid JSON"},
+    {"{'tags':[]}", IG_EINVALID, NULL, "not valid JSON"},
+};
+
+static void joined(char *out, size_t n, const struct strvec *v)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < v->len; i++)
+		used += (size_t)snprintf(out + used, n - used, "%s%s", i ? "," : "", v->items[i]);
+}
+
+static void check_result(int rc, const struct strvec *tags, const struct error *err, int i,
+                         size_t piece)
+{
+	char got[512];
+
+	ck_assert_msg(rc == pages[i].rc, "case %d piece %zu: rc %d (%s)", i, piece, rc, err->msg);
+	if (rc == 0) {
+		joined(got, sizeof(got), tags);
+		ck_assert_msg(strcmp(got, pages[i].tags) == 0, "case %d piece %zu: '%s'", i, piece,
+		              got);
+		return;
+	}
+	ck_assert_uint_eq(tags->len, 0);
+	ck_assert_msg(strstr(err->msg, "'" NAME "'") && strstr(err->msg, pages[i].needle),
+	              "case %d piece %zu: %s", i, piece, err->msg);
+	ck_assert_msg(!strchr(err->msg, '\n'), "case %d: two lines", i);
+}
+
+START_TEST(whole_pages)
+{
+	struct strvec tags = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	int rc = taglist_parse(&tags, NAME, pages[_i].body, strlen(pages[_i].body), &err);
+
+	check_result(rc, &tags, &err, _i, 0);
+	strvec_release(&tags);
+}
+END_TEST
+
+/* The same bodies in pieces of every size: the reader must not care where curl cuts. */
+START_TEST(pages_in_pieces)
+{
+	const char *body = pages[_i].body;
+	size_t len = strlen(body);
+
+	for (size_t piece = 1; piece <= len + 1; piece++) {
+		struct strvec tags = STRVEC_INIT;
+		struct error err = ERROR_INIT;
+		struct taglist *t = NULL;
+		int rc;
+
+		ck_assert_int_eq(taglist_new(&t, &tags, NAME, NULL, &err), 0);
+		rc = taglist_page_begin(t, &err);
+		for (size_t off = 0; rc == 0 && off < len; off += piece)
+			rc = taglist_push(t, body + off, piece < len - off ? piece : len - off,
+			                  &err);
+		if (rc == 0)
+			rc = taglist_page_end(t, &err);
+		if (rc < 0) /* the dead page's tags go with the next begin */
+			ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+		check_result(rc, &tags, &err, _i, piece);
+		taglist_free(t);
+		strvec_release(&tags);
+	}
+}
+END_TEST
+
+/* A page delivered again (retry after a cut connection) replaces its first, partial copy;
+ * pages already ended stay. */
+START_TEST(page_again_after_retry)
+{
+	static const char p1[] = "{\"tags\":[\"a\",\"b\"]}";
+	static const char p2[] = "{\"tags\":[\"c\",\"d\"]}";
+	struct strvec tags = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	struct taglist *t = NULL;
+	char got[64];
+
+	ck_assert_int_eq(taglist_new(&t, &tags, NAME, NULL, &err), 0);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, p1, strlen(p1), &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, p2, 12, &err), 0); /* cut after "c" */
+	ck_assert_uint_eq(tags.len, 3);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_uint_eq(tags.len, 2);
+	ck_assert_int_eq(taglist_push(t, p2, strlen(p2), &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	joined(got, sizeof(got), &tags);
+	ck_assert_str_eq(got, "a,b,c,d");
+	taglist_free(t);
+	strvec_release(&tags);
+}
+END_TEST
+
+/* With an arena the strings are packed; a page delivered again rewinds the arena too, also
+ * across a block boundary (the second page is larger than a block). */
+START_TEST(arena_pages)
+{
+	static const char p1[] = "{\"tags\":[\"a\",\"b\"]}";
+	struct tagarena arena = TAGARENA_INIT;
+	struct strvec tags = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	struct taglist *t = NULL;
+	struct buf big = BUF_INIT;
+	size_t n = 80000; /* 80000 tags of 16 bytes: more than one block */
+	char want[32];
+
+	ck_assert_int_eq(buf_puts(&big, "{\"tags\":["), 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(buf_printf(&big, "%s\"tag-%010zu\"", i ? "," : "", i), 0);
+	ck_assert_int_eq(buf_puts(&big, "]}"), 0);
+	ck_assert_int_eq(taglist_new(&t, &tags, NAME, NULL, &err), 0);
+	taglist_set_arena(t, &arena);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, p1, strlen(p1), &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	ck_assert_uint_eq(arena.len, 1);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, big.data, big.len - 10, &err), 0); /* cut short */
+	ck_assert_uint_gt(arena.len, 1);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0); /* the retry */
+	ck_assert_uint_eq(tags.len, 2);
+	ck_assert_uint_eq(arena.len, 1);
+	ck_assert_uint_eq(arena.used, 4);
+	ck_assert_int_eq(taglist_push(t, big.data, big.len, &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	ck_assert_uint_eq(tags.len, n + 2);
+	ck_assert_str_eq(tags.items[0], "a");
+	ck_assert_str_eq(tags.items[1], "b");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "tag-%010zu", i);
+		ck_assert_str_eq(tags.items[i + 2], want);
+	}
+	taglist_free(t);
+	free(tags.items);
+	tagarena_release(&arena);
+	buf_release(&big);
+}
+END_TEST
+
+/* The entry cap counts every entry of the listing, across pages, valid or not; the length cap
+ * skips what is longer. */
+START_TEST(caps)
+{
+	static const char p[] = "{\"tags\":[\"a\",\"-bad\",\"abcdef\"]}";
+	struct taglist_limits lim = {4, 5};
+	struct strvec tags = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	struct taglist *t = NULL;
+
+	ck_assert_int_eq(taglist_new(&t, &tags, NAME, &lim, &err), 0);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, p, strlen(p), &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	ck_assert_uint_eq(tags.len, 1); /* "abcdef" is past max_tag_len 4 */
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, p, strlen(p), &err), IG_ETOOBIG);
+	ck_assert_msg(strstr(err.msg, "'" NAME "'") && strstr(err.msg, "entries"), "%s", err.msg);
+	/* dead until the next begin, which drops the page and its entries from the count */
+	ck_assert_int_eq(taglist_page_end(t, &err), IG_ETOOBIG);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_uint_eq(tags.len, 1);
+	ck_assert_int_eq(taglist_push(t, "{\"tags\":[\"x\",\"y\"]}", 18, &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	ck_assert_uint_eq(tags.len, 3);
+	taglist_free(t);
+	strvec_release(&tags);
+}
+END_TEST
+
+/* Nesting is bounded (yajl's own stack would grow with it). */
+START_TEST(depth_cap)
+{
+	struct strvec tags = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	char body[512];
+	size_t n = 0;
+	int depth = TAGLIST_MAX_DEPTH + 5;
+
+	n += (size_t)snprintf(body + n, sizeof(body) - n, "{\"x\":");
+	for (int i = 0; i < depth; i++)
+		body[n++] = '[';
+	for (int i = 0; i < depth; i++)
+		body[n++] = ']';
+	n += (size_t)snprintf(body + n, sizeof(body) - n, ",\"tags\":[]}");
+	ck_assert_int_eq(taglist_parse(&tags, NAME, body, n, &err), IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "nested too deeply"), "%s", err.msg);
+	strvec_release(&tags);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("taglist");
+	TCase *tc = tcase_create("taglist");
+	size_t n = sizeof(pages) / sizeof(pages[0]);
+	SRunner *sr;
+	int failed;
+
+	log_configure(LOG_ERROR, LOG_TEXT);
+	tcase_add_loop_test(tc, whole_pages, 0, (int)n);
+	tcase_add_loop_test(tc, pages_in_pieces, 0, (int)n);
+	tcase_add_test(tc, page_again_after_retry);
+	tcase_add_test(tc, arena_pages);
+	tcase_add_test(tc, caps);
+	tcase_add_test(tc, depth_cap);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
