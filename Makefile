@@ -39,7 +39,7 @@ TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
 TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
-.PHONY: all check unit deps lint format memcheck bench fuzz demo install clean help coverage
+.PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage
 all: $(BIN) $(FULL_BIN)
 
 $(BUILD)/obj/%.o: src/%.c
@@ -129,6 +129,11 @@ demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@IMAGEGUARD=$(abspath $(BIN)) scripts/demo
 
+# The container image from Containerfile with buildah on a debootstrap base (root; slow: its
+# own CI step, test/image/run_image.sh).
+image: deps
+	@scripts/build-image
+
 bench: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run
@@ -144,7 +149,7 @@ clean:
 	rm -rf build build-asan build-fuzz build-cov
 
 help:
-	@echo "targets: all check unit memcheck coverage demo bench fuzz lint format install clean"
+	@echo "targets: all check unit memcheck coverage demo image bench fuzz lint format install clean"
 	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror)"
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(BUILD)/obj/main-front.d $(TEST_BINS:=.d)

@@ -1392,6 +1392,41 @@ START_TEST(load_failures)
 }
 END_TEST
 
+/* run --kube's path: objects' JSON as documents, named "Kind/ns/name" in every message. */
+START_TEST(documents)
+{
+	static const char repo[] = "{\n  \"apiVersion\": \"image.toolkit.fluxcd.io/v1\",\n"
+	                           "  \"kind\": \"ImageRepository\",\n"
+	                           "  \"metadata\": {\"name\": \"app\", \"namespace\": \"t\"},\n"
+	                           "  \"spec\": {\"image\": \"reg.example/app\"}\n}";
+	static const char pol[] = "{\n  \"apiVersion\": \"image.toolkit.fluxcd.io/v1\",\n"
+	                          "  \"kind\": \"ImagePolicy\",\n"
+	                          "  \"metadata\": {\"name\": \"app\", \"namespace\": \"t\"},\n"
+	                          "  \"spec\": {\"imageRepositoryRef\": {\"name\": \"app\"},\n"
+	                          "    \"policy\": {\"semver\": {\"range\": \"[bad\"}}}\n}";
+	struct config_document docs[] = {{"ImageRepository/t/app", repo, sizeof(repo) - 1},
+	                                 {"ImagePolicy/t/app", pol, sizeof(pol) - 1}};
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(config_load_documents(&c, docs, 1, "kubernetes api", NULL, &diags, &err), 0);
+	ck_assert_uint_eq(c->repositories_len, 1);
+	ck_assert_str_eq(c->repositories[0].id, "t/app");
+	ck_assert_str_eq(c->repositories[0].origin.file, "ImageRepository/t/app");
+	ck_assert_uint_eq(c->repositories[0].origin.line, 3);
+	config_free(c);
+	ck_assert_int_eq(config_load_documents(&c, docs, 2, "kubernetes api", NULL, &diags, &err),
+	                 IG_EINVALID);
+	ck_assert_ptr_null(c);
+	ck_assert_ptr_nonnull(strstr(err.msg, "kubernetes api"));
+	ck_assert_uint_ge(diags.errors, 1);
+	ck_assert_str_eq(diags.items[diags.len - 1].file, "ImagePolicy/t/app");
+	ck_assert_uint_ge(diags.items[diags.len - 1].line, 2);
+	config_diags_release(&diags);
+}
+END_TEST
+
 START_TEST(secret_path)
 {
 	struct error err = ERROR_INIT;
@@ -1517,6 +1552,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, directory_walk);
 	tcase_add_test(tc, load_failures);
 	tcase_add_test(tc, secret_path);
+	tcase_add_test(tc, documents);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	tcase_add_loop_test(tt, duration, 0, sizeof(durations) / sizeof(durations[0]));

@@ -500,7 +500,8 @@ static int report_marker(struct autorun *ar, const struct decide_item *d)
 	    report_set(&it->message, *d->d.message ? d->d.message : NULL) < 0 ||
 	    report_set(&it->current_digest, d->current_digest) < 0 ||
 	    report_set_created(&it->current_created, d->cur_created) < 0 ||
-	    report_set_created(&it->candidate_created, d->cand_created) < 0)
+	    report_set_created(&it->candidate_created, d->cand_created) < 0 ||
+	    report_set(&it->automation, ar->a->id) < 0)
 		return IG_EFAIL;
 	count_decision(p, it);
 	return 0;
@@ -514,6 +515,7 @@ static void automation_failed(struct pass *p, const struct config_automation *a,
 	struct buf b = BUF_INIT;
 
 	log_error("git.open", "automation '%s': %s", a->id, err->msg);
+	report_add_failure(p->report, a->id, err->msg); /* out of memory: status says less */
 	if (p->git_failure)
 		return;
 	buf_printf(&b, "automation '%s': %s", a->id, err->msg);

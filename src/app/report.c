@@ -68,6 +68,25 @@ int report_set_created(char **field, const struct guard_created *c)
 	return report_set(field, text);
 }
 
+int report_add_failure(struct report *r, const char *automation, const char *message)
+{
+	struct report_failure *f = realloc(r->failures, (r->failures_len + 1) * sizeof(*f));
+
+	if (!f)
+		return IG_EFAIL;
+	r->failures = f;
+	f = &f[r->failures_len];
+	f->automation = strdup(automation);
+	f->message = strdup(message);
+	if (!f->automation || !f->message) {
+		free(f->automation);
+		free(f->message);
+		return IG_EFAIL;
+	}
+	r->failures_len++;
+	return 0;
+}
+
 void report_release(struct report *r)
 {
 	for (size_t i = 0; i < r->len; i++) {
@@ -84,7 +103,13 @@ void report_release(struct report *r)
 		free(it->current_digest);
 		free(it->current_created);
 		free(it->candidate_created);
+		free(it->automation);
 	}
+	for (size_t i = 0; i < r->failures_len; i++) {
+		free(r->failures[i].automation);
+		free(r->failures[i].message);
+	}
+	free(r->failures);
 	free(r->items);
 	memset(r, 0, sizeof(*r));
 }

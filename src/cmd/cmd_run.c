@@ -22,6 +22,9 @@
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
 #include "imageguard/app/httpd.h"
+#include "imageguard/app/kubeevents.h"
+#include "imageguard/app/kubesource.h"
+#include "imageguard/app/kubestatus.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/passmetrics.h"
@@ -62,7 +65,9 @@ static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: imageguard run --config PATH [--listen ADDR:PORT] [--state-dir DIR]\n"
+	    "usage: imageguard run --config PATH | --kube [--kubeconfig FILE]\n"
+	    "                      [--watch-namespace NS] [--watch-label-selector SEL]\n"
+	    "                      [--events-addr URL] [--listen ADDR:PORT] [--state-dir DIR]\n"
 	    "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
 	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
 	    "N (8)]\n"
@@ -93,7 +98,16 @@ static void usage(FILE *out)
 	    "                     audit record per drifting container; a failure (API down)\n"
 	    "                     is logged and counted (imageguard_verify_errors_total) and\n"
 	    "                     changes neither the loop nor /healthz or /readyz.\n"
-	    "  --kubeconfig FILE  the API server and credentials for --verify-interval;\n"
+	    "  --kube             take ImageRepository, ImagePolicy, ImageUpdateAutomation and\n"
+	    "                     GitRepository from the API server (list, then watch; each\n"
+	    "                     kind once at its preferred version) instead of --config;\n"
+	    "                     Secrets from each object's namespace; status and Events on\n"
+	    "                     the automations (docs/operations.md, Running in the cluster)\n"
+	    "  --watch-namespace NS  only objects in NS (default: every namespace)\n"
+	    "  --watch-label-selector SEL  only objects whose labels match SEL\n"
+	    "  --events-addr URL  also post the Events to Flux's notification-controller\n"
+	    "  --kubeconfig FILE  the API server and credentials for --kube and "
+	    "--verify-interval;\n"
 	    "                     without it the in-cluster service account (its token is\n"
 	    "                     re-read for every verification).\n");
 }
@@ -232,12 +246,16 @@ struct runner {
 	int64_t verify_due;       /* monotonic ms of the next verification */
 	unsigned seed;
 	uint64_t fingerprint;
+	struct kubesource *kube;   /* --kube: the objects' source, NULL for --config */
+	uint64_t kube_changes;     /* kubesource_changes at the last load */
+	const char *kube_secrets;  /* borrowed from kube: the Secrets fetched for the config */
+	struct kubeevents *events; /* --kube: the Events of each pass */
 };
 
 static void log_report(const struct report *r, double seconds)
 {
 	for (size_t i = 0; i < r->len; i++) {
-		struct report one = {&r->items[i], 1, 1, 0, 0};
+		struct report one = {&r->items[i], 1, 1, 0, 0, NULL, 0};
 		struct buf line = BUF_INIT;
 		enum guard_decision_kind d = r->items[i].decision;
 
@@ -264,7 +282,7 @@ static int run_pass(struct runner *rn)
 
 	ro.config = rn->cfg;
 	ro.state_dir = rn->o->state_dir;
-	ro.secrets_dir = rn->o->secrets_dir;
+	ro.secrets_dir = rn->kube ? rn->kube_secrets : rn->o->secrets_dir;
 	ro.concurrency = rn->o->concurrency;
 	ro.audit = rn->audit;
 	ro.metrics = rn->metrics;
@@ -279,13 +297,47 @@ static int run_pass(struct runner *rn)
 		log_error("reconcile.pass", "%s", err.msg);
 	else
 		log_report(&report, (double)(now_ms() - t0) / 1000.0);
+	if (rn->kube && error == 0)
+		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report);
 	report_release(&report);
+	return error;
+}
+
+/* --kube: a configuration from the watched objects; diagnostics are logged. */
+static int load_kube(struct config **out, struct runner *rn)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct error err = ERROR_INIT;
+	int error;
+
+	rn->kube_changes = kubesource_changes(rn->kube);
+	if ((error = kubesource_load(out, &rn->kube_secrets, rn->kube, &diags, &err)) < 0)
+		log_error("config.load", "%s", err.msg);
+	for (size_t i = 0; i < diags.len; i++)
+		log_event(diags.items[i].severity == CONFIG_ERROR ? LOG_ERROR : LOG_WARN,
+		          "config.load", "%s:%zu: %s", diags.items[i].file, diags.items[i].line,
+		          diags.items[i].message);
+	config_diags_release(&diags);
 	return error;
 }
 
 static void try_reload(struct runner *rn, const char *why)
 {
 	struct config *cfg = NULL;
+
+	if (rn->kube) {
+		if (load_kube(&cfg, rn) < 0) {
+			log_error("config.reload",
+			          "%s: the new configuration is invalid; keeping "
+			          "the previous one",
+			          why);
+			return;
+		}
+		config_free(rn->cfg);
+		rn->cfg = cfg;
+		log_info("config.reload", "%s: configuration reloaded", why);
+		return;
+	}
 
 	rn->fingerprint = fingerprint(rn->o->config);
 	if (cmdpass_load(&cfg, rn->o, true) != 0) {
@@ -327,7 +379,11 @@ static void wait_next(struct runner *rn)
 			try_reload(rn, "SIGHUP");
 			return;
 		}
-		if (now >= next_watch) {
+		if (rn->kube && kubesource_changes(rn->kube) != rn->kube_changes) {
+			try_reload(rn, "objects changed");
+			return; /* a change (a requested reconcile too) is taken up at once */
+		}
+		if (now >= next_watch && !rn->kube) {
 			next_watch = now + WATCH_EVERY_MS;
 			if (fingerprint(rn->o->config) != rn->fingerprint) {
 				try_reload(rn, "configuration changed");
@@ -342,7 +398,9 @@ static void wait_next(struct runner *rn)
 		if (now >= due)
 			return;
 		wake = rn->verify && rn->verify_due < due ? rn->verify_due : due;
-		sleep_ms(wake - now < 200 ? (long)(wake - now) : 200);
+		sleep_ms(wake - now < (rn->kube ? 50 : 200) ? (long)(wake - now)
+		         : rn->kube                         ? 50
+		                                            : 200);
 	}
 }
 
@@ -380,6 +438,37 @@ static int start(struct runner *rn, struct error *err)
 	return 0;
 }
 
+/* --kube: signals first (the watch threads must block them too), then the objects. */
+static int start_kube(struct runner *rn)
+{
+	struct kubesource_options ko = {rn->o->kubeconfig,
+	                                rn->o->watch_namespace,
+	                                rn->o->watch_label_selector,
+	                                NULL,
+	                                &stop_requested,
+	                                0};
+	struct error err = ERROR_INIT;
+	int error;
+
+	if ((error = install_handlers(&err)) < 0 ||
+	    (error = kubesource_new(&rn->kube, &ko, &err)) < 0) {
+		fprintf(stderr, "imageguard: run: %s\n", err.msg);
+		return error == IG_EINVALID || error == IG_ENOTFOUND ? 2 : 1;
+	}
+	if ((error = kubeevents_new(&rn->events, kubesource_client(rn->kube),
+	                            kubesource_image_api(rn->kube), rn->o->events_addr, &err)) <
+	    0) {
+		fprintf(stderr, "imageguard: run: %s\n", err.msg);
+		return 1;
+	}
+	if (load_kube(&rn->cfg, rn) < 0) {
+		fprintf(stderr, "imageguard: run: the objects in the API server are not a valid "
+		                "configuration\n");
+		return 2;
+	}
+	return 0;
+}
+
 static int run_loop(const struct cmdopts *o)
 {
 	struct runner rn = {.o = o};
@@ -387,10 +476,15 @@ static int run_loop(const struct cmdopts *o)
 	int rc;
 
 	rn.seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-	rn.fingerprint = fingerprint(o->config);
-	if ((rc = cmdpass_load(&rn.cfg, o, false)) != 0)
-		goto done;
-	if (install_handlers(&err) < 0 || start(&rn, &err) < 0) {
+	if (o->kube) {
+		if ((rc = start_kube(&rn)) != 0)
+			goto done;
+	} else {
+		rn.fingerprint = fingerprint(o->config);
+		if ((rc = cmdpass_load(&rn.cfg, o, false)) != 0)
+			goto done;
+	}
+	if ((!o->kube && install_handlers(&err) < 0) || start(&rn, &err) < 0) {
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
 		/* a bad address, kubeconfig or service account is invalid input, like a bad flag */
 		rc = err.code == IG_EUSAGE || err.code == IG_EINVALID || err.code == IG_ENOTFOUND
@@ -412,14 +506,16 @@ done:
 	registry_client_free(rn.client);
 	metrics_free(rn.metrics);
 	config_free(rn.cfg);
+	kubeevents_free(rn.events);
+	kubesource_free(rn.kube);
 	return rc;
 }
 
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc =
-	    cmdopts_start(&o, argc, argv, CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN, usage);
+	int rc = cmdopts_start(&o, argc, argv,
+	                       CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE, usage);
 
 	if (rc < 0)
 		rc = run_loop(&o);

@@ -25,6 +25,10 @@ enum opt_id {
 	O_KUBECONFIG,
 	O_PASS_TIMEOUT,
 	O_MEMORY_BUDGET,
+	O_KUBE,
+	O_WATCH_NAMESPACE,
+	O_WATCH_SELECTOR,
+	O_EVENTS_ADDR,
 	O_HELP
 };
 
@@ -49,6 +53,10 @@ static const struct {
     {"--kubeconfig", O_KUBECONFIG, true, CMDOPTS_VERIFY},
     {"--pass-timeout", O_PASS_TIMEOUT, true, CMDOPTS_RUN},
     {"--memory-budget", O_MEMORY_BUDGET, true, CMDOPTS_RUN},
+    {"--kube", O_KUBE, false, CMDOPTS_KUBE},
+    {"--watch-namespace", O_WATCH_NAMESPACE, true, CMDOPTS_KUBE},
+    {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE},
+    {"--events-addr", O_EVENTS_ADDR, true, CMDOPTS_KUBE},
     {"--help", O_HELP, false, 0},
     {"-h", O_HELP, false, 0},
 };
@@ -138,6 +146,26 @@ int cmdopts_parse_bytes(size_t *out, const char *flag, const char *s, struct err
 	                 flag, s);
 }
 
+/* run --kube's own flags: empty values are mistakes (an empty namespace is not "all"). */
+static int apply_kube(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
+{
+	const char *name = id == O_WATCH_NAMESPACE  ? "--watch-namespace"
+	                   : id == O_WATCH_SELECTOR ? "--watch-label-selector"
+	                                            : "--events-addr";
+
+	if (!*v)
+		return error_set(err, IG_EUSAGE, "option '%s': empty value", name);
+	if (id == O_WATCH_NAMESPACE)
+		o->watch_namespace = v;
+	else if (id == O_WATCH_SELECTOR)
+		o->watch_label_selector = v;
+	else if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+		return error_set(err, IG_EUSAGE, "option '--events-addr': expected an http(s) URL");
+	else
+		o->events_addr = v;
+	return 0;
+}
+
 static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
 {
 	switch (id) {
@@ -194,6 +222,13 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 		return parse_pass_timeout(&o->pass_timeout_ms, v, err);
 	case O_MEMORY_BUDGET:
 		return cmdopts_parse_bytes(&o->memory_budget, "--memory-budget", v, err);
+	case O_KUBE:
+		o->kube = true;
+		break;
+	case O_WATCH_NAMESPACE:
+	case O_WATCH_SELECTOR:
+	case O_EVENTS_ADDR:
+		return apply_kube(o, id, v, err);
 	case O_HELP:
 		o->help = true;
 		break;
@@ -255,9 +290,17 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 		return error;
 	if (out->help)
 		return 0;
-	if (!out->config || !*out->config)
+	if (out->kube && (out->config || out->secrets_dir))
+		return error_set(err, IG_EUSAGE, "option '%s': not used with --kube",
+		                 out->config ? "--config" : "--secrets-dir");
+	if (!out->kube && (out->watch_namespace || out->watch_label_selector || out->events_addr))
+		return error_set(err, IG_EUSAGE, "option '%s': only used with --kube",
+		                 out->watch_namespace        ? "--watch-namespace"
+		                 : out->watch_label_selector ? "--watch-label-selector"
+		                                             : "--events-addr");
+	if (!out->kube && (!out->config || !*out->config))
 		return error_set(err, IG_EUSAGE, "option '--config': required");
-	if (out->kubeconfig && !out->verify_interval_ms)
+	if (out->kubeconfig && !out->verify_interval_ms && !out->kube)
 		return error_set(err, IG_EUSAGE,
 		                 "option '--kubeconfig': only used with --verify-interval");
 	if (!out->state_dir && !(out->state_dir = cmdopts_default_state_dir()))

@@ -390,6 +390,40 @@ static size_t objects_found(const struct config *c)
 	return n;
 }
 
+int config_load_documents(struct config **out, const struct config_document *docs, size_t n,
+                          const char *source, const struct config_load_options *o,
+                          struct config_diags *diags, struct error *err)
+{
+	struct loader L = {0};
+	size_t errors;
+
+	*out = NULL;
+	L.errors_before = diags->errors;
+	L.diags = diags;
+	if (o)
+		L.opts = *o;
+	if (!(L.c = calloc(1, sizeof(*L.c))))
+		return error_set(err, IG_EFAIL, "config '%s': out of memory", source);
+	for (size_t i = 0; i < n; i++)
+		if (strvec_push(&L.c->files, docs[i].name) < 0) {
+			config_free(L.c);
+			return error_set(err, IG_EFAIL, "config '%s': out of memory", source);
+		}
+	/* origins point into files: read only once every name is in place */
+	for (size_t i = 0; i < n; i++)
+		config_kinds_read_buffer(&L, L.c->files.items[i], docs[i].data, docs[i].len);
+	resolve(&L);
+	errors = diags->errors - L.errors_before;
+	if (L.oom || (errors && (!L.opts.keep_valid || !objects_found(L.c)))) {
+		config_free(L.c);
+		return L.oom ? error_set(err, IG_EFAIL, "config '%s': out of memory", source)
+		             : error_set(err, IG_EINVALID, "config '%s': %zu error%s", source,
+		                         errors, errors == 1 ? "" : "s");
+	}
+	*out = L.c;
+	return 0;
+}
+
 int config_load_with(struct config **out, const char *path, const struct config_load_options *o,
                      struct config_diags *diags, struct error *err)
 {

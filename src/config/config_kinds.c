@@ -434,10 +434,9 @@ static void read_settle(struct doc *d, const yaml_node_t *a, struct config_polic
 /* The annotations of CONTRACT §7 and §11. */
 static void read_override(struct doc *d, const struct meta *m, struct config_policy *p)
 {
-	static const char *const known[] = {"imageguard.io/rollback-to",
-	                                    "imageguard.io/rollback-reason",
-	                                    "imageguard.io/rollback-until", "imageguard.io/settle",
-	                                    NULL};
+	static const char *const known[] = {
+	    "imageguard.io/rollback-to", "imageguard.io/rollback-reason",
+	    "imageguard.io/rollback-until", "imageguard.io/settle", NULL};
 	const yaml_node_t *a = m->annotations;
 	struct config_override *o = &p->override;
 	struct error err = ERROR_INIT;
@@ -617,9 +616,11 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 			}
 	}
 	config_yaml_check_provider(d, spec, providers, &g->provider);
-	if (g->provider && !strcmp(g->provider, "github") && !config_yaml_lookup(d, spec, "secretRef"))
-		config_doc_error(d, line_of(config_yaml_lookup(d, spec, "provider")),
-		                 "'spec.provider' github needs spec.secretRef (the GitHub App's Secret)");
+	if (g->provider && !strcmp(g->provider, "github") &&
+	    !config_yaml_lookup(d, spec, "secretRef"))
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, spec, "provider")),
+		    "'spec.provider' github needs spec.secretRef (the GitHub App's Secret)");
 	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
 	                   "the Git host would be reached without the proxy");
 	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
@@ -962,29 +963,39 @@ static void file_error(struct loader *L, const char *file, size_t line, const ch
 void config_kinds_read_file(struct loader *L, const char *file)
 {
 	struct buf data = BUF_INIT_MAX(CONFIG_MAX_FILE_BYTES);
+	int rc = buf_read_file(&data, file);
+
+	if (rc == IG_ETOOBIG)
+		file_error(L, file, 0, "file is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
+	else if (rc < 0)
+		file_error(L, file, 0, "cannot read: %s", strerror(errno));
+	else
+		config_kinds_read_buffer(L, file, data.data ? data.data : "", data.len);
+	buf_release(&data);
+}
+
+void config_kinds_read_buffer(struct loader *L, const char *file, const char *data, size_t len)
+{
 	yaml_parser_t parser;
 	yaml_document_t y;
 	struct doc d = {L, &y, file, NULL, false, {0}};
 	size_t line;
-	int rc = buf_read_file(&data, file);
+	int rc;
 
-	if (rc == IG_ETOOBIG) {
-		file_error(L, file, 0, "file is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
-		goto done;
-	} else if (rc < 0) {
-		file_error(L, file, 0, "cannot read: %s", strerror(errno));
-		goto done;
+	if (len > CONFIG_MAX_FILE_BYTES) {
+		file_error(L, file, 0, "document is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
+		return;
 	}
-	if ((rc = yamldepth_check(&line, data.data, data.len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
+	if ((rc = yamldepth_check(&line, data, len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
 		file_error(L, file, line, "invalid YAML: nested deeper than %d levels",
 		           YAMLDEPTH_MAX);
-		goto done;
+		return;
 	}
 	if (rc < 0 || !yaml_parser_initialize(&parser)) {
 		L->oom = true;
-		goto done;
+		return;
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)data.data, data.len);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	for (;;) {
 		yaml_node_t *root;
 
@@ -1005,6 +1016,4 @@ void config_kinds_read_file(struct loader *L, const char *file)
 		yaml_document_delete(&y);
 	}
 	yaml_parser_delete(&parser);
-done:
-	buf_release(&data);
 }

@@ -119,6 +119,8 @@ void config_invalid_release(struct config *c);
 
 /* config_kinds.c: reads every document of one file into L->c. */
 void config_kinds_read_file(struct loader *L, const char *file);
+/* The same for documents in memory; file names them in messages. */
+void config_kinds_read_buffer(struct loader *L, const char *file, const char *data, size_t len);
 /* The policy_spec of p with the repository's exclusions (r NULL: the default list);
  * *digest_pattern receives the pattern built for kind DIGEST (free it). 0 or IG_EFAIL. */
 int config_kinds_policy_spec(struct policy_spec *spec, char **digest_pattern,

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "imageguard/util/buf.h"
@@ -187,7 +188,12 @@ static int secret_path(char **out, const char *dir, const char *name)
 static int load_secrets(struct gitauth *a, const char *dir, struct error *err)
 {
 	char *identity = NULL;
+	struct stat st;
 	int rc;
+
+	/* A secret that is named but absent is an error, never anonymous access. */
+	if (dir && (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))
+		return error_set(err, IG_ENOTFOUND, "secret '%s': not found", dir);
 
 	if ((rc = read_secret(&a->username, dir, "username", SECRET_MAX, NULL, err)) < 0 ||
 	    (rc = read_secret(&a->password, dir, "password", SECRET_MAX, NULL, err)) < 0 ||

@@ -529,3 +529,239 @@ done:
 	buf_release(&b);
 	return error;
 }
+
+/* ---- writes, lists with their resourceVersion, watches (run --kube) ---- */
+
+int kube_send(json_t **out, struct kube_client *c, const char *method, const char *path,
+              const char *content_type, const char *body, struct error *err)
+{
+	struct buf url = BUF_INIT, ctype = BUF_INIT;
+	struct sink sink = {BUF_INIT_MAX(c->opts.max_body), 0, c->opts.stop, false};
+	struct curl_slist *headers = NULL;
+	char what[512];
+	long status = 0;
+	CURLcode cc;
+	int error = 0;
+
+	if (out)
+		*out = NULL;
+	snprintf(what, sizeof(what), "%s %.*s", method, (int)strcspn(path, "?"), path);
+	if (buf_printf(&url, "%s%s", c->cfg.server, path) < 0 ||
+	    buf_printf(&ctype, "Content-Type: %s", content_type) < 0 ||
+	    !(headers = curl_slist_append(NULL, "Accept: application/json")) ||
+	    !curl_slist_append(headers, ctype.data) ||
+	    (c->auth_header && !curl_slist_append(headers, c->auth_header))) {
+		error = error_set(err, IG_EFAIL, "out of memory");
+		goto done;
+	}
+	prepare(c, url.data, headers, &sink);
+	curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	cc = curl_easy_perform(c->h);
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
+	if (cc == CURLE_OPERATION_TIMEDOUT) {
+		error = error_set(err, IG_ETIMEOUT, "kubernetes api '%s': timed out after %ld ms",
+		                  what, c->opts.timeout_ms);
+	} else if (cc != CURLE_OK) {
+		error = error_set(err, IG_EFAIL, "kubernetes api '%s': %s", what,
+		                  curl_easy_strerror(cc));
+	} else if (status != 200 && status != 201) {
+		error = status == 404                    ? IG_ENOTFOUND
+		        : status == 401 || status == 403 ? IG_EAUTH
+		        : status == 409                  ? IG_ECONFLICT
+		                                         : IG_EFAIL;
+		status_error(err, error, what, status, &sink.body);
+	} else if (out && !(*out = json_loadb(sink.body.data ? sink.body.data : "", sink.body.len,
+	                                      0, NULL))) {
+		error =
+		    error_set(err, IG_EINVALID, "kubernetes api '%s': the body is not JSON", what);
+	}
+done:
+	curl_slist_free_all(headers);
+	buf_release(&url);
+	buf_release(&ctype);
+	buf_release(&sink.body);
+	return error;
+}
+
+int kube_list_at(json_t **out, char **rv, struct kube_client *c, const char *path,
+                 const char *label_selector, struct error *err)
+{
+	json_t *all = json_array(), *page = NULL;
+	struct buf p = BUF_INIT;
+	char *cont = NULL;
+	const char *next = NULL, *v;
+	size_t pages = 0;
+	int error = 0;
+
+	*out = NULL;
+	*rv = NULL;
+	if (!all)
+		return error_set(err, IG_EFAIL, "out of memory");
+	do {
+		if (++pages > c->opts.max_pages) {
+			error = error_set(err, IG_ETOOBIG,
+			                  "kubernetes api 'GET %s': more than %zu pages", path,
+			                  c->opts.max_pages);
+			goto done;
+		}
+		json_decref(page);
+		page = NULL;
+		if (list_path(&p, c, path, label_selector, cont) < 0) {
+			error = error_set(err, IG_EFAIL, "out of memory");
+			goto done;
+		}
+		if ((error = request(&page, c, p.data, err)) < 0 ||
+		    (error = take_page(all, page, &next, path, c->opts.max_items, err)) < 0)
+			goto done;
+		free(cont);
+		cont = NULL;
+		if (next && !(cont = strdup(next))) {
+			error = error_set(err, IG_EFAIL, "out of memory");
+			goto done;
+		}
+	} while (cont);
+	v = json_string_value(
+	    json_object_get(json_object_get(page, "metadata"), "resourceVersion"));
+	if (!v || !*v) {
+		error = error_set(err, IG_EINVALID, "kubernetes api 'GET %s': no resourceVersion",
+		                  path);
+		goto done;
+	}
+	if (!(*rv = strdup(v))) {
+		error = error_set(err, IG_EFAIL, "out of memory");
+		goto done;
+	}
+	*out = all;
+	all = NULL;
+done:
+	json_decref(page);
+	json_decref(all);
+	free(cont);
+	buf_release(&p);
+	return error;
+}
+
+/* One watch stream being read: complete lines go to fn, a line longer than the body cap
+ * ends the stream. */
+struct watch_sink {
+	struct buf line;
+	kube_watch_fn fn;
+	void *ctx;
+	int error;                         /* fn's or the cap's, stops the transfer */
+	const volatile sig_atomic_t *stop; /* may be NULL */
+};
+
+static int watch_line(struct watch_sink *w)
+{
+	json_t *ev;
+	int error;
+
+	if (!w->line.len)
+		return 0;
+	if (!(ev = json_loadb(w->line.data, w->line.len, 0, NULL)))
+		return IG_EINVALID;
+	error = w->fn(w->ctx, ev);
+	json_decref(ev);
+	buf_reset(&w->line);
+	return error;
+}
+
+static size_t on_watch(char *data, size_t size, size_t n, void *ctx)
+{
+	struct watch_sink *w = ctx;
+	size_t len = size * n;
+
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] != '\n') {
+			if ((w->error = buf_append(&w->line, data + i, 1)) < 0)
+				return 0;
+			continue;
+		}
+		if ((w->error = watch_line(w)) < 0)
+			return 0;
+	}
+	return len;
+}
+
+static int on_watch_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	const struct watch_sink *w = ctx;
+
+	(void)a, (void)b, (void)c, (void)d;
+	return w->stop && *w->stop ? 1 : 0;
+}
+
+int kube_watch(struct kube_client *c, const char *path, long max_seconds, kube_watch_fn fn,
+               void *ctx, const volatile sig_atomic_t *stop, struct error *err)
+{
+	struct buf url = BUF_INIT;
+	struct sink errbody = {BUF_INIT_MAX(64u << 10), 0, c->opts.stop, false};
+	struct watch_sink w = {BUF_INIT_MAX(c->opts.max_body), fn, ctx, 0, stop};
+	struct curl_slist *headers = NULL;
+	char what[512];
+	long status = 0;
+	CURLcode cc;
+	int error = 0;
+
+	snprintf(what, sizeof(what), "GET %.*s", (int)strcspn(path, "?"), path);
+	if (buf_printf(&url, "%s%s", c->cfg.server, path) < 0 ||
+	    !(headers = curl_slist_append(NULL, "Accept: application/json")) ||
+	    (c->auth_header && !curl_slist_append(headers, c->auth_header))) {
+		error = error_set(err, IG_EFAIL, "out of memory");
+		goto done;
+	}
+	prepare(c, url.data, headers, &errbody);
+	curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_watch);
+	curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &w);
+	curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, max_seconds * 1000L);
+	curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, on_watch_progress);
+	curl_easy_setopt(c->h, CURLOPT_XFERINFODATA, &w);
+	cc = curl_easy_perform(c->h);
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
+	if (cc == CURLE_ABORTED_BY_CALLBACK || (cc == CURLE_OK && status == 200)) {
+		error = cc == CURLE_OK && w.line.len ? watch_line(&w) : 0;
+	} else if (cc == CURLE_WRITE_ERROR && w.error < 0) {
+		error = w.error == IG_ETOOBIG
+		            ? error_set(err, IG_ETOOBIG,
+		                        "kubernetes api '%s': an event larger than "
+		                        "%zu bytes",
+		                        what, w.line.max)
+		        : w.error == IG_EINVALID
+		            ? error_set(err, IG_EINVALID,
+		                        "kubernetes api '%s': an event is not JSON", what)
+		            : w.error;
+	} else if (cc == CURLE_OPERATION_TIMEDOUT) {
+		error = 0; /* the stream's own end: the caller watches again from its version */
+	} else if (cc != CURLE_OK) {
+		error = error_set(err, IG_EFAIL, "kubernetes api '%s': %s", what,
+		                  curl_easy_strerror(cc));
+	} else {
+		error = status == 404                    ? IG_ENOTFOUND
+		        : status == 401 || status == 403 ? IG_EAUTH
+		        : status == 410                  ? IG_ECONFLICT
+		                                         : IG_EFAIL;
+		status_error(err, error, what, status, &errbody.body);
+	}
+done:
+	curl_slist_free_all(headers);
+	buf_release(&url);
+	buf_release(&errbody.body);
+	buf_release(&w.line);
+	return error;
+}
+
+char *kube_escape(const char *s)
+{
+	char *e = curl_easy_escape(NULL, s, 0), *copy;
+
+	if (!e)
+		return NULL;
+	copy = strdup(e);
+	curl_free(e);
+	return copy;
+}

@@ -49,6 +49,21 @@ SECRET_KEYS = {".dockerconfigjson", "username", "password", "bearerToken", "iden
 RUN_ARGS = ["run", "--config", "/etc/imageguard", "--secrets-dir", "/etc/imageguard-secrets",
             "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080", "--log-format", "json",
             "--audit-log", "-", "--verify-interval", "5m"]
+# run --kube (examples/kube, the Flux example): objects and Secrets from the API server.
+KUBE_ARGS = ["run", "--kube", "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080",
+             "--log-format", "json", "--audit-log", "-", "--verify-interval", "5m"]
+KUBE_RULES = {("image.toolkit.fluxcd.io", "imagerepositories", "list"),
+              ("image.toolkit.fluxcd.io", "imagerepositories", "watch"),
+              ("image.toolkit.fluxcd.io", "imagepolicies", "list"),
+              ("image.toolkit.fluxcd.io", "imagepolicies", "watch"),
+              ("image.toolkit.fluxcd.io", "imageupdateautomations", "get"),
+              ("image.toolkit.fluxcd.io", "imageupdateautomations", "list"),
+              ("image.toolkit.fluxcd.io", "imageupdateautomations", "watch"),
+              ("image.toolkit.fluxcd.io", "imageupdateautomations/status", "patch"),
+              ("source.toolkit.fluxcd.io", "gitrepositories", "list"),
+              ("source.toolkit.fluxcd.io", "gitrepositories", "watch"),
+              ("", "secrets", "get"), ("", "events", "create"), ("", "events", "patch"),
+              ("apps", "deployments", "get")}
 IMAGEGUARD_API = "imageguard.io/v1alpha1"
 FLUX_APIS = {"image.toolkit.fluxcd.io/v1beta1", "image.toolkit.fluxcd.io/v1beta2",
              "image.toolkit.fluxcd.io/v1", "source.toolkit.fluxcd.io/v1beta2",
@@ -72,7 +87,7 @@ def one(objs, kind, name=None):
     return found[0]
 
 
-def check_deployment(dep):
+def check_deployment(dep, kube=False):
     spec = dep["spec"]
     pod = spec["template"]["spec"]
     if spec.get("replicas") != 1:
@@ -105,8 +120,9 @@ def check_deployment(dep):
         bad("container seccompProfile overrides RuntimeDefault")
     if c.get("command"):
         bad("container overrides the image ENTRYPOINT")
-    if c.get("args") != RUN_ARGS:
-        bad(f"container args are {c.get('args')}, expected {RUN_ARGS}")
+    want_args = KUBE_ARGS if kube else RUN_ARGS
+    if c.get("args") != want_args:
+        bad(f"container args are {c.get('args')}, expected {want_args}")
     ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
     if ports.get("http-metrics") != 8080:
         bad("container port http-metrics is not 8080")
@@ -125,8 +141,13 @@ def check_deployment(dep):
         bad("cpu request missing")
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
-    for path, kind in (("/var/lib/imageguard", "emptyDir"), ("/tmp", "emptyDir"),
-                       ("/etc/imageguard", "configMap"), ("/etc/imageguard-secrets", "projected")):
+    want_mounts = [("/var/lib/imageguard", "emptyDir"), ("/tmp", "emptyDir")]
+    if kube:
+        if set(mounts) != {p for p, _ in want_mounts}:
+            bad(f"--kube mounts {sorted(mounts)}: Secrets and objects come from the API only")
+    else:
+        want_mounts += [("/etc/imageguard", "configMap"), ("/etc/imageguard-secrets", "projected")]
+    for path, kind in want_mounts:
         m = mounts.get(path)
         if m is None:
             bad(f"nothing mounted at {path}")
@@ -221,9 +242,24 @@ def check_network_policy(np, pod_labels):
             bad("ingress admits the metrics port from anywhere: expected scraping namespaces")
 
 
+def check_kube_rbac(objs):
+    role = one(objs, "ClusterRole", "imageguard-kube")
+    binding = one(objs, "ClusterRoleBinding", "imageguard-kube")
+    if not role or not binding:
+        return
+    granted = {(g, r, v) for rule in role.get("rules", []) for g in rule["apiGroups"]
+               for r in rule["resources"] for v in rule["verbs"]}
+    if granted != KUBE_RULES:
+        bad(f"ClusterRole imageguard-kube: extra {sorted(granted - KUBE_RULES)}, "
+            f"missing {sorted(KUBE_RULES - granted)}")
+    if binding["roleRef"]["name"] != "imageguard-kube" or binding.get("subjects") != [
+            {"kind": "ServiceAccount", "name": "imageguard", "namespace": "imageguard"}]:
+        bad("ClusterRoleBinding imageguard-kube does not bind the ServiceAccount imageguard")
+
+
 def check_rbac(objs):
-    role = one(objs, "ClusterRole")
-    binding = one(objs, "ClusterRoleBinding")
+    role = one(objs, "ClusterRole", "imageguard-verify")
+    binding = one(objs, "ClusterRoleBinding", "imageguard-verify")
     if not role or not binding:
         return
     resources = set()
@@ -254,8 +290,12 @@ def check_build(path, flavour):
     cm = one(objs, "ConfigMap", "imageguard-config")
     if not dep or not cm:
         return
-    secrets = mounted_secrets(check_deployment(dep) or {})
-    check_config(cm, secrets, flavour)
+    if flavour == "kube":
+        check_deployment(dep, kube=True)
+        check_kube_rbac(objs)
+    else:
+        secrets = mounted_secrets(check_deployment(dep) or {})
+        check_config(cm, secrets, flavour)
     labels = dep["spec"]["template"]["metadata"].get("labels", {})
     svc = one(objs, "Service")
     if svc:
@@ -291,11 +331,12 @@ else notok "kubectl kustomize manifests/"; cat "$tmp/base.err"; fi
 if out=$("$PY" "$tmp/check.py" imageguard "$tmp/base.yaml"); then ok "base: hardened Deployment, metrics Service, NetworkPolicy, RBAC, config and secret mounts"
 else notok "base checks"; echo "$out"; fi
 
-flux=examples/flux/infrastructure/imageguard
-if kubectl kustomize --load-restrictor LoadRestrictionsNone "$flux" >"$tmp/flux.yaml" 2>"$tmp/flux.err"; then ok "Flux overlay $flux builds"
-else notok "Flux overlay build"; cat "$tmp/flux.err"; fi
-if out=$("$PY" "$tmp/check.py" flux "$tmp/flux.yaml"); then ok "Flux overlay: same hardening, Flux objects as configuration, their secrets mounted"
-else notok "Flux overlay checks"; echo "$out"; fi
+for overlay in examples/kube examples/flux/infrastructure/imageguard; do
+	if kubectl kustomize --load-restrictor LoadRestrictionsNone "$overlay" >"$tmp/kube.yaml" 2>"$tmp/kube.err"; then ok "--kube overlay $overlay builds"
+	else notok "--kube overlay $overlay build"; cat "$tmp/kube.err"; fi
+	if out=$("$PY" "$tmp/check.py" kube "$tmp/kube.yaml"); then ok "$overlay: same hardening, run --kube, no ConfigMap or Secret mounts, exactly the --kube RBAC"
+	else notok "$overlay checks"; echo "$out"; fi
+done
 if kubectl kustomize examples/flux/clusters/my-cluster/image-automation >/dev/null 2>"$tmp/ia.err"; then ok "Flux image-automation kustomization builds"
 else notok "Flux image-automation kustomization"; cat "$tmp/ia.err"; fi
 

@@ -35,6 +35,14 @@ struct report_item {
 	size_t tag_count;
 	char tags_sha256[65];
 	const struct strvec *tags; /* borrowed; valid only until the pass's listings are freed */
+	char *automation;          /* owned; the ImageUpdateAutomation "ns/name" of the marker, NULL
+	                              for a policy without marker (run --kube: status and events) */
+};
+
+/* An automation whose Git repository could not be read in the pass (run --kube: its status). */
+struct report_failure {
+	char *automation; /* owned; "ns/name" */
+	char *message;    /* owned; one line */
 };
 
 struct report {
@@ -42,11 +50,13 @@ struct report {
 	size_t len, cap;
 	size_t errors;  /* items whose decision is error */
 	size_t commits; /* commits pushed */
+	struct report_failure *failures;
+	size_t failures_len;
 };
 
 #define REPORT_INIT                                                                                \
 	{                                                                                          \
-		NULL, 0, 0, 0, 0                                                                   \
+		NULL, 0, 0, 0, 0, NULL, 0                                                          \
 	}
 
 /* Appends a zeroed item and returns it in *out (borrowed; valid until the next add).
@@ -55,6 +65,8 @@ int report_add(struct report_item **out, struct report *r);
 /* Moves every item of src to the end of dst, in order; src is left empty (its counts are not
  * moved: the caller counts on dst). Returns 0 or IG_EFAIL (dst unchanged, src kept). */
 int report_join(struct report *dst, struct report *src);
+/* Records that automation (its id) failed with message; 0 or IG_EFAIL. */
+int report_add_failure(struct report *r, const char *automation, const char *message);
 /* Sets an owned string field from s (NULL allowed); returns 0 or IG_EFAIL. */
 int report_set(char **field, const char *s);
 /* Sets an owned field to c's time in RFC3339 when c is KNOWN, else NULL; 0 or IG_EFAIL. */

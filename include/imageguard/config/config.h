@@ -241,12 +241,25 @@ struct config_load_options {
 	const char *secrets_dir;
 };
 
+/* One document in memory (run --kube: an object's JSON, which is YAML). */
+struct config_document {
+	const char *name; /* in messages as the file: "ImagePolicy/ns/name" */
+	const char *data;
+	size_t len;
+};
+
 /* config_load with options (o NULL: as config_load). With o->keep_valid it returns 0 and a
  * config whenever the path holds at least one object, valid or not: every error is still in
  * diags (diags->errors counts them), and each invalid object is in config->invalid. A path
  * with no object at all is an error ("no ImageRepository, ...") and IG_EINVALID either way. */
 int config_load_with(struct config **out, const char *path, const struct config_load_options *o,
                      struct config_diags *diags, struct error *err);
+
+/* config_load_with over documents instead of files (copied: docs may go afterwards); source
+ * names the whole set in err. Same options, returns and diagnostics. */
+int config_load_documents(struct config **out, const struct config_document *docs, size_t n,
+                          const char *source, const struct config_load_options *o,
+                          struct config_diags *diags, struct error *err);
 
 /* The invalid object of kind with ns/name (the first one, for a duplicate); NULL when none.
  * Borrowed, valid until config_free. */

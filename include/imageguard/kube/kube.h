@@ -54,6 +54,36 @@ int kube_list(json_t **out, struct kube_client *c, const char *path, const char 
  * non-string values; IG_EFAIL out of memory. */
 int kube_label_selector(char **out, const json_t *selector, struct error *err);
 
+/* Sends body (a NUL-terminated JSON text) with method (POST, PUT, PATCH) and content_type
+ * (e.g. "application/merge-patch+json") to path. Returns 0 on 200/201 with *out the response
+ * object (out may be NULL), or IG_ENOTFOUND (404), IG_EAUTH (401, 403), IG_ECONFLICT (409:
+ * the resourceVersion moved, or the object exists), IG_ETIMEOUT, IG_EINVALID, IG_EFAIL; the
+ * error names the method, path and the API's Status message. No retries: the caller decides
+ * (a conflict needs a fresh read). */
+int kube_send(json_t **out, struct kube_client *c, const char *method, const char *path,
+              const char *content_type, const char *body, struct error *err);
+
+/* kube_list, and *rv the list's metadata.resourceVersion (newly allocated, free() it): where
+ * a watch of the same collection starts. */
+int kube_list_at(json_t **out, char **rv, struct kube_client *c, const char *path,
+                 const char *label_selector, struct error *err);
+
+/* One watch event (a borrowed {"type", "object"}); a negative return ends the watch with it. */
+typedef int (*kube_watch_fn)(void *ctx, json_t *event);
+
+/* GET path (with its query: watch=true, resourceVersion, allowWatchBookmarks, timeoutSeconds,
+ * labelSelector) as a stream: every line is an event handed to fn, in order, until the server
+ * ends the stream, max_seconds pass (0 both ways: the caller watches again from its last
+ * version), *stop becomes non-zero (checked about once a second; stop may be NULL), or fn
+ * fails (its code). A line over the body cap is IG_ETOOBIG, a line that is not JSON
+ * IG_EINVALID; an HTTP error is IG_ENOTFOUND, IG_EAUTH, IG_ECONFLICT (410 Gone: relist) or
+ * IG_EFAIL with the Status message. The client is busy for the whole stream. */
+int kube_watch(struct kube_client *c, const char *path, long max_seconds, kube_watch_fn fn,
+               void *ctx, const volatile sig_atomic_t *stop, struct error *err);
+
+/* s percent-encoded for a query value, newly allocated (free() it); NULL out of memory. */
+char *kube_escape(const char *s);
+
 /* The default namespace of the client's configuration (borrowed). */
 const char *kube_namespace(const struct kube_client *c);
 

@@ -1,0 +1,37 @@
+/* run --kube: the pass's Kubernetes Events (core/v1) on each ImageUpdateAutomation and on the
+ * ImagePolicy a marker names, de-duplicated as client-go's recorder does (one Event per
+ * object, type, reason and message; a repeat patches its count and lastTimestamp), and, with
+ * --events-addr, the same events posted to Flux's notification-controller in the payload of
+ * fluxcd/pkg apis/event/v1beta1 (severity error for the anomalies, info otherwise). */
+#ifndef IMAGEGUARD_KUBEEVENTS_H
+#define IMAGEGUARD_KUBEEVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct config_automation;
+struct error;
+struct kube_client;
+struct kubeevents;
+struct report_item;
+
+/* client (borrowed, used from the caller's thread only) writes the Events; image_api is the
+ * "/apis/image.toolkit.fluxcd.io/VERSION" the objects are served at; events_addr (NULL: none)
+ * the notification-controller URL. Returns 0 or IG_EFAIL. */
+int kubeevents_new(struct kubeevents **out, struct kube_client *client, const char *image_api,
+                   const char *events_addr, struct error *err);
+void kubeevents_free(struct kubeevents *ev);
+
+/* What one report item is worth an Event for: false for quiet decisions (up-to-date, no
+ * candidates, suspended, settling). *warning is the type (Warning, else Normal). */
+bool kubeevents_classify(const struct report_item *it, bool *warning, char *reason,
+                         size_t reason_n);
+
+/* Records the Events of automation a's items (and its failure message, NULL: none; and a
+ * Warning FluxControllerRunning when flux_ready, the ready replicas of Flux's own
+ * image-automation-controller, is above 0). Failures to write are logged, never fatal. */
+void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
+                       const struct report_item *const *items, size_t n, const char *failure,
+                       long flux_ready);
+
+#endif

@@ -1,0 +1,54 @@
+/* run --kube: Flux's objects from the Kubernetes API instead of files. Each kind
+ * (ImageRepository, ImagePolicy, ImageUpdateAutomation, GitRepository) is watched once at the
+ * preferred version that API discovery names, in every namespace or one, filtered by a label
+ * selector; a configuration is built from the cached objects' JSON, and the Secrets they name
+ * are read from their own namespace into a memory-backed folder. */
+#ifndef IMAGEGUARD_KUBESOURCE_H
+#define IMAGEGUARD_KUBESOURCE_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+
+struct config;
+struct config_diags;
+struct error;
+struct kube_client;
+struct kubesource;
+
+struct kubesource_options {
+	const char *kubeconfig;     /* NULL: the in-cluster service account */
+	const char *ns;             /* --watch-namespace; NULL: every namespace */
+	const char *selector;       /* --watch-label-selector; NULL: all */
+	const char *secrets_parent; /* where the secrets folder is made; NULL: /dev/shm */
+	const volatile sig_atomic_t *stop;
+	long sync_timeout_ms; /* the first lists; 0: 30 s */
+};
+
+/* Discovers the preferred versions, starts the four watches and waits for their first lists.
+ * Returns 0; IG_ENOTFOUND when Flux's CRDs are not served (err names the group or kind),
+ * IG_EINVALID for a bad kubeconfig, IG_ETIMEOUT when a first list does not arrive (err
+ * names the last failure), IG_EAUTH, IG_EFAIL. Free with kubesource_free (also removes the
+ * secrets folder). */
+int kubesource_new(struct kubesource **out, const struct kubesource_options *o, struct error *err);
+void kubesource_free(struct kubesource *ks);
+
+/* Grows whenever an object changes in what a configuration reads (not its status). */
+uint64_t kubesource_changes(struct kubesource *ks);
+
+/* A configuration from the current objects (documents named "Kind/ns/name"), with the Secrets
+ * they name fetched now; *secrets_dir (borrowed) is the folder to resolve them in. Returns
+ * what config_load_documents returns. */
+int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
+                    struct config_diags *diags, struct error *err);
+
+/* The client for writes from the loop's thread (status, events); borrowed. */
+struct kube_client *kubesource_client(struct kubesource *ks);
+
+/* The ImageUpdateAutomation id ("ns/name") as the last successful kubesource_load read it (a
+ * new reference, json_decref it), NULL when absent; and the API path of its group at the
+ * preferred version ("/apis/G/V"). */
+json_t *kubesource_automation(struct kubesource *ks, const char *id);
+const char *kubesource_image_api(const struct kubesource *ks);
+
+#endif

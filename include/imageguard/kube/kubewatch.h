@@ -1,0 +1,43 @@
+/* An informer for one kind: list, then watch from the list's resourceVersion on its own
+ * thread, keeping a cache of the objects by "ns/name". Bookmarks advance the version, 410
+ * Gone relists, a dropped stream reconnects from the last version, failures back off
+ * (0.5 s doubling to 30 s). The cache is read through snapshots under a lock. */
+#ifndef IMAGEGUARD_KUBEWATCH_H
+#define IMAGEGUARD_KUBEWATCH_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct error;
+struct kubeconfig;
+struct kubewatch;
+
+/* Starts watching path (a collection: "/apis/G/V/PLURAL" or ".../namespaces/NS/PLURAL")
+ * with label_selector (NULL: all) on a thread with its own client for cfg. The thread ends
+ * when *stop is set (within about a second) or at kubewatch_free. Returns 0, or the errors of
+ * kube_client_new, IG_EFAIL. */
+int kubewatch_start(struct kubewatch **out, const struct kubeconfig *cfg, const char *path,
+                    const char *label_selector, const volatile sig_atomic_t *stop,
+                    struct error *err);
+
+/* Stops the thread (it ends its request within about a second) and frees. NULL-safe. */
+void kubewatch_free(struct kubewatch *w);
+
+/* True once the first list has been taken in. */
+bool kubewatch_synced(struct kubewatch *w);
+
+/* A count that grows with every change of an object other than its status (and its
+ * resourceVersion and managedFields): what a new configuration depends on. */
+uint64_t kubewatch_changes(struct kubewatch *w);
+
+/* The cached objects, sorted by "ns/name", as a new JSON array of copies (json_decref it);
+ * NULL when out of memory. */
+json_t *kubewatch_snapshot(struct kubewatch *w);
+
+/* The last failure of the list or watch in *err (one line), or an empty one; cleared by a
+ * successful list. */
+void kubewatch_last_error(struct kubewatch *w, struct error *err);
+
+#endif

@@ -1,0 +1,325 @@
+/* Kubernetes Events for run --kube, with client-go's de-duplication (same object, type,
+ * reason and message: count and lastTimestamp patched), and the same events posted to Flux's
+ * notification-controller with --events-addr. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "imageguard/app/kubeevents.h"
+#include "imageguard/app/report.h"
+#include "imageguard/config/config.h"
+#include "imageguard/kube/kube.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/http.h"
+#include "imageguard/util/log.h"
+
+#define COMPONENT "imageguard"
+#define MAX_SEEN 4096 /* de-duplication entries kept; the oldest go first */
+#define MAX_MESSAGE 1024
+
+struct seen {
+	char *key;  /* involved object + type + reason + message */
+	char *name; /* the Event's metadata.name */
+	long count;
+};
+
+struct kubeevents {
+	struct kube_client *client; /* borrowed */
+	char image_version[96];     /* "image.toolkit.fluxcd.io/v1" */
+	char *addr;                 /* --events-addr, NULL: none */
+	struct http_client *http;
+	struct seen *seen;
+	size_t seen_len;
+	char host[256];
+};
+
+int kubeevents_new(struct kubeevents **out, struct kube_client *client, const char *image_api,
+                   const char *events_addr, struct error *err)
+{
+	struct kubeevents *ev = calloc(1, sizeof(*ev));
+	struct http_options ho = {0};
+
+	*out = NULL;
+	if (!ev || !(ev->seen = calloc(MAX_SEEN, sizeof(*ev->seen))) ||
+	    (events_addr && !(ev->addr = strdup(events_addr)))) {
+		kubeevents_free(ev);
+		return error_set(err, IG_EFAIL, "out of memory");
+	}
+	ev->client = client;
+	snprintf(ev->image_version, sizeof(ev->image_version), "%s",
+	         strncmp(image_api, "/apis/", 6) == 0 ? image_api + 6 : image_api);
+	if (gethostname(ev->host, sizeof(ev->host) - 1) < 0)
+		snprintf(ev->host, sizeof(ev->host), "imageguard");
+	ho.timeout_ms = 5000;
+	ho.max_retries = 2;
+	if (ev->addr && http_client_new(&ev->http, &ho, err) < 0) {
+		kubeevents_free(ev);
+		return IG_EFAIL;
+	}
+	*out = ev;
+	return 0;
+}
+
+void kubeevents_free(struct kubeevents *ev)
+{
+	if (!ev)
+		return;
+	for (size_t i = 0; ev->seen && i < ev->seen_len; i++) {
+		free(ev->seen[i].key);
+		free(ev->seen[i].name);
+	}
+	free(ev->seen);
+	free(ev->addr);
+	http_client_free(ev->http);
+	free(ev);
+}
+
+bool kubeevents_classify(const struct report_item *it, bool *warning, char *reason, size_t reason_n)
+{
+	*warning = true;
+	if (it->decision == GUARD_ERROR) {
+		snprintf(reason, reason_n, "%s",
+		         it->reason == GUARD_GIT        ? "GitOperationFailed"
+		         : it->reason == GUARD_REGISTRY ? "RegistryOperationFailed"
+		                                        : "InvalidConfig");
+		return true;
+	}
+	if (it->decision == GUARD_HOLD && it->reason == GUARD_DOWNGRADE_BLOCKED) {
+		snprintf(reason, reason_n, "DowngradeBlocked");
+		return true;
+	}
+	if (it->decision == GUARD_HOLD && it->reason == GUARD_CANDIDATE_MISSING) {
+		snprintf(reason, reason_n, "CandidateMissing");
+		return true;
+	}
+	if (it->warnings & GUARD_WARN_CURRENT_MISSING) {
+		snprintf(reason, reason_n, "CurrentMissing");
+		return true;
+	}
+	*warning = false;
+	if (it->commit && it->decision == GUARD_ROLLBACK) {
+		snprintf(reason, reason_n, "RollbackCommitted");
+		return true;
+	}
+	if (it->commit && it->decision == GUARD_UPDATE) {
+		snprintf(reason, reason_n, "UpdateCommitted");
+		return true;
+	}
+	return false;
+}
+
+/* One line about it: "ns/p apps/a.yaml:7 v1 -> v2 (commit 0123456789ab): message". */
+static void describe(char *out, size_t n, const struct report_item *it, const char *reason)
+{
+	char commit[32] = "";
+
+	if (it->commit)
+		snprintf(commit, sizeof(commit), " (commit %.12s)", it->commit);
+	(void)reason;
+	snprintf(out, n, "%s %s:%zu %s -> %s%s%s%s", it->policy ? it->policy : "-",
+	         it->file ? it->file : "-", it->line, it->current ? it->current : "-",
+	         it->candidate ? it->candidate : "-", commit, it->message ? ": " : "",
+	         it->message ? it->message : "");
+}
+
+static void rfc3339(char *out, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static struct seen *find_seen(struct kubeevents *ev, const char *key)
+{
+	for (size_t i = 0; i < ev->seen_len; i++)
+		if (strcmp(ev->seen[i].key, key) == 0)
+			return &ev->seen[i];
+	return NULL;
+}
+
+static struct seen *add_seen(struct kubeevents *ev, const char *key, const char *name)
+{
+	struct seen *s;
+
+	if (ev->seen_len == MAX_SEEN) {
+		free(ev->seen[0].key);
+		free(ev->seen[0].name);
+		memmove(ev->seen, ev->seen + 1, (MAX_SEEN - 1) * sizeof(*ev->seen));
+		ev->seen_len--;
+	}
+	s = &ev->seen[ev->seen_len];
+	if (!(s->key = strdup(key)) || !(s->name = strdup(name))) {
+		free(s->key);
+		return NULL;
+	}
+	s->count = 1;
+	ev->seen_len++;
+	return s;
+}
+
+/* The object reference of kind ns/name. */
+static json_t *involved(const struct kubeevents *ev, const char *kind, const char *ns,
+                        const char *name)
+{
+	return json_pack("{s:s, s:s, s:s, s:s}", "kind", kind, "namespace", ns, "name", name,
+	                 "apiVersion", ev->image_version);
+}
+
+static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns, const char *key,
+                      const char *message, const char *now)
+{
+	struct seen *s = find_seen(ev, key);
+	struct error err = ERROR_INIT;
+	char path[600], name[400];
+	char *body = NULL;
+
+	if (s) {
+		json_t *patch = json_pack("{s:I, s:s, s:s}", "count", (json_int_t)(s->count + 1),
+		                          "lastTimestamp", now, "message", message);
+
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events/%s", ns, s->name);
+		if (patch && (body = json_dumps(patch, JSON_COMPACT)) &&
+		    kube_send(NULL, ev->client, "PATCH", path,
+		              "application/strategic-merge-patch+json", body, &err) == 0) {
+			s->count++;
+			json_decref(patch);
+			free(body);
+			return;
+		}
+		json_decref(patch);
+		free(body);
+		body = NULL;
+		if (err.code != IG_ENOTFOUND) {
+			log_warn("kube.event", "%s", err.msg[0] ? err.msg : "out of memory");
+			return;
+		}
+		/* the Event expired or was deleted: a new one */
+		free(s->key);
+		s->key = strdup("");
+	}
+	snprintf(name, sizeof(name), "%s.%llx",
+	         json_string_value(json_object_get(json_object_get(obj, "involvedObject"), "name")),
+	         (unsigned long long)time(NULL) * 1000000000ull + (unsigned long long)clock());
+	json_object_set_new(obj, "metadata",
+	                    json_pack("{s:s, s:s}", "name", name, "namespace", ns));
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+	if (!(body = json_dumps(obj, JSON_COMPACT)) ||
+	    kube_send(NULL, ev->client, "POST", path, "application/json", body, &err) < 0)
+		log_warn("kube.event", "%s", err.msg[0] ? err.msg : "out of memory");
+	else
+		add_seen(ev, key, name);
+	free(body);
+}
+
+/* The notification-controller payload (fluxcd/pkg apis/event/v1beta1 Event). */
+static void post_flux(struct kubeevents *ev, const json_t *ref, bool warning, const char *reason,
+                      const char *message, const char *now, const char *revision)
+{
+	static const char *const headers[] = {"Content-Type: application/json", NULL};
+	struct http_response resp = HTTP_RESPONSE_INIT;
+	struct http_request req = {0};
+	struct error err = ERROR_INIT;
+	json_t *e =
+	    json_pack("{s:O, s:s, s:s, s:s, s:s, s:s, s:s}", "involvedObject", ref, "severity",
+	              warning ? "error" : "info", "timestamp", now, "message", message, "reason",
+	              reason, "reportingController", COMPONENT, "reportingInstance", ev->host);
+	char *body = NULL, key[160];
+
+	if (e && revision) {
+		snprintf(key, sizeof(key), "%.*s/revision", (int)strcspn(ev->image_version, "/"),
+		         ev->image_version);
+		json_object_set_new(e, "metadata", json_pack("{s:s}", key, revision));
+	}
+	if (!e || !(body = json_dumps(e, JSON_COMPACT)))
+		goto done;
+	req.method = "POST";
+	req.url = ev->addr;
+	req.headers = headers;
+	req.form = body;
+	req.allow_http = true;
+	req.label = "events-addr";
+	if (http_do(&resp, ev->http, &req, &err) < 0)
+		log_warn("events.post", "--events-addr: %s", err.msg);
+	else if (resp.status >= 300)
+		log_warn("events.post", "--events-addr: %ld %s", resp.status,
+		         http_reason(resp.status));
+done:
+	http_response_release(&resp);
+	json_decref(e);
+	free(body);
+}
+
+/* One Event on kind ns/name. */
+static void emit(struct kubeevents *ev, const char *kind, const char *ns, const char *name,
+                 bool warning, const char *reason, const char *message, const char *revision)
+{
+	json_t *ref = involved(ev, kind, ns, name), *obj = NULL;
+	struct buf key = BUF_INIT;
+	char now[32];
+
+	rfc3339(now, sizeof(now));
+	if (!ref || buf_printf(&key, "%s\n%s\n%s\n%s\n%s\n%s\n%s", COMPONENT, kind, ns, name,
+	                       warning ? "Warning" : "Normal", reason, message) < 0)
+		goto done;
+	obj = json_pack("{s:O, s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:i, s:s, s:s, s:s}",
+	                "involvedObject", ref, "reason", reason, "message", message, "source",
+	                "component", COMPONENT, "host", ev->host, "firstTimestamp", now,
+	                "lastTimestamp", now, "count", 1, "type", warning ? "Warning" : "Normal",
+	                "reportingComponent", COMPONENT, "reportingInstance", ev->host);
+	if (obj)
+		post_kube(ev, obj, ns, key.data, message, now);
+	if (ev->addr)
+		post_flux(ev, ref, warning, reason, message, now, revision);
+done:
+	json_decref(obj);
+	json_decref(ref);
+	buf_release(&key);
+}
+
+void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
+                       const struct report_item *const *items, size_t n, const char *failure,
+                       long flux_ready)
+{
+	char reason[64], message[MAX_MESSAGE], revision[200];
+
+	if (flux_ready > 0) {
+		snprintf(message, sizeof(message),
+		         "Flux's image-automation-controller is running (%ld ready) against this "
+		         "automation: it may write the downgrades imageguard refuses",
+		         flux_ready);
+		emit(ev, "ImageUpdateAutomation", a->ns, a->name, true, "FluxControllerRunning",
+		     message, NULL);
+	}
+	if (failure) {
+		snprintf(message, sizeof(message), "%s", failure);
+		emit(ev, "ImageUpdateAutomation", a->ns, a->name, true, "GitOperationFailed",
+		     message, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct report_item *it = items[i];
+		const char *slash = it->policy ? strchr(it->policy, '/') : NULL;
+		bool warning;
+
+		if (!kubeevents_classify(it, &warning, reason, sizeof(reason)))
+			continue;
+		describe(message, sizeof(message), it, reason);
+		if (it->commit)
+			snprintf(revision, sizeof(revision), "%s@sha1:%s", a->push_branch,
+			         it->commit);
+		emit(ev, "ImageUpdateAutomation", a->ns, a->name, warning, reason, message,
+		     it->commit ? revision : NULL);
+		if (slash && (size_t)(slash - it->policy) < 64) {
+			char ns[64];
+
+			snprintf(ns, sizeof(ns), "%.*s", (int)(slash - it->policy), it->policy);
+			emit(ev, "ImagePolicy", ns, slash + 1, warning, reason, message,
+			     it->commit ? revision : NULL);
+		}
+	}
+}

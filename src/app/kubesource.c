@@ -1,0 +1,535 @@
+/* run --kube: the four Flux kinds watched from the API server (kubewatch), turned into a
+ * configuration (config_load_documents over each object's JSON), and the Secrets they name
+ * fetched from their own namespace into a private memory-backed folder. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "imageguard/app/kubesource.h"
+#include "imageguard/config/config.h"
+#include "imageguard/kube/kube.h"
+#include "imageguard/kube/kubeconfig.h"
+#include "imageguard/kube/kubewatch.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+
+#define IMAGE_GROUP "image.toolkit.fluxcd.io"
+#define SOURCE_GROUP "source.toolkit.fluxcd.io"
+#define MAX_SECRET_KEYS 64
+#define MAX_SECRET_BYTES (1u << 20) /* Kubernetes' own limit on a Secret */
+
+enum { K_REPO, K_POLICY, K_AUTOMATION, K_GIT, K_COUNT };
+
+static const struct {
+	const char *group, *plural, *kind;
+} kinds[K_COUNT] = {
+    {IMAGE_GROUP, "imagerepositories", "ImageRepository"},
+    {IMAGE_GROUP, "imagepolicies", "ImagePolicy"},
+    {IMAGE_GROUP, "imageupdateautomations", "ImageUpdateAutomation"},
+    {SOURCE_GROUP, "gitrepositories", "GitRepository"},
+};
+
+struct kubesource {
+	struct kubeconfig cfg;
+	struct kube_client *client;
+	struct kubewatch *watch[K_COUNT];
+	char image_api[128], source_api[128];
+	char *secrets_dir; /* owned, made by mkdtemp */
+	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
+};
+
+/* ---- discovery ---- */
+
+static const char *str(const json_t *j)
+{
+	const char *s = json_string_value(j);
+
+	return s ? s : "";
+}
+
+/* "/apis/G/V" of group's preferred version into out. */
+static int preferred(char *out, size_t n, struct kube_client *c, const char *group,
+                     struct error *err)
+{
+	json_t *g = NULL;
+	char path[160];
+	const char *v;
+	int error;
+
+	snprintf(path, sizeof(path), "/apis/%s", group);
+	if ((error = kube_get(&g, c, path, err)) == IG_ENOTFOUND)
+		return error_set(err, IG_ENOTFOUND,
+		                 "kubernetes api: API group '%s' is not served: are Flux's CRDs "
+		                 "installed?",
+		                 group);
+	if (error < 0)
+		return error;
+	v = json_string_value(json_object_get(json_object_get(g, "preferredVersion"), "version"));
+	if (!v || !*v || strchr(v, '/'))
+		error = error_set(err, IG_EINVALID, "kubernetes api 'GET %s': no preferredVersion",
+		                  path);
+	else
+		snprintf(out, n, "/apis/%s/%s", group, v);
+	json_decref(g);
+	return error;
+}
+
+/* Every plural of group at api is served there. */
+static int check_resources(struct kube_client *c, const char *api, const char *group,
+                           struct error *err)
+{
+	json_t *list = NULL, *r;
+	size_t i;
+	int error;
+
+	if ((error = kube_get(&list, c, api, err)) < 0)
+		return error;
+	for (int k = 0; k < K_COUNT && !error; k++) {
+		bool found = false;
+
+		if (strcmp(kinds[k].group, group) != 0)
+			continue;
+		json_array_foreach(json_object_get(list, "resources"), i,
+		                   r) if (strcmp(str(json_object_get(r, "name")),
+		                                 kinds[k].plural) == 0) found = true;
+		if (!found)
+			error = error_set(err, IG_ENOTFOUND,
+			                  "kubernetes api '%s': %s (%s) is not served: is its CRD "
+			                  "installed?",
+			                  api, kinds[k].kind, kinds[k].plural);
+	}
+	json_decref(list);
+	return error;
+}
+
+static const char *api_of(const struct kubesource *ks, int k)
+{
+	return strcmp(kinds[k].group, IMAGE_GROUP) == 0 ? ks->image_api : ks->source_api;
+}
+
+/* ---- lifecycle ---- */
+
+static int start_watches(struct kubesource *ks, const struct kubesource_options *o,
+                         struct error *err)
+{
+	for (int k = 0; k < K_COUNT; k++) {
+		char path[400];
+		int error;
+
+		if (o->ns)
+			snprintf(path, sizeof(path), "%s/namespaces/%s/%s", api_of(ks, k), o->ns,
+			         kinds[k].plural);
+		else
+			snprintf(path, sizeof(path), "%s/%s", api_of(ks, k), kinds[k].plural);
+		if ((error = kubewatch_start(&ks->watch[k], &ks->cfg, path, o->selector, o->stop,
+		                             err)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+static int wait_synced(struct kubesource *ks, const struct kubesource_options *o, struct error *err)
+{
+	long left = o->sync_timeout_ms ? o->sync_timeout_ms : 30000;
+
+	for (;;) {
+		int k;
+
+		for (k = 0; k < K_COUNT && kubewatch_synced(ks->watch[k]); k++)
+			;
+		if (k == K_COUNT)
+			return 0;
+		if (left <= 0 || (o->stop && *o->stop)) {
+			struct error last = ERROR_INIT;
+
+			kubewatch_last_error(ks->watch[k], &last);
+			return error_set(err, IG_ETIMEOUT,
+			                 "kubernetes api: no first list of %s: %s", kinds[k].plural,
+			                 last.msg[0] ? last.msg : "timed out");
+		}
+		struct timespec ts = {0, 50000000L};
+		nanosleep(&ts, NULL);
+		left -= 50;
+	}
+}
+
+static int make_secrets_dir(struct kubesource *ks, const char *parent, struct error *err)
+{
+	struct buf b = BUF_INIT;
+
+	if (buf_printf(&b, "%s/imageguard-secrets.XXXXXX", parent ? parent : "/dev/shm") < 0)
+		return error_set(err, IG_EFAIL, "out of memory");
+	if (!mkdtemp(b.data)) {
+		int e = errno;
+
+		buf_release(&b);
+		return error_set(err, IG_EFAIL, "secrets folder in '%s': %s",
+		                 parent ? parent : "/dev/shm", strerror(e));
+	}
+	ks->secrets_dir = buf_detach(&b);
+	return 0;
+}
+
+int kubesource_new(struct kubesource **out, const struct kubesource_options *o, struct error *err)
+{
+	struct kubesource *ks = calloc(1, sizeof(*ks));
+	int error;
+
+	*out = NULL;
+	if (!ks)
+		return error_set(err, IG_EFAIL, "out of memory");
+	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
+	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
+	                           : kubeconfig_in_cluster(&ks->cfg, NULL, err)) < 0 ||
+	    (error = kube_client_new(&ks->client, &ks->cfg, NULL, err)) < 0 ||
+	    (error = preferred(ks->image_api, sizeof(ks->image_api), ks->client, IMAGE_GROUP,
+	                       err)) < 0 ||
+	    (error = preferred(ks->source_api, sizeof(ks->source_api), ks->client, SOURCE_GROUP,
+	                       err)) < 0 ||
+	    (error = check_resources(ks->client, ks->image_api, IMAGE_GROUP, err)) < 0 ||
+	    (error = check_resources(ks->client, ks->source_api, SOURCE_GROUP, err)) < 0 ||
+	    (error = make_secrets_dir(ks, o->secrets_parent, err)) < 0 ||
+	    (error = start_watches(ks, o, err)) < 0 || (error = wait_synced(ks, o, err)) < 0) {
+		kubesource_free(ks);
+		return error;
+	}
+	log_info("kube.watch", "watching %s and %s%s%s%s%s", ks->image_api, ks->source_api,
+	         o->ns ? " in namespace " : " in every namespace", o->ns ? o->ns : "",
+	         o->selector ? ", labels " : "", o->selector ? o->selector : "");
+	*out = ks;
+	return 0;
+}
+
+/* Removes dir and the files in it (one level: a secret's folder). */
+static void remove_folder(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.' || (e->d_name[1] && strcmp(e->d_name, "..") != 0))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static void remove_secrets(const char *root)
+{
+	DIR *d = opendir(root);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct buf p = BUF_INIT;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (buf_printf(&p, "%s/%s", root, e->d_name) == 0)
+			remove_folder(p.data);
+		buf_release(&p);
+	}
+	closedir(d);
+	rmdir(root);
+}
+
+void kubesource_free(struct kubesource *ks)
+{
+	if (!ks)
+		return;
+	for (int k = 0; k < K_COUNT; k++)
+		kubewatch_free(ks->watch[k]);
+	if (ks->secrets_dir)
+		remove_secrets(ks->secrets_dir);
+	free(ks->secrets_dir);
+	json_decref(ks->loaded);
+	kube_client_free(ks->client);
+	kubeconfig_release(&ks->cfg);
+	free(ks);
+}
+
+uint64_t kubesource_changes(struct kubesource *ks)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < K_COUNT; k++)
+		n += kubewatch_changes(ks->watch[k]);
+	return n;
+}
+
+struct kube_client *kubesource_client(struct kubesource *ks)
+{
+	return ks->client;
+}
+
+const char *kubesource_image_api(const struct kubesource *ks)
+{
+	return ks->image_api;
+}
+
+json_t *kubesource_automation(struct kubesource *ks, const char *id)
+{
+	return json_incref(json_object_get(ks->loaded, id));
+}
+
+/* Remembers the automations of snap as loaded: their generation and annotations are what
+ * the status of the next pass reports. */
+static void remember(struct kubesource *ks, const json_t *snap)
+{
+	json_t *loaded = json_object(), *it;
+	size_t i;
+
+	if (!loaded)
+		return;
+	json_array_foreach(snap, i, it)
+	{
+		const json_t *md = json_object_get(it, "metadata");
+		char id[320];
+
+		snprintf(id, sizeof(id), "%s/%s", str(json_object_get(md, "namespace")),
+		         str(json_object_get(md, "name")));
+		json_object_set(loaded, id, it);
+	}
+	json_decref(ks->loaded);
+	ks->loaded = loaded;
+}
+
+/* ---- secrets ---- */
+
+/* A Secret data key as Kubernetes allows it: [-._a-zA-Z0-9]+, not "." or "..". */
+static bool is_key(const char *k)
+{
+	if (!*k || strcmp(k, ".") == 0 || strcmp(k, "..") == 0 || strlen(k) > 253)
+		return false;
+	for (const char *p = k; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return false;
+	return true;
+}
+
+static int write_value(const char *dir, const char *key, const char *b64, struct error *err,
+                       const char *what)
+{
+	char *val = NULL;
+	size_t len = 0;
+	struct buf path = BUF_INIT;
+	int fd = -1, error = 0;
+
+	if (kubeconfig_base64_decode(&val, &len, b64) < 0) {
+		error = error_set(err, IG_EINVALID, "%s: key '%s' is not base64", what, key);
+		goto done;
+	}
+	if (buf_printf(&path, "%s/%s", dir, key) < 0 ||
+	    (fd = open(path.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) <
+	        0 ||
+	    write(fd, val, len) != (ssize_t)len) {
+		error = error_set(err, IG_EFAIL, "%s: cannot write key '%s'", what, key);
+		goto done;
+	}
+done:
+	if (fd >= 0)
+		close(fd);
+	if (val)
+		memset(val, 0, len);
+	free(val);
+	buf_release(&path);
+	return error;
+}
+
+/* Secret ns/name into <secrets_dir>/<ns>.<name>/<key>, replacing what was there; a Secret
+ * that is gone leaves no folder, so its users fail with "no such secret", never anonymous. */
+static int fetch_secret(struct kubesource *ks, const char *ns, const char *name, struct error *err)
+{
+	json_t *s = NULL, *data, *v;
+	struct buf dir = BUF_INIT;
+	char path[600], what[400];
+	const char *key;
+	int error = 0;
+
+	snprintf(what, sizeof(what), "secret '%s/%s'", ns, name);
+	if (buf_printf(&dir, "%s/%s.%s", ks->secrets_dir, ns, name) < 0)
+		return error_set(err, IG_EFAIL, "out of memory");
+	remove_folder(dir.data);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
+	if ((error = kube_get(&s, ks->client, path, err)) < 0)
+		goto done;
+	data = json_object_get(s, "data");
+	if (json_object_size(data) > MAX_SECRET_KEYS) {
+		error = error_set(err, IG_ETOOBIG, "%s: more than %d keys", what, MAX_SECRET_KEYS);
+		goto done;
+	}
+	if (mkdir(dir.data, 0700) < 0) {
+		error = error_set(err, IG_EFAIL, "%s: cannot make its folder: %s", what,
+		                  strerror(errno));
+		goto done;
+	}
+	json_object_foreach(data, key, v)
+	{
+		if (!is_key(key) || !json_is_string(v)) {
+			error = error_set(err, IG_EINVALID, "%s: invalid key", what);
+			goto done;
+		}
+		if ((error = write_value(dir.data, key, json_string_value(v), err, what)) < 0)
+			goto done;
+	}
+done:
+	if (error < 0)
+		remove_folder(dir.data);
+	json_decref(s);
+	buf_release(&dir);
+	return error;
+}
+
+/* ---- documents ---- */
+
+/* spec.<path>.name (path "a.b") rewritten to "<ns>.<name>" and its Secret fetched. A fetch
+ * failure is logged: the folder is then missing and the object's use names the secret. */
+static void secret_ref(struct kubesource *ks, json_t *spec, const char *const *path, const char *ns)
+{
+	json_t *o = spec, *name;
+	char joined[320];
+
+	for (; *path && o; path++)
+		o = json_object_get(o, *path);
+	if (!(name = json_object_get(o, "name")) || !json_is_string(name) ||
+	    !*json_string_value(name) || strchr(json_string_value(name), '/'))
+		return;
+	if (strlen(json_string_value(name)) > 253)
+		return;
+	{
+		struct error err = ERROR_INIT;
+
+		if (fetch_secret(ks, ns, json_string_value(name), &err) < 0)
+			log_warn("kube.secret", "%s", err.msg);
+	}
+	snprintf(joined, sizeof(joined), "%s.%s", ns, json_string_value(name));
+	json_object_set_new(o, "name", json_string(joined));
+}
+
+static void rewrite_secrets(struct kubesource *ks, int k, json_t *spec, const char *ns)
+{
+	static const char *const repo_secret[] = {"secretRef", NULL};
+	static const char *const repo_cert[] = {"certSecretRef", NULL};
+	static const char *const signing[] = {"git", "commit", "signingKey", "secretRef", NULL};
+
+	if (k == K_REPO) {
+		secret_ref(ks, spec, repo_secret, ns);
+		secret_ref(ks, spec, repo_cert, ns);
+	} else if (k == K_GIT) {
+		secret_ref(ks, spec, repo_secret, ns);
+	} else if (k == K_AUTOMATION) {
+		secret_ref(ks, spec, signing, ns);
+	}
+}
+
+/* The document imageguard reads of one object: apiVersion, kind, metadata (name, namespace,
+ * labels, annotations but kubectl's last-applied copy) and spec, indented so that lines mean
+ * something in messages. NULL when out of memory. */
+static char *document(struct kubesource *ks, int k, const json_t *obj)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	json_t *doc = json_object(), *meta = json_object(), *spec, *ann;
+	const char *ns = str(json_object_get(md, "namespace"));
+	char *text = NULL;
+
+	if (!doc || !meta)
+		goto done;
+	json_object_set(doc, "apiVersion", json_object_get(obj, "apiVersion"));
+	json_object_set_new(doc, "kind", json_string(kinds[k].kind));
+	json_object_set(meta, "name", json_object_get(md, "name"));
+	json_object_set(meta, "namespace", json_object_get(md, "namespace"));
+	if (json_object_get(md, "labels"))
+		json_object_set(meta, "labels", json_object_get(md, "labels"));
+	if ((ann = json_deep_copy(json_object_get(md, "annotations")))) {
+		json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
+		json_object_set_new(meta, "annotations", ann);
+	}
+	json_object_set(doc, "metadata", meta);
+	if ((spec = json_deep_copy(json_object_get(obj, "spec")))) {
+		rewrite_secrets(ks, k, spec, ns);
+		json_object_set_new(doc, "spec", spec);
+	}
+	text = json_dumps(doc, JSON_INDENT(2));
+done:
+	json_decref(meta);
+	json_decref(doc);
+	return text;
+}
+
+static void release_docs(struct config_document *docs, char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((char *)docs[i].data);
+		free(names[i]);
+	}
+	free(docs);
+	free(names);
+}
+
+int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
+                    struct config_diags *diags, struct error *err)
+{
+	json_t *snap[K_COUNT] = {0}, *it;
+	struct config_document *docs = NULL;
+	char **names = NULL;
+	size_t n = 0, total = 0, i;
+	int error = 0;
+
+	*out = NULL;
+	*secrets_dir = ks->secrets_dir;
+	for (int k = 0; k < K_COUNT; k++) {
+		if (!(snap[k] = kubewatch_snapshot(ks->watch[k]))) {
+			error = error_set(err, IG_EFAIL, "out of memory");
+			goto done;
+		}
+		total += json_array_size(snap[k]);
+	}
+	if (!(docs = calloc(total + 1, sizeof(*docs))) ||
+	    !(names = calloc(total + 1, sizeof(*names)))) {
+		error = error_set(err, IG_EFAIL, "out of memory");
+		goto done;
+	}
+	for (int k = 0; k < K_COUNT; k++)
+		json_array_foreach(snap[k], i, it)
+		{
+			const json_t *md = json_object_get(it, "metadata");
+			struct buf name = BUF_INIT;
+			char *text = document(ks, k, it);
+
+			if (!text || buf_printf(&name, "%s/%s/%s", kinds[k].kind,
+			                        str(json_object_get(md, "namespace")),
+			                        str(json_object_get(md, "name"))) < 0) {
+				free(text);
+				buf_release(&name);
+				error = error_set(err, IG_EFAIL, "out of memory");
+				goto done;
+			}
+			names[n] = buf_detach(&name);
+			docs[n] = (struct config_document){names[n], text, strlen(text)};
+			n++;
+		}
+	{
+		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
+		 * is an error of its own */
+		struct config_load_options lo = {true, true, ks->secrets_dir};
+
+		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
+	}
+	if (error == 0)
+		remember(ks, snap[K_AUTOMATION]);
+done:
+	release_docs(docs, names, n);
+	for (int k = 0; k < K_COUNT; k++)
+		json_decref(snap[k]);
+	return error;
+}

@@ -1,0 +1,392 @@
+#!/usr/bin/python3
+"""`imageguard run --kube` end to end: Flux's objects created with kubectl in the Kubernetes API
+fixture (kubeapi_etcd.py, a real etcd behind it), a real docker-registry and a bare Git remote;
+the status imageguard writes read back with kubectl, field by field."""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import harness  # noqa: E402
+import kubeapi_etcd  # noqa: E402
+from guard_env import Env, marker_file  # noqa: E402
+
+IMG = "image.toolkit.fluxcd.io"
+
+
+def kubectl(st, *args, stdin=None, check=True):
+    p = subprocess.run(["kubectl", "--kubeconfig", st["kubeconfig"]] + list(args),
+                       capture_output=True, text=True, timeout=60, input=stdin)
+    if check:
+        harness.check(p.returncode == 0, "kubectl %s" % " ".join(args), p.stderr)
+    return p.stdout
+
+
+def wait(cond, what, timeout=20, *context):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.1)
+    raise AssertionError("timed out: " + what + "".join("\n    %.3000r" % (c(),) for c in context))
+
+
+def status(st, name="auto"):
+    o = state_api(st).get(IMG, "imageupdateautomations", "default", name)
+    return (o or {}).get("status") or {}
+
+
+def state_api(st):
+    return st["api"]
+
+
+def ready(st, name="auto"):
+    for c in status(st, name).get("conditions") or []:
+        if c["type"] == "Ready":
+            return c
+    return None
+
+
+class Receiver(BaseHTTPRequestHandler):
+    """A notification-controller stand-in: records every POSTed event body."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n)
+        self.server.got.append((self.headers.get("Content-Type"), json.loads(body)))
+        self.send_response(202)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def start_receiver():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    srv.got = []
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def events(st, reason, kind="ImageUpdateAutomation"):
+    return [e for e in st["api"].objects("", "events", "default")
+            if e["reason"] == reason and e["involvedObject"]["kind"] == kind]
+
+
+class Run:
+    """imageguard run --kube in the background; its log kept in a file."""
+
+    def __init__(self, st, *extra):
+        self.log = os.path.join(st["env"].dir, "run-%d.log" % time.time_ns())
+        self.out = open(self.log, "w")
+        self.p = subprocess.Popen(
+            [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
+             "--state-dir", st["env"].state, "--log-format", "json", "--listen", "127.0.0.1:0",
+             "--events-addr",
+             "http://127.0.0.1:%d/" % st["receiver"].server_address[1]] + list(extra),
+            stdout=self.out, stderr=subprocess.STDOUT)
+
+    def text(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def events(self, name):
+        out = []
+        for line in self.text().splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("event") == name:
+                out.append(e)
+        return out
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            rc = self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        self.out.close()
+        return rc
+
+
+def setup():
+    env = Env()
+    try:
+        api = kubeapi_etcd.start()
+    except BaseException:
+        env.close()
+        raise
+    st = {"env": env, "api": api, "receiver": start_receiver()}
+    st["kubeconfig"] = api.kubeconfig(os.path.join(env.dir, "kubeconfig"))
+    env.push("team/app", ["v1.0.0", "v1.1.0"])
+    env.seed({"apps/app.yaml": marker_file(env.image("team/app") + ":v1.0.0", "app")})
+    kubectl(st, "apply", "-f", "-", stdin=env.repository("app", "team/app") +
+            env.policy("app", "app", semver=">=1.0.0") + env.automation(interval="10m"))
+    st["run"] = Run(st)
+    return st
+
+
+def teardown(st):
+    if st:
+        st["run"].stop()
+        st["api"].stop()
+        st["receiver"].shutdown()
+        st["env"].close()
+
+
+@harness.test
+def first_pass_commits_and_writes_flux_status(st):
+    env = st["env"]
+    wait(lambda: "v1.1.0" in env.remote_file("apps/app.yaml"), "the forward commit", 30,
+         st["run"].text)
+    head = env.remote_head()
+    s = wait(lambda: status(st).get("lastPushCommit") == head and status(st), "status", 10,
+             lambda: status(st))
+    obj = json.loads(kubectl(st, "get", "imageupdateautomation", "auto", "-o", "json"))
+    harness.check(s["observedGeneration"] == obj["metadata"]["generation"], "generation", s)
+    c = ready(st)
+    harness.check(c["status"] == "True" and c["reason"] == "Succeeded" and
+                  c["message"].startswith("1 marker: 1 update/forward"), "Ready", c)
+    harness.check(s["observedPolicies"] == {"app": {"name": env.image("team/app"),
+                                                    "tag": "v1.1.0"}}, "observedPolicies", s)
+    harness.check(s["lastPushTime"] and s["lastAutomationRunTime"], "times", s)
+    # what `flux get images update` prints: READY, MESSAGE, LAST RUN
+    out = kubectl(st, "get", "imageupdateautomation", "auto", "-o",
+                  "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}|"
+                  "{.status.lastAutomationRunTime}|{.status.lastPushCommit}")
+    harness.check(out.split("|")[0] == "True" and out.split("|")[2] == head, "jsonpath", out)
+
+
+@harness.test
+def a_commit_is_a_normal_event(st):
+    head = st["env"].remote_head()
+    ev = wait(lambda: events(st, "UpdateCommitted"), "UpdateCommitted event", 10,
+              lambda: st["api"].objects("", "events", "default"))
+    e = ev[0]
+    harness.check(e["type"] == "Normal" and e["count"] == 1 and head[:12] in e["message"] and
+                  e["involvedObject"]["name"] == "auto" and e["source"]["component"] ==
+                  "imageguard", "event", e)
+    harness.check(events(st, "UpdateCommitted", "ImagePolicy"), "on the policy too")
+    got = wait(lambda: [b for _, b in st["receiver"].got if b["reason"] == "UpdateCommitted"],
+               "posted", 10, lambda: st["receiver"].got)
+    b = got[0]
+    harness.check(b["severity"] == "info" and b["reportingController"] == "imageguard" and
+                  b["involvedObject"]["kind"] in ("ImageUpdateAutomation", "ImagePolicy") and
+                  b["metadata"]["image.toolkit.fluxcd.io/revision"] == "main@sha1:" + head and
+                  b["timestamp"] and b["message"], "payload", b)
+    harness.check(all(t == "application/json" for t, _ in st["receiver"].got), "content type")
+
+
+@harness.test
+def a_policy_change_takes_effect_without_restart(st):
+    # a narrowed range puts the best candidate behind what is committed: blocked
+    kubectl(st, "patch", "imagepolicy", "app", "--type", "merge", "-p",
+            '{"spec":{"policy":{"semver":{"range":"<1.1.0"}}}}')
+    c = wait(lambda: (ready(st) or {}).get("reason") == "DowngradeBlocked" and ready(st),
+             "DowngradeBlocked", 20, lambda: status(st), st["run"].text)
+    harness.check(c["status"] == "True" and "hold/downgrade-blocked" in c["message"], "c", c)
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=blocked-again")
+    e = wait(lambda: [e for e in events(st, "DowngradeBlocked") if e["count"] >= 2],
+             "a repeated DowngradeBlocked counted, not duplicated", 15,
+             lambda: events(st, "DowngradeBlocked"))[0]
+    harness.check(e["type"] == "Warning" and len(events(st, "DowngradeBlocked")) == 1 and
+                  e["lastTimestamp"] >= e["firstTimestamp"], "one Event", e)
+    b = wait(lambda: [b for _, b in st["receiver"].got if b["reason"] == "DowngradeBlocked"],
+             "posted to the notification-controller", 10)[0]
+    harness.check(b["severity"] == "error" and "v1.1.0 -> v1.0.0" in b["message"], "b", b)
+    harness.check("v1.1.0" in st["env"].remote_file("apps/app.yaml"), "nothing written")
+    kubectl(st, "patch", "imagepolicy", "app", "--type", "merge", "-p",
+            '{"spec":{"policy":{"semver":{"range":">=1.0.0"}}}}')
+    wait(lambda: (ready(st) or {}).get("reason") == "Succeeded", "back to Succeeded", 20,
+         lambda: status(st))
+
+
+@harness.test
+def requested_reconcile_runs_within_a_second(st):
+    before = status(st).get("lastAutomationRunTime")
+    t0 = time.time()
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=2026-12-01T07:00:00.1Z")
+    wait(lambda: status(st).get("lastHandledReconcileAt") == "2026-12-01T07:00:00.1Z",
+         "lastHandledReconcileAt", 10, lambda: status(st))
+    # status is written after the pass; the pass itself began within the second
+    harness.check(time.time() - t0 < 5, "took %.1fs" % (time.time() - t0))
+    harness.check(status(st).get("lastAutomationRunTime") is not None and
+                  status(st)["observedGeneration"] >= 1, "run time", before, status(st))
+
+
+@harness.test
+def a_suspended_automation_writes_nothing(st):
+    env = st["env"]
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"suspend":true}}')
+    time.sleep(1.5)
+    head = env.remote_head()
+    env.push("team/app", ["v1.2.0"])
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=suspended-1")
+    wait(lambda: len(st["run"].events("reconcile.pass")) and
+         "suspended-1" in json.dumps(st["api"].get(IMG, "imageupdateautomations", "default",
+                                                   "auto")), "annotated")
+    time.sleep(2)
+    harness.check(env.remote_head() == head, "no commit while suspended")
+    harness.check(status(st).get("lastHandledReconcileAt") != "suspended-1",
+                  "a suspended object's status stays", status(st))
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"suspend":false}}')
+    wait(lambda: "v1.2.0" in env.remote_file("apps/app.yaml"), "resumed: commit", 20,
+         st["run"].text)
+
+
+@harness.test
+def dropped_and_expired_watches_recover(st):
+    api = st["api"]
+    api.gone_next_watches = 4
+    harness.check(api.drop_watches() >= 1, "watches were open")
+    time.sleep(1)
+    api.drop_watches()
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=after-drop")
+    wait(lambda: status(st).get("lastHandledReconcileAt") == "after-drop",
+         "a change after the drops", 20, lambda: status(st), st["run"].text)
+    harness.check(any("listing again" in e.get("msg", "")
+                      for e in st["run"].events("kube.watch")), "relisted on 410",
+                  st["run"].text()[-3000:])
+
+
+@harness.test
+def a_missing_secret_is_a_clear_error(st):
+    kubectl(st, "patch", "imagerepository", "app", "--type", "merge", "-p",
+            '{"spec":{"secretRef":{"name":"regcred"}}}')
+    c = wait(lambda: (ready(st) or {}).get("status") == "False" and ready(st),
+             "Ready False", 20, lambda: status(st), st["run"].text)
+    harness.check("regcred" in c["message"] and c["reason"] == "InvalidConfig",
+                  "names the secret", c)
+    kubectl(st, "create", "secret", "generic", "regcred", "--from-literal=username=u",
+            "--from-literal=password=p")
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=with-secret")
+    wait(lambda: (ready(st) or {}).get("status") == "True", "with the Secret", 20,
+         lambda: status(st), st["run"].text)
+    kubectl(st, "patch", "imagerepository", "app", "--type", "json", "-p",
+            '[{"op":"remove","path":"/spec/secretRef"}]')
+
+
+@harness.test
+def sigterm_ends_the_watches(st):
+    mine = [d for d in os.listdir("/dev/shm") if d.startswith("imageguard-secrets.") and
+            os.path.isdir(os.path.join("/dev/shm", d, "default.regcred"))]
+    harness.check(len(mine) >= 1, "the fetched Secret is in a memory folder", mine)
+    st["secrets"] = os.path.join("/dev/shm", mine[0])
+    t0 = time.time()
+    rc = st["run"].stop()
+    harness.check(rc == 0 and time.time() - t0 < 3, "exit 0 within 2s, took %.1fs" % (
+        time.time() - t0), st["run"].text()[-2000:])
+    harness.check(not os.path.exists(st["secrets"]), "secrets folder removed", st["secrets"])
+    st["run"] = Run(st)  # for teardown; and a second start works
+    wait(lambda: st["run"].events("reconcile.pass"), "second start", 20, st["run"].text)
+
+
+@harness.test
+def flux_controller_running_beside_is_loud(st):
+    import urllib.request
+    api = st["api"]
+    api.create_object({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+        "name": "image-automation-controller", "namespace": "flux-system"}, "spec": {}})
+    api.patch("apps", "deployments", "flux-system", "image-automation-controller",
+              {"status": {"readyReplicas": 1}}, status_sub=True)
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=flux-running")
+    c = wait(lambda: "image-automation-controller is running" in
+             (ready(st) or {}).get("message", "") and ready(st), "Ready message", 20,
+             lambda: status(st))
+    harness.check(c["status"] == "True", "still a success", c)
+    e = wait(lambda: events(st, "FluxControllerRunning"), "Event", 10)[0]
+    harness.check(e["type"] == "Warning", "Warning", e)
+    port = json.loads([l for l in st["run"].text().splitlines() if "httpd.listen" in l][-1])[
+        "msg"].rsplit(" ", 1)[1]
+    body = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5).read().decode()
+    harness.check("imageguard_flux_image_automation_ready_replicas 1" in body, "metric",
+                  [l for l in body.splitlines() if "flux" in l])
+    api.remove("apps", "deployments", "flux-system", "image-automation-controller")
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=flux-gone")
+    wait(lambda: status(st).get("lastHandledReconcileAt") == "flux-gone" and
+         "image-automation-controller" not in ready(st)["message"], "quiet again", 20,
+         lambda: status(st))
+
+
+@harness.test
+def rbac_is_exactly_what_it_uses(st):
+    import yaml
+    with open(os.path.join(HERE, "..", "..", "manifests", "kube", "rbac.yaml")) as f:
+        role = [d for d in yaml.safe_load_all(f) if d and d["kind"] == "ClusterRole"][0]
+    granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"]
+               for r in rule["resources"] for v in rule["verbs"]}
+    used = set()
+    for q in st["api"].requests:
+        if q["agent"].startswith("imageguard/"):
+            k = kubeapi_etcd.rbac_request(q["method"], q["path"], q["query"])
+            if k:
+                used.add(k)
+    harness.check(used <= granted, "requests the ClusterRole does not grant", used - granted)
+    harness.check(granted <= used, "rules never used", granted - used)
+
+
+@harness.test
+def the_kube_overlay_builds(st):
+    import yaml
+    p = subprocess.run(["kubectl", "kustomize", os.path.join(HERE, "..", "..", "examples",
+                                                             "kube")],
+                       capture_output=True, text=True, timeout=60)
+    harness.check(p.returncode == 0, "kustomize examples/kube", p.stderr)
+    objs = [d for d in yaml.safe_load_all(p.stdout) if d]
+    dep = [o for o in objs if o["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+    c = dep["containers"][0]
+    harness.check(c["args"][:2] == ["run", "--kube"] and "--config" not in c["args"],
+                  "args", c["args"])
+    harness.check(not any(v.get("secret") or v.get("projected") or v.get("configMap")
+                          for v in dep["volumes"]), "no Secret or ConfigMap mounts",
+                  dep["volumes"])
+    harness.check(c["securityContext"]["readOnlyRootFilesystem"] is True, "read-only root")
+    b = [o for o in objs if o["kind"] == "ClusterRoleBinding" and
+         o["roleRef"]["name"] == "imageguard-kube"]
+    harness.check(b and b[0]["subjects"][0]["name"] == dep["serviceAccountName"], "bound", b)
+
+
+@harness.test
+def missing_crds_are_one_clear_line(st):
+    api = kubeapi_etcd.start(absent=[IMG])
+    try:
+        k = api.kubeconfig(os.path.join(st["env"].dir, "kc-nocrd"))
+        r = harness.run("run", "--kube", "--kubeconfig", k, "--state-dir", st["env"].state,
+                        timeout=30)
+        harness.check(r.rc == 2 and r.err.strip().count("\n") == 0 and
+                      "API group 'image.toolkit.fluxcd.io' is not served" in r.err, "err", r)
+    finally:
+        api.stop()
+
+
+@harness.test
+def kube_flags_are_checked(st):
+    r = harness.run("run", "--kube", "--config", "x")
+    harness.check(r.rc == 2 and "'--config': not used with --kube" in r.err, "config", r)
+    r = harness.run("run", "--kube", "--secrets-dir", "x")
+    harness.check(r.rc == 2 and "'--secrets-dir': not used with --kube" in r.err, "secrets", r)
+    r = harness.run("run", "--config", "x", "--watch-namespace", "a")
+    harness.check(r.rc == 2 and "only used with --kube" in r.err, "ns", r)
+
+
+if __name__ == "__main__":
+    harness.main(setup, teardown)
