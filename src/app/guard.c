@@ -244,6 +244,10 @@ static void settle_digest(struct guard_decision *d, const struct guard_input *in
 		return;
 	}
 	d->write_digest = true;
+	/* The same tag under another repository's name (a mirror) re-points it too: the mirror's
+	 * digest is forward only if its build is newer. */
+	d->needs_created = changed && d->decision == GUARD_UPDATE && in->name_changed &&
+	                   current_tag(in) && !strcmp(current_tag(in), d->candidate);
 }
 
 static void confirm_head(struct guard_decision *d, const struct guard_input *in,
