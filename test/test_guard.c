@@ -711,8 +711,11 @@ static const struct renamed_row {
      GUARD_UPDATE, GUARD_ADOPT, true, false},
     {"the mirror's build is older", D2, GUARD_DIGEST_ALWAYS, D1, true, K, K, T1 + 1, T1, GUARD_HOLD,
      GUARD_DOWNGRADE_BLOCKED, false, false},
-    {"the mirror lacks the committed digest: history decides", D1, GUARD_DIGEST_ALWAYS, D2, true,
-     NF, K, 0, T1, GUARD_UPDATE, GUARD_ADOPT, false, true},
+    /* its build time is in the repository the committed value names: nothing shows forward */
+    {"the mirror lacks the committed digest: hold", D1, GUARD_DIGEST_ALWAYS, D2, true, NF, K, 0,
+     T1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
+    {"the mirror's build has no created: history decides", D1, GUARD_DIGEST_ALWAYS, D2, true, K,
+     M, T1, 0, GUARD_UPDATE, GUARD_ADOPT, false, true},
     {"the mirror holds the same digest: only the name moves", D1, GUARD_DIGEST_ALWAYS, D1, false, K,
      K, 0, 0, GUARD_UPDATE, GUARD_ADOPT, true, false},
     {"IfNotPresent, the mirror's build is older", D2, GUARD_DIGEST_IF_MISSING, D1, true, K, K,
@@ -754,6 +757,9 @@ START_TEST(renamed_table)
 	ck_assert_msg(guard_writes(&d) == r->writes, "%s: writes %d", r->name, guard_writes(&d));
 	ck_assert_msg(d.write_digest == (r->d == GUARD_UPDATE), "%s: write_digest", r->name);
 	ck_assert_uint_eq(d.warnings, GUARD_WARN_NAME_CHANGED);
+	if (r->cur_state == NF)
+		ck_assert_msg(strstr(d.message, "not in the policy's repository") != NULL,
+		              "%s: message '%s'", r->name, d.message);
 }
 END_TEST
 
