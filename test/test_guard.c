@@ -750,6 +750,77 @@ START_TEST(tracked_history)
 }
 END_TEST
 
+/* A whole-image marker naming another repository (a mirror) than the policy's, same tag: the
+ * policy's repository's digest is a re-point like any other, forward only to a newer build
+ * (found by the seeded soak: a rename to a lagging mirror wrote its older build). */
+static const struct renamed_row {
+	const char *name;
+	const char *current_digest;
+	enum guard_digest_mode mode;
+	const char *head_digest;
+	bool needs_created;
+	int cur_state, cand_state;
+	long cur_sec, cand_sec;
+	enum guard_decision_kind d;
+	enum guard_reason r;
+	bool writes, needs_history;
+} renamed[] = {
+    {"the mirror's build is newer", D1, GUARD_DIGEST_ALWAYS, D2, true, K, K, T1, T1 + 1,
+     GUARD_UPDATE, GUARD_ADOPT, true, false},
+    {"the mirror's build is older", D2, GUARD_DIGEST_ALWAYS, D1, true, K, K, T1 + 1, T1, GUARD_HOLD,
+     GUARD_DOWNGRADE_BLOCKED, false, false},
+    /* its build time is in the repository the committed value names: nothing shows forward */
+    {"the mirror lacks the committed digest: hold", D1, GUARD_DIGEST_ALWAYS, D2, true, NF, K, 0,
+     T1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
+    {"the mirror's build has no created: history decides", D1, GUARD_DIGEST_ALWAYS, D2, true, K,
+     M, T1, 0, GUARD_UPDATE, GUARD_ADOPT, false, true},
+    {"the mirror holds the same digest: only the name moves", D1, GUARD_DIGEST_ALWAYS, D1, false, K,
+     K, 0, 0, GUARD_UPDATE, GUARD_ADOPT, true, false},
+    {"IfNotPresent, the mirror's build is older", D2, GUARD_DIGEST_IF_MISSING, D1, true, K, K,
+     T1 + 1, T1, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED, false, false},
+};
+
+START_TEST(renamed_table)
+{
+	const struct renamed_row *r = &renamed[_i];
+	const char *tags[] = {"latest"};
+	struct guard_input in = GUARD_INPUT_INIT;
+	struct guard_created cur = {(enum guard_created_state)r->cur_state, {r->cur_sec, 0}, NULL};
+	struct guard_created cand = {
+	    (enum guard_created_state)r->cand_state, {r->cand_sec, 0}, NULL};
+	struct guard_decision d;
+
+	in.policy = policies[TRACKED];
+	in.listing_ok = true;
+	in.tags = tags;
+	in.tags_len = 1;
+	in.current_tag = "latest";
+	in.current_digest = r->current_digest;
+	in.digest_mode = r->mode;
+	in.name_changed = true;
+	in.now = NOW;
+	ck_assert_int_eq(guard_decide(&d, &in, NULL), 0);
+	ck_assert_msg(d.decision == GUARD_UPDATE && d.reason == GUARD_ADOPT && d.needs_confirmation,
+	              "%s: decide gave %s/%s", r->name, guard_decision_name(d.decision),
+	              guard_reason_name(d.reason));
+	guard_confirm(&d, &in, GUARD_HEAD_OK, r->head_digest, NULL);
+	ck_assert_msg(d.needs_created == r->needs_created, "%s: needs_created %d", r->name,
+	              d.needs_created);
+	if (d.needs_created)
+		ck_assert_msg(!guard_writes(&d), "%s: writes before created is settled", r->name);
+	guard_confirm_created(&d, &in, &cur, &cand);
+	ck_assert_msg(d.decision == r->d && d.reason == r->r, "%s: got %s/%s (%s)", r->name,
+	              guard_decision_name(d.decision), guard_reason_name(d.reason), d.message);
+	ck_assert_msg(d.needs_history == r->needs_history, "%s: needs_history", r->name);
+	ck_assert_msg(guard_writes(&d) == r->writes, "%s: writes %d", r->name, guard_writes(&d));
+	ck_assert_msg(d.write_digest == (r->d == GUARD_UPDATE), "%s: write_digest", r->name);
+	ck_assert_uint_eq(d.warnings, GUARD_WARN_NAME_CHANGED);
+	if (r->cur_state == NF)
+		ck_assert_msg(strstr(d.message, "not in the policy's repository") != NULL,
+		              "%s: message '%s'", r->name, d.message);
+}
+END_TEST
+
 /* Holds name both digests and both times, to the nanosecond. */
 START_TEST(tracked_message)
 {
@@ -835,6 +906,7 @@ static Suite *guard_suite(void)
 	tcase_add_test(tc, incident);
 	tcase_add_loop_test(tc, tracked_table, 0, sizeof(tracked) / sizeof(tracked[0]));
 	tcase_add_test(tc, tracked_message);
+	tcase_add_loop_test(tc, renamed_table, 0, sizeof(renamed) / sizeof(renamed[0]));
 	tcase_add_test(tc, tracked_history);
 	tcase_add_loop_test(tc, settle_table, 0, sizeof(settles) / sizeof(settles[0]));
 	tcase_set_timeout(tc, 60);

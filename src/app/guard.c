@@ -244,6 +244,10 @@ static void settle_digest(struct guard_decision *d, const struct guard_input *in
 		return;
 	}
 	d->write_digest = true;
+	/* The same tag under another repository's name (a mirror) re-points it too: the mirror's
+	 * digest is forward only if its build is newer. */
+	d->needs_created = changed && d->decision == GUARD_UPDATE && in->name_changed &&
+	                   current_tag(in) && !strcmp(current_tag(in), d->candidate);
 }
 
 static void confirm_head(struct guard_decision *d, const struct guard_input *in,
@@ -349,6 +353,18 @@ void guard_confirm_created(struct guard_decision *d, const struct guard_input *i
 	    created_side(d, "new", d->digest, candidate, why_new, sizeof(why_new)) ||
 	    created_side(d, "committed", cur, current, why_cur, sizeof(why_cur)))
 		return;
+	/* Renamed (a mirror) and the policy's repository lacks the committed digest: its build
+	 * time lives in the repository the committed value names, which was not read, so nothing
+	 * shows the move is forward. */
+	if (in->name_changed && current->state == GUARD_CREATED_NOT_FOUND) {
+		set(d, GUARD_HOLD, GUARD_DOWNGRADE_BLOCKED);
+		d->write_digest = false;
+		snprintf(d->message, sizeof(d->message),
+		         "committed '%s' is not in the policy's repository: its build time cannot "
+		         "order new '%s' (the name moves once the repository holds it, or by hand)",
+		         cur, d->digest);
+		return;
+	}
 	if (why_new[0] || why_cur[0]) {
 		snprintf(d->message, sizeof(d->message), "build times cannot order the images: %s",
 		         why_new[0] ? why_new : why_cur);
