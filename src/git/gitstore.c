@@ -610,6 +610,8 @@ int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, st
 	    (opts->provider && strcmp(opts->provider, "github") == 0 &&
 	     (rc = gitauth_use_github_app(&g->auth, opts->secret_dir, err)) < 0))
 		goto done;
+	g->auth.stop = opts->stop; /* every Git wait: bounded, and ended by SIGTERM (gitstream) */
+	g->auth.io_timeout_ms = opts->timeout_ms;
 	if (buf_printf(&gitdir, "%s/git", opts->state_dir) < 0 ||
 	    cache_key(&key, g->auth.url_safe) < 0 ||
 	    buf_printf(&dir, "%s/%s", gitdir.data, key.data) < 0) {
