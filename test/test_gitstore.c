@@ -189,8 +189,11 @@ static int do_edit(void *ctx, const char *workdir, struct buf *message, struct e
 
 static struct gitstore_options opts_for(const struct fx *f)
 {
-	struct gitstore_options o = {
-	    f->url, "main", NULL, f->state, NULL, "Robot", "robot@example.com", 0, NULL, NULL};
+	struct gitstore_options o = {.url = f->url,
+	                             .branch = "main",
+	                             .state_dir = f->state,
+	                             .author_name = "Robot",
+	                             .author_email = "robot@example.com"};
 
 	return o;
 }
@@ -352,6 +355,67 @@ START_TEST(push_branch_created_then_extended)
 	gitstore_free(g);
 	check_remote_app(&f, "imageguard/updates", "v3");
 	ck_assert_int_eq(remote_count(&f, "imageguard/updates"), 3);
+	fx_done(&f);
+}
+END_TEST
+
+/* Signed commits (spec.git.commit.signingKey): a key made with gpg, exported as the Secret's
+ * git.asc with its passphrase; the pushed head passes `git verify-commit` against the public
+ * key, the unsigned seed commit fails it; a wrong passphrase is an error naming the Secret and
+ * nothing is pushed. */
+START_TEST(signed_commit_verifies)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], head[64], before[64], sec[256];
+
+	fx_init(&f);
+	ck_assert_int_eq(
+	    sh("cd %s && mkdir -m 700 keys verify sec && export GNUPGHOME=$PWD/keys && "
+	       "gpg -q --batch --pinentry-mode loopback --passphrase 'pass phrase' --quick-gen-key "
+	       "'Robot <robot@example.com>' ed25519 sign never 2>/dev/null && "
+	       "gpg -q --batch --pinentry-mode loopback --passphrase 'pass phrase' --armor "
+	       "--export-secret-keys robot@example.com >sec/git.asc && "
+	       "printf 'pass phrase\n' >sec/passphrase && "
+	       "gpg --batch --armor --export robot@example.com >pub.asc && "
+	       "gpgconf --kill gpg-agent && GNUPGHOME=$PWD/verify gpg -q --batch --import pub.asc "
+	       "2>/dev/null && GNUPGHOME=$PWD/verify gpgconf --kill gpg-agent",
+	       f.dir),
+	    0);
+	snprintf(sec, sizeof(sec), "%s/sec", f.dir);
+	o = opts_for(&f);
+	o.signing_dir = sec;
+	o.signing_name = "gpg-key";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	remote_head(head, &f, "main");
+	ck_assert_str_eq(commit, head);
+	check_remote_app(&f, "main", "v2");
+	ck_assert_int_eq(sh("GNUPGHOME=%s/verify git --git-dir=%s verify-commit main 2>/dev/null",
+	                    f.dir, f.remote),
+	                 0);
+	ck_assert_int_ne(sh("GNUPGHOME=%s/verify git --git-dir=%s verify-commit main^ 2>/dev/null",
+	                    f.dir, f.remote),
+	                 0);
+
+	/* a passphrase that does not unlock the key: an error naming the Secret, no push */
+	ck_assert_int_eq(sh("printf 'wrong\n' >%s/sec/passphrase", f.dir), 0);
+	e.value = "v3";
+	remote_head(before, &f, "main");
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_lt(gitstore_commit_push(commit, g, do_edit, &e, &err), 0);
+	ck_assert_msg(strstr(err.msg, "signing key secret 'gpg-key'") &&
+	                  strstr(err.msg, "nothing is pushed") && !strstr(err.msg, "wrong"),
+	              "%s", err.msg);
+	ck_assert_str_eq(commit, "");
+	gitstore_free(g);
+	remote_head(head, &f, "main");
+	ck_assert_str_eq(head, before);
+	check_remote_app(&f, "main", "v2");
 	fx_done(&f);
 }
 END_TEST
@@ -1348,6 +1412,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, stop_ends_clone_and_fetch);
 	tcase_add_test(file, new_file_and_remote_moves_between_opens);
 	tcase_add_test(file, push_branch_created_then_extended);
+	tcase_add_test(file, signed_commit_verifies);
 	tcase_add_test(file, missing_branch_and_bad_options);
 	tcase_add_test(file, race_reapplies_on_new_head);
 	tcase_add_test(file, race_forever_is_a_conflict);

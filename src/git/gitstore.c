@@ -20,11 +20,13 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitauth.h"
+#include "imageguard/git/gitsign.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/gitstream.h"
 #include "imageguard/util/log.h"
 
 #define MESSAGE_MAX (256 * 1024)
+#define SIGNATURE_MAX (64 * 1024)
 #define KEY_NAME_MAX 48
 
 struct gitstore {
@@ -38,6 +40,9 @@ struct gitstore {
 	char head[GIT_OID_HEXSZ + 1];
 	bool damaged; /* an object-level error since open: the next open must reclone */
 	const volatile sig_atomic_t *stop; /* borrowed; NULL: none */
+	char *sign_dir, *sign_name;        /* NULL: unsigned commits */
+	char *gnupg_root;                  /* <state_dir>/gnupg */
+	struct gitsign *signer;            /* made at the first signed commit */
 };
 
 static char *dup_or(const char *s, const char *fallback)
@@ -581,6 +586,18 @@ static int copy_options(struct gitstore *g, const struct gitstore_options *o, st
 	g->stop = o->stop;
 	if (!g->url || !g->branch || !g->push_branch || !g->author_name || !g->author_email)
 		return oom(err);
+	if (o->signing_dir) {
+		struct buf root = BUF_INIT;
+
+		g->sign_dir = strdup(o->signing_dir);
+		g->sign_name = dup_or(o->signing_name, o->signing_dir);
+		if (buf_printf(&root, "%s/gnupg", o->state_dir) < 0 || !g->sign_dir ||
+		    !g->sign_name) {
+			buf_release(&root);
+			return oom(err);
+		}
+		g->gnupg_root = buf_detach(&root);
+	}
 	if (!branch_is_valid(g->branch))
 		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
 		                 g->branch);
@@ -651,6 +668,10 @@ void gitstore_free(struct gitstore *g)
 		return;
 	git_repository_free(g->repo);
 	gitauth_release(&g->auth);
+	gitsign_free(g->signer);
+	free(g->sign_dir);
+	free(g->sign_name);
+	free(g->gnupg_root);
 	if (g->lock_fd >= 0)
 		close(g->lock_fd); /* releases the flock */
 	free(g->url);
@@ -710,6 +731,61 @@ fail:
 	return local_error(g, rc, "git stage", err);
 }
 
+/* A signing failure, naming the Secret (the signer's own words name its folder). */
+static int sign_error(struct gitstore *g, int rc, const struct error *inner, struct error *err)
+{
+	return error_set(err, rc,
+	                 "git commit: signing key secret '%s' "
+	                 "(spec.git.commit.signingKey): %s; nothing is pushed",
+	                 g->sign_name, inner->msg);
+}
+
+/* Moves the checked-out branch to id (HEAD points at it: sync_to_base set it). */
+static int move_branch(struct gitstore *g, const git_oid *id, struct error *err)
+{
+	git_reference *ref = NULL;
+	char name[1024];
+	int rc;
+
+	snprintf(name, sizeof(name), "refs/heads/%s", g->push_branch);
+	rc = git_reference_create(&ref, g->repo, name, id, 1, "imageguard: commit (signed)");
+	git_reference_free(ref);
+	return rc < 0 ? local_error(g, rc, "git commit", err) : 0;
+}
+
+/* The commit of tree on parent, with an OpenPGP signature in its gpgsig header. */
+static int create_signed(git_oid *out, struct gitstore *g, const git_signature *sig,
+                         const char *message, const git_tree *tree, const git_commit *parent,
+                         struct error *err)
+{
+	git_buf content = {0};
+	struct buf asc = BUF_INIT_MAX(SIGNATURE_MAX);
+	struct error inner = ERROR_INIT;
+	int rc;
+
+	if ((rc = git_commit_create_buffer(&content, g->repo, sig, sig, NULL, message, tree, 1,
+	                                   &parent)) < 0) {
+		rc = local_error(g, rc, "git commit", err);
+		goto done;
+	}
+	if ((!g->signer &&
+	     (rc = gitsign_new(&g->signer, g->sign_dir, g->gnupg_root, &inner)) < 0) ||
+	    (rc = gitsign_sign(g->signer, content.ptr, content.size, &asc, &inner)) < 0) {
+		rc = sign_error(g, rc, &inner, err);
+		goto done;
+	}
+	if ((rc = git_commit_create_with_signature(out, g->repo, content.ptr, asc.data, "gpgsig")) <
+	    0) {
+		rc = local_error(g, rc, "git commit", err);
+		goto done;
+	}
+	rc = move_branch(g, out, err);
+done:
+	git_buf_dispose(&content);
+	buf_release(&asc);
+	return rc;
+}
+
 static int commit(git_oid *out, struct gitstore *g, const char *message, struct error *err)
 {
 	git_index *index = NULL;
@@ -731,8 +807,14 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
-	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0 ||
-	    (rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
+	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0)
+		goto fail;
+	if (g->sign_dir) {
+		rc = create_signed(out, g, sig, message, tree, parent, err);
+		rc = rc < 0 ? rc : 1;
+		goto done;
+	}
+	if ((rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
 	                            (const git_commit **)&parent)) < 0)
 		goto fail;
 	rc = 1;

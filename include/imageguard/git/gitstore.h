@@ -26,6 +26,11 @@ struct gitstore_options {
 	 * callback ("stopping"; the cache is kept). A push is never cut: the commit in flight is
 	 * finished. A host that sends nothing calls no callback: that wait is not bounded here. */
 	const volatile sig_atomic_t *stop;
+	/* NULL, or the folder of the signing Secret (git.asc, passphrase): every commit is then
+	 * OpenPGP-signed (gitsign, GNUPGHOME below <state_dir>/gnupg), and a signing failure is
+	 * an error naming signing_name; nothing unsigned is pushed. */
+	const char *signing_dir;
+	const char *signing_name; /* the Secret's name, for messages */
 };
 
 struct gitstore;
@@ -47,14 +52,14 @@ const char *gitstore_head(const struct gitstore *g);
  * message. Called again after a rejected push, on the new remote head, so it must re-read
  * the files (another writer may have moved a marker). Returns 0, or negative to abort. */
 typedef int (*gitstore_edit_fn)(void *ctx, const char *workdir, struct buf *message,
-				struct error *err);
+                                struct error *err);
 
 /* Runs edit, commits what changed (nothing changed: no commit, out_commit ""), pushes, and when
  * the remote moved (non-fast-forward, stale, "failed to update ref", a ref lock, or any refusal
  * after which the remote branch is seen moved) fetches, resets, re-runs edit and retries up to
  * max_attempts;
  * IG_ECONFLICT when it still fails. out_commit gets the pushed commit's hex id. */
-int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit,
-			 void *ctx, struct error *err);
+int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
+                         struct error *err);
 
 #endif
