@@ -420,6 +420,74 @@ START_TEST(signed_commit_verifies)
 }
 END_TEST
 
+/* spec.git.push.refspec as Flux pushes it: with a push branch, the commit goes to the branch
+ * and to the refspec's destination; with the refspec only, to the destination alone (main is
+ * untouched). Both source forms; a forced refspec and a foreign source are refused at open. */
+static const struct refspec_case {
+	const char *spec;
+	bool only;
+	const char *dst; /* the ref that must hold the commit */
+	bool main_moves;
+} refspec_cases[] = {
+    {"refs/heads/main:refs/heads/mirror", false, "refs/heads/mirror", true},
+    {"HEAD:refs/review/main", true, "refs/review/main", false},
+    {"main:refs/heads/auto", true, "refs/heads/auto", false},
+};
+
+START_TEST(push_refspec)
+{
+	const struct refspec_case *c = &refspec_cases[_i];
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], main_before[64], out[64];
+
+	fx_init(&f);
+	remote_head(main_before, &f, "main");
+	o = opts_for(&f);
+	o.push_refspec = c->spec;
+	o.refspec_only = c->only;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	sh_out(out, sizeof(out), "git --git-dir=%s rev-parse --verify -q %s", f.remote, c->dst);
+	ck_assert_str_eq(out, commit);
+	remote_head(out, &f, "main");
+	ck_assert_str_eq(out, c->main_moves ? commit : main_before);
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(push_refspec_refused)
+{
+	static const char *const bad[][2] = {
+	    {"+refs/heads/main:refs/heads/mirror", "forced; imageguard never forces a push"},
+	    {"refs/heads/other:refs/heads/mirror", "the source must be HEAD or the branch"},
+	    {"HEAD:heads/x", "the destination must be a ref under refs/"},
+	};
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	size_t i;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct error err = ERROR_INIT;
+
+		o.push_refspec = bad[i][0];
+		ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EINVALID);
+		ck_assert_ptr_null(g);
+		ck_assert_msg(strstr(err.msg, "spec.git.push.refspec") &&
+		                  strstr(err.msg, bad[i][1]),
+		              "%s", err.msg);
+	}
+	fx_done(&f);
+}
+END_TEST
+
 START_TEST(missing_branch_and_bad_options)
 {
 	struct fx f;
@@ -1413,6 +1481,9 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, new_file_and_remote_moves_between_opens);
 	tcase_add_test(file, push_branch_created_then_extended);
 	tcase_add_test(file, signed_commit_verifies);
+	tcase_add_loop_test(file, push_refspec, 0,
+	                    sizeof(refspec_cases) / sizeof(refspec_cases[0]));
+	tcase_add_test(file, push_refspec_refused);
 	tcase_add_test(file, missing_branch_and_bad_options);
 	tcase_add_test(file, race_reapplies_on_new_head);
 	tcase_add_test(file, race_forever_is_a_conflict);

@@ -416,6 +416,8 @@ static int open_git(struct autorun *ar, struct error *err)
 	go.stop = o->stop; /* SIGTERM ends a clone or fetch; a push in flight is finished */
 	go.signing_dir = signing;
 	go.signing_name = a->signing_secret;
+	go.push_refspec = a->push_refspec;
+	go.refspec_only = a->push_refspec && !a->push_branch_given; /* as Flux */
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);
 	free(signing);

@@ -706,10 +706,6 @@ static void read_refspec(struct doc *d, const yaml_node_t *push, struct config_a
 		                 "'spec.git.push.refspec': '%s' is not SRC:refs/... (SRC a branch, "
 		                 "refs/heads/BRANCH or HEAD)",
 		                 a->push_refspec);
-	else
-		config_doc_error(d, line,
-		                 "'spec.git.push.refspec' is not supported yet: the refspec would "
-		                 "not be pushed");
 }
 
 static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct config_automation *a)

@@ -43,6 +43,8 @@ struct gitstore {
 	char *sign_dir, *sign_name;        /* NULL: unsigned commits */
 	char *gnupg_root;                  /* <state_dir>/gnupg */
 	struct gitsign *signer;            /* made at the first signed commit */
+	char *refspec;     /* "refs/heads/<push>:DST" of the push refspec, or NULL */
+	bool refspec_only; /* push the refspec only, not the push branch */
 };
 
 static char *dup_or(const char *s, const char *fallback)
@@ -572,6 +574,49 @@ static bool branch_is_valid(const char *name)
 	return git_branch_name_is_valid(&valid, name) == 0 && valid && strlen(name) < 900;
 }
 
+/* "SRC:DST" from the configuration as the refspec pushed: "refs/heads/<push>:DST". SRC must be
+ * HEAD or the branch committed to, DST a ref under refs/; a forced refspec is refused. */
+static int parse_refspec(struct gitstore *g, const char *spec, struct error *err)
+{
+	git_refspec *rs = NULL;
+	const char *src, *dst;
+	struct buf out = BUF_INIT;
+	int rc = 0;
+
+	if (spec[0] == '+')
+		return error_set(
+		    err, IG_EINVALID,
+		    "spec.git.push.refspec '%s': forced; imageguard never forces a push", spec);
+	if (git_refspec_parse(&rs, spec, 0) < 0)
+		return error_set(err, IG_EINVALID,
+		                 "spec.git.push.refspec '%s': not a valid refspec", spec);
+	src = git_refspec_src(rs);
+	dst = git_refspec_dst(rs);
+	if (!src || !dst || strncmp(dst, "refs/", 5) != 0 || strchr(spec, '*')) {
+		rc = error_set(err, IG_EINVALID,
+		               "spec.git.push.refspec '%s': the destination must be a ref under "
+		               "refs/",
+		               spec);
+		goto done;
+	}
+	if (strcmp(src, "HEAD") != 0 && strcmp(src, g->push_branch) != 0 &&
+	    !(strncmp(src, "refs/heads/", 11) == 0 && strcmp(src + 11, g->push_branch) == 0)) {
+		rc = error_set(err, IG_EINVALID,
+		               "spec.git.push.refspec '%s': the source must be HEAD or the branch "
+		               "committed to ('%s' or 'refs/heads/%s')",
+		               spec, g->push_branch, g->push_branch);
+		goto done;
+	}
+	if (buf_printf(&out, "refs/heads/%s:%s", g->push_branch, dst) < 0) {
+		rc = oom(err);
+		goto done;
+	}
+	g->refspec = buf_detach(&out);
+done:
+	git_refspec_free(rs);
+	return rc;
+}
+
 static int copy_options(struct gitstore *g, const struct gitstore_options *o, struct error *err)
 {
 	if (!o->url || !*o->url || !o->branch || !*o->branch || !o->state_dir || !*o->state_dir)
@@ -604,7 +649,8 @@ static int copy_options(struct gitstore *g, const struct gitstore_options *o, st
 	if (!branch_is_valid(g->push_branch))
 		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
 		                 g->push_branch);
-	return 0;
+	g->refspec_only = o->push_refspec && o->refspec_only;
+	return o->push_refspec ? parse_refspec(g, o->push_refspec, err) : 0;
 }
 
 int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, struct error *err)
@@ -672,6 +718,7 @@ void gitstore_free(struct gitstore *g)
 	free(g->sign_dir);
 	free(g->sign_name);
 	free(g->gnupg_root);
+	free(g->refspec);
 	if (g->lock_fd >= 0)
 		close(g->lock_fd); /* releases the flock */
 	free(g->url);
@@ -870,13 +917,17 @@ static int push(struct gitstore *g, struct error *err)
 	git_push_options po;
 	git_remote *remote = NULL;
 	char spec[1024];
-	char *specs[1] = {spec};
-	git_strarray refspecs = {specs, 1};
+	char *specs[2] = {spec, g->refspec};
+	git_strarray refspecs = {specs, g->refspec ? 2 : 1};
 	char why[sizeof(g->auth.push_reject)];
 	int rc;
 
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	snprintf(spec, sizeof(spec), "refs/heads/%s:refs/heads/%s", g->push_branch, g->push_branch);
+	if (g->refspec_only || (g->refspec && strcmp(g->refspec, spec) == 0)) {
+		specs[0] = g->refspec;
+		refspecs.count = 1;
+	}
 	gitauth_prepare(&g->auth, &po.callbacks, &po.custom_headers);
 	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
@@ -937,8 +988,11 @@ int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_
 		if ((rc = push(g, err)) == 0) {
 			git_oid_tostr(out_commit, 41, &id);
 			memcpy(g->head, out_commit, 41);
-			log_info("git.push", "pushed %s to '%s' branch '%s'", out_commit,
-			         g->auth.url_safe, g->push_branch);
+			log_info("git.push", "pushed %s to '%s' %s '%s'%s%s", out_commit,
+			         g->auth.url_safe, g->refspec_only ? "refspec" : "branch",
+			         g->refspec_only ? g->refspec : g->push_branch,
+			         g->refspec && !g->refspec_only ? " and refspec " : "",
+			         g->refspec && !g->refspec_only ? g->refspec : "");
 			goto done;
 		}
 		if (rc != IG_ECONFLICT)

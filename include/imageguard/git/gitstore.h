@@ -6,6 +6,7 @@
 #define IMAGEGUARD_GITSTORE_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct buf;
@@ -31,6 +32,13 @@ struct gitstore_options {
 	 * an error naming signing_name; nothing unsigned is pushed. */
 	const char *signing_dir;
 	const char *signing_name; /* the Secret's name, for messages */
+	/* NULL, or Flux's spec.git.push.refspec "SRC:DST": the commit is also pushed to DST
+	 * (never forced; a leading '+' is IG_EINVALID). SRC is HEAD or the branch committed to
+	 * (push_branch, as a name or refs/heads/NAME); DST is under refs/. */
+	const char *push_refspec;
+	/* With push_refspec: push with the refspec only, not to push_branch (Flux: a refspec and
+	 * no spec.git.push.branch). The work is then based on push_branch as usual. */
+	bool refspec_only;
 };
 
 struct gitstore;
