@@ -45,7 +45,13 @@ struct gitstore {
 	struct gitsign *signer;            /* made at the first signed commit */
 	char *refspec;     /* "refs/heads/<push>:DST" of the push refspec, or NULL */
 	bool refspec_only; /* push the refspec only, not the push branch */
+	/* The push branch is rebuilt on the checkout branch's head: it had only imageguard's
+	 * commits beyond it. The push then replaces push_seen, by compare-and-swap. */
+	bool rebuild;
+	git_oid push_seen;
 };
+
+#define OWN_WALK_MAX 1000 /* commits of a push branch looked at; beyond: treated as a person's */
 
 static char *dup_or(const char *s, const char *fallback)
 {
@@ -289,8 +295,126 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 	return rc < 0 ? local_error(g, rc, "git reset", err) : 0;
 }
 
-/* Points the local push branch at the base (the remote push branch when it exists, else the
- * remote checkout branch) and makes the work tree exactly that commit: no stray files. */
+/* True when a line is a trailer ("Token: value", the token letters, digits and '-') or a
+ * trailer's continuation (leading white space). */
+static bool is_trailer_line(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (n > 0 && (s[0] == ' ' || s[0] == '\t'))
+		return true;
+	while (i < n && ((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+	                 (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+		i++;
+	return i > 0 && i + 1 < n && s[i] == ':' && s[i + 1] == ' ';
+}
+
+/* True when a commit message is imageguard's own: its final paragraph is a trailer block with
+ * an `Imageguard-Policy:` line (commitmsg_render writes it; outside text is escaped there, so
+ * no value can forge one). */
+static bool is_own_message(const char *msg)
+{
+	size_t len = strlen(msg), start, i;
+	bool policy = false;
+
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+		len--;
+	for (start = len; start >= 2 && !(msg[start - 1] == '\n' && msg[start - 2] == '\n');
+	     start--)
+		;
+	if (start < 2) /* a subject alone is no trailer block */
+		return false;
+	for (i = start; i < len;) {
+		const char *nl = memchr(msg + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (msg + i)) : len - i;
+
+		if (!is_trailer_line(msg + i, n))
+			return false;
+		policy |= n > 19 && strncmp(msg + i, "Imageguard-Policy: ", 19) == 0;
+		i += n + 1;
+	}
+	return policy;
+}
+
+/* Whether every commit the push branch (tip) has beyond the checkout branch (base) is
+ * imageguard's own. Returns 1 all own (*count of them), 0 a person's is among them, <0. */
+static int push_branch_is_own(struct gitstore *g, const git_oid *tip, const git_oid *base,
+                              size_t *count, struct error *err)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	int rc;
+
+	*count = 0;
+	if ((rc = git_revwalk_new(&walk, g->repo)) < 0 || (rc = git_revwalk_push(walk, tip)) < 0 ||
+	    (rc = git_revwalk_hide(walk, base)) < 0) {
+		rc = local_error(g, rc, "git log", err);
+		goto done;
+	}
+	while ((rc = git_revwalk_next(&id, walk)) == 0) {
+		git_commit *c = NULL;
+		bool own;
+
+		if (++*count > OWN_WALK_MAX || (rc = git_commit_lookup(&c, g->repo, &id)) < 0) {
+			rc = rc < 0 ? local_error(g, rc, "git log", err) : 0;
+			goto done;
+		}
+		own = is_own_message(git_commit_message(c));
+		git_commit_free(c);
+		if (!own) {
+			rc = 0;
+			goto done;
+		}
+	}
+	rc = rc == GIT_ITEROVER ? 1 : local_error(g, rc, "git log", err);
+done:
+	git_revwalk_free(walk);
+	return rc;
+}
+
+/* The base commit: the checkout branch's head; with a separate push branch on the remote,
+ * that branch rebuilt on the checkout head when its own commits are all imageguard's
+ * (g->rebuild), else the push branch's head (a person's commits are kept: appended to). */
+static int choose_base(struct gitstore *g, git_oid *base, struct error *err)
+{
+	git_oid push_tip;
+	size_t own = 0;
+	int rc;
+
+	g->rebuild = false;
+	if (lookup_remote_oid(base, g->repo, g->branch) < 0) {
+		if (lookup_remote_oid(base, g->repo, g->push_branch) == 0)
+			return 0;
+		return error_set(err, IG_ENOTFOUND, "git '%s': branch '%s' not found on the remote",
+		                 g->auth.url_safe, g->branch);
+	}
+	if (strcmp(g->branch, g->push_branch) == 0 ||
+	    lookup_remote_oid(&push_tip, g->repo, g->push_branch) < 0)
+		return 0;
+	if ((rc = push_branch_is_own(g, &push_tip, base, &own, err)) < 0)
+		return rc;
+	if (rc == 0) {
+		log_warn(
+		    "git.push-branch.person",
+		    "'%s' branch '%s': a person has added commits to the push branch; imageguard "
+		    "appends to it instead of rebuilding it on '%s'",
+		    g->auth.url_safe, g->push_branch, g->branch);
+		git_oid_cpy(base, &push_tip);
+		return 0;
+	}
+	if (own > 0) { /* none beyond: a fast-forward from the checkout head, no rebuild */
+		g->rebuild = true;
+		git_oid_cpy(&g->push_seen, &push_tip);
+		log_info(
+		    "git.push-branch.rebuild",
+		    "'%s' branch '%s': %zu commit(s) of imageguard beyond '%s', rebuilding on it",
+		    g->auth.url_safe, g->push_branch, own, g->branch);
+	}
+	return 0;
+}
+
+/* Points the local push branch at the base (choose_base) and makes the work tree exactly that
+ * commit: no stray files. */
 static int sync_to_base(struct gitstore *g, struct error *err)
 {
 	git_oid base, head;
@@ -300,12 +424,8 @@ static int sync_to_base(struct gitstore *g, struct error *err)
 	bool clean;
 	int rc = 0;
 
-	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
-	    (rc = lookup_remote_oid(&base, g->repo, g->branch)) < 0) {
-		rc = error_set(err, IG_ENOTFOUND, "git '%s': branch '%s' not found on the remote",
-		               g->auth.url_safe, g->branch);
+	if ((rc = choose_base(g, &base, err)) < 0)
 		goto done;
-	}
 	clean = git_reference_name_to_id(&head, g->repo, "HEAD") == 0 && tree_is_clean(g);
 	if (clean && git_object_lookup(&old, g->repo, &head, GIT_OBJECT_COMMIT) < 0)
 		old = NULL;
@@ -902,11 +1022,67 @@ static int base_moved(struct gitstore *g, struct error *err)
 
 	if ((rc = fetch(g, err)) < 0)
 		return rc;
+	if (g->rebuild)
+		return lookup_remote_oid(&base, g->repo, g->push_branch) < 0 ||
+		       !git_oid_equal(&base, &g->push_seen);
 	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
 	    lookup_remote_oid(&base, g->repo, g->branch) < 0)
 		return 1; /* the branch went away: the remote changed under us */
 	git_oid_tostr(hex, sizeof(hex), &base);
 	return strcmp(hex, g->head) != 0;
+}
+
+/* The push branch's oid in the remote's advertisement on this connection: 0, 1 absent, <0. */
+static int advertised(git_oid *out, git_remote *remote, const char *branch)
+{
+	const git_remote_head **heads = NULL;
+	size_t n = 0, i;
+	char name[1024];
+
+	snprintf(name, sizeof(name), "refs/heads/%s", branch);
+	if (git_remote_ls(&heads, &n, remote) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (strcmp(heads[i]->name, name) == 0) {
+			git_oid_cpy(out, &heads[i]->oid);
+			return 0;
+		}
+	return 1;
+}
+
+/* The rebuild's push: on one connection, the advertised push branch must still be the head
+ * seen (push_seen), then the upload replaces it ("+" refspec). receive-pack checks the old
+ * value it advertised on this connection when it updates the ref, so a push landing between
+ * the check and the update is refused: a compare-and-swap. Returns 0, IG_ECONFLICT, <0. */
+static int cas_upload(struct gitstore *g, git_push_options *po, const git_strarray *specs)
+{
+	git_remote_connect_options co;
+	git_remote *remote = NULL;
+	git_oid now;
+	int rc;
+
+	git_remote_connect_options_init(&co, GIT_REMOTE_CONNECT_OPTIONS_VERSION);
+	co.callbacks = po->callbacks;
+	co.proxy_opts = po->proxy_opts;
+	co.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
+	co.custom_headers = po->custom_headers;
+	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) < 0 ||
+	    (rc = git_remote_connect_ext(remote, GIT_DIRECTION_PUSH, &co)) < 0)
+		goto done;
+	if ((rc = advertised(&now, remote, g->push_branch)) != 0 ||
+	    !git_oid_equal(&now, &g->push_seen)) {
+		rc = rc < 0 ? rc : IG_ECONFLICT;
+		if (rc == IG_ECONFLICT)
+			snprintf(g->auth.push_reject, sizeof(g->auth.push_reject),
+			         "stale info: the push branch moved since it was read");
+		goto done;
+	}
+	rc = git_remote_upload(remote, specs, po);
+done:
+	if (remote)
+		git_remote_disconnect(remote);
+	git_remote_free(remote);
+	return rc;
 }
 
 /* Pushes the local branch to the push branch, never forced. Returns 0, IG_ECONFLICT when the
@@ -923,8 +1099,10 @@ static int push(struct gitstore *g, struct error *err)
 	int rc;
 
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-	snprintf(spec, sizeof(spec), "refs/heads/%s:refs/heads/%s", g->push_branch, g->push_branch);
-	if (g->refspec_only || (g->refspec && strcmp(g->refspec, spec) == 0)) {
+	/* forced only in a rebuild, and then only by compare-and-swap (cas_upload) */
+	snprintf(spec, sizeof(spec), "%srefs/heads/%s:refs/heads/%s", g->rebuild ? "+" : "",
+	         g->push_branch, g->push_branch);
+	if (g->refspec_only || (g->refspec && strcmp(g->refspec, spec + g->rebuild) == 0)) {
 		specs[0] = g->refspec;
 		refspecs.count = 1;
 	}
@@ -932,9 +1110,13 @@ static int push(struct gitstore *g, struct error *err)
 	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) == 0)
+	if (g->rebuild && !g->refspec_only)
+		rc = cas_upload(g, &po, &refspecs);
+	else if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) == 0)
 		rc = git_remote_push(remote, &refspecs, &po);
 	gitauth_end(&g->auth);
+	if (rc == IG_ECONFLICT)
+		return rc;
 	git_remote_free(remote);
 	if (rc == GIT_ENONFASTFORWARD)
 		return IG_ECONFLICT;

@@ -1,7 +1,7 @@
 /* The Git store: a cached clone per URL in the state dir, refreshed each pass (fetch + hard
- * reset, recloning a broken cache), and commits pushed safely: never forced; when the remote
- * moved (non-fast-forward, or a refusal such as "failed to update ref" from a push that landed
- * during ours) the edit is re-applied on the new head and the push retried. */
+ * reset, recloning a broken cache), and commits pushed safely: never blindly forced; when the
+ * remote moved (non-fast-forward, or a refusal such as "failed to update ref" from a push that
+ * landed during ours) the edit is re-applied on the new head and the push retried. */
 #ifndef IMAGEGUARD_GITSTORE_H
 #define IMAGEGUARD_GITSTORE_H
 
@@ -43,11 +43,13 @@ struct gitstore_options {
 
 struct gitstore;
 
-/* Opens (cloning once) and refreshes the cache to the remote branch head: the push branch's
- * head when the remote has that branch (pushes are never forced, so work continues on it),
- * else the checkout branch's. The cache is locked (flock) until gitstore_free: a second open
- * of the same URL, from another thread or process, waits. Credentials never appear in errors.
- * See docs/git.md. */
+/* Opens (cloning once) and refreshes the cache to the base: the checkout branch's head, or,
+ * for a separate push branch on the remote with commits beyond the checkout branch, its head
+ * when a person's commit is among them (appended to, with a warning); when all are
+ * imageguard's own (Imageguard-Policy trailers) the checkout head, and the push rebuilds the
+ * push branch by compare-and-swap on the head read. The cache is locked (flock) until
+ * gitstore_free: a second open of the same URL, from another thread or process, waits. Credentials
+ * never appear in errors. See docs/git.md. */
 int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, struct error *err);
 void gitstore_free(struct gitstore *g);
 
