@@ -694,6 +694,26 @@ static bool branch_is_valid(const char *name)
 	return git_branch_name_is_valid(&valid, name) == 0 && valid && strlen(name) < 900;
 }
 
+/* A refspec alone whose destination is another branch is that branch as the push branch
+ * (CONTRACT §4): fetched, rebuilt or appended to like spec.git.push.branch, so the next pass
+ * does not meet its own earlier commit as a non-fast-forward. */
+static int refspec_as_push_branch(struct gitstore *g, const char *branch, const char *spec,
+                                  struct error *err)
+{
+	char *b;
+
+	if (!branch_is_valid(branch))
+		return error_set(err, IG_EINVALID,
+		                 "spec.git.push.refspec '%s': '%s' is not a valid branch name",
+		                 spec, branch);
+	if (!(b = strdup(branch)))
+		return oom(err);
+	free(g->push_branch);
+	g->push_branch = b;
+	g->refspec_only = false;
+	return 0;
+}
+
 /* "SRC:DST" from the configuration as the refspec pushed: "refs/heads/<push>:DST". SRC must be
  * HEAD or the branch committed to, DST a ref under refs/; a forced refspec is refused. */
 static int parse_refspec(struct gitstore *g, const char *spec, struct error *err)
@@ -725,6 +745,11 @@ static int parse_refspec(struct gitstore *g, const char *spec, struct error *err
 		               "spec.git.push.refspec '%s': the source must be HEAD or the branch "
 		               "committed to ('%s' or 'refs/heads/%s')",
 		               spec, g->push_branch, g->push_branch);
+		goto done;
+	}
+	if (g->refspec_only && strncmp(dst, "refs/heads/", 11) == 0 &&
+	    strcmp(dst + 11, g->branch) != 0) {
+		rc = refspec_as_push_branch(g, dst + 11, spec, err);
 		goto done;
 	}
 	if (buf_printf(&out, "refs/heads/%s:%s", g->push_branch, dst) < 0) {

@@ -37,7 +37,8 @@ struct gitstore_options {
 	 * (push_branch, as a name or refs/heads/NAME); DST is under refs/. */
 	const char *push_refspec;
 	/* With push_refspec: push with the refspec only, not to push_branch (Flux: a refspec and
-	 * no spec.git.push.branch). The work is then based on push_branch as usual. */
+	 * no spec.git.push.branch). A destination refs/heads/Y other than the checkout branch
+	 * then makes Y the push branch (rebuilt or appended to, see gitstore_open). */
 	bool refspec_only;
 };
 
