@@ -549,6 +549,24 @@ START_TEST(push_branch_rebuilt_or_appended)
 	    0); /* the old imageguard commit is gone from the branch */
 	check_remote_app(&f, "imageguard/updates", "v3");
 
+	/* a person amends imageguard's commit (same message and trailers, the person as
+	 * committer): a person's commit, appended to, never dropped */
+	ck_assert_int_eq(
+	    sh("cd %s && rm -rf amend && git clone -q -b imageguard/updates %s amend && "
+	       "cd amend && echo mine >amended.txt && git add -A && git -c "
+	       "user.name=p -c user.email=p@x commit -q --amend --no-edit && git push "
+	       "-qf origin HEAD:imageguard/updates",
+	       f.dir, f.remote),
+	    0);
+	rev(person, &f, "refs/heads/imageguard/updates");
+	e.value = "v3b";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), person);
+	ck_assert_msg(gitstore_commit_push(c3, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	rev(out, &f, "imageguard/updates^");
+	ck_assert_str_eq(out, person);
+
 	/* a person adds a commit to the push branch: appended to, never dropped */
 	person_commits(&f, "imageguard/updates", "review.txt");
 	rev(person, &f, "refs/heads/imageguard/updates");

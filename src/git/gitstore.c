@@ -336,6 +336,16 @@ static bool is_own_message(const char *msg)
 	return policy;
 }
 
+/* imageguard's own commit: its trailers (is_own_message) and imageguard's committer, so that a
+ * person's amend or cherry-pick of one (committer: the person) counts as a person's. */
+static bool is_own_commit(const struct gitstore *g, const git_commit *c)
+{
+	const git_signature *who = git_commit_committer(c);
+
+	return who && who->name && who->email && strcmp(who->name, g->author_name) == 0 &&
+	       strcmp(who->email, g->author_email) == 0 && is_own_message(git_commit_message(c));
+}
+
 /* Whether every commit the push branch (tip) has beyond the checkout branch (base) is
  * imageguard's own. Returns 1 all own (*count of them), 0 a person's is among them, <0. */
 static int push_branch_is_own(struct gitstore *g, const git_oid *tip, const git_oid *base,
@@ -359,7 +369,7 @@ static int push_branch_is_own(struct gitstore *g, const git_oid *tip, const git_
 			rc = rc < 0 ? local_error(g, rc, "git log", err) : 0;
 			goto done;
 		}
-		own = is_own_message(git_commit_message(c));
+		own = is_own_commit(g, c);
 		git_commit_free(c);
 		if (!own) {
 			rc = 0;
