@@ -583,6 +583,44 @@ START_TEST(push_branch_rebuilt_or_appended)
 }
 END_TEST
 
+/* The rebuild's own check: the push branch moves after the open read it (a person pushes
+ * between open and commit): the advertisement on the push connection no longer shows the head
+ * seen, so nothing is forced; the retry finds the person's commit and appends to it. */
+START_TEST(push_branch_rebuild_sees_moved_head)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char c1[41], c2[41], out[64], person[64], main_now[64];
+
+	edit_trailers = true;
+	fx_init(&f);
+	o = opts_for(&f);
+	o.push_branch = "imageguard/updates";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(c1, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	person_commits(&f, "main", "more.txt");
+	remote_head(main_now, &f, "main");
+	e.value = "v3";
+	e.calls = 0;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), main_now); /* a rebuild is planned */
+	person_commits(&f, "imageguard/updates", "review.txt");
+	rev(person, &f, "refs/heads/imageguard/updates");
+	ck_assert_msg(gitstore_commit_push(c2, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(e.calls, 2);
+	rev(out, &f, "imageguard/updates^");
+	ck_assert_str_eq(out, person);
+	check_remote_app(&f, "imageguard/updates", "v3");
+	edit_trailers = false;
+	fx_done(&f);
+}
+END_TEST
+
 START_TEST(missing_branch_and_bad_options)
 {
 	struct fx f;
@@ -1642,6 +1680,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, push_branch_created_then_extended);
 	tcase_add_test(file, signed_commit_verifies);
 	tcase_add_test(file, push_branch_rebuilt_or_appended);
+	tcase_add_test(file, push_branch_rebuild_sees_moved_head);
 	tcase_add_loop_test(file, push_refspec, 0,
 	                    sizeof(refspec_cases) / sizeof(refspec_cases[0]));
 	tcase_add_test(file, push_refspec_refused);
