@@ -434,9 +434,10 @@ static void read_settle(struct doc *d, const yaml_node_t *a, struct config_polic
 /* The annotations of CONTRACT §7 and §11. */
 static void read_override(struct doc *d, const struct meta *m, struct config_policy *p)
 {
-	static const char *const known[] = {
-	    "imageguard.io/rollback-to", "imageguard.io/rollback-reason",
-	    "imageguard.io/rollback-until", "imageguard.io/settle", NULL};
+	static const char *const known[] = {"imageguard.io/rollback-to",
+	                                    "imageguard.io/rollback-reason",
+	                                    "imageguard.io/rollback-until", "imageguard.io/settle",
+	                                    NULL};
 	const yaml_node_t *a = m->annotations;
 	struct config_override *o = &p->override;
 	struct error err = ERROR_INIT;
@@ -616,11 +617,9 @@ static void read_git_source(struct doc *d, struct meta *m, const yaml_node_t *sp
 			}
 	}
 	config_yaml_check_provider(d, spec, providers, &g->provider);
-	if (g->provider && !strcmp(g->provider, "github") &&
-	    !config_yaml_lookup(d, spec, "secretRef"))
-		config_doc_error(
-		    d, line_of(config_yaml_lookup(d, spec, "provider")),
-		    "'spec.provider' github needs spec.secretRef (the GitHub App's Secret)");
+	if (g->provider && !strcmp(g->provider, "github") && !config_yaml_lookup(d, spec, "secretRef"))
+		config_doc_error(d, line_of(config_yaml_lookup(d, spec, "provider")),
+		                 "'spec.provider' github needs spec.secretRef (the GitHub App's Secret)");
 	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
 	                   "the Git host would be reached without the proxy");
 	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
