@@ -100,7 +100,8 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-	struct gitstore_options o = {NULL, "main", NULL, NULL, NULL, "bench", "bench@localhost", 0, NULL};
+	struct gitstore_options o = {
+	    .branch = "main", .author_name = "bench", .author_email = "bench@localhost"};
 	struct error err = ERROR_INIT;
 	struct gitstore *g = NULL;
 	char commit[41], tag[128];

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,8 @@ struct pass {
 	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
 	struct settle *settle;        /* since when each candidate is listed (settle windows) */
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
-	struct decide_listing *listings; /* per config repository, after scan_run */
+	struct decide_listing *listings; /* per config repository, filled as each is final */
+	bool *filled;                    /* per config repository: listing_fill done */
 	struct decide_io io;
 	struct decide_env env;
 	struct report *report;
@@ -67,10 +69,12 @@ struct autorun {
 	struct marker_set markers;
 	struct decide_item *items;
 	size_t len;
-	bool opened; /* phase one read its markers */
-	bool reopen; /* its clone was closed after phase one (another automation shares it) */
+	bool opened;   /* phase one read its markers */
+	bool reopen;   /* its clone was closed after phase one (another automation shares it) */
+	bool finished; /* phase two done */
 	bool committed;
 	char commit[41];
+	struct report report; /* its markers' items, joined to the pass's in config order */
 };
 
 /* ---- the decisions' I/O (decide_io) ---- */
@@ -132,35 +136,38 @@ static int io_listed_since(void *ctx, size_t policy, const char *candidate, cons
 	return *out == (time_t)-1 ? IG_EFAIL : 0;
 }
 
-/* The listings as decide reads them, once scan_run is done. */
+/* The listings as decide reads them: none yet (each is filled by listing_fill once final). */
 static int pass_listings(struct pass *p)
 {
 	size_t n = p->cfg->repositories_len;
 
 	if (!(p->listings = calloc(n ? n : 1, sizeof(*p->listings))))
 		return IG_EFAIL;
-	for (size_t i = 0; i < n; i++) {
-		const struct scan *sc = &p->scans[i];
-		struct decide_listing *l = &p->listings[i];
-
-		l->done = sc->done;
-		l->ok = sc->done && sc->rc == 0;
-		l->error = sc->done && sc->rc < 0 ? sc->err.msg : NULL;
-		if (l->ok) {
-			l->tags = (const char *const *)sc->listing.tags.items;
-			l->tags_len = sc->listing.tags.len;
-		}
-	}
-	for (size_t i = 0; i < p->cfg->policies_len; i++) {
-		const struct config_policy *pol = &p->cfg->policies[i];
-		const struct decide_listing *l = &p->listings[p->policy_repo[i]];
-
-		if (pol->settle_s && l->ok)
-			settle_keep_listed(p->settle, pol->id, l->tags, l->tags_len);
-	}
 	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
 	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
+}
+
+/* Repository r's listing is final: decide may read it, and settle windows learn what it
+ * holds. Called once per repository, on the pass's thread. */
+static void listing_fill(struct pass *p, size_t r)
+{
+	const struct scan *sc = &p->scans[r];
+	struct decide_listing *l = &p->listings[r];
+
+	l->done = sc->done;
+	l->ok = sc->done && sc->rc == 0;
+	l->error = sc->done && sc->rc < 0 ? sc->err.msg : NULL;
+	if (l->ok) {
+		l->tags = (const char *const *)sc->listing.tags.items;
+		l->tags_len = sc->listing.tags.len;
+	}
+	for (size_t i = 0; l->ok && i < p->cfg->policies_len; i++) {
+		const struct config_policy *pol = &p->cfg->policies[i];
+
+		if (pol->settle_s && p->policy_repo[i] == r)
+			settle_keep_listed(p->settle, pol->id, l->tags, l->tags_len);
+	}
 }
 
 /* ---- one automation ---- */
@@ -418,6 +425,7 @@ static int open_git(struct autorun *ar, struct error *err)
 	go.signing_name = a->signing_secret;
 	go.push_refspec = a->push_refspec;
 	go.refspec_only = a->push_refspec && !a->push_branch_given; /* as Flux */
+	go.timeout_ms = (long)a->source->timeout_ms;
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);
 	free(signing);
@@ -486,7 +494,7 @@ static int report_marker(struct autorun *ar, const struct decide_item *d)
 	        ? m->value
 	        : d->current_tag;
 
-	if (report_add(&it, p->report) < 0)
+	if (report_add(&it, &ar->report) < 0)
 		return IG_EFAIL;
 	it->decision = d->d.decision;
 	it->reason = d->d.reason;
@@ -599,6 +607,7 @@ report:
 
 static void autorun_release(struct autorun *ar)
 {
+	/* the report stays: list_and_finish joins it to the pass's */
 	decided_release(ar);
 	markers_release(&ar->markers);
 	gitstore_free(ar->g);
@@ -660,6 +669,141 @@ static int report_invalid(struct pass *p)
 	return 0;
 }
 
+/* ---- listings as they complete ---- */
+
+/* The scan runs on its own thread while the pass finishes each automation as soon as the
+ * repositories it needs are listed: one slow registry delays only the policies that use it. */
+struct progress {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool *listed;  /* per repository: its listing is final (scan's done hook) */
+	bool finished; /* scan_run_hooked returned */
+	int rc;
+	struct error err;
+	struct pass *p;
+};
+
+static void on_listed(void *ctx, size_t r)
+{
+	struct progress *g = ctx;
+
+	pthread_mutex_lock(&g->mu);
+	g->listed[r] = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void *scan_main(void *arg)
+{
+	struct progress *g = arg;
+	struct pass *p = g->p;
+	struct scan_hooks hooks = {on_listed, g};
+	struct error err = ERROR_INIT;
+	int rc = scan_run_hooked(p->scans, p->cfg->repositories_len, p->client, p->o->secrets_dir,
+	                         p->o->concurrency, &hooks, &err);
+
+	pthread_mutex_lock(&g->mu);
+	g->rc = rc;
+	g->err = err;
+	g->finished = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+/* Whether repository r's listing is final (or will never be made). Under g->mu. */
+static bool repository_final(const struct progress *g, size_t r)
+{
+	const struct scan *sc = &g->p->scans[r];
+
+	return g->finished || g->listed[r] || !sc->wanted || sc->repo->suspend;
+}
+
+/* Whether every repository ar's markers need is final. Under g->mu. */
+static bool automation_ready(const struct progress *g, const struct autorun *ar)
+{
+	const struct pass *p = g->p;
+
+	for (size_t i = 0; i < ar->markers.len; i++) {
+		const struct config_policy *pol =
+		    config_find_policy_id(p->cfg, ar->markers.items[i].policy);
+
+		if (pol && config_automation_selects(ar->a, pol) &&
+		    !repository_final(g, p->policy_repo[policy_index(p->cfg, pol)]))
+			return false;
+	}
+	return true;
+}
+
+/* The next automation whose repositories are listed, waiting for listings as needed; NULL when
+ * every automation is finished. Fills the listings that became final. */
+static struct autorun *next_ready(struct progress *g)
+{
+	struct pass *p = g->p;
+	struct autorun *ready = NULL;
+	bool left;
+
+	pthread_mutex_lock(&g->mu);
+	for (;;) {
+		left = false;
+		for (size_t i = 0; i < p->cfg->automations_len && !ready; i++) {
+			struct autorun *ar = &p->autoruns[i];
+
+			left |= !ar->finished;
+			if (!ar->finished && automation_ready(g, ar))
+				ready = ar;
+		}
+		if (ready || !left)
+			break;
+		pthread_cond_wait(&g->cv, &g->mu);
+	}
+	for (size_t r = 0; ready && r < p->cfg->repositories_len; r++)
+		if (!p->filled[r] && (g->finished || g->listed[r])) {
+			listing_fill(p, r);
+			p->filled[r] = true;
+		}
+	pthread_mutex_unlock(&g->mu);
+	return ready;
+}
+
+/* Lists and finishes every automation; the pass's report gets their items in config order. */
+static int list_and_finish(struct pass *p, struct error *err)
+{
+	struct progress g = {
+	    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, false, 0, ERROR_INIT, p};
+	struct autorun *ar;
+	pthread_t th;
+	int error = 0;
+
+	if (!(g.listed = calloc(p->cfg->repositories_len + 1, sizeof(bool))) ||
+	    !(p->filled = calloc(p->cfg->repositories_len + 1, sizeof(bool)))) {
+		free(g.listed);
+		return error_set(err, IG_EFAIL, "reconcile: out of memory");
+	}
+	if (pthread_create(&th, NULL, scan_main, &g) != 0) {
+		free(g.listed);
+		return error_set(err, IG_EFAIL, "reconcile: cannot start the listings");
+	}
+	while (error == 0 && (ar = next_ready(&g))) {
+		if (!(p->o->stop && *p->o->stop))
+			error = finish_automation(ar);
+		ar->finished = true;
+		autorun_release(ar);
+	}
+	pthread_join(th, NULL);
+	for (size_t r = 0; r < p->cfg->repositories_len; r++)
+		if (!p->filled[r]) {
+			listing_fill(p, r);
+			p->filled[r] = true;
+		}
+	for (size_t i = 0; error == 0 && i < p->cfg->automations_len; i++)
+		error = report_join(p->report, &p->autoruns[i].report);
+	free(g.listed);
+	if (g.rc < 0)
+		return error_set(err, g.rc, "%s", g.err.msg);
+	return error < 0 ? error_set(err, error, "reconcile: out of memory") : 0;
+}
+
 /* ---- the pass ---- */
 
 static size_t repository_index(const struct config *cfg, const struct config_repository *r)
@@ -708,9 +852,12 @@ static void pass_release(struct pass *p)
 	headcache_free(p->heads);
 	settle_free(p->settle);
 	free(p->listings);
+	free(p->filled);
 	buildtime_free(p->buildtimes);
-	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++)
+	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++) {
 		autorun_release(&p->autoruns[i]);
+		report_release(&p->autoruns[i].report);
+	}
 	free(p->autoruns);
 	free(p->scans);
 	free(p->policy_repo);
@@ -743,20 +890,13 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	for (size_t i = 0; i < cfg->policies_len; i++)
 		if (p.policy_marked[i])
 			p.scans[p.policy_repo[i]].wanted = true;
-	if ((error = scan_run(p.scans, cfg->repositories_len, p.client, o->secrets_dir,
-	                      o->concurrency, err)) < 0)
-		goto done;
-	passmetrics_listings(o->metrics, p.scans, cfg->repositories_len);
 	if ((error = pass_listings(&p)) < 0) {
 		error = error_set(err, error, "reconcile: out of memory");
 		goto done;
 	}
-	for (size_t i = 0; i < cfg->automations_len && error == 0; i++) {
-		if (o->stop && *o->stop)
-			break;
-		error = finish_automation(&p.autoruns[i]);
-		autorun_release(&p.autoruns[i]);
-	}
+	if ((error = list_and_finish(&p, err)) < 0)
+		goto done;
+	passmetrics_listings(o->metrics, p.scans, cfg->repositories_len);
 	if (error == 0)
 		error = report_unmarked(&p);
 	if (error == 0)

@@ -1,6 +1,7 @@
 /* Pass reports: the items reconcile fills, and their three renderings (text for a person,
  * JSON for scripts, audit records for after an incident). */
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,26 @@
 #include "imageguard/util/strvec.h"
 #include "imageguard/util/vec.h"
 #include "imageguard/util/jsonout.h"
+
+int report_join(struct report *dst, struct report *src)
+{
+	struct report_item *p;
+
+	if (!src->len)
+		return 0;
+	if (src->len > SIZE_MAX / sizeof(*p) - dst->len ||
+	    !(p = realloc(dst->items, (dst->len + src->len) * sizeof(*p))))
+		return IG_EFAIL;
+	memcpy(p + dst->len, src->items, src->len * sizeof(*p));
+	dst->items = p;
+	dst->len += src->len;
+	if (dst->cap < dst->len)
+		dst->cap = dst->len;
+	free(src->items);
+	src->items = NULL;
+	src->len = src->cap = 0;
+	return 0;
+}
 
 int report_add(struct report_item **out, struct report *r)
 {

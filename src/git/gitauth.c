@@ -429,6 +429,7 @@ int gitauth_begin(struct gitauth *a, struct error *err)
 	int rc;
 
 	gitstream_allow(a->host, a->port);
+	gitstream_bound(a->stop, a->io_timeout_ms);
 	if (!a->tls)
 		return 0;
 	pthread_mutex_lock(&ca_lock);
@@ -446,6 +447,7 @@ int gitauth_begin(struct gitauth *a, struct error *err)
 void gitauth_end(struct gitauth *a)
 {
 	gitstream_allow(NULL, 0);
+	gitstream_bound(NULL, 0);
 	if (a->tls)
 		pthread_mutex_unlock(&ca_lock);
 }

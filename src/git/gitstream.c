@@ -1,7 +1,11 @@
 /* A plain TCP git_stream for libgit2 that refuses every endpoint but the one the running
  * operation was configured for. libgit2 1.5 follows a redirect to another port of the same
  * host even with GIT_REMOTE_REDIRECT_NONE, and sends its custom headers (our bearer token)
- * there: refusing the connection is the one place that stops every such request. */
+ * there: refusing the connection is the one place that stops every such request. It is also
+ * where Git's waits get their bounds (libgit2 1.5 has no server timeouts): every connect, read
+ * and write polls in short slices, ends after the operation's inactivity timeout, and ends
+ * when the stop flag (SIGTERM) is set and the peer has been silent for STOP_GRACE_MS, so a
+ * push that is moving finishes while a stalled host cannot hold a shutdown. */
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -11,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <git2.h>
@@ -30,11 +37,30 @@ struct tcp {
  * run on several: the endpoint of the operation in progress here (set by gitauth_begin). */
 static _Thread_local const char *allowed_host;
 static _Thread_local unsigned allowed_port;
+static _Thread_local const volatile sig_atomic_t *stop_flag;
+static _Thread_local long io_timeout_ms = GITSTREAM_TIMEOUT_DEFAULT_MS;
+
+#define SLICE_MS 100
+#define STOP_GRACE_MS 1000
 
 void gitstream_allow(const char *host, unsigned port)
 {
 	allowed_host = host;
 	allowed_port = port;
+}
+
+void gitstream_bound(const volatile sig_atomic_t *stop, long timeout_ms)
+{
+	stop_flag = stop;
+	io_timeout_ms = timeout_ms > 0 ? timeout_ms : GITSTREAM_TIMEOUT_DEFAULT_MS;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int net_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -48,6 +74,55 @@ static int net_error(const char *fmt, ...)
 	va_end(ap);
 	git_error_set_str(GIT_ERROR_NET, msg);
 	return -1;
+}
+
+/* Waits until fd is ready for events, in slices: 0, or -1 with libgit2's error set when the
+ * peer stays silent past the timeout or past STOP_GRACE_MS after the stop flag was set. */
+static int wait_ready(int fd, short events, const char *host, const char *what)
+{
+	long start = now_ms(), stopped = 0;
+	struct pollfd p = {fd, events, 0};
+
+	for (;;) {
+		long t = now_ms();
+		int rc;
+
+		if (stop_flag && *stop_flag) {
+			if (!stopped)
+				stopped = t;
+			else if (t - stopped >= STOP_GRACE_MS)
+				return net_error("%s %s: stopping", what, host);
+		}
+		if (t - start >= io_timeout_ms)
+			return net_error("%s %s: no answer for %ld ms (timed out)", what, host,
+			                 io_timeout_ms);
+		if ((rc = poll(&p, 1, SLICE_MS)) > 0)
+			return 0;
+		if (rc < 0 && errno != EINTR)
+			return net_error("%s %s: %s", what, host, strerror(errno));
+	}
+}
+
+/* A non-blocking connect bounded as every other wait: 0, -1 (errno set), or -2 when the wait
+ * ended it (timed out, stopping: libgit2's error says so). */
+static int connect_bounded(int fd, const struct sockaddr *addr, socklen_t len, const char *host)
+{
+	int flags = fcntl(fd, F_GETFL), err = 0;
+	socklen_t elen = sizeof(err);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -1;
+	if (connect(fd, addr, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return -1;
+	if (wait_ready(fd, POLLOUT, host, "connecting to") < 0)
+		return -2;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err) {
+		errno = err ? err : errno;
+		return -1;
+	}
+	return 0;
 }
 
 static int refuse(const char *host, const char *port)
@@ -69,15 +144,17 @@ static int tcp_connect(git_stream *s)
 	if ((rc = getaddrinfo(t->host, t->port, &hints, &info)) != 0) {
 		return net_error("failed to resolve address for %s: %s", t->host, gai_strerror(rc));
 	}
-	for (p = info; p && t->fd < 0; p = p->ai_next) {
+	for (p = info; p && t->fd < 0 && rc != -2; p = p->ai_next) {
 		int fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
 
-		if (fd >= 0 && connect(fd, p->ai_addr, p->ai_addrlen) == 0)
+		if (fd >= 0 && (rc = connect_bounded(fd, p->ai_addr, p->ai_addrlen, t->host)) == 0)
 			t->fd = fd;
 		else if (fd >= 0)
 			close(fd);
 	}
 	freeaddrinfo(info);
+	if (rc == -2)
+		return -1; /* timed out or stopping: the wait's message says it */
 	if (t->fd < 0) {
 		return net_error("failed to connect to %s: %s", t->host, strerror(errno));
 	}
@@ -89,8 +166,11 @@ static ssize_t tcp_read(git_stream *s, void *data, size_t len)
 	struct tcp *t = (struct tcp *)s;
 	ssize_t n;
 
-	while ((n = recv(t->fd, data, len, 0)) < 0 && errno == EINTR)
-		;
+	do {
+		if (wait_ready(t->fd, POLLIN, t->host, "reading from") < 0)
+			return -1;
+		n = recv(t->fd, data, len, MSG_DONTWAIT);
+	} while (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK));
 	if (n < 0)
 		net_error("error receiving data from socket: %s", strerror(errno));
 	return n;
@@ -102,8 +182,11 @@ static ssize_t tcp_write(git_stream *s, const char *data, size_t len, int flags)
 	ssize_t n;
 
 	(void)flags;
-	while ((n = send(t->fd, data, len, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
+	do {
+		if (wait_ready(t->fd, POLLOUT, t->host, "sending to") < 0)
+			return -1;
+		n = send(t->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK));
 	if (n < 0)
 		net_error("error sending data to socket: %s", strerror(errno));
 	return n;

@@ -130,7 +130,9 @@ devs=$(makefile_dev_packages)
 all_ldd=$(ldd_packages)
 # Non-library runtime packages the image needs, each with its reason:
 #   ca-certificates: the CA bundle for https registries and Git remotes.
-extras_allowed="ca-certificates"
+#   gpg, gpg-agent, gpgconf: the engine GPGME runs to sign commits, the agent that holds the
+#   imported key, and the tool that stops it (src/git/gitsign.c).
+extras_allowed="ca-certificates gpg gpg-agent gpgconf"
 
 # check_runtime CONTAINERFILE: the runtime-stage list against the binary and the Makefile.
 check_runtime() {

@@ -52,6 +52,9 @@ struct report {
 /* Appends a zeroed item and returns it in *out (borrowed; valid until the next add).
  * Returns 0 or IG_EFAIL when out of memory. */
 int report_add(struct report_item **out, struct report *r);
+/* Moves every item of src to the end of dst, in order; src is left empty (its counts are not
+ * moved: the caller counts on dst). Returns 0 or IG_EFAIL (dst unchanged, src kept). */
+int report_join(struct report *dst, struct report *src);
 /* Sets an owned string field from s (NULL allowed); returns 0 or IG_EFAIL. */
 int report_set(char **field, const char *s);
 /* Sets an owned field to c's time in RFC3339 when c is KNOWN, else NULL; 0 or IG_EFAIL. */

@@ -4,6 +4,7 @@
 #ifndef IMAGEGUARD_GITAUTH_H
 #define IMAGEGUARD_GITAUTH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <git2.h>
 
@@ -35,6 +36,9 @@ struct gitauth {
 	char *header;         /* owned; "Authorization: Bearer ..." */
 	char *headers[1];
 	unsigned key_tries, userpass_tries;
+	/* the operation's bounds, handed to gitstream by gitauth_begin (borrowed; NULL: none) */
+	const volatile sig_atomic_t *stop;
+	long io_timeout_ms; /* 0: GITSTREAM_TIMEOUT_DEFAULT_MS */
 	struct error cb_err;   /* why a callback refused, preferred over libgit2's text */
 	char push_reject[256]; /* the remote's reason for refusing the last push, "" if none */
 };

@@ -27,6 +27,9 @@ struct gitstore_options {
 	 * callback ("stopping"; the cache is kept). A push is never cut: the commit in flight is
 	 * finished. A host that sends nothing calls no callback: that wait is not bounded here. */
 	const volatile sig_atomic_t *stop;
+	/* GitRepository spec.timeout: how long the Git host may stay silent in a connect, read or
+	 * write before the operation fails; 0: 60 s, Flux's default (src/git/gitstream.c). */
+	long timeout_ms;
 	/* NULL, or the folder of the signing Secret (git.asc, passphrase): every commit is then
 	 * OpenPGP-signed (gitsign, GNUPGHOME below <state_dir>/gnupg), and a signing failure is
 	 * an error naming signing_name; nothing unsigned is pushed. */

@@ -4,6 +4,12 @@
 #ifndef IMAGEGUARD_GITSTREAM_H
 #define IMAGEGUARD_GITSTREAM_H
 
+#include <signal.h>
+
+/* How long a Git peer may stay silent (connect, read or write) by default: Flux's
+ * GitRepository spec.timeout default. */
+#define GITSTREAM_TIMEOUT_DEFAULT_MS 60000L
+
 /* Registers the stream with libgit2 (once per process; after git_libgit2_init). Returns 0
  * or IG_EFAIL. */
 int gitstream_install(void);
@@ -12,5 +18,11 @@ int gitstream_install(void);
  * without brackets; compared case-insensitively), or none with host NULL: every connection
  * is then refused. host is borrowed until the next call. */
 void gitstream_allow(const char *host, unsigned port);
+
+/* Bounds this thread's libgit2 connections: a peer silent for timeout_ms (0: the default) ends
+ * the operation ("timed out"), and so does stop, once set (SIGTERM), when the peer has then
+ * been silent for a second; a transfer that is moving is not cut by stop (a push in flight is
+ * finished; fetches end at their progress callback). stop is borrowed until the next call. */
+void gitstream_bound(const volatile sig_atomic_t *stop, long timeout_ms);
 
 #endif

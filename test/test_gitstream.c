@@ -1,0 +1,166 @@
+/* gitstream's bounds against a Git host that accepts and never answers (a listening socket
+ * this test holds): a clone ends when the peer has been silent for the timeout, and, with a
+ * long timeout, within about a second of the stop flag being set; a host that is not the
+ * configured origin is refused without a connection. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <git2.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "imageguard/git/gitstream.h"
+
+static int listener = -1;
+static unsigned port;
+static char dir[64];
+static volatile sig_atomic_t stop;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Accepts connections (the backlog would too) and never writes a byte. */
+static void *silent_host(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int fd = accept(listener, NULL, NULL);
+
+		if (fd < 0)
+			return NULL;
+		/* held open until the test ends: the client sees a connection that never answers */
+	}
+}
+
+static void setup(void)
+{
+	struct sockaddr_in a = {0};
+	socklen_t len = sizeof(a);
+	pthread_t th;
+
+	ck_assert_int_ge(listener = socket(AF_INET, SOCK_STREAM, 0), 0);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(listener, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(listener, 16), 0);
+	ck_assert_int_eq(getsockname(listener, (struct sockaddr *)&a, &len), 0);
+	port = ntohs(a.sin_port);
+	ck_assert_int_eq(pthread_create(&th, NULL, silent_host, NULL), 0);
+	pthread_detach(th);
+	snprintf(dir, sizeof(dir), "/tmp/imageguard-test-gitstream.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	stop = 0;
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A clone of the silent host: how long it took, and libgit2's message. */
+static double clone_silent(const char *host, char *msg, size_t msg_size)
+{
+	git_repository *repo = NULL;
+	char url[128], path[128];
+	double t0 = now();
+	int rc;
+
+	snprintf(url, sizeof(url), "http://%s:%u/repo.git", host, port);
+	snprintf(path, sizeof(path), "%s/clone", dir);
+	rc = git_clone(&repo, url, path, NULL);
+	ck_assert_int_lt(rc, 0);
+	snprintf(msg, msg_size, "%s", git_error_last() ? git_error_last()->message : "");
+	git_repository_free(repo);
+	return now() - t0;
+}
+
+START_TEST(silence_times_out)
+{
+	char msg[512];
+	double took;
+
+	gitstream_allow("127.0.0.1", port);
+	gitstream_bound(NULL, 700);
+	took = clone_silent("127.0.0.1", msg, sizeof(msg));
+	ck_assert_msg(took >= 0.6 && took < 10, "took %.2f s", took);
+	ck_assert_msg(strstr(msg, "timed out") != NULL, "%s", msg);
+}
+END_TEST
+
+static void *raise_stop(void *arg)
+{
+	(void)arg;
+	usleep(300000);
+	stop = 1;
+	return NULL;
+}
+
+START_TEST(stop_ends_the_wait)
+{
+	pthread_t th;
+	char msg[512];
+	double took;
+
+	gitstream_allow("127.0.0.1", port);
+	gitstream_bound(&stop, 600000);
+	ck_assert_int_eq(pthread_create(&th, NULL, raise_stop, NULL), 0);
+	took = clone_silent("127.0.0.1", msg, sizeof(msg));
+	pthread_join(th, NULL);
+	/* 0.3 s until the stop, a second of grace: far inside the contract's 2 s after SIGTERM */
+	ck_assert_msg(took >= 1.2 && took < 3.0, "took %.2f s", took);
+	ck_assert_msg(strstr(msg, "stopping") != NULL, "%s", msg);
+}
+END_TEST
+
+START_TEST(other_origin_refused)
+{
+	char msg[512];
+	double took;
+
+	gitstream_allow("127.0.0.2", port); /* another host than the URL's */
+	gitstream_bound(NULL, 600000);
+	took = clone_silent("127.0.0.1", msg, sizeof(msg));
+	ck_assert_msg(took < 2, "took %.2f s", took);
+	ck_assert_msg(strstr(msg, "refusing a connection") != NULL, "%s", msg);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("gitstream");
+	TCase *tc = tcase_create("silent host");
+	SRunner *sr;
+	int failed;
+
+	git_libgit2_init();
+	if (gitstream_install() != 0) {
+		fprintf(stderr, "gitstream_install failed\n");
+		return EXIT_FAILURE;
+	}
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, silence_times_out);
+	tcase_add_test(tc, stop_ends_the_wait);
+	tcase_add_test(tc, other_origin_refused);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	git_libgit2_shutdown();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
