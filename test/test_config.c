@@ -224,7 +224,7 @@ static const struct snippet {
            "value"},
       {14, "ImagePolicy 'default/app': 'metadata.labels': 'a/b/c' is not a valid label key"}},
      {{0}}},
-    {"fields imageguard cannot honour are errors",
+    {"fields imageguard cannot honour are errors (a signing key and a plain refspec are not)",
      "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
      "spec:\n  url: file:///srv/g.git\n---\n"
      "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\nmetadata:\n"
@@ -234,16 +234,34 @@ static const struct snippet {
      "      signingKey:\n" /* 20 */
      "        secretRef: {name: gpg}\n"
      "    push:\n      branch: auto\n"
-     "      refspec: refs/heads/auto:refs/heads/auto\n" /* 24 */
+     "      refspec: +refs/heads/auto:refs/heads/auto\n" /* 24 */
      "      options: {merge_request.create: ''}\n",     /* 25 */
      {{17, "ImageUpdateAutomation 'default/a': 'spec.git.checkout.ref.tag' is not supported: "
            "imageguard checks out a branch (spec.git.checkout.ref.branch)"},
-      {20, "ImageUpdateAutomation 'default/a': 'spec.git.commit.signingKey' is not supported: "
-           "imageguard cannot sign commits yet, they would go out unsigned"},
-      {24, "ImageUpdateAutomation 'default/a': 'spec.git.push.refspec' is not supported: "
-           "imageguard pushes spec.git.push.branch only, the refspec would not be pushed"},
+      {24, "ImageUpdateAutomation 'default/a': 'spec.git.push.refspec': "
+           "'+refs/heads/auto:refs/heads/auto' is forced (leading '+'); imageguard never "
+           "forces a push"},
       {25, "ImageUpdateAutomation 'default/a': 'spec.git.push.options' is not supported: "
            "libgit2 1.5 cannot send push options"}},
+     {{0}}},
+    {"refspec and signingKey mistakes",
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+     "spec:\n  url: file:///srv/g.git\n---\n"
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\nmetadata:\n"
+     "  name: a\nspec:\n  sourceRef: {name: g}\n  git:\n"
+     "    commit:\n"
+     "      signingKey: {}\n" /* 16 */
+     "    push:\n"
+     "      refspec: refs/heads/main\n" /* 18 */
+     "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\n"
+     "metadata:\n  name: b\nspec:\n  sourceRef: {name: g}\n  git:\n"
+     "    push: {refspec: 'HEAD:heads/x'}\n", /* 27 */
+     {{16, "ImageUpdateAutomation 'default/a': 'spec.git.commit.signingKey.secretRef' is "
+           "required"},
+      {18, "ImageUpdateAutomation 'default/a': 'spec.git.push.refspec': 'refs/heads/main' is "
+           "not SRC:refs/... (SRC a branch, refs/heads/BRANCH or HEAD)"},
+      {27, "ImageUpdateAutomation 'default/b': 'spec.git.push.refspec': 'HEAD:heads/x' is not "
+           "SRC:refs/... (SRC a branch, refs/heads/BRANCH or HEAD)"}},
      {{0}}},
     {"a GitRepository checking out a tag needs the automation's own branch",
      "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"

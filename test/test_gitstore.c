@@ -158,6 +158,9 @@ struct edit {
 	char extra[64]; /* a second file to write, "" for none */
 };
 
+/* When set, do_edit's message ends in imageguard's trailer block (commitmsg_render's form). */
+static bool edit_trailers;
+
 static int do_edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
 {
 	struct edit *e = ctx;
@@ -184,6 +187,9 @@ static int do_edit(void *ctx, const char *workdir, struct buf *message, struct e
 		}
 	}
 	buf_printf(message, "default/app: -> %s (apps/app.yaml)", e->value);
+	if (edit_trailers)
+		buf_printf(message, "\n\nImageguard-Policy: default/app\n"
+		                    "Imageguard-Decision: default/app update/forward\n");
 	return 0;
 }
 
@@ -355,6 +361,262 @@ START_TEST(push_branch_created_then_extended)
 	gitstore_free(g);
 	check_remote_app(&f, "imageguard/updates", "v3");
 	ck_assert_int_eq(remote_count(&f, "imageguard/updates"), 3);
+	fx_done(&f);
+}
+END_TEST
+
+/* Signed commits (spec.git.commit.signingKey): a key made with gpg, exported as the Secret's
+ * git.asc with its passphrase; the pushed head passes `git verify-commit` against the public
+ * key, the unsigned seed commit fails it; a wrong passphrase is an error naming the Secret and
+ * nothing is pushed. */
+START_TEST(signed_commit_verifies)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], head[64], before[64], sec[256];
+
+	fx_init(&f);
+	ck_assert_int_eq(
+	    sh("cd %s && mkdir -m 700 keys verify sec && export GNUPGHOME=$PWD/keys && "
+	       "gpg -q --batch --pinentry-mode loopback --passphrase 'pass phrase' --quick-gen-key "
+	       "'Robot <robot@example.com>' ed25519 sign never 2>/dev/null && "
+	       "gpg -q --batch --pinentry-mode loopback --passphrase 'pass phrase' --armor "
+	       "--export-secret-keys robot@example.com >sec/git.asc && "
+	       "printf 'pass phrase\n' >sec/passphrase && "
+	       "gpg --batch --armor --export robot@example.com >pub.asc && "
+	       "gpgconf --kill gpg-agent && GNUPGHOME=$PWD/verify gpg -q --batch --import pub.asc "
+	       "2>/dev/null && GNUPGHOME=$PWD/verify gpgconf --kill gpg-agent",
+	       f.dir),
+	    0);
+	snprintf(sec, sizeof(sec), "%s/sec", f.dir);
+	o = opts_for(&f);
+	o.signing_dir = sec;
+	o.signing_name = "gpg-key";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	remote_head(head, &f, "main");
+	ck_assert_str_eq(commit, head);
+	check_remote_app(&f, "main", "v2");
+	ck_assert_int_eq(sh("GNUPGHOME=%s/verify git --git-dir=%s verify-commit main 2>/dev/null",
+	                    f.dir, f.remote),
+	                 0);
+	ck_assert_int_ne(sh("GNUPGHOME=%s/verify git --git-dir=%s verify-commit main^ 2>/dev/null",
+	                    f.dir, f.remote),
+	                 0);
+
+	/* a passphrase that does not unlock the key: an error naming the Secret, no push */
+	ck_assert_int_eq(sh("printf 'wrong\n' >%s/sec/passphrase", f.dir), 0);
+	e.value = "v3";
+	remote_head(before, &f, "main");
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_lt(gitstore_commit_push(commit, g, do_edit, &e, &err), 0);
+	ck_assert_msg(strstr(err.msg, "signing key secret 'gpg-key'") &&
+	                  strstr(err.msg, "nothing is pushed") && !strstr(err.msg, "wrong"),
+	              "%s", err.msg);
+	ck_assert_str_eq(commit, "");
+	gitstore_free(g);
+	remote_head(head, &f, "main");
+	ck_assert_str_eq(head, before);
+	check_remote_app(&f, "main", "v2");
+	fx_done(&f);
+}
+END_TEST
+
+/* spec.git.push.refspec as Flux pushes it: with a push branch, the commit goes to the branch
+ * and to the refspec's destination; with the refspec only, to the destination alone (main is
+ * untouched). Both source forms; a forced refspec and a foreign source are refused at open. */
+static const struct refspec_case {
+	const char *spec;
+	bool only;
+	const char *dst; /* the ref that must hold the commit */
+	bool main_moves;
+} refspec_cases[] = {
+    {"refs/heads/main:refs/heads/mirror", false, "refs/heads/mirror", true},
+    {"HEAD:refs/review/main", true, "refs/review/main", false},
+    {"main:refs/heads/auto", true, "refs/heads/auto", false},
+};
+
+START_TEST(push_refspec)
+{
+	const struct refspec_case *c = &refspec_cases[_i];
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], main_before[64], out[64];
+
+	fx_init(&f);
+	remote_head(main_before, &f, "main");
+	o = opts_for(&f);
+	o.push_refspec = c->spec;
+	o.refspec_only = c->only;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	sh_out(out, sizeof(out), "git --git-dir=%s rev-parse --verify -q %s", f.remote, c->dst);
+	ck_assert_str_eq(out, commit);
+	remote_head(out, &f, "main");
+	ck_assert_str_eq(out, c->main_moves ? commit : main_before);
+	fx_done(&f);
+}
+END_TEST
+
+START_TEST(push_refspec_refused)
+{
+	static const char *const bad[][2] = {
+	    {"+refs/heads/main:refs/heads/mirror", "forced; imageguard never forces a push"},
+	    {"refs/heads/other:refs/heads/mirror", "the source must be HEAD or the branch"},
+	    {"HEAD:heads/x", "the destination must be a ref under refs/"},
+	};
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	size_t i;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct error err = ERROR_INIT;
+
+		o.push_refspec = bad[i][0];
+		ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EINVALID);
+		ck_assert_ptr_null(g);
+		ck_assert_msg(strstr(err.msg, "spec.git.push.refspec") &&
+		                  strstr(err.msg, bad[i][1]),
+		              "%s", err.msg);
+	}
+	fx_done(&f);
+}
+END_TEST
+
+/* A person's commit (subject, body, no trailers) on branch of the bare remote, by a clone. */
+static void person_commits(const struct fx *f, const char *branch, const char *file)
+{
+	ck_assert_int_eq(
+	    sh("cd %s && rm -rf person && git clone -q -b '%s' %s person && cd person && "
+	       "echo mine >%s && git add -A && git -c user.name=p -c user.email=p@x "
+	       "commit -qm 'person: %s' -m 'Signed-off-by: p <p@x>' && git push -q "
+	       "origin HEAD:%s",
+	       f->dir, branch, f->remote, file, file, branch),
+	    0);
+}
+
+static void rev(char out[64], const struct fx *f, const char *spec)
+{
+	sh_out(out, 64, "git --git-dir=%s rev-parse --verify -q '%s'", f->remote, spec);
+}
+
+/* Flux's review flow (CONTRACT §4): a push branch with only imageguard's commits beyond the
+ * checkout branch is rebuilt on the checkout head plus this pass's commit (the old commit
+ * leaves the branch, replaced by compare-and-swap); one where a person added a commit is
+ * appended to, the person's commit kept. */
+START_TEST(push_branch_rebuilt_or_appended)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char c1[41], c2[41], c3[41], main_now[64], out[64], person[64];
+
+	edit_trailers = true;
+	fx_init(&f);
+	o = opts_for(&f);
+	o.push_branch = "imageguard/updates";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(c1, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+
+	/* main moves on (the review was not merged yet): the push branch is rebuilt on it */
+	person_commits(&f, "main", "more.txt");
+	remote_head(main_now, &f, "main");
+	e.value = "v3";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), main_now); /* decided against the checkout head */
+	ck_assert_msg(gitstore_commit_push(c2, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	rev(out, &f, "refs/heads/imageguard/updates");
+	ck_assert_str_eq(out, c2);
+	rev(out, &f, "imageguard/updates^");
+	ck_assert_str_eq(out, main_now);
+	ck_assert_int_ne(
+	    sh("git --git-dir=%s merge-base --is-ancestor %s imageguard/updates", f.remote, c1),
+	    0); /* the old imageguard commit is gone from the branch */
+	check_remote_app(&f, "imageguard/updates", "v3");
+
+	/* a person amends imageguard's commit (same message and trailers, the person as
+	 * committer): a person's commit, appended to, never dropped */
+	ck_assert_int_eq(
+	    sh("cd %s && rm -rf amend && git clone -q -b imageguard/updates %s amend && "
+	       "cd amend && echo mine >amended.txt && git add -A && git -c "
+	       "user.name=p -c user.email=p@x commit -q --amend --no-edit && git push "
+	       "-qf origin HEAD:imageguard/updates",
+	       f.dir, f.remote),
+	    0);
+	rev(person, &f, "refs/heads/imageguard/updates");
+	e.value = "v3b";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), person);
+	ck_assert_msg(gitstore_commit_push(c3, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	rev(out, &f, "imageguard/updates^");
+	ck_assert_str_eq(out, person);
+
+	/* a person adds a commit to the push branch: appended to, never dropped */
+	person_commits(&f, "imageguard/updates", "review.txt");
+	rev(person, &f, "refs/heads/imageguard/updates");
+	e.value = "v4";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), person);
+	ck_assert_msg(gitstore_commit_push(c3, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	rev(out, &f, "imageguard/updates^");
+	ck_assert_str_eq(out, person);
+	check_remote_app(&f, "imageguard/updates", "v4");
+	edit_trailers = false;
+	fx_done(&f);
+}
+END_TEST
+
+/* The rebuild's own check: the push branch moves after the open read it (a person pushes
+ * between open and commit): the advertisement on the push connection no longer shows the head
+ * seen, so nothing is forced; the retry finds the person's commit and appends to it. */
+START_TEST(push_branch_rebuild_sees_moved_head)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char c1[41], c2[41], out[64], person[64], main_now[64];
+
+	edit_trailers = true;
+	fx_init(&f);
+	o = opts_for(&f);
+	o.push_branch = "imageguard/updates";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(c1, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	person_commits(&f, "main", "more.txt");
+	remote_head(main_now, &f, "main");
+	e.value = "v3";
+	e.calls = 0;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), main_now); /* a rebuild is planned */
+	person_commits(&f, "imageguard/updates", "review.txt");
+	rev(person, &f, "refs/heads/imageguard/updates");
+	ck_assert_msg(gitstore_commit_push(c2, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(e.calls, 2);
+	rev(out, &f, "imageguard/updates^");
+	ck_assert_str_eq(out, person);
+	check_remote_app(&f, "imageguard/updates", "v3");
+	edit_trailers = false;
 	fx_done(&f);
 }
 END_TEST
@@ -1105,6 +1367,71 @@ START_TEST(http_remote_moved_during_push)
 }
 END_TEST
 
+/* The rebuild's compare-and-swap failing: git http-backend's pre-receive hook (after the
+ * advertisement imageguard checked) has a person's commit pushed to the push branch, so
+ * receive-pack's old-value check refuses the forced update. That is a conflict: the pass
+ * re-reads the branch, finds the person's commit and appends to it; nothing is lost. */
+START_TEST(http_rebuild_cas_fails_when_branch_moves)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char c1[41], c2[41], secret[320], path[512], out[64], side[64], main_now[64];
+	FILE *fp;
+
+	edit_trailers = true;
+	fx_init(&f);
+	o = opts_for(&f);
+	o.push_branch = "imageguard/updates";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(c1, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	person_commits(&f, "main", "more.txt"); /* main moves: the next pass rebuilds */
+	remote_head(main_now, &f, "main");
+	/* the person's commit on top of c1, kept on a side branch until the hook pushes it */
+	ck_assert_int_eq(sh("cd %s && rm -rf side && git clone -q -b imageguard/updates %s side && "
+	                    "cd side && echo mine >review.txt && git add -A && git -c user.name=p "
+	                    "-c user.email=p@x commit -qm 'person: review' && git push -q origin "
+	                    "HEAD:refs/heads/side",
+	                    f.dir, f.remote),
+	                 0);
+	rev(side, &f, "refs/heads/side");
+	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
+	mkdir(secret, 0700);
+	write_secret(secret, "username", "user");
+	write_secret(secret, "password", "s3cret-pw");
+	o.secret_dir = secret;
+	snprintf(f.url, sizeof(f.url), "http://127.0.0.1:%s%s", http_port, f.remote);
+	snprintf(path, sizeof(path), "%s/hooks/pre-receive", f.remote);
+	ck_assert_ptr_nonnull(fp = fopen(path, "w"));
+	fprintf(fp,
+	        "#!/bin/sh\ncat >/dev/null\n[ -f '%s/armed' ] || exit 0\nrm -f '%s/armed'\n"
+	        "env -u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY "
+	        "-u GIT_ALTERNATE_OBJECT_DIRECTORIES sh -c \"cd '%s/side' && git push -q origin "
+	        "HEAD:refs/heads/imageguard/updates\"\n",
+	        f.dir, f.dir, f.dir);
+	fclose(fp);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	ck_assert_int_eq(sh("touch %s/armed", f.dir), 0);
+	e.value = "v3";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), main_now);
+	ck_assert_msg(gitstore_commit_push(c2, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(sh("test ! -e %s/armed", f.dir), 0); /* the hook did push */
+	ck_assert_int_eq(e.calls, 3);                         /* v2, v3 refused, v3 appended */
+	rev(out, &f, "refs/heads/imageguard/updates");
+	ck_assert_str_eq(out, c2);
+	rev(out, &f, "imageguard/updates^");
+	ck_assert_str_eq(out, side); /* the person's commit is kept */
+	check_remote_app(&f, "imageguard/updates", "v3");
+	edit_trailers = false;
+	fx_done(&f);
+}
+END_TEST
+
 /* HTTPS with the test CA in the secret's ca.crt; without it the server is not trusted. The
  * CA location is process-global in libgit2: the trusted run must not leak into the next. */
 START_TEST(https_ca)
@@ -1351,6 +1678,12 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, stop_ends_clone_and_fetch);
 	tcase_add_test(file, new_file_and_remote_moves_between_opens);
 	tcase_add_test(file, push_branch_created_then_extended);
+	tcase_add_test(file, signed_commit_verifies);
+	tcase_add_test(file, push_branch_rebuilt_or_appended);
+	tcase_add_test(file, push_branch_rebuild_sees_moved_head);
+	tcase_add_loop_test(file, push_refspec, 0,
+	                    sizeof(refspec_cases) / sizeof(refspec_cases[0]));
+	tcase_add_test(file, push_refspec_refused);
 	tcase_add_test(file, missing_branch_and_bad_options);
 	tcase_add_test(file, race_reapplies_on_new_head);
 	tcase_add_test(file, race_forever_is_a_conflict);
@@ -1367,6 +1700,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(net, ssh_killed_mid_clone_converges);
 	tcase_add_test(net, ssh_killed_mid_push_converges);
 	tcase_add_test(net, https_ca);
+	tcase_add_test(net, http_rebuild_cas_fails_when_branch_moves);
 	tcase_add_loop_test(net, http_transport, 0, sizeof(http_cases) / sizeof(http_cases[0]));
 	tcase_add_test(net, http_password_in_url_not_at_rest);
 	tcase_add_loop_test(net, http_redirect_keeps_credentials, 0,

@@ -401,12 +401,17 @@ static int open_git(struct autorun *ar, struct error *err)
 	const struct reconcile_options *o = ar->p->o;
 	const struct config_automation *a = ar->a;
 	struct gitstore_options go = {0};
-	char *secret = NULL;
+	char *secret = NULL, *signing = NULL;
 	int error;
 
 	if (a->source->secret_ref &&
 	    (error = config_secret_path(&secret, o->secrets_dir, a->source->secret_ref, err)) < 0)
 		return error;
+	if (a->signing_secret &&
+	    (error = config_secret_path(&signing, o->secrets_dir, a->signing_secret, err)) < 0) {
+		free(secret);
+		return error;
+	}
 	go.url = a->source->url;
 	go.branch = a->checkout_branch;
 	go.push_branch = a->push_branch;
@@ -416,9 +421,14 @@ static int open_git(struct autorun *ar, struct error *err)
 	go.author_name = a->author_name;
 	go.author_email = a->author_email;
 	go.stop = o->stop; /* SIGTERM ends a clone or fetch; a push in flight is finished */
+	go.signing_dir = signing;
+	go.signing_name = a->signing_secret;
+	go.push_refspec = a->push_refspec;
+	go.refspec_only = a->push_refspec && !a->push_branch_given; /* as Flux */
 	go.timeout_ms = (long)a->source->timeout_ms;
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);
+	free(signing);
 	return error;
 }
 

@@ -321,6 +321,7 @@ static void automation_release(void *v)
 
 	free(a->ns), free(a->name), free(a->id), free(a->source_ns), free(a->source_name);
 	free(a->checkout_branch), free(a->push_branch), free(a->author_name);
+	free(a->push_refspec), free(a->signing_secret);
 	free(a->author_email), free(a->message_template), free(a->update_path);
 	config_selector_release(&a->selector);
 	strvec_release(&a->template_values);

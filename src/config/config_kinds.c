@@ -661,6 +661,53 @@ static void read_template_values(struct doc *d, const yaml_node_t *commit, struc
 	}
 }
 
+/* spec.git.commit.signingKey.secretRef.name: the Secret with git.asc (and passphrase). */
+static void read_signing_key(struct doc *d, const yaml_node_t *commit, struct config_automation *a)
+{
+	static const char *const keys[] = {"secretRef", NULL};
+	yaml_node_t *sk = config_yaml_get_map(d, commit, "spec.git.commit", "signingKey", keys);
+
+	if (!sk)
+		return;
+	a->signing_secret_line = line_of(sk);
+	config_yaml_get_ref_name(d, sk, "spec.git.commit.signingKey", "secretRef",
+	                         &a->signing_secret);
+	if (!a->signing_secret && !config_yaml_lookup(d, sk, "secretRef"))
+		config_doc_error(d, line_of(sk),
+		                 "'spec.git.commit.signingKey.secretRef' is required");
+}
+
+/* "SRC:refs/DST" with SRC non-empty, one ':', no wildcard: the refspecs imageguard pushes. */
+static bool refspec_is_plain(const char *s)
+{
+	const char *colon = strchr(s, ':');
+
+	return colon && colon != s && !strchr(colon + 1, ':') && !strchr(s, '*') &&
+	       strncmp(colon + 1, "refs/", 5) == 0 && colon[6] != '\0';
+}
+
+/* spec.git.push.refspec: "SRC:DST" with DST under refs/, never forced (invariant 4). */
+static void read_refspec(struct doc *d, const yaml_node_t *push, struct config_automation *a)
+{
+	size_t line;
+
+	if (!config_yaml_get_nonempty(d, push, "spec.git.push", "refspec", &a->push_refspec) ||
+	    !a->push_refspec)
+		return;
+	line = line_of(config_yaml_lookup(d, push, "refspec"));
+	if (a->push_refspec[0] == '+')
+		config_doc_error(
+		    d, line,
+		    "'spec.git.push.refspec': '%s' is forced (leading '+'); imageguard "
+		    "never forces a push",
+		    a->push_refspec);
+	else if (!refspec_is_plain(a->push_refspec))
+		config_doc_error(d, line,
+		                 "'spec.git.push.refspec': '%s' is not SRC:refs/... (SRC a branch, "
+		                 "refs/heads/BRANCH or HEAD)",
+		                 a->push_refspec);
+}
+
 static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct config_automation *a)
 {
 	static const char *const git_keys[] = {"checkout", "commit", "push", NULL};
@@ -683,11 +730,7 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 		config_yaml_refuse(d, ref, "spec.git.checkout.ref", ref_keys[i],
 		                   "imageguard checks out a branch (spec.git.checkout.ref.branch)");
 	read_template_values(d, commit, &a->template_values);
-	config_yaml_refuse(d, commit, "spec.git.commit", "signingKey",
-	                   "imageguard cannot sign commits yet, they would go out unsigned");
-	config_yaml_refuse(d, push, "spec.git.push", "refspec",
-	                   "imageguard pushes spec.git.push.branch only, the refspec would not "
-	                   "be pushed");
+	read_signing_key(d, commit, a);
 	config_yaml_refuse(d, push, "spec.git.push", "options",
 	                   "libgit2 1.5 cannot send push options");
 	config_yaml_get_nonempty(d, author, "spec.git.commit.author", "name", &a->author_name);
@@ -705,6 +748,8 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 			                 "'spec.git.commit.messageTemplate': %s", err.msg);
 	}
 	config_yaml_get_nonempty(d, push, "spec.git.push", "branch", &a->push_branch);
+	a->push_branch_given = a->push_branch != NULL;
+	read_refspec(d, push, a);
 }
 
 static void read_automation_update(struct doc *d, const yaml_node_t *spec,

@@ -15,7 +15,7 @@
 
 #define MAX_DOCKER_CONFIG (1u << 20)
 
-enum use { USE_REGISTRY, USE_CA, USE_GIT_SSH, USE_GIT_HTTP };
+enum use { USE_REGISTRY, USE_CA, USE_GIT_SSH, USE_GIT_HTTP, USE_SIGNING };
 
 static bool has_file(const char *dir, const char *name)
 {
@@ -165,6 +165,8 @@ static void check_folder(char *msg, size_t n, const char *dir, enum use use, con
 		snprintf(msg, n, "no 'identity' (the SSH private key)");
 	} else if (use == USE_GIT_SSH && !has_file(dir, "known_hosts")) {
 		snprintf(msg, n, "no 'known_hosts' (an SSH host key is never trusted unseen)");
+	} else if (use == USE_SIGNING && !has_file(dir, "git.asc")) {
+		snprintf(msg, n, "no 'git.asc' (the armored OpenPGP private key)");
 	} else if (use == USE_GIT_HTTP && !user && !token && !has_file(dir, "ca.crt")) {
 		snprintf(msg, n, "no 'username'/'password', 'bearerToken' or 'ca.crt'");
 	}
@@ -225,5 +227,14 @@ void config_secrets_check_all(struct loader *L)
 		             g->secret_ref_line, "spec.secretRef", g->secret_ref,
 		             g->url && !strncmp(g->url, "ssh://", 6) ? USE_GIT_SSH : USE_GIT_HTTP,
 		             NULL);
+	}
+	for (size_t i = 0; i < c->automations_len; i++) {
+		struct config_automation *a = &c->automations[i];
+
+		if (config_invalid_at(c, CONFIG_KIND_AUTOMATION, a->origin.file, a->origin.line))
+			continue;
+		check_secret(L, CONFIG_KIND_AUTOMATION, a->ns, a->name, a->id, a->origin,
+		             a->signing_secret_line, "spec.git.commit.signingKey.secretRef",
+		             a->signing_secret, USE_SIGNING, NULL);
 	}
 }

@@ -20,11 +20,13 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/git/gitauth.h"
+#include "imageguard/git/gitsign.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/gitstream.h"
 #include "imageguard/util/log.h"
 
 #define MESSAGE_MAX (256 * 1024)
+#define SIGNATURE_MAX (64 * 1024)
 #define KEY_NAME_MAX 48
 
 struct gitstore {
@@ -38,7 +40,18 @@ struct gitstore {
 	char head[GIT_OID_HEXSZ + 1];
 	bool damaged; /* an object-level error since open: the next open must reclone */
 	const volatile sig_atomic_t *stop; /* borrowed; NULL: none */
+	char *sign_dir, *sign_name;        /* NULL: unsigned commits */
+	char *gnupg_root;                  /* <state_dir>/gnupg */
+	struct gitsign *signer;            /* made at the first signed commit */
+	char *refspec;     /* "refs/heads/<push>:DST" of the push refspec, or NULL */
+	bool refspec_only; /* push the refspec only, not the push branch */
+	/* The push branch is rebuilt on the checkout branch's head: it had only imageguard's
+	 * commits beyond it. The push then replaces push_seen, by compare-and-swap. */
+	bool rebuild;
+	git_oid push_seen;
 };
+
+#define OWN_WALK_MAX 1000 /* commits of a push branch looked at; beyond: treated as a person's */
 
 static char *dup_or(const char *s, const char *fallback)
 {
@@ -282,8 +295,136 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 	return rc < 0 ? local_error(g, rc, "git reset", err) : 0;
 }
 
-/* Points the local push branch at the base (the remote push branch when it exists, else the
- * remote checkout branch) and makes the work tree exactly that commit: no stray files. */
+/* True when a line is a trailer ("Token: value", the token letters, digits and '-') or a
+ * trailer's continuation (leading white space). */
+static bool is_trailer_line(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (n > 0 && (s[0] == ' ' || s[0] == '\t'))
+		return true;
+	while (i < n && ((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+	                 (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+		i++;
+	return i > 0 && i + 1 < n && s[i] == ':' && s[i + 1] == ' ';
+}
+
+/* True when a commit message is imageguard's own: its final paragraph is a trailer block with
+ * an `Imageguard-Policy:` line (commitmsg_render writes it; outside text is escaped there, so
+ * no value can forge one). */
+static bool is_own_message(const char *msg)
+{
+	size_t len = strlen(msg), start, i;
+	bool policy = false;
+
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+		len--;
+	for (start = len; start >= 2 && !(msg[start - 1] == '\n' && msg[start - 2] == '\n');
+	     start--)
+		;
+	if (start < 2) /* a subject alone is no trailer block */
+		return false;
+	for (i = start; i < len;) {
+		const char *nl = memchr(msg + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (msg + i)) : len - i;
+
+		if (!is_trailer_line(msg + i, n))
+			return false;
+		policy |= n > 19 && strncmp(msg + i, "Imageguard-Policy: ", 19) == 0;
+		i += n + 1;
+	}
+	return policy;
+}
+
+/* imageguard's own commit: its trailers (is_own_message) and imageguard's committer, so that a
+ * person's amend or cherry-pick of one (committer: the person) counts as a person's. */
+static bool is_own_commit(const struct gitstore *g, const git_commit *c)
+{
+	const git_signature *who = git_commit_committer(c);
+
+	return who && who->name && who->email && strcmp(who->name, g->author_name) == 0 &&
+	       strcmp(who->email, g->author_email) == 0 && is_own_message(git_commit_message(c));
+}
+
+/* Whether every commit the push branch (tip) has beyond the checkout branch (base) is
+ * imageguard's own. Returns 1 all own (*count of them), 0 a person's is among them, <0. */
+static int push_branch_is_own(struct gitstore *g, const git_oid *tip, const git_oid *base,
+                              size_t *count, struct error *err)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	int rc;
+
+	*count = 0;
+	if ((rc = git_revwalk_new(&walk, g->repo)) < 0 || (rc = git_revwalk_push(walk, tip)) < 0 ||
+	    (rc = git_revwalk_hide(walk, base)) < 0) {
+		rc = local_error(g, rc, "git log", err);
+		goto done;
+	}
+	while ((rc = git_revwalk_next(&id, walk)) == 0) {
+		git_commit *c = NULL;
+		bool own;
+
+		if (++*count > OWN_WALK_MAX || (rc = git_commit_lookup(&c, g->repo, &id)) < 0) {
+			rc = rc < 0 ? local_error(g, rc, "git log", err) : 0;
+			goto done;
+		}
+		own = is_own_commit(g, c);
+		git_commit_free(c);
+		if (!own) {
+			rc = 0;
+			goto done;
+		}
+	}
+	rc = rc == GIT_ITEROVER ? 1 : local_error(g, rc, "git log", err);
+done:
+	git_revwalk_free(walk);
+	return rc;
+}
+
+/* The base commit: the checkout branch's head; with a separate push branch on the remote,
+ * that branch rebuilt on the checkout head when its own commits are all imageguard's
+ * (g->rebuild), else the push branch's head (a person's commits are kept: appended to). */
+static int choose_base(struct gitstore *g, git_oid *base, struct error *err)
+{
+	git_oid push_tip;
+	size_t own = 0;
+	int rc;
+
+	g->rebuild = false;
+	if (lookup_remote_oid(base, g->repo, g->branch) < 0) {
+		if (lookup_remote_oid(base, g->repo, g->push_branch) == 0)
+			return 0;
+		return error_set(err, IG_ENOTFOUND, "git '%s': branch '%s' not found on the remote",
+		                 g->auth.url_safe, g->branch);
+	}
+	if (strcmp(g->branch, g->push_branch) == 0 ||
+	    lookup_remote_oid(&push_tip, g->repo, g->push_branch) < 0)
+		return 0;
+	if ((rc = push_branch_is_own(g, &push_tip, base, &own, err)) < 0)
+		return rc;
+	if (rc == 0) {
+		log_warn(
+		    "git.push-branch.person",
+		    "'%s' branch '%s': a person has added commits to the push branch; imageguard "
+		    "appends to it instead of rebuilding it on '%s'",
+		    g->auth.url_safe, g->push_branch, g->branch);
+		git_oid_cpy(base, &push_tip);
+		return 0;
+	}
+	if (own > 0) { /* none beyond: a fast-forward from the checkout head, no rebuild */
+		g->rebuild = true;
+		git_oid_cpy(&g->push_seen, &push_tip);
+		log_info(
+		    "git.push-branch.rebuild",
+		    "'%s' branch '%s': %zu commit(s) of imageguard beyond '%s', rebuilding on it",
+		    g->auth.url_safe, g->push_branch, own, g->branch);
+	}
+	return 0;
+}
+
+/* Points the local push branch at the base (choose_base) and makes the work tree exactly that
+ * commit: no stray files. */
 static int sync_to_base(struct gitstore *g, struct error *err)
 {
 	git_oid base, head;
@@ -293,12 +434,8 @@ static int sync_to_base(struct gitstore *g, struct error *err)
 	bool clean;
 	int rc = 0;
 
-	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
-	    (rc = lookup_remote_oid(&base, g->repo, g->branch)) < 0) {
-		rc = error_set(err, IG_ENOTFOUND, "git '%s': branch '%s' not found on the remote",
-		               g->auth.url_safe, g->branch);
+	if ((rc = choose_base(g, &base, err)) < 0)
 		goto done;
-	}
 	clean = git_reference_name_to_id(&head, g->repo, "HEAD") == 0 && tree_is_clean(g);
 	if (clean && git_object_lookup(&old, g->repo, &head, GIT_OBJECT_COMMIT) < 0)
 		old = NULL;
@@ -567,6 +704,74 @@ static bool branch_is_valid(const char *name)
 	return git_branch_name_is_valid(&valid, name) == 0 && valid && strlen(name) < 900;
 }
 
+/* A refspec alone whose destination is another branch is that branch as the push branch
+ * (CONTRACT §4): fetched, rebuilt or appended to like spec.git.push.branch, so the next pass
+ * does not meet its own earlier commit as a non-fast-forward. */
+static int refspec_as_push_branch(struct gitstore *g, const char *branch, const char *spec,
+                                  struct error *err)
+{
+	char *b;
+
+	if (!branch_is_valid(branch))
+		return error_set(err, IG_EINVALID,
+		                 "spec.git.push.refspec '%s': '%s' is not a valid branch name",
+		                 spec, branch);
+	if (!(b = strdup(branch)))
+		return oom(err);
+	free(g->push_branch);
+	g->push_branch = b;
+	g->refspec_only = false;
+	return 0;
+}
+
+/* "SRC:DST" from the configuration as the refspec pushed: "refs/heads/<push>:DST". SRC must be
+ * HEAD or the branch committed to, DST a ref under refs/; a forced refspec is refused. */
+static int parse_refspec(struct gitstore *g, const char *spec, struct error *err)
+{
+	git_refspec *rs = NULL;
+	const char *src, *dst;
+	struct buf out = BUF_INIT;
+	int rc = 0;
+
+	if (spec[0] == '+')
+		return error_set(
+		    err, IG_EINVALID,
+		    "spec.git.push.refspec '%s': forced; imageguard never forces a push", spec);
+	if (git_refspec_parse(&rs, spec, 0) < 0)
+		return error_set(err, IG_EINVALID,
+		                 "spec.git.push.refspec '%s': not a valid refspec", spec);
+	src = git_refspec_src(rs);
+	dst = git_refspec_dst(rs);
+	if (!src || !dst || strncmp(dst, "refs/", 5) != 0 || strchr(spec, '*')) {
+		rc = error_set(err, IG_EINVALID,
+		               "spec.git.push.refspec '%s': the destination must be a ref under "
+		               "refs/",
+		               spec);
+		goto done;
+	}
+	if (strcmp(src, "HEAD") != 0 && strcmp(src, g->push_branch) != 0 &&
+	    !(strncmp(src, "refs/heads/", 11) == 0 && strcmp(src + 11, g->push_branch) == 0)) {
+		rc = error_set(err, IG_EINVALID,
+		               "spec.git.push.refspec '%s': the source must be HEAD or the branch "
+		               "committed to ('%s' or 'refs/heads/%s')",
+		               spec, g->push_branch, g->push_branch);
+		goto done;
+	}
+	if (g->refspec_only && strncmp(dst, "refs/heads/", 11) == 0 &&
+	    strcmp(dst + 11, g->branch) != 0) {
+		rc = refspec_as_push_branch(g, dst + 11, spec, err);
+		goto done;
+	}
+	if (buf_printf(&out, "refs/heads/%s:%s", g->push_branch, dst) < 0) {
+		rc = oom(err);
+		goto done;
+	}
+	g->refspec = buf_detach(&out);
+done:
+	git_refspec_free(rs);
+	return rc;
+}
+
 static int copy_options(struct gitstore *g, const struct gitstore_options *o, struct error *err)
 {
 	if (!o->url || !*o->url || !o->branch || !*o->branch || !o->state_dir || !*o->state_dir)
@@ -581,13 +786,26 @@ static int copy_options(struct gitstore *g, const struct gitstore_options *o, st
 	g->stop = o->stop;
 	if (!g->url || !g->branch || !g->push_branch || !g->author_name || !g->author_email)
 		return oom(err);
+	if (o->signing_dir) {
+		struct buf root = BUF_INIT;
+
+		g->sign_dir = strdup(o->signing_dir);
+		g->sign_name = dup_or(o->signing_name, o->signing_dir);
+		if (buf_printf(&root, "%s/gnupg", o->state_dir) < 0 || !g->sign_dir ||
+		    !g->sign_name) {
+			buf_release(&root);
+			return oom(err);
+		}
+		g->gnupg_root = buf_detach(&root);
+	}
 	if (!branch_is_valid(g->branch))
 		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
 		                 g->branch);
 	if (!branch_is_valid(g->push_branch))
 		return error_set(err, IG_EINVALID, "git branch '%s': not a valid branch name",
 		                 g->push_branch);
-	return 0;
+	g->refspec_only = o->push_refspec && o->refspec_only;
+	return o->push_refspec ? parse_refspec(g, o->push_refspec, err) : 0;
 }
 
 int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, struct error *err)
@@ -653,6 +871,11 @@ void gitstore_free(struct gitstore *g)
 		return;
 	git_repository_free(g->repo);
 	gitauth_release(&g->auth);
+	gitsign_free(g->signer);
+	free(g->sign_dir);
+	free(g->sign_name);
+	free(g->gnupg_root);
+	free(g->refspec);
 	if (g->lock_fd >= 0)
 		close(g->lock_fd); /* releases the flock */
 	free(g->url);
@@ -712,6 +935,61 @@ fail:
 	return local_error(g, rc, "git stage", err);
 }
 
+/* A signing failure, naming the Secret (the signer's own words name its folder). */
+static int sign_error(struct gitstore *g, int rc, const struct error *inner, struct error *err)
+{
+	return error_set(err, rc,
+	                 "git commit: signing key secret '%s' "
+	                 "(spec.git.commit.signingKey): %s; nothing is pushed",
+	                 g->sign_name, inner->msg);
+}
+
+/* Moves the checked-out branch to id (HEAD points at it: sync_to_base set it). */
+static int move_branch(struct gitstore *g, const git_oid *id, struct error *err)
+{
+	git_reference *ref = NULL;
+	char name[1024];
+	int rc;
+
+	snprintf(name, sizeof(name), "refs/heads/%s", g->push_branch);
+	rc = git_reference_create(&ref, g->repo, name, id, 1, "imageguard: commit (signed)");
+	git_reference_free(ref);
+	return rc < 0 ? local_error(g, rc, "git commit", err) : 0;
+}
+
+/* The commit of tree on parent, with an OpenPGP signature in its gpgsig header. */
+static int create_signed(git_oid *out, struct gitstore *g, const git_signature *sig,
+                         const char *message, const git_tree *tree, const git_commit *parent,
+                         struct error *err)
+{
+	git_buf content = {0};
+	struct buf asc = BUF_INIT_MAX(SIGNATURE_MAX);
+	struct error inner = ERROR_INIT;
+	int rc;
+
+	if ((rc = git_commit_create_buffer(&content, g->repo, sig, sig, NULL, message, tree, 1,
+	                                   &parent)) < 0) {
+		rc = local_error(g, rc, "git commit", err);
+		goto done;
+	}
+	if ((!g->signer &&
+	     (rc = gitsign_new(&g->signer, g->sign_dir, g->gnupg_root, &inner)) < 0) ||
+	    (rc = gitsign_sign(g->signer, content.ptr, content.size, &asc, &inner)) < 0) {
+		rc = sign_error(g, rc, &inner, err);
+		goto done;
+	}
+	if ((rc = git_commit_create_with_signature(out, g->repo, content.ptr, asc.data, "gpgsig")) <
+	    0) {
+		rc = local_error(g, rc, "git commit", err);
+		goto done;
+	}
+	rc = move_branch(g, out, err);
+done:
+	git_buf_dispose(&content);
+	buf_release(&asc);
+	return rc;
+}
+
 static int commit(git_oid *out, struct gitstore *g, const char *message, struct error *err)
 {
 	git_index *index = NULL;
@@ -733,8 +1011,14 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
-	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0 ||
-	    (rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
+	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0)
+		goto fail;
+	if (g->sign_dir) {
+		rc = create_signed(out, g, sig, message, tree, parent, err);
+		rc = rc < 0 ? rc : 1;
+		goto done;
+	}
+	if ((rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
 	                            (const git_commit **)&parent)) < 0)
 		goto fail;
 	rc = 1;
@@ -775,11 +1059,67 @@ static int base_moved(struct gitstore *g, struct error *err)
 
 	if ((rc = fetch(g, err)) < 0)
 		return rc;
+	if (g->rebuild)
+		return lookup_remote_oid(&base, g->repo, g->push_branch) < 0 ||
+		       !git_oid_equal(&base, &g->push_seen);
 	if (lookup_remote_oid(&base, g->repo, g->push_branch) < 0 &&
 	    lookup_remote_oid(&base, g->repo, g->branch) < 0)
 		return 1; /* the branch went away: the remote changed under us */
 	git_oid_tostr(hex, sizeof(hex), &base);
 	return strcmp(hex, g->head) != 0;
+}
+
+/* The push branch's oid in the remote's advertisement on this connection: 0, 1 absent, <0. */
+static int advertised(git_oid *out, git_remote *remote, const char *branch)
+{
+	const git_remote_head **heads = NULL;
+	size_t n = 0, i;
+	char name[1024];
+
+	snprintf(name, sizeof(name), "refs/heads/%s", branch);
+	if (git_remote_ls(&heads, &n, remote) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (strcmp(heads[i]->name, name) == 0) {
+			git_oid_cpy(out, &heads[i]->oid);
+			return 0;
+		}
+	return 1;
+}
+
+/* The rebuild's push: on one connection, the advertised push branch must still be the head
+ * seen (push_seen), then the upload replaces it ("+" refspec). receive-pack checks the old
+ * value it advertised on this connection when it updates the ref, so a push landing between
+ * the check and the update is refused: a compare-and-swap. Returns 0, IG_ECONFLICT, <0. */
+static int cas_upload(struct gitstore *g, git_push_options *po, const git_strarray *specs)
+{
+	git_remote_connect_options co;
+	git_remote *remote = NULL;
+	git_oid now;
+	int rc;
+
+	git_remote_connect_options_init(&co, GIT_REMOTE_CONNECT_OPTIONS_VERSION);
+	co.callbacks = po->callbacks;
+	co.proxy_opts = po->proxy_opts;
+	co.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
+	co.custom_headers = po->custom_headers;
+	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) < 0 ||
+	    (rc = git_remote_connect_ext(remote, GIT_DIRECTION_PUSH, &co)) < 0)
+		goto done;
+	if ((rc = advertised(&now, remote, g->push_branch)) != 0 ||
+	    !git_oid_equal(&now, &g->push_seen)) {
+		rc = rc < 0 ? rc : IG_ECONFLICT;
+		if (rc == IG_ECONFLICT)
+			snprintf(g->auth.push_reject, sizeof(g->auth.push_reject),
+			         "stale info: the push branch moved since it was read");
+		goto done;
+	}
+	rc = git_remote_upload(remote, specs, po);
+done:
+	if (remote)
+		git_remote_disconnect(remote);
+	git_remote_free(remote);
+	return rc;
 }
 
 /* Pushes the local branch to the push branch, never forced. Returns 0, IG_ECONFLICT when the
@@ -790,20 +1130,30 @@ static int push(struct gitstore *g, struct error *err)
 	git_push_options po;
 	git_remote *remote = NULL;
 	char spec[1024];
-	char *specs[1] = {spec};
-	git_strarray refspecs = {specs, 1};
+	char *specs[2] = {spec, g->refspec};
+	git_strarray refspecs = {specs, g->refspec ? 2 : 1};
 	char why[sizeof(g->auth.push_reject)];
 	int rc;
 
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-	snprintf(spec, sizeof(spec), "refs/heads/%s:refs/heads/%s", g->push_branch, g->push_branch);
+	/* forced only in a rebuild, and then only by compare-and-swap (cas_upload) */
+	snprintf(spec, sizeof(spec), "%srefs/heads/%s:refs/heads/%s", g->rebuild ? "+" : "",
+	         g->push_branch, g->push_branch);
+	if (g->refspec_only || (g->refspec && strcmp(g->refspec, spec + g->rebuild) == 0)) {
+		specs[0] = g->refspec;
+		refspecs.count = 1;
+	}
 	gitauth_prepare(&g->auth, &po.callbacks, &po.custom_headers);
 	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((rc = gitauth_begin(&g->auth, err)) < 0)
 		return rc;
-	if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) == 0)
+	if (g->rebuild && !g->refspec_only)
+		rc = cas_upload(g, &po, &refspecs);
+	else if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) == 0)
 		rc = git_remote_push(remote, &refspecs, &po);
 	gitauth_end(&g->auth);
+	if (rc == IG_ECONFLICT)
+		return rc;
 	git_remote_free(remote);
 	if (rc == GIT_ENONFASTFORWARD)
 		return IG_ECONFLICT;
@@ -857,8 +1207,11 @@ int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_
 		if ((rc = push(g, err)) == 0) {
 			git_oid_tostr(out_commit, 41, &id);
 			memcpy(g->head, out_commit, 41);
-			log_info("git.push", "pushed %s to '%s' branch '%s'", out_commit,
-			         g->auth.url_safe, g->push_branch);
+			log_info("git.push", "pushed %s to '%s' %s '%s'%s%s", out_commit,
+			         g->auth.url_safe, g->refspec_only ? "refspec" : "branch",
+			         g->refspec_only ? g->refspec : g->push_branch,
+			         g->refspec && !g->refspec_only ? " and refspec " : "",
+			         g->refspec && !g->refspec_only ? g->refspec : "");
 			goto done;
 		}
 		if (rc != IG_ECONFLICT)

@@ -167,9 +167,16 @@ struct config_automation {
 	 * (Flux's GitRepository default) */
 	char *checkout_branch;
 	char *push_branch;      /* owned; git.push.branch, default checkout_branch */
-	char *author_name;      /* owned; default "imageguard" */
-	char *author_email;     /* owned; default "imageguard@localhost" */
-	char *message_template; /* owned; NULL: the caller's default message */
+	bool push_branch_given; /* git.push.branch is in the document (not the default) */
+	/* owned; git.push.refspec ("SRC:refs/...", never forced), NULL: none. With it and
+	 * without git.push.branch the commit is pushed with the refspec only, as in Flux. */
+	char *push_refspec;
+	/* owned; git.commit.signingKey.secretRef.name, NULL: commits are not signed */
+	char *signing_secret;
+	size_t signing_secret_line; /* line of spec.git.commit.signingKey */
+	char *author_name;          /* owned; default "imageguard" */
+	char *author_email;         /* owned; default "imageguard@localhost" */
+	char *message_template;     /* owned; NULL: the caller's default message */
 	/* spec.git.commit.messageTemplateValues as key, value, key, value, ... (.Values) */
 	struct strvec template_values;
 	char *update_path;       /* owned; update.path, default "./" */

@@ -1,11 +1,12 @@
 /* The Git store: a cached clone per URL in the state dir, refreshed each pass (fetch + hard
- * reset, recloning a broken cache), and commits pushed safely: never forced; when the remote
- * moved (non-fast-forward, or a refusal such as "failed to update ref" from a push that landed
- * during ours) the edit is re-applied on the new head and the push retried. */
+ * reset, recloning a broken cache), and commits pushed safely: never blindly forced; when the
+ * remote moved (non-fast-forward, or a refusal such as "failed to update ref" from a push that
+ * landed during ours) the edit is re-applied on the new head and the push retried. */
 #ifndef IMAGEGUARD_GITSTORE_H
 #define IMAGEGUARD_GITSTORE_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct buf;
@@ -29,15 +30,30 @@ struct gitstore_options {
 	/* GitRepository spec.timeout: how long the Git host may stay silent in a connect, read or
 	 * write before the operation fails; 0: 60 s, Flux's default (src/git/gitstream.c). */
 	long timeout_ms;
+	/* NULL, or the folder of the signing Secret (git.asc, passphrase): every commit is then
+	 * OpenPGP-signed (gitsign, GNUPGHOME below <state_dir>/gnupg), and a signing failure is
+	 * an error naming signing_name; nothing unsigned is pushed. */
+	const char *signing_dir;
+	const char *signing_name; /* the Secret's name, for messages */
+	/* NULL, or Flux's spec.git.push.refspec "SRC:DST": the commit is also pushed to DST
+	 * (never forced; a leading '+' is IG_EINVALID). SRC is HEAD or the branch committed to
+	 * (push_branch, as a name or refs/heads/NAME); DST is under refs/. */
+	const char *push_refspec;
+	/* With push_refspec: push with the refspec only, not to push_branch (Flux: a refspec and
+	 * no spec.git.push.branch). A destination refs/heads/Y other than the checkout branch
+	 * then makes Y the push branch (rebuilt or appended to, see gitstore_open). */
+	bool refspec_only;
 };
 
 struct gitstore;
 
-/* Opens (cloning once) and refreshes the cache to the remote branch head: the push branch's
- * head when the remote has that branch (pushes are never forced, so work continues on it),
- * else the checkout branch's. The cache is locked (flock) until gitstore_free: a second open
- * of the same URL, from another thread or process, waits. Credentials never appear in errors.
- * See docs/git.md. */
+/* Opens (cloning once) and refreshes the cache to the base: the checkout branch's head, or,
+ * for a separate push branch on the remote with commits beyond the checkout branch, its head
+ * when a person's commit is among them (appended to, with a warning); when all are
+ * imageguard's own (Imageguard-Policy trailers) the checkout head, and the push rebuilds the
+ * push branch by compare-and-swap on the head read. The cache is locked (flock) until
+ * gitstore_free: a second open of the same URL, from another thread or process, waits. Credentials
+ * never appear in errors. See docs/git.md. */
 int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, struct error *err);
 void gitstore_free(struct gitstore *g);
 
@@ -50,14 +66,14 @@ const char *gitstore_head(const struct gitstore *g);
  * message. Called again after a rejected push, on the new remote head, so it must re-read
  * the files (another writer may have moved a marker). Returns 0, or negative to abort. */
 typedef int (*gitstore_edit_fn)(void *ctx, const char *workdir, struct buf *message,
-				struct error *err);
+                                struct error *err);
 
 /* Runs edit, commits what changed (nothing changed: no commit, out_commit ""), pushes, and when
  * the remote moved (non-fast-forward, stale, "failed to update ref", a ref lock, or any refusal
  * after which the remote branch is seen moved) fetches, resets, re-runs edit and retries up to
  * max_attempts;
  * IG_ECONFLICT when it still fails. out_commit gets the pushed commit's hex id. */
-int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit,
-			 void *ctx, struct error *err);
+int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
+                         struct error *err);
 
 #endif
