@@ -634,6 +634,21 @@ START_TEST(missing_branch_and_bad_options)
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_ENOTFOUND);
 	ck_assert_msg(strstr(err.msg, "branch 'nope' not found"), "%s", err.msg);
 	ck_assert_ptr_null(g);
+	/* a typo after a good pass: the cache stays (no reclone on every pass), the error says
+	 * which branch */
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	g = NULL;
+	ck_assert_int_eq(sh("for d in %s/state/git/*/; do touch \"$d/.imageguard-test-kept\"; done",
+	                    f.dir),
+	                 0);
+	o.branch = "typo";
+	error_clear(&err);
+	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_ENOTFOUND);
+	ck_assert_msg(strstr(err.msg, "branch 'typo' not found"), "%s", err.msg);
+	ck_assert_msg(!strstr(err.msg, "reclon"), "%s", err.msg);
+	ck_assert_int_eq(sh("ls %s/state/git/*/.imageguard-test-kept >/dev/null", f.dir), 0);
 	o.branch = "bad..name";
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EINVALID);
 	ck_assert_msg(strstr(err.msg, "'bad..name'"), "%s", err.msg);

@@ -640,8 +640,12 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 		*broken = !is_remote_failure(rc, &g->auth);
 		return rc;
 	}
-	if ((rc = sync_to_base(g, err)) < 0)
+	if ((rc = sync_to_base(g, err)) < 0) {
+		/* a branch the remote does not have (a typo) is the configuration's fault, not the
+		 * cache's: say so, and keep the cache rather than recloning it on every pass */
+		*broken = rc != IG_ENOTFOUND;
 		return rc;
+	}
 	return check_head(g, true, err);
 }
 

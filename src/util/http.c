@@ -541,6 +541,11 @@ static int transport_error(struct error *err, CURLcode rc, const struct outcome 
 		return error_set(err, IG_EFAIL, "'%s': stopping", where);
 	if ((oc && oc->expired) || rc == CURLE_OPERATION_TIMEDOUT)
 		return error_set(err, IG_ETIMEOUT, "'%s': timed out", where);
+	if (rc == CURLE_SSL_CONNECT_ERROR && strncmp(url, "https://", 8) == 0)
+		return error_set(err, IG_EFAIL,
+		                 "'%s': %s (a registry that speaks plain HTTP? set spec.insecure: "
+		                 "true on its ImageRepository)",
+		                 where, curl_easy_strerror(rc));
 	return error_set(err, IG_EFAIL, "'%s': %s", where, curl_easy_strerror(rc));
 }
 

@@ -89,6 +89,14 @@ def missing_repository(s):
 
 
 @test
+def plain_http_without_insecure(s):
+    """A TLS error against a registry that speaks plain HTTP points at spec.insecure."""
+    r = run("tags", s["plain"].host + "/team/app")
+    check(r.rc == 1 and r.err.count("\n") == 1, "one-line error, exit 1", r)
+    check("set spec.insecure: true on its ImageRepository" in r.err, "it suggests spec.insecure", r)
+
+
+@test
 def usage_errors(s):
     host = s["plain"].host
     for args, needle in ((["tags"], "IMAGE is required"),
