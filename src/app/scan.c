@@ -8,6 +8,7 @@
 #include "imageguard/registry/cloudauth.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/scan.h"
+#include "imageguard/util/buf.h"
 
 struct pool {
 	pthread_mutex_t lock;
@@ -28,40 +29,43 @@ static bool is_pending(const struct scan *s)
 	return s->wanted && !s->repo->suspend;
 }
 
-static int load_secrets(struct scan *s, const char *secrets_dir)
+int scan_load_access(struct registry_creds *creds, char **ca_file,
+                     const struct config_repository *r, const char *secrets_dir, struct error *err)
 {
-	const struct config_repository *r = s->repo;
+	struct buf ca = BUF_INIT;
 	char *dir = NULL;
 	int error = 0;
 
+	*ca_file = NULL;
 	if (r->secret_ref) {
-		if ((error = config_secret_path(&dir, secrets_dir,
-		                                r->secret_ref, &s->err)) < 0)
+		if ((error = config_secret_path(&dir, secrets_dir, r->secret_ref, err)) < 0)
 			return error;
-		error = creds_load_secret(&s->creds, dir, r->ref.registry, &s->err);
+		error = creds_load_secret(creds, dir, r->ref.registry, err);
 		free(dir);
 		dir = NULL;
 		if (error < 0)
 			return error;
 	}
 	if (cloudauth_is_cloud(r->provider) &&
-	    (error = cloudauth_creds(&s->creds, r->provider, r->ref.registry, r->insecure,
-	                             &s->err)) < 0)
+	    (error = cloudauth_creds(creds, r->provider, r->ref.registry, r->insecure, err)) < 0)
 		return error;
 	if (r->cert_secret_ref) {
-		if ((error = config_secret_path(&dir, secrets_dir,
-		                                r->cert_secret_ref, &s->err)) < 0)
+		if ((error = config_secret_path(&dir, secrets_dir, r->cert_secret_ref, err)) < 0)
 			return error;
-		s->ca_file = malloc(strlen(dir) + sizeof("/ca.crt"));
-		if (!s->ca_file) {
-			free(dir);
-			return error_set(&s->err, IG_EFAIL, "out of memory");
-		}
-		memcpy(s->ca_file, dir, strlen(dir));
-		memcpy(s->ca_file + strlen(dir), "/ca.crt", sizeof("/ca.crt"));
+		error = buf_printf(&ca, "%s/ca.crt", dir) < 0
+		            ? error_set(err, IG_EFAIL, "out of memory")
+		            : 0;
 		free(dir);
+		if (error == 0)
+			*ca_file = buf_detach(&ca);
+		buf_release(&ca);
 	}
-	return 0;
+	return error;
+}
+
+static int load_secrets(struct scan *s, const char *secrets_dir)
+{
+	return scan_load_access(&s->creds, &s->ca_file, s->repo, secrets_dir, &s->err);
 }
 
 void scan_target(struct registry_target *out, const struct scan *s)

@@ -9,6 +9,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/creds.h"
+#include "imageguard/app/scan.h"
 #include "imageguard/registry/headcache.h"
 #include "imageguard/util/strvec.h"
 #include "imageguard/util/vec.h"
@@ -50,8 +51,7 @@ static int load_target(struct registry_target *t, struct registry_creds *creds, 
                        const char *secrets_dir, struct error *err)
 {
 	const struct config_repository *r = pol ? pol->repository : NULL;
-	char *dir = NULL;
-	int error = 0;
+	int error;
 
 	memset(t, 0, sizeof(*t));
 	t->ref = ref;
@@ -61,26 +61,8 @@ static int load_target(struct registry_target *t, struct registry_creds *creds, 
 		return 0; /* another image than the policy's: anonymous, TLS, system CAs */
 	t->insecure = r->insecure;
 	t->timeout_ms = (long)r->timeout_ms;
-	if (r->secret_ref) {
-		if ((error = config_secret_path(&dir, secrets_dir, r->secret_ref, err)) < 0 ||
-		    (error = creds_load_secret(creds, dir, r->ref.registry, err)) < 0)
-			goto done;
-		free(dir);
-		dir = NULL;
-	}
-	if (r->cert_secret_ref) {
-		struct buf b = BUF_INIT;
-		if ((error = config_secret_path(&dir, secrets_dir, r->cert_secret_ref, err)) < 0)
-			goto done;
-		if (buf_printf(&b, "%s/ca.crt", dir) < 0) {
-			error = error_set(err, IG_EFAIL, "out of memory");
-			goto done;
-		}
-		*ca_file = buf_detach(&b);
+	if ((error = scan_load_access(creds, ca_file, r, secrets_dir, err)) == 0)
 		t->ca_file = *ca_file;
-	}
-done:
-	free(dir);
 	return error;
 }
 

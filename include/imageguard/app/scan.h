@@ -48,6 +48,13 @@ int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client
                     const char *secrets_dir, unsigned concurrency, const struct scan_hooks *hooks,
                     struct error *err);
 
+/* What a request to repository r carries: its Secret's credentials (or its cloud provider's)
+ * into creds, and its certSecretRef's CA file into *ca_file (owned, NULL: system CAs). The one
+ * rule for the listings, the manifest HEADs and verify. Returns 0 or the secret's error. */
+int scan_load_access(struct registry_creds *creds, char **ca_file,
+                     const struct config_repository *r, const char *secrets_dir,
+                     struct error *err);
+
 /* The registry target (ref, creds, insecure, CA, timeout) of a scan, for manifest HEADs. */
 void scan_target(struct registry_target *out, const struct scan *s);
 
