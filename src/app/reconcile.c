@@ -1,174 +1,27 @@
-/* One pass of the controller. Order: open every automation's Git tree and read its markers,
- * list each repository a marker needs (once, concurrently), then per automation decide every
- * marker (guard_decide, manifest HEAD, guard_confirm) and commit. The commit's edit callback
- * re-reads the markers and decides again on whatever head it is given, so a value is only
- * ever written forward of what is committed at that moment. */
-#include <assert.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
+/* One pass of the controller, in its phases: open every automation's Git tree and read its
+ * markers; list each repository a marker needs (once, concurrently, on a thread of its own);
+ * finish each automation as soon as its repositories are listed (decide every marker,
+ * commit, report); then the policies no marker names, audit, settle memory and metrics. The
+ * commit's edit callback re-reads the markers and decides again on whatever head it is given,
+ * so a value is only ever written forward of what is committed at that moment. The I/O the
+ * decisions read, the commit and the report live in reconcile_io.c, reconcile_commit.c and
+ * reconcile_report.c (reconcile_private.h). */
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "imageguard/util/buf.h"
-#include "imageguard/registry/buildtime.h"
-#include "imageguard/registry/headcache.h"
-#include "imageguard/git/commitmsg.h"
-#include "imageguard/app/decide.h"
-#include "imageguard/app/markerhistory.h"
-#include "imageguard/config/config.h"
-#include "imageguard/util/error.h"
-#include "imageguard/git/gitstore.h"
-#include "imageguard/app/guard.h"
-#include "imageguard/util/log.h"
-#include "imageguard/markers/markers.h"
+#include "reconcile_private.h"
 #include "imageguard/app/passmetrics.h"
-#include "imageguard/policy/policy.h"
-#include "imageguard/app/reconcile.h"
-#include "imageguard/registry/registry.h"
-#include "imageguard/util/safefile.h"
-#include "imageguard/app/report.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/app/settle.h"
-#include "imageguard/util/strvec.h"
-
-#define FILE_MAX_BYTES (16u << 20) /* a marked YAML file we rewrite */
-
-struct autorun;
-
-struct pass {
-	const struct reconcile_options *o;
-	const struct config *cfg;
-	time_t now;
-	struct registry_client *client;
-	struct scan *scans;           /* one per config repository, same index */
-	struct autorun *autoruns;     /* one per config automation, same index */
-	size_t *policy_repo;          /* per config policy: index of its repository */
-	bool *policy_marked;          /* per config policy: a marker names it */
-	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
-	struct settle *settle;        /* since when each candidate is listed (settle windows) */
-	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
-	struct decide_listing *listings; /* per config repository, filled as each is final */
-	bool *filled;                    /* per config repository: listing_fill done */
-	struct decide_io io;
-	struct decide_env env;
-	struct report *report;
-	char *git_failure; /* the first automation that could not be read, or NULL */
-};
-
-struct autorun {
-	struct pass *p;
-	const struct config_automation *a;
-	struct gitstore *g;
-	struct marker_set markers;
-	struct decide_item *items;
-	size_t len;
-	bool opened;   /* phase one read its markers */
-	bool reopen;   /* its clone was closed after phase one (another automation shares it) */
-	bool finished; /* phase two done */
-	bool committed;
-	char commit[41];
-	struct report report; /* its markers' items, joined to the pass's in config order */
-};
-
-/* ---- the decisions' I/O (decide_io) ---- */
-
-/* The HEAD of repo:ref in this pass, done once and remembered (every marker, every push
- * attempt). */
-static int io_head(void *ctx, size_t repo, const char *ref, enum guard_head *result,
-                   const char **digest, const char **error)
-{
-	struct pass *p = ctx;
-	const struct scan *sc = &p->scans[repo];
-	struct headcache_entry *h;
-	struct registry_target t;
-
-	scan_target(&t, sc);
-	if (!(h = headcache_get(p->heads, p->client, &t, sc->repo->id, ref)))
-		return IG_EFAIL;
-	*result = h->rc == 0              ? GUARD_HEAD_OK
-	          : h->rc == IG_ENOTFOUND ? GUARD_HEAD_NOT_FOUND
-	                                  : GUARD_HEAD_FAILED;
-	*digest = h->digest;
-	*error = h->error;
-	if (h->rc < 0 && !h->logged) {
-		h->logged = true;
-		log_warn("registry.head", "repository '%s' tag '%s': %s", sc->repo->id, ref,
-		         h->error);
-	}
-	return 0;
-}
-
-static int io_created(void *ctx, size_t repo, const char *digest, const char *platform,
-                      const struct guard_created **out)
-{
-	struct pass *p = ctx;
-	struct registry_target t;
-
-	scan_target(&t, &p->scans[repo]);
-	return buildtime_get(out, p->buildtimes, p->client, &t, repo, digest, platform);
-}
-
-static int io_replaced(void *ctx, const struct config_automation *a, const struct marker *m,
-                       const char *digest, bool *out, struct error *err)
-{
-	struct pass *p = ctx;
-	struct autorun *ar = &p->autoruns[a - p->cfg->automations];
-
-	*out = false;
-	if (!ar->g)
-		return error_set(err, IG_EFAIL, "automation '%s': no clone", a->id);
-	return markerhistory_replaced(out, gitstore_workdir(ar->g), m, digest, err);
-}
-
-static int io_listed_since(void *ctx, size_t policy, const char *candidate, const char *digest,
-                           time_t *out)
-{
-	struct pass *p = ctx;
-
-	*out = settle_since(p->settle, p->cfg->policies[policy].id, candidate, digest, p->now);
-	return *out == (time_t)-1 ? IG_EFAIL : 0;
-}
-
-/* The listings as decide reads them: none yet (each is filled by listing_fill once final). */
-static int pass_listings(struct pass *p)
-{
-	size_t n = p->cfg->repositories_len;
-
-	if (!(p->listings = calloc(n ? n : 1, sizeof(*p->listings))))
-		return IG_EFAIL;
-	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
-	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
-	return 0;
-}
-
-/* Repository r's listing is final: decide may read it, and settle windows learn what it
- * holds. Called once per repository, on the pass's thread. */
-static void listing_fill(struct pass *p, size_t r)
-{
-	const struct scan *sc = &p->scans[r];
-	struct decide_listing *l = &p->listings[r];
-
-	l->done = sc->done;
-	l->ok = sc->done && sc->rc == 0;
-	l->error = sc->done && sc->rc < 0 ? sc->err.msg : NULL;
-	if (l->ok) {
-		l->tags = (const char *const *)sc->listing.tags.items;
-		l->tags_len = sc->listing.tags.len;
-	}
-	for (size_t i = 0; l->ok && i < p->cfg->policies_len; i++) {
-		const struct config_policy *pol = &p->cfg->policies[i];
-
-		if (pol->settle_s && p->policy_repo[i] == r)
-			settle_keep_listed(p->settle, pol->id, l->tags, l->tags_len);
-	}
-}
+#include "imageguard/git/gitstore.h"
+#include "imageguard/registry/buildtime.h"
+#include "imageguard/registry/headcache.h"
+#include "imageguard/registry/registry.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
 
 /* ---- one automation ---- */
 
@@ -181,13 +34,8 @@ static void decided_release(struct autorun *ar)
 	ar->len = 0;
 }
 
-static size_t policy_index(const struct config *cfg, const struct config_policy *pol)
-{
-	return (size_t)(pol - cfg->policies);
-}
-
 /* Decides every marker that names a configured policy, in scan order. */
-static int decide_all(struct autorun *ar)
+int reconcile_decide_all(struct autorun *ar)
 {
 	const struct config *cfg = ar->p->cfg;
 
@@ -203,13 +51,13 @@ static int decide_all(struct autorun *ar)
 		if (!pol || !config_automation_selects(ar->a, pol))
 			continue;
 		if (decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
-		                  policy_index(cfg, pol)) < 0)
+		                  reconcile_policy_index(cfg, pol)) < 0)
 			return IG_EFAIL;
 	}
 	return 0;
 }
 
-static int scan_markers(struct autorun *ar, const char *workdir, struct error *err)
+int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error *err)
 {
 	int error;
 
@@ -225,313 +73,6 @@ static int scan_markers(struct autorun *ar, const char *workdir, struct error *e
 
 /* Writes data to file (relative to the clone) through a random-named O_EXCL temporary and a
  * rename, keeping the mode: the clone is untrusted, so no link is followed or replaced. */
-static int write_file(const char *workdir, const char *file, const struct buf *data,
-                      struct error *err)
-{
-	struct error e = ERROR_INIT;
-	int error = safefile_replace(workdir, file, data->data, data->len, &e);
-
-	if (error < 0)
-		error_set(err, error, "file '%s': cannot write: %s", file, safefile_reason(&e));
-	return error;
-}
-
-/* Splices every new value of one file (the markers of file, in order) and writes it. */
-static int apply_file(struct autorun *ar, const char *workdir, const char *file, struct error *err)
-{
-	struct marker_edit *edits = calloc(ar->len ? ar->len : 1, sizeof(*edits));
-	struct buf in = BUF_INIT_MAX(FILE_MAX_BYTES), out = BUF_INIT;
-	struct error e = ERROR_INIT;
-	size_t n = 0;
-	int error;
-
-	if (!edits)
-		return error_set(err, IG_EFAIL, "out of memory");
-	for (size_t i = 0; i < ar->len; i++) {
-		const struct marker *m = &ar->markers.items[ar->items[i].marker];
-
-		if (ar->items[i].new_value && strcmp(m->file, file) == 0) {
-			edits[n].marker = m;
-			edits[n++].value = ar->items[i].new_value;
-		}
-	}
-	if ((error = safefile_read(&in, workdir, file, &e)) < 0) {
-		error_set(err, error, "file '%s': cannot read: %s", file, safefile_reason(&e));
-		goto done;
-	}
-	if ((error = markers_apply(&out, in.data, in.len, edits, n, err)) < 0) {
-		error_prefix(err, "file '%s'", file);
-		goto done;
-	}
-	error = write_file(workdir, file, &out, err);
-done:
-	free(edits);
-	buf_release(&in);
-	buf_release(&out);
-	return error;
-}
-
-static int apply_edits(struct autorun *ar, const char *workdir, struct error *err)
-{
-	for (size_t i = 0; i < ar->len; i++) {
-		const char *file = ar->markers.items[ar->items[i].marker].file;
-		bool seen = false;
-		int error;
-
-		if (!ar->items[i].new_value)
-			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = ar->items[j].new_value &&
-			       strcmp(ar->markers.items[ar->items[j].marker].file, file) == 0;
-		if (!seen && (error = apply_file(ar, workdir, file, err)) < 0)
-			return error;
-	}
-	return 0;
-}
-
-/* A printf string kept in notes until the message is built; *out borrows it. */
-static int note(const char **out, struct strvec *notes, const char *fmt, ...)
-{
-	struct buf b = BUF_INIT;
-	va_list ap;
-	int error;
-
-	va_start(ap, fmt);
-	error = buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	if (error == 0 && (error = strvec_push_owned(notes, buf_detach(&b))) == 0)
-		*out = notes->items[notes->len - 1];
-	buf_release(&b);
-	return error < 0 ? IG_EFAIL : 0;
-}
-
-/* The commit message through commitmsg (the automation's messageTemplate or the default);
- * a rollback's change carries its reason, and a template that drops it gets a trailer, so
- * the reason is always in the commit (CONTRACT §7). */
-static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
-{
-	const struct config *cfg = ar->p->cfg;
-	struct commitmsg_change *changes = calloc(ar->len ? ar->len : 1, sizeof(*changes));
-	struct commitmsg_input in = {0};
-	struct strvec notes = STRVEC_INIT;
-	size_t n = 0;
-	int error = 0;
-
-	if (!changes)
-		return error_set(err, IG_EFAIL, "out of memory");
-	for (size_t i = 0; i < ar->len && error == 0; i++) {
-		const struct decide_item *it = &ar->items[i];
-		const struct marker *m = &ar->markers.items[it->marker];
-		const struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
-		struct commitmsg_change *c = &changes[n];
-
-		if (!it->new_value)
-			continue;
-		c->policy = cfg->policies[it->policy].id;
-		c->old_value = m->value;
-		c->new_value = it->new_value;
-		c->file = m->file;
-		c->setter = m->setter;
-		c->api_version = m->api_version;
-		c->kind = m->kind;
-		c->name = m->name;
-		c->namespace = m->namespace;
-		c->tags_sha256 = sc->done && sc->rc == 0 ? sc->listing.sha256 : NULL;
-		error = note(&c->decision, &notes, "%s/%s", guard_decision_name(it->d.decision),
-		             guard_reason_name(it->d.reason));
-		if (error == 0 && it->d.decision == GUARD_ROLLBACK) {
-			c->rollback_reason = it->d.message;
-			error = note(&c->reason, &notes, "rollback: %s", it->d.message);
-		}
-		n++;
-	}
-	in.tmpl = ar->a->message_template;
-	in.tmpl_name = "messageTemplate";
-	in.automation_namespace = ar->a->ns;
-	in.automation_name = ar->a->name;
-	in.update_path = ar->a->update_path;
-	in.values = (const char *const *)ar->a->template_values.items;
-	in.nvalues = ar->a->template_values.len / 2;
-	in.changes = changes;
-	in.n = n;
-	buf_reset(msg);
-	if (error == 0)
-		error = commitmsg_render(msg, &in, err);
-	else
-		error_set(err, IG_EFAIL, "out of memory");
-	free(changes);
-	strvec_release(&notes);
-	return error;
-}
-
-static int edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
-{
-	struct autorun *ar = ctx;
-	int error;
-
-	if ((error = scan_markers(ar, workdir, err)) < 0)
-		return error;
-	if ((error = decide_all(ar)) < 0)
-		return error_set(err, error, "automation '%s': out of memory", ar->a->id);
-	if ((error = apply_edits(ar, workdir, err)) < 0)
-		return error;
-	return build_message(ar, message, err);
-}
-
-static bool any_write(const struct autorun *ar)
-{
-	for (size_t i = 0; i < ar->len; i++)
-		if (ar->items[i].new_value)
-			return true;
-	return false;
-}
-
-static void fail_writes(struct autorun *ar, const char *msg)
-{
-	for (size_t i = 0; i < ar->len; i++)
-		if (ar->items[i].new_value) {
-			guard_fail(&ar->items[i].d, GUARD_GIT, "%s", msg);
-			free(ar->items[i].new_value);
-			ar->items[i].new_value = NULL;
-		}
-}
-
-static int open_git(struct autorun *ar, struct error *err)
-{
-	const struct reconcile_options *o = ar->p->o;
-	const struct config_automation *a = ar->a;
-	struct gitstore_options go = {0};
-	char *secret = NULL, *signing = NULL;
-	int error;
-
-	if (a->source->secret_ref &&
-	    (error = config_secret_path(&secret, o->secrets_dir, a->source->secret_ref, err)) < 0)
-		return error;
-	if (a->signing_secret &&
-	    (error = config_secret_path(&signing, o->secrets_dir, a->signing_secret, err)) < 0) {
-		free(secret);
-		return error;
-	}
-	go.url = a->source->url;
-	go.branch = a->checkout_branch;
-	go.push_branch = a->push_branch;
-	go.state_dir = o->state_dir;
-	go.secret_dir = secret;
-	go.provider = a->source->provider;
-	go.author_name = a->author_name;
-	go.author_email = a->author_email;
-	go.stop = o->stop; /* SIGTERM ends a clone or fetch; a push in flight is finished */
-	go.signing_dir = signing;
-	go.signing_name = a->signing_secret;
-	go.push_refspec = a->push_refspec;
-	go.refspec_only = a->push_refspec && !a->push_branch_given; /* as Flux */
-	go.timeout_ms = (long)a->source->timeout_ms;
-	error = gitstore_open(&ar->g, &go, err);
-	free(secret);
-	free(signing);
-	return error;
-}
-
-static int commit(struct autorun *ar)
-{
-	struct pass *p = ar->p;
-	struct error err = ERROR_INIT;
-	int error;
-
-	if (p->o->stop && *p->o->stop) {
-		fail_writes(ar, "stopping: commit not started");
-		return 0;
-	}
-	error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
-	if (error < 0) {
-		log_error("git.push", "automation '%s': %s", ar->a->id, err.msg);
-		fail_writes(ar, err.msg);
-		return 0;
-	}
-	if (ar->commit[0]) {
-		ar->committed = true;
-		p->report->commits++;
-		passmetrics_commit(p->o->metrics);
-		log_info("git.commit", "automation '%s': pushed %s", ar->a->id, ar->commit);
-	}
-	return 0;
-}
-
-/* ---- reporting ---- */
-
-static void count_decision(struct pass *p, const struct report_item *it)
-{
-	passmetrics_decision(p->o->metrics, it);
-	if (it->warnings & GUARD_WARN_CURRENT_MISSING)
-		log_warn("guard.current-missing",
-		         "policy '%s': %s:%zu: committed tag '%s' is absent from the listing of "
-		         "'%s' (%zu tags): stale or truncated registry data",
-		         it->policy, it->file ? it->file : "-", it->line,
-		         it->current ? it->current : "", it->image ? it->image : "", it->tag_count);
-	if (it->decision == GUARD_ERROR)
-		p->report->errors++;
-}
-
-static void listing_info(struct report_item *it, const struct scan *sc)
-{
-	if (!sc->done || sc->rc < 0)
-		return;
-	it->listed = true;
-	it->tag_count = sc->listing.tags.len;
-	memcpy(it->tags_sha256, sc->listing.sha256, sizeof(it->tags_sha256));
-	it->tags = &sc->listing.tags;
-}
-
-static int report_marker(struct autorun *ar, const struct decide_item *d)
-{
-	struct pass *p = ar->p;
-	const struct config_policy *pol = &p->cfg->policies[d->policy];
-	const struct marker *m = &ar->markers.items[d->marker];
-	struct report_item *it;
-	bool wrote = ar->committed && d->new_value && guard_writes(&d->d);
-	const char *current =
-	    m->part == MARKER_NAME || (m->part == MARKER_DIGEST && !d->current_tag)
-	        ? m->value
-	        : d->current_tag;
-
-	if (report_add(&it, &ar->report) < 0)
-		return IG_EFAIL;
-	it->decision = d->d.decision;
-	it->reason = d->d.reason;
-	it->warnings = d->d.warnings;
-	it->line = m->line;
-	listing_info(it, &p->scans[p->policy_repo[d->policy]]);
-	if (report_set(&it->policy, pol->id) < 0 ||
-	    report_set(&it->image, pol->repository->image) || report_set(&it->file, m->file) < 0 ||
-	    report_set(&it->current, current) < 0 ||
-	    report_set(&it->candidate, *d->d.candidate ? d->d.candidate : NULL) < 0 ||
-	    report_set(&it->digest, *d->d.digest ? d->d.digest : NULL) < 0 ||
-	    report_set(&it->commit, wrote ? ar->commit : NULL) < 0 ||
-	    report_set(&it->message, *d->d.message ? d->d.message : NULL) < 0 ||
-	    report_set(&it->current_digest, d->current_digest) < 0 ||
-	    report_set_created(&it->current_created, d->cur_created) < 0 ||
-	    report_set_created(&it->candidate_created, d->cand_created) < 0 ||
-	    report_set(&it->automation, ar->a->id) < 0)
-		return IG_EFAIL;
-	count_decision(p, it);
-	return 0;
-}
-
-/* An automation that could not be read: its markers are unknown, so every policy not found
- * elsewhere ends in error/git (see report_unmarked). */
-static void automation_failed(struct pass *p, const struct config_automation *a,
-                              const struct error *err)
-{
-	struct buf b = BUF_INIT;
-
-	log_error("git.open", "automation '%s': %s", a->id, err->msg);
-	report_add_failure(p->report, a->id, err->msg); /* out of memory: status says less */
-	if (p->git_failure)
-		return;
-	buf_printf(&b, "automation '%s': %s", a->id, err->msg);
-	p->git_failure = buf_detach(&b);
-}
-
 /* Phase one for an automation: a fresh clone and its markers; notes which policies are
  * marked so that only the repositories they use are listed. */
 static void open_automation(struct autorun *ar)
@@ -539,8 +80,9 @@ static void open_automation(struct autorun *ar)
 	struct pass *p = ar->p;
 	struct error err = ERROR_INIT;
 
-	if (open_git(ar, &err) < 0 || scan_markers(ar, gitstore_workdir(ar->g), &err) < 0) {
-		automation_failed(p, ar->a, &err);
+	if (reconcile_open_git(ar, &err) < 0 ||
+	    reconcile_scan_markers(ar, gitstore_workdir(ar->g), &err) < 0) {
+		reconcile_automation_failed(p, ar->a, &err);
 		gitstore_free(ar->g);
 		ar->g = NULL;
 		markers_release(&ar->markers);
@@ -552,7 +94,7 @@ static void open_automation(struct autorun *ar)
 		const struct config_policy *pol = config_find_policy_id(p->cfg, m->policy);
 
 		if (pol && config_automation_selects(ar->a, pol))
-			p->policy_marked[policy_index(p->cfg, pol)] = true;
+			p->policy_marked[reconcile_policy_index(p->cfg, pol)] = true;
 		else if (pol)
 			log_debug(
 			    "markers.not-selected",
@@ -586,9 +128,9 @@ static int finish_automation(struct autorun *ar)
 
 	if (!ar->opened)
 		return 0;
-	if (ar->reopen && open_git(ar, &err) < 0) {
+	if (ar->reopen && reconcile_open_git(ar, &err) < 0) {
 		log_error("git.open", "automation '%s': %s", ar->a->id, err.msg);
-		if ((error = decide_all(ar)) < 0)
+		if ((error = reconcile_decide_all(ar)) < 0)
 			return error;
 		for (size_t i = 0; i < ar->len; i++) {
 			guard_fail(&ar->items[i].d, GUARD_GIT, "%s", err.msg);
@@ -597,13 +139,13 @@ static int finish_automation(struct autorun *ar)
 		}
 		goto report;
 	}
-	if ((error = decide_all(ar)) < 0)
+	if ((error = reconcile_decide_all(ar)) < 0)
 		return error;
-	if (!ar->p->o->dry_run && any_write(ar) && (error = commit(ar)) < 0)
+	if (!ar->p->o->dry_run && reconcile_any_write(ar) && (error = reconcile_commit(ar)) < 0)
 		return error;
 report:
 	for (size_t i = 0; i < ar->len && error == 0; i++)
-		error = report_marker(ar, &ar->items[i]);
+		error = reconcile_report_marker(ar, &ar->items[i]);
 	return error;
 }
 
@@ -614,61 +156,6 @@ static void autorun_release(struct autorun *ar)
 	markers_release(&ar->markers);
 	gitstore_free(ar->g);
 	ar->g = NULL;
-}
-
-static int report_unmarked(struct pass *p)
-{
-	for (size_t i = 0; i < p->cfg->policies_len; i++) {
-		const struct config_policy *pol = &p->cfg->policies[i];
-		const struct config_invalid *bad;
-		struct report_item *it;
-
-		if (p->policy_marked[i])
-			continue;
-		if (report_add(&it, p->report) < 0 || report_set(&it->policy, pol->id) < 0 ||
-		    report_set(&it->image, pol->repository->image) < 0)
-			return IG_EFAIL;
-		if (p->git_failure) {
-			it->decision = GUARD_ERROR;
-			it->reason = GUARD_GIT;
-			if (report_set(&it->message, p->git_failure) < 0)
-				return IG_EFAIL;
-		} else if ((bad =
-		                config_find_invalid_in(p->cfg, CONFIG_KIND_AUTOMATION, pol->ns))) {
-			/* its namespace's automation was left out of the config */
-			it->decision = GUARD_ERROR;
-			it->reason = GUARD_CONFIG;
-			if (report_set(&it->message, bad->message) < 0)
-				return IG_EFAIL;
-		} else {
-			it->decision = GUARD_NONE;
-			it->reason = GUARD_NO_MARKERS;
-		}
-		count_decision(p, it);
-	}
-	return 0;
-}
-
-/* The policies left out of the configuration (invalid, or on an invalid repository):
- * error/config with the one-line reason; other invalid objects are logged. */
-static int report_invalid(struct pass *p)
-{
-	for (size_t i = 0; i < p->cfg->invalid_len; i++) {
-		const struct config_invalid *v = &p->cfg->invalid[i];
-		struct report_item *it;
-
-		if (v->kind != CONFIG_KIND_POLICY || !v->id) {
-			log_error("config.invalid", "%s", v->message ? v->message : "");
-			continue;
-		}
-		if (report_add(&it, p->report) < 0 || report_set(&it->policy, v->id) < 0 ||
-		    report_set(&it->message, v->message) < 0)
-			return IG_EFAIL;
-		it->decision = GUARD_ERROR;
-		it->reason = GUARD_CONFIG;
-		count_decision(p, it);
-	}
-	return 0;
 }
 
 /* ---- listings as they complete ---- */
@@ -731,7 +218,7 @@ static bool automation_ready(const struct progress *g, const struct autorun *ar)
 		    config_find_policy_id(p->cfg, ar->markers.items[i].policy);
 
 		if (pol && config_automation_selects(ar->a, pol) &&
-		    !repository_final(g, p->policy_repo[policy_index(p->cfg, pol)]))
+		    !repository_final(g, p->policy_repo[reconcile_policy_index(p->cfg, pol)]))
 			return false;
 	}
 	return true;
@@ -761,7 +248,7 @@ static struct autorun *next_ready(struct progress *g)
 	}
 	for (size_t r = 0; ready && r < p->cfg->repositories_len; r++)
 		if (!p->filled[r] && (g->finished || g->listed[r])) {
-			listing_fill(p, r);
+			reconcile_listing_fill(p, r);
 			p->filled[r] = true;
 		}
 	pthread_mutex_unlock(&g->mu);
@@ -795,7 +282,7 @@ static int list_and_finish(struct pass *p, struct error *err)
 	pthread_join(th, NULL);
 	for (size_t r = 0; r < p->cfg->repositories_len; r++)
 		if (!p->filled[r]) {
-			listing_fill(p, r);
+			reconcile_listing_fill(p, r);
 			p->filled[r] = true;
 		}
 	for (size_t i = 0; error == 0 && i < p->cfg->automations_len; i++)
@@ -892,7 +379,7 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	for (size_t i = 0; i < cfg->policies_len; i++)
 		if (p.policy_marked[i])
 			p.scans[p.policy_repo[i]].wanted = true;
-	if ((error = pass_listings(&p)) < 0) {
+	if ((error = reconcile_io_init(&p)) < 0) {
 		error = error_set(err, error, "reconcile: out of memory");
 		goto done;
 	}
@@ -900,9 +387,9 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 		goto done;
 	passmetrics_listings(o->metrics, p.scans, cfg->repositories_len);
 	if (error == 0)
-		error = report_unmarked(&p);
+		error = reconcile_report_unmarked(&p);
 	if (error == 0)
-		error = report_invalid(&p);
+		error = reconcile_report_invalid(&p);
 	if (error < 0) {
 		error = error_set(err, error, "reconcile: out of memory");
 		goto done;

@@ -1149,13 +1149,19 @@ static int push(struct gitstore *g, struct error *err)
 	}
 	gitauth_prepare(&g->auth, &po.callbacks, &po.custom_headers);
 	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
-	if ((rc = gitauth_begin(&g->auth, err)) < 0)
+	/* the commit in flight is finished on SIGTERM: a push is bounded by the host's silence
+	 * (spec.timeout) alone, so a slow pre-receive hook is waited for */
+	g->auth.stop = NULL;
+	if ((rc = gitauth_begin(&g->auth, err)) < 0) {
+		g->auth.stop = g->stop;
 		return rc;
+	}
 	if (g->rebuild && !g->refspec_only)
 		rc = cas_upload(g, &po, &refspecs);
 	else if ((rc = remote_new(&remote, g->repo, NULL, g->auth.url_safe)) == 0)
 		rc = git_remote_push(remote, &refspecs, &po);
 	gitauth_end(&g->auth);
+	g->auth.stop = g->stop;
 	if (rc == IG_ECONFLICT)
 		return rc;
 	git_remote_free(remote);

@@ -21,8 +21,9 @@ void gitstream_allow(const char *host, unsigned port);
 
 /* Bounds this thread's libgit2 connections: a peer silent for timeout_ms (0: the default) ends
  * the operation ("timed out"), and so does stop, once set (SIGTERM), when the peer has then
- * been silent for a second; a transfer that is moving is not cut by stop (a push in flight is
- * finished; fetches end at their progress callback). stop is borrowed until the next call. */
+ * been silent for a second; a transfer that is moving is not cut by stop (fetches end at their
+ * progress callback). gitstore passes no stop for a push: the commit in flight is finished,
+ * bounded by the host's silence alone. stop is borrowed until the next call. */
 void gitstream_bound(const volatile sig_atomic_t *stop, long timeout_ms);
 
 #endif

@@ -1,0 +1,116 @@
+/* What one marker's decision reads during a pass (struct decide_io): the HEAD cache, build
+ * times, the marker's Git history, the settle memory, and the listings as each is final. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcile_private.h"
+#include "imageguard/app/guard.h"
+#include "imageguard/app/markerhistory.h"
+#include "imageguard/app/passmetrics.h"
+#include "imageguard/app/scan.h"
+#include "imageguard/app/settle.h"
+#include "imageguard/git/commitmsg.h"
+#include "imageguard/git/gitstore.h"
+#include "imageguard/registry/buildtime.h"
+#include "imageguard/registry/headcache.h"
+#include "imageguard/registry/registry.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+#include "imageguard/util/safefile.h"
+#include "imageguard/util/strvec.h"
+
+/* The HEAD of repo:ref in this pass, done once and remembered (every marker, every push
+ * attempt). */
+static int io_head(void *ctx, size_t repo, const char *ref, enum guard_head *result,
+                   const char **digest, const char **error)
+{
+	struct pass *p = ctx;
+	const struct scan *sc = &p->scans[repo];
+	struct headcache_entry *h;
+	struct registry_target t;
+
+	scan_target(&t, sc);
+	if (!(h = headcache_get(p->heads, p->client, &t, sc->repo->id, ref)))
+		return IG_EFAIL;
+	*result = h->rc == 0              ? GUARD_HEAD_OK
+	          : h->rc == IG_ENOTFOUND ? GUARD_HEAD_NOT_FOUND
+	                                  : GUARD_HEAD_FAILED;
+	*digest = h->digest;
+	*error = h->error;
+	if (h->rc < 0 && !h->logged) {
+		h->logged = true;
+		log_warn("registry.head", "repository '%s' tag '%s': %s", sc->repo->id, ref,
+		         h->error);
+	}
+	return 0;
+}
+
+static int io_created(void *ctx, size_t repo, const char *digest, const char *platform,
+                      const struct guard_created **out)
+{
+	struct pass *p = ctx;
+	struct registry_target t;
+
+	scan_target(&t, &p->scans[repo]);
+	return buildtime_get(out, p->buildtimes, p->client, &t, repo, digest, platform);
+}
+
+static int io_replaced(void *ctx, const struct config_automation *a, const struct marker *m,
+                       const char *digest, bool *out, struct error *err)
+{
+	struct pass *p = ctx;
+	struct autorun *ar = &p->autoruns[a - p->cfg->automations];
+
+	*out = false;
+	if (!ar->g)
+		return error_set(err, IG_EFAIL, "automation '%s': no clone", a->id);
+	return markerhistory_replaced(out, gitstore_workdir(ar->g), m, digest, err);
+}
+
+static int io_listed_since(void *ctx, size_t policy, const char *candidate, const char *digest,
+                           time_t *out)
+{
+	struct pass *p = ctx;
+
+	*out = settle_since(p->settle, p->cfg->policies[policy].id, candidate, digest, p->now);
+	return *out == (time_t)-1 ? IG_EFAIL : 0;
+}
+
+/* The listings as decide reads them: none yet (each is filled by reconcile_listing_fill once
+ * final). */
+int reconcile_io_init(struct pass *p)
+{
+	size_t n = p->cfg->repositories_len;
+
+	if (!(p->listings = calloc(n ? n : 1, sizeof(*p->listings))))
+		return IG_EFAIL;
+	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
+	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
+	return 0;
+}
+
+/* Repository r's listing is final: decide may read it, and settle windows learn what it
+ * holds. Called once per repository, on the pass's thread. */
+void reconcile_listing_fill(struct pass *p, size_t r)
+{
+	const struct scan *sc = &p->scans[r];
+	struct decide_listing *l = &p->listings[r];
+
+	l->done = sc->done;
+	l->ok = sc->done && sc->rc == 0;
+	l->error = sc->done && sc->rc < 0 ? sc->err.msg : NULL;
+	if (l->ok) {
+		l->tags = (const char *const *)sc->listing.tags.items;
+		l->tags_len = sc->listing.tags.len;
+	}
+	for (size_t i = 0; l->ok && i < p->cfg->policies_len; i++) {
+		const struct config_policy *pol = &p->cfg->policies[i];
+
+		if (pol->settle_s && p->policy_repo[i] == r)
+			settle_keep_listed(p->settle, pol->id, l->tags, l->tags_len);
+	}
+}

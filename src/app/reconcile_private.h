@@ -1,0 +1,88 @@
+/* The pass's state shared by reconcile.c (the phases and their order), reconcile_io.c (what
+ * decide reads: listings, HEADs, build times, history, settle), reconcile_commit.c (edits,
+ * message, commit and push) and reconcile_report.c (report items, counts, logs). Private to
+ * those four files. */
+#ifndef IMAGEGUARD_RECONCILE_PRIVATE_H
+#define IMAGEGUARD_RECONCILE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "imageguard/app/decide.h"
+#include "imageguard/app/reconcile.h"
+#include "imageguard/app/report.h"
+#include "imageguard/config/config.h"
+#include "imageguard/markers/markers.h"
+
+struct buf;
+struct error;
+
+struct autorun;
+
+struct pass {
+	const struct reconcile_options *o;
+	const struct config *cfg;
+	time_t now;
+	struct registry_client *client;
+	struct scan *scans;           /* one per config repository, same index */
+	struct autorun *autoruns;     /* one per config automation, same index */
+	size_t *policy_repo;          /* per config policy: index of its repository */
+	bool *policy_marked;          /* per config policy: a marker names it */
+	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
+	struct settle *settle;        /* since when each candidate is listed (settle windows) */
+	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
+	struct decide_listing *listings; /* per config repository, filled as each is final */
+	bool *filled;                    /* per config repository: listing_fill done */
+	struct decide_io io;
+	struct decide_env env;
+	struct report *report;
+	char *git_failure; /* the first automation that could not be read, or NULL */
+};
+
+struct autorun {
+	struct pass *p;
+	const struct config_automation *a;
+	struct gitstore *g;
+	struct marker_set markers;
+	struct decide_item *items;
+	size_t len;
+	bool opened;   /* phase one read its markers */
+	bool reopen;   /* its clone was closed after phase one (another automation shares it) */
+	bool finished; /* phase two done */
+	bool committed;
+	char commit[41];
+	struct report report; /* its markers' items, joined to the pass's in config order */
+};
+
+static inline size_t reconcile_policy_index(const struct config *cfg,
+                                            const struct config_policy *pol)
+{
+	return (size_t)(pol - cfg->policies);
+}
+
+/* reconcile.c */
+int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error *err);
+int reconcile_decide_all(struct autorun *ar);
+
+/* reconcile_io.c: the listings (none filled yet) and the decisions' I/O; 0 or IG_EFAIL. */
+int reconcile_io_init(struct pass *p);
+/* Repository r's listing is final: decide may read it, settle windows learn what it holds. */
+void reconcile_listing_fill(struct pass *p, size_t r);
+
+/* reconcile_commit.c */
+int reconcile_open_git(struct autorun *ar, struct error *err);
+bool reconcile_any_write(const struct autorun *ar);
+void reconcile_fail_writes(struct autorun *ar, const char *msg);
+/* Commits and pushes ar's writes (re-deciding on the head it is given); 0, or IG_EFAIL when
+ * out of memory: a failed push turns the writes into error/git. */
+int reconcile_commit(struct autorun *ar);
+
+/* reconcile_report.c */
+int reconcile_report_marker(struct autorun *ar, const struct decide_item *d);
+void reconcile_automation_failed(struct pass *p, const struct config_automation *a,
+                                 const struct error *err);
+int reconcile_report_unmarked(struct pass *p);
+int reconcile_report_invalid(struct pass *p);
+
+#endif
