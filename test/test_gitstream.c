@@ -18,6 +18,9 @@
 #include "imageguard/git/gitstream.h"
 
 static int listener = -1;
+static pthread_t host_thread;
+static int held[32];
+static int held_len;
 static unsigned port;
 static char dir[64];
 static volatile sig_atomic_t stop;
@@ -38,8 +41,12 @@ static void *silent_host(void *arg)
 		int fd = accept(listener, NULL, NULL);
 
 		if (fd < 0)
-			return NULL;
+			return NULL; /* teardown shut the listener down */
 		/* held open until the test ends: the client sees a connection that never answers */
+		if (held_len < 32)
+			held[held_len++] = fd;
+		else
+			close(fd);
 	}
 }
 
@@ -47,7 +54,6 @@ static void setup(void)
 {
 	struct sockaddr_in a = {0};
 	socklen_t len = sizeof(a);
-	pthread_t th;
 
 	ck_assert_int_ge(listener = socket(AF_INET, SOCK_STREAM, 0), 0);
 	a.sin_family = AF_INET;
@@ -56,8 +62,8 @@ static void setup(void)
 	ck_assert_int_eq(listen(listener, 16), 0);
 	ck_assert_int_eq(getsockname(listener, (struct sockaddr *)&a, &len), 0);
 	port = ntohs(a.sin_port);
-	ck_assert_int_eq(pthread_create(&th, NULL, silent_host, NULL), 0);
-	pthread_detach(th);
+	held_len = 0;
+	ck_assert_int_eq(pthread_create(&host_thread, NULL, silent_host, NULL), 0);
 	snprintf(dir, sizeof(dir), "/tmp/imageguard-test-gitstream.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	stop = 0;
@@ -66,6 +72,12 @@ static void setup(void)
 static void teardown(void)
 {
 	char cmd[128];
+
+	shutdown(listener, SHUT_RDWR);
+	pthread_join(host_thread, NULL);
+	close(listener);
+	for (int i = 0; i < held_len; i++)
+		close(held[i]);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(cmd), 0);
