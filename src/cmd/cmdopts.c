@@ -25,6 +25,8 @@ enum opt_id {
 	O_KUBECONFIG,
 	O_PASS_TIMEOUT,
 	O_MEMORY_BUDGET,
+	O_WEBHOOK_LISTEN,
+	O_WEBHOOK_TOKEN_FILE,
 	O_HELP
 };
 
@@ -49,6 +51,8 @@ static const struct {
     {"--kubeconfig", O_KUBECONFIG, true, CMDOPTS_VERIFY},
     {"--pass-timeout", O_PASS_TIMEOUT, true, CMDOPTS_RUN},
     {"--memory-budget", O_MEMORY_BUDGET, true, CMDOPTS_RUN},
+    {"--webhook-listen", O_WEBHOOK_LISTEN, true, CMDOPTS_RUN},
+    {"--webhook-token-file", O_WEBHOOK_TOKEN_FILE, true, CMDOPTS_RUN},
     {"--help", O_HELP, false, 0},
     {"-h", O_HELP, false, 0},
 };
@@ -194,6 +198,15 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 		return parse_pass_timeout(&o->pass_timeout_ms, v, err);
 	case O_MEMORY_BUDGET:
 		return cmdopts_parse_bytes(&o->memory_budget, "--memory-budget", v, err);
+	case O_WEBHOOK_LISTEN:
+		o->webhook_listen = v;
+		break;
+	case O_WEBHOOK_TOKEN_FILE:
+		if (!*v)
+			return error_set(err, IG_EUSAGE,
+			                 "option '--webhook-token-file': empty value");
+		o->webhook_token_file = v;
+		break;
 	case O_HELP:
 		o->help = true;
 		break;
@@ -260,6 +273,10 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	if (out->kubeconfig && !out->verify_interval_ms)
 		return error_set(err, IG_EUSAGE,
 		                 "option '--kubeconfig': only used with --verify-interval");
+	if (!out->webhook_listen != !out->webhook_token_file)
+		return error_set(err, IG_EUSAGE, "option '%s': needs %s",
+		                 out->webhook_listen ? "--webhook-listen" : "--webhook-token-file",
+		                 out->webhook_listen ? "--webhook-token-file" : "--webhook-listen");
 	if (!out->state_dir && !(out->state_dir = cmdopts_default_state_dir()))
 		return error_set(err, IG_EFAIL, "out of memory");
 	log_configure(out->log_level, out->log_format);

@@ -18,7 +18,7 @@ enum {
 	CMDOPTS_OUTPUT = 1, /* -o text|json accepted */
 	CMDOPTS_LISTEN = 2, /* --listen accepted */
 	CMDOPTS_VERIFY = 4, /* --verify-interval and --kubeconfig accepted (run) */
-	CMDOPTS_RUN = 8,    /* --pass-timeout and --memory-budget accepted (run) */
+	CMDOPTS_RUN = 8,    /* --pass-timeout, --memory-budget, --webhook-* accepted (run) */
 };
 
 /* Defaults of --pass-timeout (10m) and --memory-budget (96Mi, registry.h's default). */
@@ -33,14 +33,16 @@ struct cmdopts {
 	bool audit_tags;
 	enum log_level log_level;
 	enum log_format log_format;
-	unsigned concurrency;       /* registry scans at once, default 8 */
-	bool json;                  /* -o json */
-	const char *listen;         /* NULL: no endpoint */
-	int64_t verify_interval_ms; /* --verify-interval; 0: no periodic verify */
-	const char *kubeconfig;     /* --kubeconfig; NULL: in-cluster service account */
-	int64_t pass_timeout_ms;    /* --pass-timeout: every tag listing of a pass ends by it */
-	size_t memory_budget;       /* --memory-budget bytes: the listing cap is half of it */
-	bool help;                  /* --help seen: print usage, exit 0 */
+	unsigned concurrency;           /* registry scans at once, default 8 */
+	bool json;                      /* -o json */
+	const char *listen;             /* NULL: no endpoint */
+	int64_t verify_interval_ms;     /* --verify-interval; 0: no periodic verify */
+	const char *kubeconfig;         /* --kubeconfig; NULL: in-cluster service account */
+	int64_t pass_timeout_ms;        /* --pass-timeout: every tag listing of a pass ends by it */
+	size_t memory_budget;           /* --memory-budget bytes: the listing cap is half of it */
+	const char *webhook_listen;     /* --webhook-listen; NULL: no webhook */
+	const char *webhook_token_file; /* --webhook-token-file (required with it) */
+	bool help;                      /* --help seen: print usage, exit 0 */
 };
 
 /* Parses argv (argv[0] is the command name) accepting the COMMON FLAGS plus those in allow.
