@@ -66,6 +66,15 @@ static const struct {
      WEBHOOK_IGNORED, false, false},
     {"same path, other registry", BEARER, ENVELOPE("push", "team/app", "ghcr.io"), false,
      WEBHOOK_IGNORED, false, false},
+    {"Harbor push", BEARER,
+     "{\"type\":\"PUSH_ARTIFACT\",\"occur_at\":1796112000,\"operator\":\"ci\",\"event_data\":"
+     "{\"resources\":[{\"digest\":\"sha256:ab\",\"tag\":\"v2\",\"resource_url\":"
+     "\"127.0.0.1:5000/team/app:v2\"}],\"repository\":{\"repo_full_name\":\"team/app\"}}}",
+     false, WEBHOOK_ACCEPTED, true, false},
+    {"Harbor pull", BEARER,
+     "{\"type\":\"PULL_ARTIFACT\",\"event_data\":{\"resources\":[{\"resource_url\":"
+     "\"127.0.0.1:5000/team/app:v2\"}]}}",
+     false, WEBHOOK_IGNORED, false, false},
     {"empty envelope", BEARER, "{\"events\":[]}", false, WEBHOOK_IGNORED, false, false},
     {"wrong token", "Bearer s3cret-tokem", ENVELOPE("push", "team/app", "127.0.0.1:5000"), false,
      WEBHOOK_UNAUTHORIZED, false, false},

@@ -170,9 +170,9 @@ static int parse_envelope(struct webhook_events *out, const json_t *events)
 	return error;
 }
 
-/* {"image": "host/repo[:tag][@digest]", "timestamp"?: RFC 3339}: one push. */
-static int parse_generic(struct webhook_events *out, const json_t *root, const char *image,
-                         struct error *err)
+/* One reference "host/repo[:tag][@digest]" as an event (action, time). */
+static int add_reference(struct webhook_events *out, const char *action, const char *image,
+                         double ts, struct error *err)
 {
 	struct imageref_parts parts;
 	char *name;
@@ -182,21 +182,51 @@ static int parse_generic(struct webhook_events *out, const json_t *root, const c
 	imageref_split(&parts, image, strlen(image));
 	if (!parts.name_len)
 		return error_set(err, IG_EINVALID, "body: 'image' is empty");
-	if (!(name = strndup(image, parts.name_len)) ||
-	    !(out->items = calloc(1, sizeof(*out->items)))) {
-		free(name);
+	if (!(name = strndup(image, parts.name_len)))
 		return IG_EFAIL;
-	}
 	slash = strchr(name, '/');
 	if (slash) {
 		name[slash - name] = '\0';
-		error = add_event(out, "push", name, slash + 1,
-		                  webhook_parse_time(str_at(root, "timestamp", NULL)));
+		error = add_event(out, action, name, slash + 1, ts);
 	} else {
-		error = add_event(out, "push", "", name,
-		                  webhook_parse_time(str_at(root, "timestamp", NULL)));
+		error = add_event(out, action, "", name, ts);
 	}
 	free(name);
+	return error;
+}
+
+/* {"image": "host/repo[:tag][@digest]", "timestamp"?: RFC 3339}: one push. */
+static int parse_generic(struct webhook_events *out, const json_t *root, const char *image,
+                         struct error *err)
+{
+	if (!(out->items = calloc(1, sizeof(*out->items))))
+		return IG_EFAIL;
+	return add_reference(out, "push", image,
+	                     webhook_parse_time(str_at(root, "timestamp", NULL)), err);
+}
+
+/* Harbor's Default payload: {"type": "PUSH_ARTIFACT", "occur_at": UNIX, "event_data":
+ * {"resources": [{"resource_url": "host/repo:tag"}]}}; other types are "other" actions. */
+static int parse_harbor(struct webhook_events *out, const json_t *root, const char *type,
+                        struct error *err)
+{
+	const json_t *res = json_object_get(json_object_get(root, "event_data"), "resources");
+	const json_t *at = json_object_get(root, "occur_at");
+	const char *action = strcmp(type, "PUSH_ARTIFACT") == 0 ? "push" : "other";
+	double ts = json_is_integer(at) ? (double)json_integer_value(at) : 0;
+	size_t n = json_array_size(res);
+	int error = 0;
+
+	if (n > EVENTS_MAX)
+		n = EVENTS_MAX;
+	if (n && !(out->items = calloc(n, sizeof(*out->items))))
+		return IG_EFAIL;
+	for (size_t i = 0; i < n && !error; i++) {
+		const char *url = str_at(json_array_get(res, i), "resource_url", NULL);
+
+		if (url && *url)
+			error = add_reference(out, action, url, ts, err);
+	}
 	return error;
 }
 
@@ -204,7 +234,7 @@ int webhook_parse(struct webhook_events *out, const char *body, size_t len, stru
 {
 	json_error_t jerr;
 	json_t *root, *events;
-	const char *image;
+	const char *image, *harbor;
 	int error;
 
 	if (len > WEBHOOK_BODY_MAX)
@@ -214,14 +244,18 @@ int webhook_parse(struct webhook_events *out, const char *body, size_t len, stru
 		                 jerr.text);
 	events = json_object_get(root, "events");
 	image = str_at(root, "image", NULL);
+	harbor =
+	    json_is_object(json_object_get(root, "event_data")) ? str_at(root, "type", NULL) : NULL;
 	if (json_is_array(events))
 		error = parse_envelope(out, events);
 	else if (image)
 		error = parse_generic(out, root, image, err);
+	else if (harbor)
+		error = parse_harbor(out, root, harbor, err);
 	else
 		error = error_set(err, IG_EINVALID,
-		                  "body: neither an envelope ('events' array) nor "
-		                  "{\"image\": \"host/repo\"}");
+		                  "body: neither an envelope ('events' array), Harbor's "
+		                  "'event_data' nor {\"image\": \"host/repo\"}");
 	json_decref(root);
 	if (error == IG_EFAIL)
 		error_set(err, IG_EFAIL, "body: out of memory");

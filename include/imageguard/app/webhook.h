@@ -48,8 +48,10 @@ struct webhook_events {
 	}
 
 /* Parses a body (len bytes, at most WEBHOOK_BODY_MAX) into out (caller-owned; release with
- * webhook_events_release): an envelope {"events": [...]} or a generic {"image": "..."} (action
- * "push"). Returns 0, IG_EINVALID (one line in err), IG_EFAIL out of memory. */
+ * webhook_events_release): an envelope {"events": [...]}, a generic {"image": "..."} (action
+ * "push"), or Harbor's Default payload (PUSH_ARTIFACT is "push", other types "other", one
+ * event per event_data.resources[].resource_url). Returns 0, IG_EINVALID (one line in err),
+ * IG_EFAIL out of memory. */
 int webhook_parse(struct webhook_events *out, const char *body, size_t len, struct error *err);
 void webhook_events_release(struct webhook_events *ev);
 
