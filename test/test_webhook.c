@@ -3,11 +3,15 @@
  * repositories), RFC 3339 times, the debounce, and real requests over loopback with libcurl.
  * The envelope shape follows Docker distribution's notifications documentation
  * (distribution/distribution docs/content/about/notifications.md). */
+#include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -297,6 +301,78 @@ START_TEST(serve)
 }
 END_TEST
 
+/* A client from 127.0.0.<host> that sends the start of a request (text) and then holds. */
+static int slow_client(unsigned port, unsigned host, const char *text)
+{
+	struct sockaddr_in src = {0}, dst = {0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	src.sin_family = dst.sin_family = AF_INET;
+	src.sin_addr.s_addr = htonl(0x7f000000u | host);
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	dst.sin_port = htons((uint16_t)port);
+	if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 ||
+	    write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* True when the server closed fd within ms (EOF or reset), reading any answer first. */
+static bool closed_within(int fd, int ms)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+	char b[512];
+
+	for (;;) {
+		if (poll(&p, 1, ms) <= 0)
+			return false;
+		if (read(fd, b, sizeof(b)) <= 0)
+			return true;
+	}
+}
+
+/* Slow clients (half headers; an authenticated body that never ends) hold only their own
+ * address's slots and are closed by the idle timeout; others are served meanwhile. */
+START_TEST(slow_clients)
+{
+	static const char *const starts[] = {
+	    "POST /hooks/registry HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+	    "POST /hooks/registry HTTP/1.1\r\nHost: x\r\nAuthorization: " BEARER
+	    "\r\nContent-Length: 100000\r\n\r\n{\"image\": "};
+	struct webhook *w = NULL;
+	struct error err = ERROR_INIT;
+	const char *push = ENVELOPE("push", "team/app", "127.0.0.1:5000");
+	int fds[16], extra;
+	unsigned port;
+
+	setup_config();
+	ck_assert_int_eq(webhook_new(&w, TOKEN, NULL, &err), 0);
+	ck_assert_int_eq(webhook_set_known(w, &cfg), 0);
+	ck_assert_int_eq(webhook_listen(w, "127.0.0.1:0", &err), 0);
+	port = webhook_port(w);
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_ge(fds[i] = slow_client(port, 2 + (unsigned)i / 8, starts[i / 8]), 0);
+	ck_assert(!closed_within(fds[0], 200) && !closed_within(fds[15], 200));
+	ck_assert_int_eq(post(port, "/hooks/registry", BEARER, push, strlen(push)), 202);
+	extra = slow_client(port, 2, starts[0]);
+	ck_assert_msg(extra < 0 || closed_within(extra, 2000),
+	              "a 9th connection from one address is refused");
+	if (extra >= 0)
+		close(extra);
+	ck_assert_msg(closed_within(fds[0], 8000) && closed_within(fds[15], 8000),
+	              "idle slow clients are closed by the timeout");
+	ck_assert_int_eq(post(port, "/hooks/registry", BEARER, push, strlen(push)), 202);
+	for (int i = 0; i < 16; i++)
+		close(fds[i]);
+	webhook_free(w);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("webhook");
@@ -311,6 +387,7 @@ int main(void)
 	tcase_add_test(tc, debounce);
 	tcase_add_test(tc, token_file);
 	tcase_add_test(tc, serve);
+	tcase_add_test(tc, slow_clients);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -307,7 +307,7 @@ int webhook_read_token(char **out, const char *path, struct error *err)
 
 /* SHA-256 of both sides, compared with CRYPTO_memcmp: the time depends on neither the token's
  * content nor its length. */
-static bool token_matches(const struct webhook *w, const char *authorization)
+bool webhook_token_matches(const struct webhook *w, const char *authorization)
 {
 	unsigned char got[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
@@ -481,7 +481,7 @@ enum webhook_result webhook_handle(struct webhook *w, const char *authorization,
 	enum webhook_result r;
 	const char *label[1];
 
-	if (!token_matches(w, authorization))
+	if (!webhook_token_matches(w, authorization))
 		r = WEBHOOK_UNAUTHORIZED;
 	else if (oversized || webhook_parse(&ev, body, len, &err) < 0)
 		r = WEBHOOK_BAD_REQUEST;

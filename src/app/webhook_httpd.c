@@ -1,6 +1,8 @@
 /* The webhook's listener: POST /hooks/registry over libmicrohttpd with the health endpoint's
- * limits (httpd_private.h). The body is collected up to WEBHOOK_BODY_MAX (the rest is read and
- * dropped, then 400) and handed to webhook_handle; nothing else runs on this thread. */
+ * limits (httpd_private.h). A request without the token is answered 401 from its headers, before
+ * any of its body is kept; an authenticated body is collected up to WEBHOOK_BODY_MAX (the rest
+ * is read and dropped, then 400) and handed to webhook_handle. Nothing else runs on this
+ * thread. */
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(method, "POST") != 0)
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!rq) {
+		if (!webhook_token_matches(
+		        cls, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		                                         MHD_HTTP_HEADER_AUTHORIZATION)))
+			return answer(cls, c, &(struct request){BUF_INIT, false});
 		if (!(rq = calloc(1, sizeof(*rq))))
 			return MHD_NO;
 		rq->body.max = WEBHOOK_BODY_MAX;

@@ -29,6 +29,8 @@ struct webhook {
 	double earliest;           /* its earliest notification time, Unix s; 0: none */
 };
 
+/* Whether authorization ("Bearer TOKEN", NULL: none) presents w's token (constant time). */
+bool webhook_token_matches(const struct webhook *w, const char *authorization);
 /* Stops the listener, if any (webhook_httpd.c). */
 void webhook_stop_listener(struct webhook *w);
 
