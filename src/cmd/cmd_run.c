@@ -298,9 +298,12 @@ static int run_pass(struct runner *rn)
 	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
 	registry_client_set_deadline(rn->client, t0 + rn->o->pass_timeout_ms);
 	error = reconcile_pass(&report, &ro, &err);
-	if (error == 0 && rn->pushed_at > 0 && report.commits > 0)
+	if (error == 0 && rn->pushed_at > 0 && report.commits > 0) {
+		double took = wall_s() - rn->pushed_at; /* the registry's clock may run ahead */
+
 		metrics_observe(rn->metrics, "imageguard_push_to_commit_seconds", NULL,
-		                wall_s() - rn->pushed_at);
+		                took > 0 ? took : 0);
+	}
 	rn->pushed_at = 0;
 	registry_client_set_deadline(rn->client, 0); /* verifications between passes: their own */
 	if (error < 0)
