@@ -13,6 +13,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/app/httpd.h"
 #include "imageguard/app/metrics.h"
+#include "httpd_private.h"
 
 /* Health under load: the liveness probe must be answered while clients hold connections
  * open. Each client address gets at most HTTPD_PER_IP connections (a slow or hostile client
@@ -167,36 +168,50 @@ static unsigned connection_budget(void)
 	return HTTPD_MAX_CONNECTIONS;
 }
 
-int httpd_start(struct httpd **out, const char *listen, struct metrics *m, struct error *err)
+struct MHD_Daemon *httpd_daemon_start(const char *listen, MHD_AccessHandlerCallback handler,
+                                      void *cls, MHD_RequestCompletedCallback done, void *done_cls,
+                                      size_t conn_memory, unsigned *port, struct error *err)
 {
 	struct sockaddr_storage addr;
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+	struct MHD_Daemon *d;
+
+	*port = 0;
+	if (httpd_parse_listen(&addr, listen, err) < 0)
+		return NULL;
+	if (addr.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	d = MHD_start_daemon(
+	    flags, 0, NULL, NULL, handler, cls, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+	    MHD_OPTION_CONNECTION_LIMIT, connection_budget(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    HTTPD_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, HTTPD_IDLE_S,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, conn_memory ? conn_memory : HTTPD_CONN_MEMORY,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, HTTPD_BACKLOG, MHD_OPTION_NOTIFY_COMPLETED, done,
+	    done_cls, MHD_OPTION_END);
+	if (!d) {
+		error_set(err, IG_EFAIL, "listen '%s': cannot bind (address in use?)", listen);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	*port = info ? info->port : 0;
+	return d;
+}
+
+int httpd_start(struct httpd **out, const char *listen, struct metrics *m, struct error *err)
+{
 	struct httpd *h = NULL;
-	int error;
 
 	*out = NULL;
-	if ((error = httpd_parse_listen(&addr, listen, err)) < 0)
-		return error;
 	if (!(h = calloc(1, sizeof(*h))))
 		return error_set(err, IG_EFAIL, "listen '%s': out of memory", listen);
 	h->metrics = m;
 	atomic_init(&h->ready, false);
-	if (addr.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
-	                             (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
-	                             connection_budget(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	                             HTTPD_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, HTTPD_IDLE_S,
-	                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTPD_CONN_MEMORY,
-	                             MHD_OPTION_LISTEN_BACKLOG_SIZE, HTTPD_BACKLOG, MHD_OPTION_END);
+	h->daemon = httpd_daemon_start(listen, handle, h, NULL, NULL, 0, &h->port, err);
 	if (!h->daemon) {
 		free(h);
-		return error_set(err, IG_EFAIL, "listen '%s': cannot bind (address in use?)",
-		                 listen);
+		return err->code;
 	}
-	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	h->port = info ? info->port : 0;
 	*out = h;
 	return 0;
 }

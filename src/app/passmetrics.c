@@ -60,6 +60,25 @@ int passmetrics_declare(struct metrics *m)
 	return error;
 }
 
+static const char *const webhook_labels[] = {"result"};
+static const double push_buckets[] = {0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900};
+
+int passmetrics_declare_webhook(struct metrics *m)
+{
+	int error = metrics_declare(m, "imageguard_webhook_requests_total", METRICS_COUNTER,
+	                            "Webhook requests by result (accepted, ignored, "
+	                            "unauthorized, bad-request).",
+	                            webhook_labels, 1, NULL, 0);
+
+	if (!error)
+		error = metrics_declare(m, "imageguard_push_to_commit_seconds", METRICS_HISTOGRAM,
+		                        "From a push notification's timestamp to the commit of "
+		                        "the pass it started.",
+		                        NULL, 0, push_buckets,
+		                        sizeof(push_buckets) / sizeof(push_buckets[0]));
+	return error;
+}
+
 static void observe_response(void *ctx, const char *registry, long code)
 {
 	char code_text[16];

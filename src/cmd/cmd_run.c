@@ -32,6 +32,7 @@
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/report.h"
 #include "imageguard/app/runverify.h"
+#include "imageguard/app/webhook.h"
 
 #define MIN_INTERVAL_MS 100
 #define WATCH_EVERY_MS 1000
@@ -63,24 +64,26 @@ static void *signal_thread(void *arg)
 
 static void usage(FILE *out)
 {
+	fprintf(out,
+	        "usage: imageguard run --config PATH | --kube [--kubeconfig FILE]\n"
+	        "                      [--watch-namespace NS] [--watch-label-selector SEL]\n"
+	        "                      [--events-addr URL] [--listen ADDR:PORT] [--state-dir DIR]\n"
+	        "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
+	        "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
+	        "N (8)]\n"
+	        "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
+	        "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
+	        "(96Mi)]\n"
+	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n\n"
+	        "Reconciles on the shortest configured interval (ImageRepository and\n"
+	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
+	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
+	        "file, reloads the configuration; a broken one is reported and the old one kept.\n"
+	        "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
+	        "/metrics (Prometheus text format). SIGTERM also ends registry and Kubernetes API\n"
+	        "requests in flight (within about a second).\n\n");
 	fprintf(
 	    out,
-	    "usage: imageguard run --config PATH | --kube [--kubeconfig FILE]\n"
-	    "                      [--watch-namespace NS] [--watch-label-selector SEL]\n"
-	    "                      [--events-addr URL] [--listen ADDR:PORT] [--state-dir DIR]\n"
-	    "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
-	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
-	    "N (8)]\n"
-	    "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
-	    "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
-	    "(96Mi)]\n\n"
-	    "Reconciles on the shortest configured interval (ImageRepository and\n"
-	    "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
-	    "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
-	    "file, reloads the configuration; a broken one is reported and the old one kept.\n"
-	    "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
-	    "/metrics (Prometheus text format). SIGTERM also ends registry and Kubernetes API\n"
-	    "requests in flight (within about a second).\n\n"
 	    "  --pass-timeout DURATION  every tag listing of one pass ends by this deadline\n"
 	    "                     (Go syntax, 1s to 24h; default 10m); a listing that misses it\n"
 	    "                     is an error for its policies, the others go on. Each listing\n"
@@ -109,7 +112,19 @@ static void usage(FILE *out)
 	    "  --kubeconfig FILE  the API server and credentials for --kube and "
 	    "--verify-interval;\n"
 	    "                     without it the in-cluster service account (its token is\n"
-	    "                     re-read for every verification).\n");
+	    "                     re-read for every verification).\n"
+	    "  --webhook-listen ADDR:PORT  serve POST /hooks/registry on its own listener:\n"
+	    "                     registry notifications (Docker distribution envelopes) or\n"
+	    "                     {\"image\": \"host/repo\"}; a push for a configured repository\n"
+	    "                     runs a pass at once (debounced: 0.5s quiet, at most 3s) instead\n"
+	    "                     of waiting for the interval. Pulls, deletes and unknown\n"
+	    "                     repositories are ignored (202); "
+	    "imageguard_webhook_requests_total\n"
+	    "                     {result} counts them, imageguard_push_to_commit_seconds times\n"
+	    "                     notification to commit.\n"
+	    "  --webhook-token-file FILE  the token requests present as `Authorization: Bearer\n"
+	    "                     TOKEN` (compared in constant time; missing or wrong: 401; a\n"
+	    "                     body over 1 MiB or not valid: 400). Read once at start.\n");
 }
 
 /* Blocks the control signals in this thread and every thread it starts later (httpd, pass
@@ -226,6 +241,14 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -243,6 +266,8 @@ struct runner {
 	struct httpd *httpd;
 	struct audit *audit;
 	struct runverify *verify; /* NULL: --verify-interval off */
+	struct webhook *webhook;  /* NULL: --webhook-listen off */
+	double pushed_at;         /* Unix s of the notification that started this pass; 0: none */
 	int64_t verify_due;       /* monotonic ms of the next verification */
 	unsigned seed;
 	uint64_t fingerprint;
@@ -292,6 +317,13 @@ static int run_pass(struct runner *rn)
 	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
 	registry_client_set_deadline(rn->client, t0 + rn->o->pass_timeout_ms);
 	error = reconcile_pass(&report, &ro, &err);
+	if (error == 0 && rn->pushed_at > 0 && report.commits > 0) {
+		double took = wall_s() - rn->pushed_at; /* the registry's clock may run ahead */
+
+		metrics_observe(rn->metrics, "imageguard_push_to_commit_seconds", NULL,
+		                took > 0 ? took : 0);
+	}
+	rn->pushed_at = 0;
 	registry_client_set_deadline(rn->client, 0); /* verifications between passes: their own */
 	if (error < 0)
 		log_error("reconcile.pass", "%s", err.msg);
@@ -349,6 +381,8 @@ static void try_reload(struct runner *rn, const char *why)
 	}
 	config_free(rn->cfg);
 	rn->cfg = cfg;
+	if (rn->webhook && webhook_set_known(rn->webhook, cfg) < 0)
+		log_error("webhook", "out of memory: the webhook keeps the previous repositories");
 	/* images and policies may have gone: drop their gauges rather than report stale ones */
 	metrics_clear(rn->metrics, "imageguard_registry_tags");
 	log_info("config.reload", "%s: configuration reloaded", why);
@@ -361,6 +395,19 @@ static int64_t jittered(struct runner *rn, int64_t interval)
 
 	return now_ms() + interval - jitter +
 	       (jitter ? (int64_t)(rand_r(&rn->seed) % (unsigned)(2 * jitter + 1)) : 0);
+}
+
+/* A debounced webhook hint is due: the next pass starts now (a full pass: the repositories
+ * that are up to date cost one listing each). */
+static bool take_hint(struct runner *rn)
+{
+	double at;
+
+	if (!rn->webhook || (at = webhook_take(rn->webhook, NULL, 0)) < 0)
+		return false;
+	rn->pushed_at = at;
+	log_info("webhook.pass", "registry notification: pass now");
+	return true;
 }
 
 /* Waits for the next pass, running the verifications that fall due meanwhile (each one
@@ -395,13 +442,39 @@ static void wait_next(struct runner *rn)
 			rn->verify_due = jittered(rn, rn->o->verify_interval_ms);
 			continue;
 		}
-		if (now >= due)
+		if (now >= due || take_hint(rn))
 			return;
 		wake = rn->verify && rn->verify_due < due ? rn->verify_due : due;
-		sleep_ms(wake - now < (rn->kube ? 50 : 200) ? (long)(wake - now)
-		         : rn->kube                         ? 50
-		                                            : 200);
+		if (!rn->webhook)
+			sleep_ms(wake - now < (rn->kube ? 50 : 200) ? (long)(wake - now)
+			         : rn->kube                         ? 50
+			                                            : 200);
+		else if (webhook_wait(rn->webhook, wake - now < 200 ? (long)(wake - now) : 200) &&
+		         take_hint(rn))
+			return;
 	}
+}
+
+static int start_webhook(struct runner *rn, struct error *err)
+{
+	char *token = NULL;
+	int error;
+
+	if ((error = passmetrics_declare_webhook(rn->metrics)) < 0)
+		return error_set(err, IG_EFAIL, "metrics: out of memory");
+	if ((error = webhook_read_token(&token, rn->o->webhook_token_file, err)) < 0)
+		return error;
+	error = webhook_new(&rn->webhook, token, rn->metrics, err);
+	free(token);
+	if (error < 0)
+		return error;
+	if (webhook_set_known(rn->webhook, rn->cfg) < 0)
+		return error_set(err, IG_EFAIL, "webhook: out of memory");
+	if ((error = webhook_listen(rn->webhook, rn->o->webhook_listen, err)) < 0)
+		return error;
+	log_info("webhook.listen", "serving POST /hooks/registry on port %u",
+	         webhook_port(rn->webhook));
+	return 0;
 }
 
 static int start(struct runner *rn, struct error *err)
@@ -429,6 +502,8 @@ static int start(struct runner *rn, struct error *err)
 			return error_prefix(err, "--verify-interval");
 		rn->verify_due = now_ms(); /* first verification right after the first pass */
 	}
+	if (rn->o->webhook_listen && (error = start_webhook(rn, err)) < 0)
+		return error;
 	if (rn->o->listen) {
 		if ((error = httpd_start(&rn->httpd, rn->o->listen, rn->metrics, err)) < 0)
 			return error;
@@ -501,6 +576,7 @@ static int run_loop(const struct cmdopts *o)
 	rc = 0;
 done:
 	httpd_stop(rn.httpd);
+	webhook_free(rn.webhook);
 	runverify_free(rn.verify);
 	audit_close(rn.audit);
 	registry_client_free(rn.client);

@@ -29,6 +29,8 @@ enum opt_id {
 	O_WATCH_NAMESPACE,
 	O_WATCH_SELECTOR,
 	O_EVENTS_ADDR,
+	O_WEBHOOK_LISTEN,
+	O_WEBHOOK_TOKEN_FILE,
 	O_HELP
 };
 
@@ -57,6 +59,8 @@ static const struct {
     {"--watch-namespace", O_WATCH_NAMESPACE, true, CMDOPTS_KUBE},
     {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE},
     {"--events-addr", O_EVENTS_ADDR, true, CMDOPTS_KUBE},
+    {"--webhook-listen", O_WEBHOOK_LISTEN, true, CMDOPTS_RUN},
+    {"--webhook-token-file", O_WEBHOOK_TOKEN_FILE, true, CMDOPTS_RUN},
     {"--help", O_HELP, false, 0},
     {"-h", O_HELP, false, 0},
 };
@@ -229,6 +233,15 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 	case O_WATCH_SELECTOR:
 	case O_EVENTS_ADDR:
 		return apply_kube(o, id, v, err);
+	case O_WEBHOOK_LISTEN:
+		o->webhook_listen = v;
+		break;
+	case O_WEBHOOK_TOKEN_FILE:
+		if (!*v)
+			return error_set(err, IG_EUSAGE,
+			                 "option '--webhook-token-file': empty value");
+		o->webhook_token_file = v;
+		break;
 	case O_HELP:
 		o->help = true;
 		break;
@@ -303,6 +316,10 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	if (out->kubeconfig && !out->verify_interval_ms && !out->kube)
 		return error_set(err, IG_EUSAGE,
 		                 "option '--kubeconfig': only used with --verify-interval");
+	if (!out->webhook_listen != !out->webhook_token_file)
+		return error_set(err, IG_EUSAGE, "option '%s': needs %s",
+		                 out->webhook_listen ? "--webhook-listen" : "--webhook-token-file",
+		                 out->webhook_listen ? "--webhook-token-file" : "--webhook-listen");
 	if (!out->state_dir && !(out->state_dir = cmdopts_default_state_dir()))
 		return error_set(err, IG_EFAIL, "out of memory");
 	log_configure(out->log_level, out->log_format);

@@ -48,7 +48,8 @@ SECRET_KEYS = {".dockerconfigjson", "username", "password", "bearerToken", "iden
                "identity.pub", "known_hosts", "ca.crt", "tls.crt", "tls.key", "passphrase"}
 RUN_ARGS = ["run", "--config", "/etc/imageguard", "--secrets-dir", "/etc/imageguard-secrets",
             "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080", "--log-format", "json",
-            "--audit-log", "-", "--verify-interval", "5m"]
+            "--audit-log", "-", "--verify-interval", "5m",
+            "--webhook-listen", "0.0.0.0:8081", "--webhook-token-file", "/etc/imageguard-webhook/token"]
 # run --kube (examples/kube, the Flux example): objects and Secrets from the API server.
 KUBE_ARGS = ["run", "--kube", "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080",
              "--log-format", "json", "--audit-log", "-", "--verify-interval", "5m"]
@@ -126,6 +127,8 @@ def check_deployment(dep, kube=False):
     ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
     if ports.get("http-metrics") != 8080:
         bad("container port http-metrics is not 8080")
+    if ports.get("http-webhook") != 8081:
+        bad("container port http-webhook is not 8081")
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
         get = c.get(probe, {}).get("httpGet", {})
         port = get.get("port")
@@ -141,10 +144,13 @@ def check_deployment(dep, kube=False):
         bad("cpu request missing")
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
-    want_mounts = [("/var/lib/imageguard", "emptyDir"), ("/tmp", "emptyDir")]
+    # the webhook's own token (imageguard's, not a Flux object's) is mounted in both modes
+    want_mounts = [("/var/lib/imageguard", "emptyDir"), ("/tmp", "emptyDir"),
+                   ("/etc/imageguard-webhook", "secret")]
     if kube:
         if set(mounts) != {p for p, _ in want_mounts}:
-            bad(f"--kube mounts {sorted(mounts)}: Secrets and objects come from the API only")
+            bad(f"--kube mounts {sorted(mounts)}: Flux's objects and Secrets come from the API "
+                "only (the webhook token aside)")
     else:
         want_mounts += [("/etc/imageguard", "configMap"), ("/etc/imageguard-secrets", "projected")]
     for path, kind in want_mounts:
@@ -229,17 +235,22 @@ def check_network_policy(np, pod_labels):
     want = {(53, "UDP"), (53, "TCP"), (443, "TCP"), (22, "TCP")}
     if allowed != want:
         bad(f"egress ports {sorted(allowed)}, expected {sorted(want)}")
-    # ingress: the metrics/health port only, only from named scraping namespaces (issue 12)
+    # ingress: the metrics/health port only from named scraping namespaces (issue 12), the
+    # webhook port (8081, issue 18) only from named registry namespaces; one port per rule
     if "Ingress" not in spec.get("policyTypes", []):
         bad("NetworkPolicy does not restrict ingress")
+    seen = set()
     for rule in spec.get("ingress", []):
         ports = {(p.get("port"), p.get("protocol", "TCP")) for p in rule.get("ports", [])}
-        if ports != {(8080, "TCP")}:
-            bad(f"ingress ports {sorted(ports)}, expected the metrics port 8080 only")
+        if ports not in ({(8080, "TCP")}, {(8081, "TCP")}):
+            bad(f"ingress ports {sorted(ports)}, expected the metrics port 8080 or the webhook port 8081, one per rule")
+        seen |= ports
         peers = rule.get("from") or []
         if not peers or any(not (p.get("namespaceSelector") or {}).get("matchLabels")
                             for p in peers):
-            bad("ingress admits the metrics port from anywhere: expected scraping namespaces")
+            bad(f"ingress admits {sorted(ports)} from anywhere: expected named namespaces")
+    if seen != {(8080, "TCP"), (8081, "TCP")}:
+        bad(f"ingress rules cover {sorted(seen)}, expected the metrics and webhook ports")
 
 
 def check_kube_rbac(objs):
@@ -302,6 +313,8 @@ def check_build(path, flavour):
         ports = {p.get("name"): p.get("port") for p in svc["spec"].get("ports", [])}
         if ports.get("http-metrics") != 8080:
             bad("Service has no port 8080 named http-metrics")
+        if ports.get("http-webhook") != 8081:
+            bad("Service has no port 8081 named http-webhook")
         if any(labels.get(k) != v for k, v in svc["spec"].get("selector", {}).items()):
             bad("Service selector does not match the pod")
     np = one(objs, "NetworkPolicy")
@@ -356,6 +369,8 @@ mutate "root user" 's/runAsUser: 65532/runAsUser: 0/' deployment.yaml
 mutate "no seccomp" 's/type: RuntimeDefault/type: Unconfined/' deployment.yaml
 mutate "egress to 80" 's/port: 22/port: 80/' networkpolicy.yaml
 mutate "metrics open to all" 's/^    - from:$/    - x-from:/' networkpolicy.yaml
+mutate "webhook from every namespace" '/kubernetes.io\/metadata.name: registry/d' networkpolicy.yaml
+mutate "no webhook rule" 's/- port: 8081/- port: 8080/' networkpolicy.yaml
 mutate "RBAC write" 's/verbs: \["get", "list"\]/verbs: ["get", "list", "patch"]/' rbac.yaml
 mutate "secret unmounted" 's/path: git-ssh\/known_hosts/path: known_hosts/' deployment.yaml
 

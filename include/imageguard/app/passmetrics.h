@@ -16,6 +16,9 @@ struct scan;
 /* Declares the families CONTRACT §8 lists (and imageguard_current_missing_total). Returns 0
  * or the metrics module's error. */
 int passmetrics_declare(struct metrics *m);
+/* The webhook's families (run --webhook-listen): imageguard_webhook_requests_total{result} and
+ * the imageguard_push_to_commit_seconds histogram. Returns as passmetrics_declare. */
+int passmetrics_declare_webhook(struct metrics *m);
 
 /* A registry client whose every response is counted in
  * imageguard_registry_requests_total{registry,code} (m may be NULL). */

@@ -18,7 +18,7 @@ enum {
 	CMDOPTS_OUTPUT = 1, /* -o text|json accepted */
 	CMDOPTS_LISTEN = 2, /* --listen accepted */
 	CMDOPTS_VERIFY = 4, /* --verify-interval and --kubeconfig accepted (run) */
-	CMDOPTS_RUN = 8,    /* --pass-timeout and --memory-budget accepted (run) */
+	CMDOPTS_RUN = 8,    /* --pass-timeout, --memory-budget, --webhook-* accepted (run) */
 	CMDOPTS_KUBE = 16,  /* --kube, --watch-namespace, --watch-label-selector, --events-addr */
 };
 
@@ -45,6 +45,8 @@ struct cmdopts {
 	const char *watch_namespace; /* --watch-namespace; NULL: every namespace */
 	const char *watch_label_selector; /* --watch-label-selector; NULL: all */
 	const char *events_addr;          /* --events-addr: notification-controller URL */
+	const char *webhook_listen;       /* --webhook-listen; NULL: no webhook */
+	const char *webhook_token_file;   /* --webhook-token-file (required with it) */
 	bool help;                        /* --help seen: print usage, exit 0 */
 };
 
