@@ -109,8 +109,9 @@ coverage: deps
 fuzz:
 	@test/fuzz/run
 
+# Every C file of the tree; make lint (scripts/lint) checks that make format leaves no diff.
 FORMAT_FILES = src/main.c $(LIB_SRCS) $(wildcard src/*/*.h) $(wildcard include/imageguard/*/*.h) \
-	$(TEST_SRCS)
+	$(TEST_SRCS) $(wildcard test/support/*.[ch] test/fuzz/*.[ch] bench/*.c)
 
 lint:
 	@scripts/lint

@@ -38,10 +38,13 @@ static int edit(void *ctx, const char *workdir, struct buf *message, struct erro
 	struct update *u = ctx;
 	struct marker_set set = MARKER_SET_INIT;
 	struct buf data = BUF_INIT_MAX(FILE_MAX), out = BUF_INIT_MAX(FILE_MAX), path = BUF_INIT;
-	struct commitmsg_change ch = {.policy = u->policy, .new_value = u->tag,
-	                              .decision = "update/forward"};
-	struct commitmsg_input in = {.tmpl_name = "bench", .automation_namespace = "bench",
-	                             .automation_name = "apps", .changes = &ch, .n = 1};
+	struct commitmsg_change ch = {
+	    .policy = u->policy, .new_value = u->tag, .decision = "update/forward"};
+	struct commitmsg_input in = {.tmpl_name = "bench",
+	                             .automation_namespace = "bench",
+	                             .automation_name = "apps",
+	                             .changes = &ch,
+	                             .n = 1};
 	char *value = NULL;
 	size_t i;
 	int rc;
@@ -120,7 +123,8 @@ int main(int argc, char **argv)
 
 		snprintf(tag, sizeof(tag), "%s.%ld", argv[4], i);
 		start = now_ms();
-		if (gitstore_open(&g, &o, &err) < 0 || gitstore_commit_push(commit, g, edit, &u, &err) < 0) {
+		if (gitstore_open(&g, &o, &err) < 0 ||
+		    gitstore_commit_push(commit, g, edit, &u, &err) < 0) {
 			fprintf(stderr, "git_bench: %s\n", err.msg);
 			gitstore_free(g);
 			return 1;
@@ -129,7 +133,8 @@ int main(int argc, char **argv)
 		g = NULL;
 		total += now_ms() - start;
 		if (u.changed != 1 || !commit[0]) {
-			fprintf(stderr, "git_bench: expected one change and a commit, got %zu\n", u.changed);
+			fprintf(stderr, "git_bench: expected one change and a commit, got %zu\n",
+			        u.changed);
 			return 1;
 		}
 	}

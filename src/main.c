@@ -39,19 +39,18 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"version", FULL(cmd_version), USES_FULL, "print the version"},
-	{"eval", cmd_eval, 0, "pick the tag a policy selects from tags on stdin"},
-	{"tags", FULL(cmd_tags), USES_CURL, "list the tags of an image repository"},
-	{"check-config", cmd_check_config, 0, "validate the configuration"},
-	{"plan", FULL(cmd_plan), USES_CURL | USES_GIT, "show every decision of a pass, write nothing"},
-	{"reconcile", FULL(cmd_reconcile), USES_CURL | USES_GIT,
-	 "one pass: decide and commit forward moves"},
-	{"run", FULL(cmd_run), USES_CURL | USES_GIT,
-	 "reconcile on the configured intervals (controller)"},
-	{"markers", cmd_markers, 0, "list the image policy markers under a path"},
-	{"lint", cmd_lint, 0, "mutable tags, missing digests, pull policies in manifests"},
-	{"verify", FULL(cmd_verify), USES_CURL | USES_GIT,
-	 "compare running images with what Git pins"},
+    {"version", FULL(cmd_version), USES_FULL, "print the version"},
+    {"eval", cmd_eval, 0, "pick the tag a policy selects from tags on stdin"},
+    {"tags", FULL(cmd_tags), USES_CURL, "list the tags of an image repository"},
+    {"check-config", cmd_check_config, 0, "validate the configuration"},
+    {"plan", FULL(cmd_plan), USES_CURL | USES_GIT, "show every decision of a pass, write nothing"},
+    {"reconcile", FULL(cmd_reconcile), USES_CURL | USES_GIT,
+     "one pass: decide and commit forward moves"},
+    {"run", FULL(cmd_run), USES_CURL | USES_GIT,
+     "reconcile on the configured intervals (controller)"},
+    {"markers", cmd_markers, 0, "list the image policy markers under a path"},
+    {"lint", cmd_lint, 0, "mutable tags, missing digests, pull policies in manifests"},
+    {"verify", FULL(cmd_verify), USES_CURL | USES_GIT, "compare running images with what Git pins"},
 };
 
 #ifdef IMAGEGUARD_FRONT
@@ -61,7 +60,7 @@ static const struct command commands[] = {
 static int exec_full(char **argv)
 {
 	static const char *const places[] = {"%s/imageguard-full",
-					     "%s/../libexec/imageguard/imageguard-full"};
+	                                     "%s/../libexec/imageguard/imageguard-full"};
 	char self[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
@@ -80,9 +79,10 @@ static int exec_full(char **argv)
 		}
 	}
 fail:
-	fprintf(stderr, "imageguard: %s: cannot run imageguard-full (installed beside imageguard or in "
-			"../libexec/imageguard/): %s\n",
-		argv[1], strerror(errno ? errno : ENOENT));
+	fprintf(stderr,
+	        "imageguard: %s: cannot run imageguard-full (installed beside imageguard or in "
+	        "../libexec/imageguard/): %s\n",
+	        argv[1], strerror(errno ? errno : ENOENT));
 	return 1;
 }
 
@@ -113,12 +113,13 @@ static int run_command(const struct command *c, int argc, char **argv)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: imageguard <command> [options]\n\n"
-		     "Downgrade-protected image automation for GitOps.\n\ncommands:\n");
+	             "Downgrade-protected image automation for GitOps.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n`imageguard <command> --help` describes a command.\n"
-		     "Exit status: 0 success (holds are successes), 1 a runtime failure, 2 usage or\n"
-		     "invalid input. Errors go to stderr as `imageguard: <subject>: <problem>`.\n");
+	fprintf(out,
+	        "\n`imageguard <command> --help` describes a command.\n"
+	        "Exit status: 0 success (holds are successes), 1 a runtime failure, 2 usage or\n"
+	        "invalid input. Errors go to stderr as `imageguard: <subject>: <problem>`.\n");
 }
 
 int main(int argc, char **argv)

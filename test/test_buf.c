@@ -45,7 +45,7 @@ START_TEST(error_prefix_once)
 	struct error err = ERROR_INIT;
 
 	ck_assert_int_eq(error_set(&err, IG_ENOTFOUND, "tag '%s': missing\nsecond", "v1"),
-			 IG_ENOTFOUND);
+	                 IG_ENOTFOUND);
 	ck_assert_int_eq(error_prefix(&err, "registry '%s'", "ghcr.io/x"), IG_ENOTFOUND);
 	ck_assert_str_eq(err.msg, "registry 'ghcr.io/x': tag 'v1': missing second");
 }

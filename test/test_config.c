@@ -66,7 +66,7 @@ static const char *data_dir(void)
 }
 
 static bool has_diag(const struct config_diags *d, enum config_severity sev, size_t line,
-		     const char *text)
+                     const char *text)
 {
 	for (size_t i = 0; i < d->len; i++)
 		if (d->items[i].severity == sev && d->items[i].line == line &&
@@ -79,8 +79,8 @@ static void dump(const struct config_diags *d)
 {
 	for (size_t i = 0; i < d->len; i++)
 		fprintf(stderr, "  %s:%zu: %s%s\n", d->items[i].file, d->items[i].line,
-			d->items[i].severity == CONFIG_WARNING ? "warning: " : "",
-			d->items[i].message);
+		        d->items[i].severity == CONFIG_WARNING ? "warning: " : "",
+		        d->items[i].message);
 }
 
 /* ---- snippets: each error and warning with its line ---- */
@@ -90,31 +90,31 @@ struct expect {
 	const char *text;
 };
 
-#define REPO                                                                       \
-	"apiVersion: image.toolkit.fluxcd.io/v1beta2\n" /* 1 */                    \
-	"kind: ImageRepository\n"                       /* 2 */                    \
-	"metadata:\n"                                   /* 3 */                    \
-	"  name: app\n"                                 /* 4 */                    \
-	"spec:\n"                                       /* 5 */                    \
-	"  image: ghcr.io/acme/app\n"                   /* 6 */                    \
+#define REPO                                                                                       \
+	"apiVersion: image.toolkit.fluxcd.io/v1beta2\n" /* 1 */                                    \
+	"kind: ImageRepository\n"                       /* 2 */                                    \
+	"metadata:\n"                                   /* 3 */                                    \
+	"  name: app\n"                                 /* 4 */                                    \
+	"spec:\n"                                       /* 5 */                                    \
+	"  image: ghcr.io/acme/app\n"                   /* 6 */                                    \
 	"---\n"                                         /* 7 */
-#define POLICY_HEAD                                                              \
-	"apiVersion: image.toolkit.fluxcd.io/v1beta2\n" /* 8 */                  \
-	"kind: ImagePolicy\n"                           /* 9 */                  \
-	"metadata:\n"                                   /* 10 */                 \
+#define POLICY_HEAD                                                                                \
+	"apiVersion: image.toolkit.fluxcd.io/v1beta2\n" /* 8 */                                    \
+	"kind: ImagePolicy\n"                           /* 9 */                                    \
+	"metadata:\n"                                   /* 10 */                                   \
 	"  name: app\n"                                 /* 11 */
-#define POLICY_REF                                                                \
-	"spec:\n"                                       /* 12 */                  \
-	"  imageRepositoryRef:\n"                       /* 13 */                  \
-	"    name: app\n"                               /* 14 */
-#define IG_DIGEST_HEAD \
-	"apiVersion: imageguard.io/v1alpha1\nkind: ImageRepository\nmetadata:\n  name: app\n" \
-	"spec:\n  image: ghcr.io/acme/app\n---\napiVersion: imageguard.io/v1alpha1\n" \
+#define POLICY_REF                                                                                 \
+	"spec:\n"                 /* 12 */                                                         \
+	"  imageRepositoryRef:\n" /* 13 */                                                         \
+	"    name: app\n"         /* 14 */
+#define IG_DIGEST_HEAD                                                                             \
+	"apiVersion: imageguard.io/v1alpha1\nkind: ImageRepository\nmetadata:\n  name: app\n"      \
+	"spec:\n  image: ghcr.io/acme/app\n---\napiVersion: imageguard.io/v1alpha1\n"              \
 	"kind: ImagePolicy\nmetadata:\n  name: app\n" /* 11 */
-#define SEMVER_ANY                                                                \
-	"  policy:\n"                                   /* 15 */                  \
-	"    semver:\n"                                 /* 16 */                  \
-	"      range: '>=1.0.0'\n"                      /* 17 */
+#define SEMVER_ANY                                                                                 \
+	"  policy:\n"              /* 15 */                                                        \
+	"    semver:\n"            /* 16 */                                                        \
+	"      range: '>=1.0.0'\n" /* 17 */
 
 static const struct snippet {
 	const char *name;
@@ -122,77 +122,77 @@ static const struct snippet {
 	struct expect errors[6];
 	struct expect warnings[4];
 } snippets[] = {
-	{"valid flux pair", REPO POLICY_HEAD POLICY_REF SEMVER_ANY, {{0}}, {{0}}},
-	{"rollback without reason",
-	 REPO POLICY_HEAD "  annotations:\n"                  /* 12 */
-			  "    imageguard.io/rollback-to: 1.0.0\n" /* 13 */
-			  "spec:\n  imageRepositoryRef:\n    name: app\n"
-			  "  policy:\n    semver:\n      range: '>=1.0.0'\n",
-	 {{13, "needs 'imageguard.io/rollback-reason'"}},
-	 {{0}}},
-	{"rollback empty reason",
-	 REPO POLICY_HEAD "  annotations:\n"
-			  "    imageguard.io/rollback-to: 1.0.0\n" /* 13 */
-			  "    imageguard.io/rollback-reason: ''\n"
-			  "spec:\n  imageRepositoryRef:\n    name: app\n"
-			  "  policy:\n    semver:\n      range: '>=1.0.0'\n",
-	 {{13, "needs 'imageguard.io/rollback-reason'"}},
-	 {{0}}},
-	{"bad rollback-until",
-	 REPO POLICY_HEAD "  annotations:\n"
-			  "    imageguard.io/rollback-to: 1.0.0\n"
-			  "    imageguard.io/rollback-reason: broken\n"
-			  "    imageguard.io/rollback-until: 2026-13-01T00:00:00Z\n" /* 15 */
-			  "spec:\n  imageRepositoryRef:\n    name: app\n"
-			  "  policy:\n    semver:\n      range: '>=1.0.0'\n",
-	 {{15, "not an RFC3339 date-time"}},
-	 {{0}}},
-	{"bad rollback-to tag",
-	 REPO POLICY_HEAD "  annotations:\n"
-			  "    imageguard.io/rollback-to: '-bad'\n" /* 13 */
-			  "    imageguard.io/rollback-reason: broken\n"
-			  "    imageguard.io/rolback-until: x\n" /* 15 */
-			  "spec:\n  imageRepositoryRef:\n    name: app\n"
-			  "  policy:\n    semver:\n      range: '>=1.0.0'\n",
-	 {{13, "not a valid tag"}},
+    {"valid flux pair", REPO POLICY_HEAD POLICY_REF SEMVER_ANY, {{0}}, {{0}}},
+    {"rollback without reason",
+     REPO POLICY_HEAD "  annotations:\n"                       /* 12 */
+                      "    imageguard.io/rollback-to: 1.0.0\n" /* 13 */
+                      "spec:\n  imageRepositoryRef:\n    name: app\n"
+                      "  policy:\n    semver:\n      range: '>=1.0.0'\n",
+     {{13, "needs 'imageguard.io/rollback-reason'"}},
+     {{0}}},
+    {"rollback empty reason",
+     REPO POLICY_HEAD "  annotations:\n"
+                      "    imageguard.io/rollback-to: 1.0.0\n" /* 13 */
+                      "    imageguard.io/rollback-reason: ''\n"
+                      "spec:\n  imageRepositoryRef:\n    name: app\n"
+                      "  policy:\n    semver:\n      range: '>=1.0.0'\n",
+     {{13, "needs 'imageguard.io/rollback-reason'"}},
+     {{0}}},
+    {"bad rollback-until",
+     REPO POLICY_HEAD "  annotations:\n"
+                      "    imageguard.io/rollback-to: 1.0.0\n"
+                      "    imageguard.io/rollback-reason: broken\n"
+                      "    imageguard.io/rollback-until: 2026-13-01T00:00:00Z\n" /* 15 */
+                      "spec:\n  imageRepositoryRef:\n    name: app\n"
+                      "  policy:\n    semver:\n      range: '>=1.0.0'\n",
+     {{15, "not an RFC3339 date-time"}},
+     {{0}}},
+    {"bad rollback-to tag",
+     REPO POLICY_HEAD "  annotations:\n"
+                      "    imageguard.io/rollback-to: '-bad'\n" /* 13 */
+                      "    imageguard.io/rollback-reason: broken\n"
+                      "    imageguard.io/rolback-until: x\n" /* 15 */
+                      "spec:\n  imageRepositoryRef:\n    name: app\n"
+                      "  policy:\n    semver:\n      range: '>=1.0.0'\n",
+     {{13, "not a valid tag"}},
      {{15, "unknown annotation 'imageguard.io/rolback-until' (ignored) (did you mean "
            "'imageguard.io/rollback-until'?)"}}},
-	{"reason without rollback-to",
-	 REPO POLICY_HEAD "  annotations:\n" /* 12: the mapping starts on 13 */
-			  "    imageguard.io/rollback-reason: why\n"
-			  "spec:\n  imageRepositoryRef:\n    name: app\n"
-			  "  policy:\n    semver:\n      range: '>=1.0.0'\n",
-	 {{0}},
-	 {{13, "without 'imageguard.io/rollback-to'"}}},
-	{"bad duration",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
-	 "  interval: 5 min\n" /* 7 */
-	 "  timeout: -30s\n",  /* 8 */
-	 {{7, "duration '5 min'"}, {8, "must be at least 1ms"}},
-	 {{0}}},
-	{"bad regex",
-	 REPO POLICY_HEAD POLICY_REF "  filterTags:\n"                 /* 15 */
-				     "    pattern: '^main-(?P<ts>[0-9]+'\n" /* 16 */
-				     "    extract: $ts\n"
-				     "  policy:\n    numerical:\n      order: asc\n",
-	 {{16, "'spec.filterTags': pattern"}},
-	 {{0}}},
-	{"extract names a missing group",
-	 REPO POLICY_HEAD POLICY_REF "  filterTags:\n"
-				     "    pattern: '^main-(?P<ts>[0-9]+)$'\n" /* 16 */
-				     "    extract: $stamp\n"
-				     "  policy:\n    numerical:\n      order: asc\n",
-	 {{16, "'spec.filterTags': extract"}},
-	 {{0}}},
-	{"bad range and bad regex both reported",
-	 REPO POLICY_HEAD POLICY_REF "  filterTags:\n"
-				     "    pattern: '(['\n" /* 16 */
-				     "  policy:\n"
-				     "    semver:\n"
-				     "      range: '>=>1'\n", /* 19 */
-	 {{16, "pattern"}, {19, "semver range"}},
-	 {{0}}},
+    {"reason without rollback-to",
+     REPO POLICY_HEAD "  annotations:\n" /* 12: the mapping starts on 13 */
+                      "    imageguard.io/rollback-reason: why\n"
+                      "spec:\n  imageRepositoryRef:\n    name: app\n"
+                      "  policy:\n    semver:\n      range: '>=1.0.0'\n",
+     {{0}},
+     {{13, "without 'imageguard.io/rollback-to'"}}},
+    {"bad duration",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+     "  interval: 5 min\n" /* 7 */
+     "  timeout: -30s\n",  /* 8 */
+     {{7, "duration '5 min'"}, {8, "must be at least 1ms"}},
+     {{0}}},
+    {"bad regex",
+     REPO POLICY_HEAD POLICY_REF "  filterTags:\n"                      /* 15 */
+                                 "    pattern: '^main-(?P<ts>[0-9]+'\n" /* 16 */
+                                 "    extract: $ts\n"
+                                 "  policy:\n    numerical:\n      order: asc\n",
+     {{16, "'spec.filterTags': pattern"}},
+     {{0}}},
+    {"extract names a missing group",
+     REPO POLICY_HEAD POLICY_REF "  filterTags:\n"
+                                 "    pattern: '^main-(?P<ts>[0-9]+)$'\n" /* 16 */
+                                 "    extract: $stamp\n"
+                                 "  policy:\n    numerical:\n      order: asc\n",
+     {{16, "'spec.filterTags': extract"}},
+     {{0}}},
+    {"bad range and bad regex both reported",
+     REPO POLICY_HEAD POLICY_REF "  filterTags:\n"
+                                 "    pattern: '(['\n" /* 16 */
+                                 "  policy:\n"
+                                 "    semver:\n"
+                                 "      range: '>=>1'\n", /* 19 */
+     {{16, "pattern"}, {19, "semver range"}},
+     {{0}}},
     {"policySelector mistakes",
      "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
      "spec:\n  url: file:///srv/g.git\n---\n"
@@ -235,7 +235,7 @@ static const struct snippet {
      "        secretRef: {name: gpg}\n"
      "    push:\n      branch: auto\n"
      "      refspec: +refs/heads/auto:refs/heads/auto\n" /* 24 */
-     "      options: {merge_request.create: ''}\n",     /* 25 */
+     "      options: {merge_request.create: ''}\n",      /* 25 */
      {{17, "ImageUpdateAutomation 'default/a': 'spec.git.checkout.ref.tag' is not supported: "
            "imageguard checks out a branch (spec.git.checkout.ref.branch)"},
       {24, "ImageUpdateAutomation 'default/a': 'spec.git.push.refspec': "
@@ -336,257 +336,257 @@ static const struct snippet {
            "(did you mean 'imageguard.io/v1alpha1'?)"},
       {18, "kind 'ImagePolcy' is not an imageguard kind (ignored) (did you mean "
            "'ImagePolicy'?)"}}},
-	{"missing repository",
-	 POLICY_HEAD "spec:\n"
-		     "  imageRepositoryRef:\n" /* 6 */
-		     "    name: nope\n"
-		     "    namespace: other\n"
-		     "  policy:\n    alphabetical:\n      order: desc\n",
-	 {{6, "ImageRepository 'other/nope' not found"}},
-	 {{0}}},
-	{"repository in another namespace is not found",
-	 REPO "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicy\nmetadata:\n"
-	      "  name: app\n  namespace: team\n" /* 12 */
-	      "spec:\n  imageRepositoryRef:\n    name: app\n" /* 14 */
-	      "  policy:\n    semver:\n      range: '>=1.0.0'\n",
-	 {{14, "ImageRepository 'team/app' not found"}},
-	 {{0}}},
-	{"missing git repository",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\nmetadata:\n"
-	 "  name: auto\nspec:\n"
-	 "  sourceRef:\n" /* 6 */
-	 "    kind: GitRepository\n    name: fleet\n",
-	 {{6, "GitRepository 'default/fleet' not found"}},
-	 {{0}}},
-	{"duplicate names",
-	 REPO "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n" /* 9 */
-	      "metadata:\n  name: app\n  namespace: default\nspec:\n  image: ghcr.io/acme/other\n",
-	 {{9, "ImageRepository 'default/app' is already defined at"}},
-	 {{0}}},
-	{"same name in two namespaces",
-	 REPO "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n"
-	      "metadata:\n  name: app\n  namespace: prod\nspec:\n  image: ghcr.io/acme/other\n",
-	 {{0}},
-	 {{0}}},
-	{"unknown fields warn",
-	 REPO POLICY_HEAD POLICY_REF SEMVER_ANY "  sorting: newest\n" /* 18 */
-						"status:\n  ready: true\n",
-	 {{0}},
-	 {{18, "unknown field 'spec.sorting'"}}},
-	{"unknown kinds and apiVersions ignored",
-	 "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n"
-	 "---\napiVersion: cert-manager.io/v1\nkind: ImagePolicy\nspec: 3\n"
-	 "---\n- just\n- a list\n---\nplain scalar\n---\n",
+    {"missing repository",
+     POLICY_HEAD "spec:\n"
+                 "  imageRepositoryRef:\n" /* 6 */
+                 "    name: nope\n"
+                 "    namespace: other\n"
+                 "  policy:\n    alphabetical:\n      order: desc\n",
+     {{6, "ImageRepository 'other/nope' not found"}},
+     {{0}}},
+    {"repository in another namespace is not found",
+     REPO "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicy\nmetadata:\n"
+          "  name: app\n  namespace: team\n"              /* 12 */
+          "spec:\n  imageRepositoryRef:\n    name: app\n" /* 14 */
+          "  policy:\n    semver:\n      range: '>=1.0.0'\n",
+     {{14, "ImageRepository 'team/app' not found"}},
+     {{0}}},
+    {"missing git repository",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\nmetadata:\n"
+     "  name: auto\nspec:\n"
+     "  sourceRef:\n" /* 6 */
+     "    kind: GitRepository\n    name: fleet\n",
+     {{6, "GitRepository 'default/fleet' not found"}},
+     {{0}}},
+    {"duplicate names",
+     REPO "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n" /* 9 */
+          "metadata:\n  name: app\n  namespace: default\nspec:\n  image: ghcr.io/acme/other\n",
+     {{9, "ImageRepository 'default/app' is already defined at"}},
+     {{0}}},
+    {"same name in two namespaces",
+     REPO "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n"
+          "metadata:\n  name: app\n  namespace: prod\nspec:\n  image: ghcr.io/acme/other\n",
+     {{0}},
+     {{0}}},
+    {"unknown fields warn",
+     REPO POLICY_HEAD POLICY_REF SEMVER_ANY "  sorting: newest\n" /* 18 */
+                                            "status:\n  ready: true\n",
+     {{0}},
+     {{18, "unknown field 'spec.sorting'"}}},
+    {"unknown kinds and apiVersions ignored",
+     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n"
+     "---\napiVersion: cert-manager.io/v1\nkind: ImagePolicy\nspec: 3\n"
+     "---\n- just\n- a list\n---\nplain scalar\n---\n",
      {{0, "no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found"}},
-	 {{0}}},
-	{"our group, other version",
-	 "apiVersion: image.toolkit.fluxcd.io/v1alpha1\nkind: ImagePolicy\nmetadata:\n  name: x\n",
+     {{0}}},
+    {"our group, other version",
+     "apiVersion: image.toolkit.fluxcd.io/v1alpha1\nkind: ImagePolicy\nmetadata:\n  name: x\n",
      {{0, "no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found"}},
-	 {{2, "apiVersion 'image.toolkit.fluxcd.io/v1alpha1' is not supported"}}},
+     {{2, "apiVersion 'image.toolkit.fluxcd.io/v1alpha1' is not supported"}}},
     {"imageguard unknown kind",
      "apiVersion: imageguard.io/v1alpha1\nkind: Guard\n",
      {{0, "no ImageRepository, ImagePolicy, GitRepository or ImageUpdateAutomation found"}},
-	 {{2, "kind 'Guard' is not an imageguard kind"}}},
-	{"digest policy platform",
-	 IG_DIGEST_HEAD "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
-			"      tag: latest\n      platform: linux/arm64/v8\n",
-	 {{0}},
-	 {{0}}},
-	{"digest policy bad platform",
-	 IG_DIGEST_HEAD "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
-			"      tag: latest\n      platform: arm64\n", /* 18 */
-	 {{18, "'spec.policy.digest.platform': 'arm64' is not os/arch[/variant]"}},
-	 {{0}}},
-	{"digest policy rollback to a digest",
-	 IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: \"sha256:"
-			"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n"
-			"    imageguard.io/rollback-reason: bad build\n"
-			"spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
-			"      tag: latest\n",
-	 {{0}},
-	 {{0}}},
-	{"digest policy rollback to a tag",
-	 IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: v1.2.3\n" /* 13 */
-			"    imageguard.io/rollback-reason: bad build\n"
-			"spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
-			"      tag: latest\n",
-	 {{13, "'v1.2.3' is not a digest"}},
-	 {{0}}},
-	{"semver policy rollback to a digest",
-	 IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: \"sha256:"
-			"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n" /* 13 */
-			"    imageguard.io/rollback-reason: bad build\n"
-			"spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    semver:\n"
-			"      range: '>=1.0.0'\n",
-	 {{13, "is not a valid tag"}},
-	 {{0}}},
-	{"digest policy needs imageguard apiVersion",
-	 REPO POLICY_HEAD POLICY_REF "  policy:\n"
-				     "    digest:\n" /* 16 */
-				     "      tag: edge\n",
-	 {{16, "needs apiVersion imageguard.io/v1alpha1"}},
-	 {{0}}},
-	{"two policy kinds",
-	 REPO POLICY_HEAD POLICY_REF "  policy:\n"
-				     "    semver:\n"
-				     "      range: '1.x'\n"
-				     "    numerical:\n      order: asc\n",
-	 {{15, "exactly one of semver, numerical, alphabetical"}},
-	 {{0}}},
-	{"no policy kind", REPO POLICY_HEAD POLICY_REF, {{13, "'spec.policy' is required"}}, {{0}}},
-	{"bad order",
-	 REPO POLICY_HEAD POLICY_REF "  policy:\n    alphabetical:\n"
-				     "      order: newest\n", /* 17 */
-	 {{17, "'newest' must be asc or desc"}},
-	 {{0}}},
-	{"semver without range",
-	 REPO POLICY_HEAD POLICY_REF "  policy:\n"
-				     "    semver:\n" /* 16 */
-				     "      rang: 1.x\n",
-	 {{17, "'spec.policy.semver.range' is required"}},
-	 {{17, "unknown field 'spec.policy.semver.rang'"}}},
-	{"image with tag",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n"
-	 "  image: ghcr.io/acme/app:1.0\n", /* 6 */
-	 {{6, "a tag is not allowed"}},
-	 {{0}}},
-	{"image missing",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n"
-	 "  interval: 1m\n", /* 6: the spec mapping */
-	 {{6, "'spec.image' is required"}},
-	 {{0}}},
-	{"bad exclusion and bad secret name",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
-	 "  exclusionList:\n"
-	 "    - '^.*\\.sig$'\n"
-	 "    - '(unclosed'\n" /* 9 */
-	 "  secretRef:\n"
-	 "    name: ../etc\n", /* 11 */
-	 {{9, "'spec.exclusionList'"}, {11, "not a valid Kubernetes name"}},
-	 {{0}}},
-	{"null exclusionList takes the default",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
-	 "  exclusionList:\n", /* checked in defaults below too */
-	 {{0}},
-	 {{0}}},
-	{"exclusionList not a list",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
-	 "  exclusionList: '^x$'\n", /* 7 */
-	 {{7, "must be a list of regexes"}},
-	 {{0}}},
-	{"bad booleans and types",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
-	 "  insecure: 'yes'\n"   /* 7 */
-	 "  suspend: maybe\n"    /* 8 */
-	 "  secretRef: ghcr\n",  /* 9 */
-	 {{7, "'spec.insecure' must be true or false"},
-	  {8, "'spec.suspend' must be true or false"},
-	  {9, "'spec.secretRef' must be a mapping"}},
-	 {{0}}},
-	{"update strategy and path",
-	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
-	 "spec:\n  url: https://example.com/fleet.git\n---\n"
-	 "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
-	 "  name: auto\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: fleet\n"
-	 "  update:\n"
-	 "    path: ../outside\n"    /* 17 */
-	 "    strategy: Kustomize\n", /* 18 */
-	 {{17, "must be relative to the repository root"}, {18, "'Kustomize' is not supported"}},
-	 {{0}}},
-	{"a value spanning lines is quoted on one line (fuzz regression)",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: \"app\\nx\"\n" /* 4 */
-	 "spec:\n  image: ghcr.io/acme/app\n",
-	 {{4, "'app x' is not a valid Kubernetes name"}},
-	 {{0}}},
-	{"messageTemplate the commit step would refuse",
-	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
-	 "spec:\n  url: https://example.com/fleet.git\n---\n"
-	 "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
-	 "  name: auto\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: fleet\n"
-	 "  git:\n    commit:\n"
-	 "      messageTemplate: '{{ range .Updated.Images }}x{{ end }}'\n", /* 18 */
-	 {{18, "template uses removed '.Updated' field"}},
-	 {{0}}},
-	{"empty branch, author and path",
-	 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
-	 "spec:\n  url: https://example.com/fleet.git\n"
-	 "  ref:\n    branch: ''\n" /* 8 */
-	 "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
-	 "  name: auto\nspec:\n  sourceRef:\n    name: fleet\n"
-	 "  git:\n    commit:\n      author:\n"
-	 "        email: \"\"\n" /* 20 */
-	 "    push:\n"
-	 "      branch: ''\n" /* 22 */
-	 "  update:\n"
-	 "    path: ''\n", /* 24 */
-	 {{8, "GitRepository 'default/fleet': 'spec.ref.branch' must not be empty"},
-	  {20, "'spec.git.commit.author.email' must not be empty"},
-	  {22, "'spec.git.push.branch' must not be empty"},
-	  {24, "ImageUpdateAutomation 'default/auto': 'spec.update.path' must not be empty"}},
-	 {{0}}},
-	{"source kind and git url",
-	 "apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: GitRepository\nmetadata:\n"
-	 "  name: fleet\nspec:\n"
-	 "  url: git@github.com:acme/fleet\n" /* 6 */
-	 "---\napiVersion: image.toolkit.fluxcd.io/v1beta1\nkind: ImageUpdateAutomation\n"
-	 "metadata:\n  name: auto\nspec:\n  sourceRef:\n"
-	 "    kind: Bucket\n" /* 14 */
-	 "    name: fleet\n",
-	 {{6, "must start with ssh://"}, {14, "'Bucket' is not supported"}},
-	 {{0}}},
-	{"reflection policy",
-	 REPO POLICY_HEAD POLICY_REF SEMVER_ANY "  digestReflectionPolicy: Sometimes\n", /* 18 */
-	 {{18, "must be Never, IfNotPresent or Always"}},
-	 {{0}}},
-	{"invalid YAML",
-	 REPO "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
-	      "kind: ImagePolicy\n"
-	      "metadata: {name: [x\n", /* 10 */
-	 {{11, "invalid YAML"}},
-	 {{0}}},
-	{"duplicate key",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
-	 "  image: ghcr.io/acme/other\n", /* 7 */
-	 {{7, "'spec.image': duplicate key"}},
-	 {{0}}},
-	{"metadata problems",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: App_1\n" /* 4: the metadata mapping */
-	 "spec:\n  image: ghcr.io/acme/app\n---\n"
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\n" /* 9 */
-	 "spec:\n  image: ghcr.io/acme/app\n",
-	 {{4, "'metadata.name': 'App_1' is not a valid Kubernetes name"},
-	  {9, "'metadata' must be a mapping"}},
-	 {{0}}},
-	{"spec not a mapping",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\n"
-	 "spec: [1, 2]\n", /* 5 */
-	 {{5, "'spec' must be a mapping"}},
-	 {{0}}},
-	{"many errors in one file, all reported",
-	 "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
-	 "  name: app\nspec:\n"
-	 "  image: GHCR.io/Acme/App\n" /* 6 */
-	 "  interval: 1x\n"           /* 7 */
-	 "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicy\nmetadata:\n"
-	 "  name: p\nspec:\n"
-	 "  imageRepositoryRef:\n" /* 14 */
-	 "    name: gone\n  policy:\n    numerical:\n"
-	 "      order: sideways\n", /* 18 */
+     {{2, "kind 'Guard' is not an imageguard kind"}}},
+    {"digest policy platform",
+     IG_DIGEST_HEAD "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
+                    "      tag: latest\n      platform: linux/arm64/v8\n",
+     {{0}},
+     {{0}}},
+    {"digest policy bad platform",
+     IG_DIGEST_HEAD "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
+                    "      tag: latest\n      platform: arm64\n", /* 18 */
+     {{18, "'spec.policy.digest.platform': 'arm64' is not os/arch[/variant]"}},
+     {{0}}},
+    {"digest policy rollback to a digest",
+     IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: \"sha256:"
+                    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n"
+                    "    imageguard.io/rollback-reason: bad build\n"
+                    "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
+                    "      tag: latest\n",
+     {{0}},
+     {{0}}},
+    {"digest policy rollback to a tag",
+     IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: v1.2.3\n" /* 13 */
+                    "    imageguard.io/rollback-reason: bad build\n"
+                    "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    digest:\n"
+                    "      tag: latest\n",
+     {{13, "'v1.2.3' is not a digest"}},
+     {{0}}},
+    {"semver policy rollback to a digest",
+     IG_DIGEST_HEAD "  annotations:\n    imageguard.io/rollback-to: \"sha256:"
+                    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n" /* 13 */
+                    "    imageguard.io/rollback-reason: bad build\n"
+                    "spec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    semver:\n"
+                    "      range: '>=1.0.0'\n",
+     {{13, "is not a valid tag"}},
+     {{0}}},
+    {"digest policy needs imageguard apiVersion",
+     REPO POLICY_HEAD POLICY_REF "  policy:\n"
+                                 "    digest:\n" /* 16 */
+                                 "      tag: edge\n",
+     {{16, "needs apiVersion imageguard.io/v1alpha1"}},
+     {{0}}},
+    {"two policy kinds",
+     REPO POLICY_HEAD POLICY_REF "  policy:\n"
+                                 "    semver:\n"
+                                 "      range: '1.x'\n"
+                                 "    numerical:\n      order: asc\n",
+     {{15, "exactly one of semver, numerical, alphabetical"}},
+     {{0}}},
+    {"no policy kind", REPO POLICY_HEAD POLICY_REF, {{13, "'spec.policy' is required"}}, {{0}}},
+    {"bad order",
+     REPO POLICY_HEAD POLICY_REF "  policy:\n    alphabetical:\n"
+                                 "      order: newest\n", /* 17 */
+     {{17, "'newest' must be asc or desc"}},
+     {{0}}},
+    {"semver without range",
+     REPO POLICY_HEAD POLICY_REF "  policy:\n"
+                                 "    semver:\n" /* 16 */
+                                 "      rang: 1.x\n",
+     {{17, "'spec.policy.semver.range' is required"}},
+     {{17, "unknown field 'spec.policy.semver.rang'"}}},
+    {"image with tag",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n"
+     "  image: ghcr.io/acme/app:1.0\n", /* 6 */
+     {{6, "a tag is not allowed"}},
+     {{0}}},
+    {"image missing",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n"
+     "  interval: 1m\n", /* 6: the spec mapping */
+     {{6, "'spec.image' is required"}},
+     {{0}}},
+    {"bad exclusion and bad secret name",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+     "  exclusionList:\n"
+     "    - '^.*\\.sig$'\n"
+     "    - '(unclosed'\n" /* 9 */
+     "  secretRef:\n"
+     "    name: ../etc\n", /* 11 */
+     {{9, "'spec.exclusionList'"}, {11, "not a valid Kubernetes name"}},
+     {{0}}},
+    {"null exclusionList takes the default",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+     "  exclusionList:\n", /* checked in defaults below too */
+     {{0}},
+     {{0}}},
+    {"exclusionList not a list",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+     "  exclusionList: '^x$'\n", /* 7 */
+     {{7, "must be a list of regexes"}},
+     {{0}}},
+    {"bad booleans and types",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+     "  insecure: 'yes'\n"  /* 7 */
+     "  suspend: maybe\n"   /* 8 */
+     "  secretRef: ghcr\n", /* 9 */
+     {{7, "'spec.insecure' must be true or false"},
+      {8, "'spec.suspend' must be true or false"},
+      {9, "'spec.secretRef' must be a mapping"}},
+     {{0}}},
+    {"update strategy and path",
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
+     "spec:\n  url: https://example.com/fleet.git\n---\n"
+     "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+     "  name: auto\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: fleet\n"
+     "  update:\n"
+     "    path: ../outside\n"     /* 17 */
+     "    strategy: Kustomize\n", /* 18 */
+     {{17, "must be relative to the repository root"}, {18, "'Kustomize' is not supported"}},
+     {{0}}},
+    {"a value spanning lines is quoted on one line (fuzz regression)",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: \"app\\nx\"\n" /* 4 */
+     "spec:\n  image: ghcr.io/acme/app\n",
+     {{4, "'app x' is not a valid Kubernetes name"}},
+     {{0}}},
+    {"messageTemplate the commit step would refuse",
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
+     "spec:\n  url: https://example.com/fleet.git\n---\n"
+     "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+     "  name: auto\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: fleet\n"
+     "  git:\n    commit:\n"
+     "      messageTemplate: '{{ range .Updated.Images }}x{{ end }}'\n", /* 18 */
+     {{18, "template uses removed '.Updated' field"}},
+     {{0}}},
+    {"empty branch, author and path",
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: fleet\n"
+     "spec:\n  url: https://example.com/fleet.git\n"
+     "  ref:\n    branch: ''\n" /* 8 */
+     "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+     "  name: auto\nspec:\n  sourceRef:\n    name: fleet\n"
+     "  git:\n    commit:\n      author:\n"
+     "        email: \"\"\n" /* 20 */
+     "    push:\n"
+     "      branch: ''\n" /* 22 */
+     "  update:\n"
+     "    path: ''\n", /* 24 */
+     {{8, "GitRepository 'default/fleet': 'spec.ref.branch' must not be empty"},
+      {20, "'spec.git.commit.author.email' must not be empty"},
+      {22, "'spec.git.push.branch' must not be empty"},
+      {24, "ImageUpdateAutomation 'default/auto': 'spec.update.path' must not be empty"}},
+     {{0}}},
+    {"source kind and git url",
+     "apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: GitRepository\nmetadata:\n"
+     "  name: fleet\nspec:\n"
+     "  url: git@github.com:acme/fleet\n" /* 6 */
+     "---\napiVersion: image.toolkit.fluxcd.io/v1beta1\nkind: ImageUpdateAutomation\n"
+     "metadata:\n  name: auto\nspec:\n  sourceRef:\n"
+     "    kind: Bucket\n" /* 14 */
+     "    name: fleet\n",
+     {{6, "must start with ssh://"}, {14, "'Bucket' is not supported"}},
+     {{0}}},
+    {"reflection policy",
+     REPO POLICY_HEAD POLICY_REF SEMVER_ANY "  digestReflectionPolicy: Sometimes\n", /* 18 */
+     {{18, "must be Never, IfNotPresent or Always"}},
+     {{0}}},
+    {"invalid YAML",
+     REPO "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+          "kind: ImagePolicy\n"
+          "metadata: {name: [x\n", /* 10 */
+     {{11, "invalid YAML"}},
+     {{0}}},
+    {"duplicate key",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
+     "  image: ghcr.io/acme/other\n", /* 7 */
+     {{7, "'spec.image': duplicate key"}},
+     {{0}}},
+    {"metadata problems",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: App_1\n" /* 4: the metadata mapping */
+     "spec:\n  image: ghcr.io/acme/app\n---\n"
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\n" /* 9 */
+     "spec:\n  image: ghcr.io/acme/app\n",
+     {{4, "'metadata.name': 'App_1' is not a valid Kubernetes name"},
+      {9, "'metadata' must be a mapping"}},
+     {{0}}},
+    {"spec not a mapping",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\n"
+     "spec: [1, 2]\n", /* 5 */
+     {{5, "'spec' must be a mapping"}},
+     {{0}}},
+    {"many errors in one file, all reported",
+     "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
+     "  name: app\nspec:\n"
+     "  image: GHCR.io/Acme/App\n" /* 6 */
+     "  interval: 1x\n"            /* 7 */
+     "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicy\nmetadata:\n"
+     "  name: p\nspec:\n"
+     "  imageRepositoryRef:\n" /* 14 */
+     "    name: gone\n  policy:\n    numerical:\n"
+     "      order: sideways\n", /* 18 */
      {{6, "'spec.image'"},
       {7, "'spec.interval'"},
       {14, "'default/gone' not found"},
-	  {18, "must be asc or desc"}},
-	 {{0}}},
+      {18, "must be asc or desc"}},
+     {{0}}},
 };
 
 START_TEST(snippet)
@@ -606,20 +606,20 @@ START_TEST(snippet)
 	if (diags.errors != nerr || diags.warnings != nwarn)
 		dump(&diags);
 	ck_assert_msg(diags.errors == nerr, "%s: %zu errors, expected %zu", s->name, diags.errors,
-		      nerr);
+	              nerr);
 	ck_assert_msg(diags.warnings == nwarn, "%s: %zu warnings, expected %zu", s->name,
-		      diags.warnings, nwarn);
+	              diags.warnings, nwarn);
 	for (size_t i = 0; i < nerr; i++)
 		if (!has_diag(&diags, CONFIG_ERROR, s->errors[i].line, s->errors[i].text)) {
 			dump(&diags);
 			ck_abort_msg("%s: no error at line %zu with '%s'", s->name,
-				     s->errors[i].line, s->errors[i].text);
+			             s->errors[i].line, s->errors[i].text);
 		}
 	for (size_t i = 0; i < nwarn; i++)
 		if (!has_diag(&diags, CONFIG_WARNING, s->warnings[i].line, s->warnings[i].text)) {
 			dump(&diags);
 			ck_abort_msg("%s: no warning at line %zu with '%s'", s->name,
-				     s->warnings[i].line, s->warnings[i].text);
+			             s->warnings[i].line, s->warnings[i].text);
 		}
 	for (size_t i = 0; i < diags.len; i++)
 		ck_assert_str_eq(diags.items[i].file, path);
@@ -1276,25 +1276,25 @@ START_TEST(defaults)
 	const struct config_policy *p;
 	const struct config_automation *a;
 	const char *path = write_file(
-		"d.yaml",
-		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
-		"  name: app\nspec:\n  image: nginx\n  exclusionList: []\n  suspend: true\n---\n"
-		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
-		"  name: nulls\nspec:\n  image: nginx\n  exclusionList: ~\n  interval: null\n---\n"
-		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
-		"  name: app\n  namespace: web\nspec:\n  imageRepositoryRef:\n    name: app\n"
-		"    namespace: default\n  policy:\n    numerical: {}\n---\n"
-		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
-		"  name: empty-exclusions\nspec:\n  imageRepositoryRef: {name: app}\n"
-		"  policy: {alphabetical: {}}\n---\n"
-		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
-		"  name: default-exclusions\nspec:\n  imageRepositoryRef: {name: nulls}\n"
-		"  policy: {alphabetical: {}}\n---\n"
-		"apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"
-		"  name: g\nspec:\n  url: file:///srv/git/fleet.git\n---\n"
-		"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
-		"  name: a\nspec:\n  sourceRef:\n    name: g\n  git:\n    push:\n"
-		"      branch: auto\n");
+	    "d.yaml",
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
+	    "  name: app\nspec:\n  image: nginx\n  exclusionList: []\n  suspend: true\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
+	    "  name: nulls\nspec:\n  image: nginx\n  exclusionList: ~\n  interval: null\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
+	    "  name: app\n  namespace: web\nspec:\n  imageRepositoryRef:\n    name: app\n"
+	    "    namespace: default\n  policy:\n    numerical: {}\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
+	    "  name: empty-exclusions\nspec:\n  imageRepositoryRef: {name: app}\n"
+	    "  policy: {alphabetical: {}}\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"
+	    "  name: default-exclusions\nspec:\n  imageRepositoryRef: {name: nulls}\n"
+	    "  policy: {alphabetical: {}}\n---\n"
+	    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"
+	    "  name: g\nspec:\n  url: file:///srv/git/fleet.git\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+	    "  name: a\nspec:\n  sourceRef:\n    name: g\n  git:\n    push:\n"
+	    "      branch: auto\n");
 
 	c = load_ok(path, &diags);
 	ck_assert_uint_eq(diags.len, 0);
@@ -1333,10 +1333,10 @@ START_TEST(directory_walk)
 	char path[600];
 
 	write_file("cfg/b/repo.yml", "apiVersion: imageguard.io/v1alpha1\nkind: ImageRepository\n"
-				     "metadata:\n  name: r\nspec:\n  image: ghcr.io/a/b\n");
+	                             "metadata:\n  name: r\nspec:\n  image: ghcr.io/a/b\n");
 	write_file("cfg/a.yaml", "apiVersion: imageguard.io/v1alpha1\nkind: ImagePolicy\n"
-				 "metadata:\n  name: p\nspec:\n  imageRepositoryRef:\n    name: r\n"
-				 "  policy:\n    alphabetical:\n      order: desc\n");
+	                         "metadata:\n  name: p\nspec:\n  imageRepositoryRef:\n    name: r\n"
+	                         "  policy:\n    alphabetical:\n      order: desc\n");
 	write_file("cfg/notes.txt", "kind: ImagePolicy\n[broken\n");
 	write_file("cfg/..data/x.yaml", "[broken\n");
 	write_file("cfg/.git/config.yaml", "[broken\n");
@@ -1351,8 +1351,8 @@ START_TEST(directory_walk)
 
 	/* a broken file among good ones: its error, and the others still read */
 	write_file("cfg/c.yaml", "apiVersion: imageguard.io/v1alpha1\nkind: ImagePolicy\n"
-				 "metadata:\n  name: q\nspec:\n  imageRepositoryRef:\n"
-				 "    name: missing\n  policy: {numerical: {order: asc}}\n");
+	                         "metadata:\n  name: q\nspec:\n  imageRepositoryRef:\n"
+	                         "    name: missing\n  policy: {numerical: {order: asc}}\n");
 	c = NULL;
 	ck_assert_int_eq(config_load(&c, path, &diags, &err), IG_EINVALID);
 	ck_assert_ptr_null(c);
@@ -1428,7 +1428,8 @@ START_TEST(documents)
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 
-	ck_assert_int_eq(config_load_documents(&c, docs, 1, "kubernetes api", NULL, &diags, &err), 0);
+	ck_assert_int_eq(config_load_documents(&c, docs, 1, "kubernetes api", NULL, &diags, &err),
+	                 0);
 	ck_assert_uint_eq(c->repositories_len, 1);
 	ck_assert_str_eq(c->repositories[0].id, "t/app");
 	ck_assert_str_eq(c->repositories[0].origin.file, "ImageRepository/t/app");
@@ -1472,30 +1473,30 @@ static const struct {
 	int rc;
 	long long ns;
 } durations[] = {
-	{"5m", 0, 300000000000LL},
-	{"1h30m", 0, 5400000000000LL},
-	{"30s", 0, 30000000000LL},
-	{"500ms", 0, 500000000LL},
-	{"1.5h", 0, 5400000000000LL},
-	{"1m0s", 0, 60000000000LL},
-	{"2h45m30.5s", 0, 9930500000000LL},
-	{"100us", 0, 100000LL},
-	{"100\xc2\xb5s", 0, 100000LL},
-	{"7ns", 0, 7LL},
-	{"0", 0, 0},
-	{"-5m", 0, -300000000000LL},
-	{".5s", 0, 500000000LL},
-	{"2562047h47m16.854775807s", 0, 9223372036854775807LL},
-	{"2562048h", IG_EINVALID, 0},
-	{"", IG_EINVALID, 0},
-	{"5", IG_EINVALID, 0},
-	{"5 m", IG_EINVALID, 0},
-	{"5min", IG_EINVALID, 0},
-	{"m", IG_EINVALID, 0},
-	{"1d", IG_EINVALID, 0},
-	{".s", IG_EINVALID, 0},
-	{"-", IG_EINVALID, 0},
-	{"99999999999999999999h", IG_EINVALID, 0},
+    {"5m", 0, 300000000000LL},
+    {"1h30m", 0, 5400000000000LL},
+    {"30s", 0, 30000000000LL},
+    {"500ms", 0, 500000000LL},
+    {"1.5h", 0, 5400000000000LL},
+    {"1m0s", 0, 60000000000LL},
+    {"2h45m30.5s", 0, 9930500000000LL},
+    {"100us", 0, 100000LL},
+    {"100\xc2\xb5s", 0, 100000LL},
+    {"7ns", 0, 7LL},
+    {"0", 0, 0},
+    {"-5m", 0, -300000000000LL},
+    {".5s", 0, 500000000LL},
+    {"2562047h47m16.854775807s", 0, 9223372036854775807LL},
+    {"2562048h", IG_EINVALID, 0},
+    {"", IG_EINVALID, 0},
+    {"5", IG_EINVALID, 0},
+    {"5 m", IG_EINVALID, 0},
+    {"5min", IG_EINVALID, 0},
+    {"m", IG_EINVALID, 0},
+    {"1d", IG_EINVALID, 0},
+    {".s", IG_EINVALID, 0},
+    {"-", IG_EINVALID, 0},
+    {"99999999999999999999h", IG_EINVALID, 0},
 };
 
 START_TEST(duration)
@@ -1518,21 +1519,21 @@ static const struct {
 	int rc;
 	long long t;
 } instants[] = {
-	{"2026-12-01T00:00:00Z", 0, 1796083200LL},
-	{"2026-12-01t00:00:00z", 0, 1796083200LL},
-	{"2026-12-01T02:00:00+02:00", 0, 1796083200LL},
-	{"2026-11-30T19:30:00-04:30", 0, 1796083200LL},
-	{"2026-12-01T00:00:00.123456Z", 0, 1796083200LL},
-	{"2024-02-29T12:00:00Z", 0, 1709208000LL},
-	{"2023-02-29T12:00:00Z", IG_EINVALID, 0},
-	{"2026-12-01", IG_EINVALID, 0},
-	{"2026-12-01 00:00:00Z", IG_EINVALID, 0},
-	{"2026-12-01T00:00:00", IG_EINVALID, 0},
-	{"2026-12-01T24:00:00Z", IG_EINVALID, 0},
-	{"2026-12-01T00:00:00+0200", IG_EINVALID, 0},
-	{"2026-12-01T00:00:00.Z", IG_EINVALID, 0},
-	{"2026-12-01T00:00:00Zjunk", IG_EINVALID, 0},
-	{"tomorrow", IG_EINVALID, 0},
+    {"2026-12-01T00:00:00Z", 0, 1796083200LL},
+    {"2026-12-01t00:00:00z", 0, 1796083200LL},
+    {"2026-12-01T02:00:00+02:00", 0, 1796083200LL},
+    {"2026-11-30T19:30:00-04:30", 0, 1796083200LL},
+    {"2026-12-01T00:00:00.123456Z", 0, 1796083200LL},
+    {"2024-02-29T12:00:00Z", 0, 1709208000LL},
+    {"2023-02-29T12:00:00Z", IG_EINVALID, 0},
+    {"2026-12-01", IG_EINVALID, 0},
+    {"2026-12-01 00:00:00Z", IG_EINVALID, 0},
+    {"2026-12-01T00:00:00", IG_EINVALID, 0},
+    {"2026-12-01T24:00:00Z", IG_EINVALID, 0},
+    {"2026-12-01T00:00:00+0200", IG_EINVALID, 0},
+    {"2026-12-01T00:00:00.Z", IG_EINVALID, 0},
+    {"2026-12-01T00:00:00Zjunk", IG_EINVALID, 0},
+    {"tomorrow", IG_EINVALID, 0},
 };
 
 START_TEST(rfc3339)
@@ -1544,7 +1545,7 @@ START_TEST(rfc3339)
 	ck_assert_msg(rc == instants[_i].rc, "'%s': rc %d", instants[_i].in, rc);
 	if (rc == 0)
 		ck_assert_msg((long long)t == instants[_i].t, "'%s': %lld", instants[_i].in,
-			      (long long)t);
+		              (long long)t);
 }
 END_TEST
 

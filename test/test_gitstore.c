@@ -640,9 +640,8 @@ START_TEST(missing_branch_and_bad_options)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
 	g = NULL;
-	ck_assert_int_eq(sh("for d in %s/state/git/*/; do touch \"$d/.imageguard-test-kept\"; done",
-	                    f.dir),
-	                 0);
+	ck_assert_int_eq(
+	    sh("for d in %s/state/git/*/; do touch \"$d/.imageguard-test-kept\"; done", f.dir), 0);
 	o.branch = "typo";
 	error_clear(&err);
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_ENOTFOUND);

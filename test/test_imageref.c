@@ -10,13 +10,13 @@ static const struct {
 	const char *in;
 	const char *name, *tag, *digest;
 } splits[] = {
-	{"nginx", "nginx", "", ""},
-	{"nginx:1.25", "nginx", "1.25", ""},
-	{"localhost:5000/app", "localhost:5000/app", "", ""},
-	{"localhost:5000/app:v1", "localhost:5000/app", "v1", ""},
-	{"ghcr.io/o/app:v1@sha256:abc", "ghcr.io/o/app", "v1", "sha256:abc"},
-	{"127.0.0.1:5000/o/app@sha256:abc", "127.0.0.1:5000/o/app", "", "sha256:abc"},
-	{"app:", "app", "", ""},
+    {"nginx", "nginx", "", ""},
+    {"nginx:1.25", "nginx", "1.25", ""},
+    {"localhost:5000/app", "localhost:5000/app", "", ""},
+    {"localhost:5000/app:v1", "localhost:5000/app", "v1", ""},
+    {"ghcr.io/o/app:v1@sha256:abc", "ghcr.io/o/app", "v1", "sha256:abc"},
+    {"127.0.0.1:5000/o/app@sha256:abc", "127.0.0.1:5000/o/app", "", "sha256:abc"},
+    {"app:", "app", "", ""},
 };
 
 START_TEST(split)
@@ -41,26 +41,26 @@ static const struct {
 	int rc;
 	const char *registry, *repository, *tag, *digest;
 } parses[] = {
-	{"nginx", 0, 0, "registry-1.docker.io", "library/nginx", NULL, NULL},
-	{"docker.io/nginx", 0, 0, "registry-1.docker.io", "library/nginx", NULL, NULL},
-	{"index.docker.io/library/nginx", 0, 0, "registry-1.docker.io", "library/nginx", NULL, NULL},
-	{"bitnami/nginx", 0, 0, "registry-1.docker.io", "bitnami/nginx", NULL, NULL},
-	{"ghcr.io/fluxcd/flux-cli", 0, 0, "ghcr.io", "fluxcd/flux-cli", NULL, NULL},
-	{"127.0.0.1:5000/a/b", 0, 0, "127.0.0.1:5000", "a/b", NULL, NULL},
-	{"localhost/app", 0, 0, "localhost", "app", NULL, NULL},
-	{"ghcr.io/o/app:v1.2.3", IMAGEREF_ALLOW_TAG, 0, "ghcr.io", "o/app", "v1.2.3", NULL},
-	{"ghcr.io/o/app:v1@" D64, IMAGEREF_ALLOW_TAG | IMAGEREF_ALLOW_DIGEST, 0, "ghcr.io", "o/app",
-	 "v1", D64},
-	{"ghcr.io/o/app:v1", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
-	{"ghcr.io/o/app@" D64, IMAGEREF_ALLOW_TAG, IG_EINVALID, NULL, NULL, NULL, NULL},
-	{"ghcr.io/O/App", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
-	{"ghcr.io/o/app:-bad", IMAGEREF_ALLOW_TAG, IG_EINVALID, NULL, NULL, NULL, NULL},
-	{"ghcr.io/o/app@sha256:abc", IMAGEREF_ALLOW_DIGEST, IG_EINVALID, NULL, NULL, NULL, NULL},
-	{"", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
-	{"a//b", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
-	{"ghcr.io/", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
-	{"a__b/c-d/e.f", 0, 0, "registry-1.docker.io", "a__b/c-d/e.f", NULL, NULL},
-	{"a___b", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"nginx", 0, 0, "registry-1.docker.io", "library/nginx", NULL, NULL},
+    {"docker.io/nginx", 0, 0, "registry-1.docker.io", "library/nginx", NULL, NULL},
+    {"index.docker.io/library/nginx", 0, 0, "registry-1.docker.io", "library/nginx", NULL, NULL},
+    {"bitnami/nginx", 0, 0, "registry-1.docker.io", "bitnami/nginx", NULL, NULL},
+    {"ghcr.io/fluxcd/flux-cli", 0, 0, "ghcr.io", "fluxcd/flux-cli", NULL, NULL},
+    {"127.0.0.1:5000/a/b", 0, 0, "127.0.0.1:5000", "a/b", NULL, NULL},
+    {"localhost/app", 0, 0, "localhost", "app", NULL, NULL},
+    {"ghcr.io/o/app:v1.2.3", IMAGEREF_ALLOW_TAG, 0, "ghcr.io", "o/app", "v1.2.3", NULL},
+    {"ghcr.io/o/app:v1@" D64, IMAGEREF_ALLOW_TAG | IMAGEREF_ALLOW_DIGEST, 0, "ghcr.io", "o/app",
+     "v1", D64},
+    {"ghcr.io/o/app:v1", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"ghcr.io/o/app@" D64, IMAGEREF_ALLOW_TAG, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"ghcr.io/O/App", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"ghcr.io/o/app:-bad", IMAGEREF_ALLOW_TAG, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"ghcr.io/o/app@sha256:abc", IMAGEREF_ALLOW_DIGEST, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"a//b", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"ghcr.io/", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
+    {"a__b/c-d/e.f", 0, 0, "registry-1.docker.io", "a__b/c-d/e.f", NULL, NULL},
+    {"a___b", 0, IG_EINVALID, NULL, NULL, NULL, NULL},
 };
 
 START_TEST(parse)

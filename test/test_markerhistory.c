@@ -90,7 +90,12 @@ START_TEST(replaced_table)
 	                   MARKER_PLAIN,
 	                   0,
 	                   0,
-	                   (char *)"", NULL, NULL, NULL, NULL, NULL};
+	                   (char *)"",
+	                   NULL,
+	                   NULL,
+	                   NULL,
+	                   NULL,
+	                   NULL};
 	struct error err = ERROR_INIT;
 	bool out = !rows[_i].replaced;
 
@@ -103,8 +108,19 @@ END_TEST
 /* A version of the file that is a symbolic link is never read through. */
 START_TEST(link_version_ignored)
 {
-	struct marker m = {
-	    (char *)"app.yaml", 1, (char *)"ns/app", MARKER_IMAGE, MARKER_PLAIN, 0, 0, (char *)"", NULL, NULL, NULL, NULL, NULL};
+	struct marker m = {(char *)"app.yaml",
+	                   1,
+	                   (char *)"ns/app",
+	                   MARKER_IMAGE,
+	                   MARKER_PLAIN,
+	                   0,
+	                   0,
+	                   (char *)"",
+	                   NULL,
+	                   NULL,
+	                   NULL,
+	                   NULL,
+	                   NULL};
 	struct error err = ERROR_INIT;
 	bool out = true;
 

@@ -245,8 +245,8 @@ END_TEST
 
 static struct marker mk(enum marker_part part, const char *value)
 {
-	struct marker m = {(char *)"f.yaml", 1, (char *)"ns/p", part, MARKER_PLAIN, 0, 0,
-	                   (char *)value, NULL, NULL, NULL, NULL, NULL};
+	struct marker m = {(char *)"f.yaml", 1,    (char *)"ns/p", part, MARKER_PLAIN, 0,   0,
+	                   (char *)value,    NULL, NULL,           NULL, NULL,         NULL};
 	return m;
 }
 
@@ -764,25 +764,24 @@ END_TEST
  * ObjectIdentifier for messageTemplate), per document of a multi-document file. */
 START_TEST(document_identity)
 {
-	static const char doc[] =
-	    "apiVersion: apps/v1\n"
-	    "kind: Deployment\n"
-	    "spec:\n"
-	    "  template:\n"
-	    "    metadata:\n"
-	    "      name: inner\n"
-	    "    spec:\n"
-	    "      containers:\n"
-	    "      - image: a:1 # {\"$imagepolicy\": \"ns:web\"}\n"
-	    "metadata:\n"
-	    "  namespace: apps\n"
-	    "  labels: {name: label}\n"
-	    "  name: web\n"
-	    "---\n"
-	    "apiVersion: kustomize.config.k8s.io/v1beta1\n"
-	    "kind: Kustomization\n"
-	    "images:\n"
-	    "- newTag: \"1\" # {\"$imagepolicy\": \"ns:web:tag\"}\n";
+	static const char doc[] = "apiVersion: apps/v1\n"
+	                          "kind: Deployment\n"
+	                          "spec:\n"
+	                          "  template:\n"
+	                          "    metadata:\n"
+	                          "      name: inner\n"
+	                          "    spec:\n"
+	                          "      containers:\n"
+	                          "      - image: a:1 # {\"$imagepolicy\": \"ns:web\"}\n"
+	                          "metadata:\n"
+	                          "  namespace: apps\n"
+	                          "  labels: {name: label}\n"
+	                          "  name: web\n"
+	                          "---\n"
+	                          "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+	                          "kind: Kustomization\n"
+	                          "images:\n"
+	                          "- newTag: \"1\" # {\"$imagepolicy\": \"ns:web:tag\"}\n";
 	struct marker_set set = MARKER_SET_INIT;
 	struct error err = ERROR_INIT;
 

@@ -235,7 +235,8 @@ static const struct {
      NULL, 0, "d hello m true false"},
     {"{{coalesce .e .z .s}} {{ternary \"y\" \"n\" true}} {{ternary \"y\" \"n\" false}}", NULL, 0,
      "hello y n"},
-    {"{{atoi \"42\"}} {{atoi \"x\"}} {{int \"0x10\"}} {{int64 \"7.00\"}} {{float64 \"1.25\"}} {{int "
+    {"{{atoi \"42\"}} {{atoi \"x\"}} {{int \"0x10\"}} {{int64 \"7.00\"}} {{float64 \"1.25\"}} "
+     "{{int "
      "2.9}}",
      NULL, 0, "42 0 16 7 1.25 2"},
     {"{{add 1 2 3}} {{sub 5 7}} {{mul 2 3 4}} {{div 7 2}} {{mod 7 3}} {{max 1 9 3}} {{min 4 2 8}} "

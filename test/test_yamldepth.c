@@ -28,13 +28,13 @@ static const struct {
 	int rc;
 	size_t line;
 } cases[] = {
-	{"a: ", "[", "]", 100000, YAMLDEPTH_MAX, IG_ETOOBIG, 1},
-	{"---\nx: 1\nb: ", "{k: ", "}", 50000, YAMLDEPTH_MAX, IG_ETOOBIG, 3},
-	{"a: ", "[", "]", 100, YAMLDEPTH_MAX, 0, 0},
-	{"a: ", "[", "]", 600, 1000, 0, 0},
-	{"a: ", "[1, ", "]", 600, 1000, 0, 0},
-	{"a: [1, 2]\nb: ", "[", "", 5000, YAMLDEPTH_MAX, IG_ETOOBIG, 2}, /* unclosed */
-	{"a: \"unterminated ", "[", "]", 5000, YAMLDEPTH_MAX, 0, 0},    /* a parse error */
+    {"a: ", "[", "]", 100000, YAMLDEPTH_MAX, IG_ETOOBIG, 1},
+    {"---\nx: 1\nb: ", "{k: ", "}", 50000, YAMLDEPTH_MAX, IG_ETOOBIG, 3},
+    {"a: ", "[", "]", 100, YAMLDEPTH_MAX, 0, 0},
+    {"a: ", "[", "]", 600, 1000, 0, 0},
+    {"a: ", "[1, ", "]", 600, 1000, 0, 0},
+    {"a: [1, 2]\nb: ", "[", "", 5000, YAMLDEPTH_MAX, IG_ETOOBIG, 2}, /* unclosed */
+    {"a: \"unterminated ", "[", "]", 5000, YAMLDEPTH_MAX, 0, 0},     /* a parse error */
 };
 
 START_TEST(depth)

@@ -92,8 +92,7 @@ static int resolve(struct pass *p, const char *image, const char *policy_id, con
 		goto done;
 	}
 	if (!(h = headcache_find(p->heads, key.data, tag))) {
-		if (load_target(&t, &creds, &ca_file, pol, &ref,
-		                p->o->secrets_dir, &err) < 0)
+		if (load_target(&t, &creds, &ca_file, pol, &ref, p->o->secrets_dir, &err) < 0)
 			goto failed;
 		if (!(h = headcache_get(p->heads, p->o->registry, &t, key.data, tag))) {
 			error = IG_EFAIL;
@@ -384,8 +383,7 @@ static int verify_automation(struct pass *p, const struct config_automation *a)
 	go.author_email = a->author_email;
 	go.provider = a->source->provider;
 	if ((a->source->secret_ref &&
-	     config_secret_path(&secret, p->o->secrets_dir,
-	                        a->source->secret_ref, &err) < 0) ||
+	     config_secret_path(&secret, p->o->secrets_dir, a->source->secret_ref, &err) < 0) ||
 	    (go.secret_dir = secret, gitstore_open(&g, &go, &err) < 0)) {
 		struct verify_want w = {NULL, NULL, NULL, NULL, NULL, false};
 		log_error("verify.git", "%s: %s", what.data, err.msg);

@@ -266,7 +266,8 @@ done:
 
 int cmd_tags(int argc, char **argv)
 {
-	struct tags_opts o = {NULL, NULL, NULL, NULL, false, false, 0, 0, false, {0}, POLICYFLAGS_INIT};
+	struct tags_opts o = {NULL, NULL, NULL,  NULL, false,           false,
+	                      0,    0,    false, {0},  POLICYFLAGS_INIT};
 	struct error err = ERROR_INIT;
 	bool bad_input = false;
 	int error, rc;

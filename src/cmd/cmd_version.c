@@ -32,7 +32,7 @@ int cmd_version(int argc, char **argv)
 	}
 	git_libgit2_version(&major, &minor, &rev);
 	printf("imageguard %s\n", IMAGEGUARD_VERSION);
-	printf("libgit2 %d.%d.%d, %s, jansson %s, libyaml %s\n", major, minor, rev,
-	       curl_version(), JANSSON_VERSION, yaml_get_version_string());
+	printf("libgit2 %d.%d.%d, %s, jansson %s, libyaml %s\n", major, minor, rev, curl_version(),
+	       JANSSON_VERSION, yaml_get_version_string());
 	return 0;
 }

@@ -280,8 +280,8 @@ static int github_app_credentials(git_credential **out, struct gitauth *a)
 
 	if (a->userpass_tries++ > 1)
 		return refuse(a, IG_EAUTH,
-			      "git '%s': github app installation token refused by the server",
-			      a->url_safe);
+		              "git '%s': github app installation token refused by the server",
+		              a->url_safe);
 	if (a->userpass_tries == 2)
 		githubapp_forget(a->github_app_dir);
 	if (githubapp_token(&token, a->github_app_dir, &a->cb_err) < 0) {
@@ -300,7 +300,7 @@ int gitauth_use_github_app(struct gitauth *a, const char *secret_dir, struct err
 
 	if (a->transport != GITAUTH_HTTP)
 		return error_set(err, IG_EINVALID, "git '%s': provider 'github' needs an https URL",
-				 a->url_safe);
+		                 a->url_safe);
 	if ((rc = githubapp_check(secret_dir, err)) < 0)
 		return rc;
 	free(a->github_app_dir);

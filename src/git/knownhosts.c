@@ -109,7 +109,7 @@ static bool hashed_matches(const char *f, size_t n, const char *name)
 	if (salt_len <= 0 || want_len != SHA_DIGEST_LENGTH)
 		return false;
 	if (!HMAC(EVP_sha1(), salt, (int)salt_len, (const unsigned char *)name, strlen(name), got,
-		  &got_len))
+	          &got_len))
 		return false;
 	return got_len == SHA_DIGEST_LENGTH && memcmp(got, want, SHA_DIGEST_LENGTH) == 0;
 }
@@ -175,7 +175,7 @@ static bool key_matches(const struct kh_line *l, const struct knownhosts_key *ke
 }
 
 int knownhosts_check(const char *data, size_t len, const char *host, unsigned port,
-		     const struct knownhosts_key *key, struct error *err)
+                     const struct knownhosts_key *key, struct error *err)
 {
 	const char *p = data, *end = data + len;
 	char name[600];
@@ -193,12 +193,14 @@ int knownhosts_check(const char *data, size_t len, const char *host, unsigned po
 		if (line_end > p && line_end[-1] == '\r')
 			line_end--;
 		if (parse_line(&l, p, line_end) && hosts_match(l.hosts, l.hosts_len, name)) {
-			bool revoked = l.marker && l.marker_len == 8 && !memcmp(l.marker, "@revoked", 8);
+			bool revoked =
+			    l.marker && l.marker_len == 8 && !memcmp(l.marker, "@revoked", 8);
 			bool ca = l.marker && !revoked;
 
 			if (revoked && key_matches(&l, key))
-				return error_set(err, IG_EAUTH, "host '%s': host key is revoked in known_hosts",
-						 name);
+				return error_set(err, IG_EAUTH,
+				                 "host '%s': host key is revoked in known_hosts",
+				                 name);
 			if (!ca && !revoked) {
 				seen = true;
 				ok = ok || key_matches(&l, key);
@@ -209,8 +211,9 @@ int knownhosts_check(const char *data, size_t len, const char *host, unsigned po
 	if (ok)
 		return 0;
 	if (seen)
-		return error_set(err, IG_EAUTH,
-				 "host '%s': host key does not match known_hosts (possible man-in-the-middle)",
-				 name);
+		return error_set(
+		    err, IG_EAUTH,
+		    "host '%s': host key does not match known_hosts (possible man-in-the-middle)",
+		    name);
 	return error_set(err, IG_ENOTFOUND, "host '%s': unknown host: not in known_hosts", name);
 }

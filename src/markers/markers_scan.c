@@ -192,8 +192,8 @@ static int add_identity(struct marker *m, const struct docid *d)
 
 	if (!(m->setter = malloc(len)))
 		return IG_EFAIL;
-	snprintf(m->setter, len, "%.*s:%s%s%s", (int)nslen, m->policy, slash ? slash + 1 : m->policy,
-	         *part ? ":" : "", part);
+	snprintf(m->setter, len, "%.*s:%s%s%s", (int)nslen, m->policy,
+	         slash ? slash + 1 : m->policy, *part ? ":" : "", part);
 	for (int i = 0; d && i < ID_FIELDS; i++)
 		if (d->f[i] && !(*dst[i] = strdup(d->f[i])))
 			return IG_EFAIL;
@@ -590,8 +590,8 @@ static int match_scalar(struct scan *s, size_t *k, const yaml_event_t *e, bool i
 
 /* Where the event pass stands in a document's identity fields. */
 struct idpath {
-	int root_key;     /* the root mapping's pending key: an ID_ field, -1 other, -2 metadata */
-	int meta_key;     /* metadata's pending key: ID_NAME, ID_NAMESPACE or -1 */
+	int root_key;      /* the root mapping's pending key: an ID_ field, -1 other, -2 metadata */
+	int meta_key;      /* metadata's pending key: ID_NAME, ID_NAMESPACE or -1 */
 	size_t meta_depth; /* depth of the metadata mapping, 0 when not inside it */
 };
 
@@ -631,13 +631,15 @@ static int track_scalar(struct scan *s, struct idpath *ip, size_t depth, bool is
 		return 0;
 	if (depth == 1 && is_key) {
 		ip->root_key = !strcmp(v, "apiVersion") ? ID_API_VERSION
-		               : !strcmp(v, "kind")      ? ID_KIND
-		               : !strcmp(v, "metadata")  ? -2
-		                                         : -1;
+		               : !strcmp(v, "kind")     ? ID_KIND
+		               : !strcmp(v, "metadata") ? -2
+		                                        : -1;
 	} else if (depth == 1 && ip->root_key >= 0) {
 		rc = set_id(s, ip->root_key, e);
 	} else if (ip->meta_depth && depth == ip->meta_depth && is_key) {
-		ip->meta_key = !strcmp(v, "name") ? ID_NAME : !strcmp(v, "namespace") ? ID_NAMESPACE : -1;
+		ip->meta_key = !strcmp(v, "name")        ? ID_NAME
+		               : !strcmp(v, "namespace") ? ID_NAMESPACE
+		                                         : -1;
 	} else if (ip->meta_depth && depth == ip->meta_depth && ip->meta_key >= 0) {
 		rc = set_id(s, ip->meta_key, e);
 	}
@@ -688,7 +690,8 @@ static int event_pass(struct scan *s)
 			break;
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
-			if (roles.depth == 1 && ip.root_key == -2 && e.type == YAML_MAPPING_START_EVENT)
+			if (roles.depth == 1 && ip.root_key == -2 &&
+			    e.type == YAML_MAPPING_START_EVENT)
 				ip.meta_depth = 2;
 			else if (roles.depth == 1)
 				ip.root_key = -1;

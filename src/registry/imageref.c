@@ -144,7 +144,7 @@ static char *dup_range(const char *s, size_t len)
 }
 
 static int parse_name(struct imageref *out, const char *s, size_t len, struct error *err,
-		      const char *whole)
+                      const char *whole)
 {
 	const char *slash = memchr(s, '/', len);
 	const char *path = s;
@@ -154,7 +154,8 @@ static int parse_name(struct imageref *out, const char *s, size_t len, struct er
 	if (slash && looks_like_host(s, (size_t)(slash - s))) {
 		host_len = (size_t)(slash - s);
 		if (!valid_host(s, host_len))
-			return error_set(err, IG_EINVALID, "image '%s': invalid registry host", whole);
+			return error_set(err, IG_EINVALID, "image '%s': invalid registry host",
+			                 whole);
 		path = slash + 1;
 		path_len = len - host_len - 1;
 	}
@@ -165,16 +166,17 @@ static int parse_name(struct imageref *out, const char *s, size_t len, struct er
 		if (i == path_len || path[i] == '/') {
 			if (!valid_component(path + start, i - start))
 				return error_set(err, IG_EINVALID,
-						 "image '%s': invalid repository path '%.*s' "
-						 "(lower-case letters, digits and . _ - only)",
-						 whole, (int)path_len, path);
+				                 "image '%s': invalid repository path '%.*s' "
+				                 "(lower-case letters, digits and . _ - only)",
+				                 whole, (int)path_len, path);
 			start = i + 1;
 		}
 	out->registry = hub ? dup_range(DOCKER_HUB, 20) : dup_range(s, host_len);
 	if (hub && !memchr(path, '/', path_len)) {
 		out->repository = malloc(path_len + 9);
 		if (out->repository)
-			snprintf(out->repository, path_len + 9, "library/%.*s", (int)path_len, path);
+			snprintf(out->repository, path_len + 9, "library/%.*s", (int)path_len,
+			         path);
 	} else {
 		out->repository = dup_range(path, path_len);
 	}
@@ -195,17 +197,18 @@ int imageref_parse(struct imageref *out, const char *s, unsigned flags, struct e
 	imageref_split(&p, s, len);
 	if (p.tag_len || (p.tag_start && !p.tag_len)) {
 		if (!(flags & IMAGEREF_ALLOW_TAG))
-			return error_set(err, IG_EINVALID,
-					 "image '%s': a tag is not allowed here (give the repository only)",
-					 s);
+			return error_set(
+			    err, IG_EINVALID,
+			    "image '%s': a tag is not allowed here (give the repository only)", s);
 		if (!imageref_is_valid_tag(s + p.tag_start, p.tag_len))
 			return error_set(err, IG_EINVALID, "image '%s': invalid tag", s);
 	}
 	if (p.digest_start) {
 		if (!(flags & IMAGEREF_ALLOW_DIGEST))
-			return error_set(err, IG_EINVALID,
-					 "image '%s': a digest is not allowed here (give the repository only)",
-					 s);
+			return error_set(
+			    err, IG_EINVALID,
+			    "image '%s': a digest is not allowed here (give the repository only)",
+			    s);
 		if (!imageref_is_valid_digest(s + p.digest_start, p.digest_len))
 			return error_set(err, IG_EINVALID, "image '%s': invalid digest", s);
 	}

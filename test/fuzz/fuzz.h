@@ -14,13 +14,13 @@
 #include "imageguard/util/log.h"
 
 /* A property that must hold: print it and abort (libFuzzer saves the input). */
-#define FUZZ_CHECK(cond)                                                                      \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__, __LINE__,   \
-				#cond);                                                       \
-			abort();                                                              \
-		}                                                                             \
+#define FUZZ_CHECK(cond)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__, __LINE__,        \
+			        #cond);                                                            \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* Library warnings would flood the fuzzer's output and slow it down. */
@@ -82,7 +82,7 @@ static inline const char *fuzz_write(const char *name, const uint8_t *data, size
 		const char *tmp = getenv("TMPDIR");
 
 		snprintf(fuzz_dir_path, sizeof(fuzz_dir_path), "%s/imageguard-fuzz.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
+		         tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(fuzz_dir_path))
 			abort();
 		snprintf(fuzz_file_path, sizeof(fuzz_file_path), "%s/%s", fuzz_dir_path, name);

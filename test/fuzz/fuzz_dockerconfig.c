@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct registry_creds c = REGISTRY_CREDS_INIT;
 		struct error err = ERROR_INIT;
 		int rc = k == 0 ? creds_load_secret(&c, fuzz_dir_path, hosts[k], &err)
-				: creds_load_docker_config(&c, path, hosts[k], &err);
+		                : creds_load_docker_config(&c, path, hosts[k], &err);
 
 		FUZZ_CHECK(rc == 0 || rc == IG_EINVALID || rc == IG_ETOOBIG || rc == IG_EFAIL);
 		if (rc < 0) {

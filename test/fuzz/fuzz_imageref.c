@@ -32,7 +32,7 @@ static void check_parsed(const struct imageref *r, unsigned flags)
 	/* The normalised form is a fixed point. */
 	FUZZ_CHECK(imageref_parse(&again, s.data, flags, &err) == 0);
 	FUZZ_CHECK(same(again.registry, r->registry) && same(again.repository, r->repository) &&
-		   same(again.tag, r->tag) && same(again.digest, r->digest));
+	           same(again.tag, r->tag) && same(again.digest, r->digest));
 	FUZZ_CHECK(imageref_is_docker_hub(&again) == imageref_is_docker_hub(r));
 	imageref_release(&again);
 	buf_release(&s);
@@ -46,12 +46,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	imageref_split(&parts, (const char *)data, size);
 	FUZZ_CHECK(parts.name_len <= size);
-	FUZZ_CHECK(!parts.tag_len || (parts.tag_start >= parts.name_len &&
-				      parts.tag_start + parts.tag_len <= size));
+	FUZZ_CHECK(!parts.tag_len ||
+	           (parts.tag_start >= parts.name_len && parts.tag_start + parts.tag_len <= size));
 	FUZZ_CHECK(!parts.digest_len || (parts.digest_start >= parts.name_len &&
-					 parts.digest_start + parts.digest_len <= size));
+	                                 parts.digest_start + parts.digest_len <= size));
 	FUZZ_CHECK(!parts.tag_len || !parts.digest_len ||
-		   parts.tag_start + parts.tag_len <= parts.digest_start);
+	           parts.tag_start + parts.tag_len <= parts.digest_start);
 	for (unsigned flags = 0; flags < 4; flags++) {
 		struct imageref r = IMAGEREF_INIT;
 		struct error err = ERROR_INIT;

@@ -7,8 +7,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const bases[] = {
-		"https://registry.example:5000/v2/org/app/tags/list?n=100",
-		"http://127.0.0.1:5000/v2/library/nginx/tags/list",
+	    "https://registry.example:5000/v2/org/app/tags/list?n=100",
+	    "http://127.0.0.1:5000/v2/library/nginx/tags/list",
 	};
 	char *value = fuzz_strndup(data, size);
 

@@ -24,9 +24,11 @@ static const char *safe_value(enum marker_part part)
 }
 
 static const char *const tricky[] = {
-	"", "a b", "it's", "say \"hi\"", "back\\slash", "colon: space", "hash #x", "tab\there",
-	"new\nline", "caf\xc3\xa9", "-dash", "@at", "[x]", "{y}", "trail ", " lead", "x:", "%p",
-	"'", "\"", "\\", "a,b", "!tag", "*alias", "&anchor", "null", "~", "'q'", "\xe2\x80\xa8",
+    "",        "a b",       "it's",      "say \"hi\"",  "back\\slash",  "colon: space",
+    "hash #x", "tab\there", "new\nline", "caf\xc3\xa9", "-dash",        "@at",
+    "[x]",     "{y}",       "trail ",    " lead",       "x:",           "%p",
+    "'",       "\"",        "\\",        "a,b",         "!tag",         "*alias",
+    "&anchor", "null",      "~",         "'q'",         "\xe2\x80\xa8",
 };
 
 static int by_start(const void *a, const void *b)
@@ -42,7 +44,7 @@ static bool segment_equal(const char *a, size_t alen, const char *b, size_t blen
 }
 
 static void check_rewrite(const struct marker_set *old, const char *data, size_t len,
-			  const struct buf *out, const char *const *values)
+                          const struct buf *out, const char *const *values)
 {
 	struct marker_set back = MARKER_SET_INIT;
 	struct error err = ERROR_INIT;
@@ -59,12 +61,12 @@ static void check_rewrite(const struct marker_set *old, const char *data, size_t
 		FUZZ_CHECK(strcmp(b->value, values[i]) == 0);
 		FUZZ_CHECK(a->start >= prev_old && b->start >= prev_new);
 		FUZZ_CHECK(segment_equal(data + prev_old, a->start - prev_old, out->data + prev_new,
-					 b->start - prev_new));
+		                         b->start - prev_new));
 		prev_old = a->end;
 		prev_new = b->end;
 	}
 	FUZZ_CHECK(segment_equal(data + prev_old, len - prev_old, out->data + prev_new,
-				 out->len - prev_new));
+	                         out->len - prev_new));
 	markers_release(&back);
 }
 
@@ -79,13 +81,13 @@ static void rewrite(const struct marker_set *set, const char *data, size_t len, 
 	FUZZ_CHECK(edits && values);
 	for (size_t i = 0; i < set->len; i++) {
 		values[i] = round == 0 ? safe_value(set->items[i].part)
-				       : tricky[(round + i) % (sizeof(tricky) / sizeof(tricky[0]))];
+		                       : tricky[(round + i) % (sizeof(tricky) / sizeof(tricky[0]))];
 		edits[i].marker = &set->items[i];
 		edits[i].value = values[i];
 	}
 	rc = markers_apply(&out, data, len, edits, set->len, &err);
-	FUZZ_CHECK(rc == 0 || ((rc == IG_EINVALID || rc == IG_ETOOBIG || rc == IG_EFAIL) &&
-			       err.msg[0]));
+	FUZZ_CHECK(rc == 0 ||
+	           ((rc == IG_EINVALID || rc == IG_ETOOBIG || rc == IG_EFAIL) && err.msg[0]));
 	if (rc == 0)
 		check_rewrite(set, data, len, &out, values);
 	buf_release(&out);

@@ -16,13 +16,13 @@ struct registry_client;
 struct report;
 
 struct reconcile_options {
-	const struct config *config; /* borrowed */
-	const char *state_dir;       /* the Git clone cache lives below it */
-	const char *secrets_dir;     /* NULL: secrets resolve against "." */
-	unsigned concurrency;        /* registry scans at once */
-	bool dry_run;                /* plan: decide only */
-	struct audit *audit;         /* NULL: no audit records */
-	struct metrics *metrics;     /* NULL: no metrics (declared by passmetrics_declare) */
+	const struct config *config;    /* borrowed */
+	const char *state_dir;          /* the Git clone cache lives below it */
+	const char *secrets_dir;        /* NULL: secrets resolve against "." */
+	unsigned concurrency;           /* registry scans at once */
+	bool dry_run;                   /* plan: decide only */
+	struct audit *audit;            /* NULL: no audit records */
+	struct metrics *metrics;        /* NULL: no metrics (declared by passmetrics_declare) */
 	struct registry_client *client; /* NULL: a client is made for the pass */
 	/* When non-NULL and set (by a signal handler), no further automation is started; a commit
 	 * already being pushed is finished. */

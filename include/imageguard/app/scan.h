@@ -52,8 +52,7 @@ int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client
  * into creds, and its certSecretRef's CA file into *ca_file (owned, NULL: system CAs). The one
  * rule for the listings, the manifest HEADs and verify. Returns 0 or the secret's error. */
 int scan_load_access(struct registry_creds *creds, char **ca_file,
-                     const struct config_repository *r, const char *secrets_dir,
-                     struct error *err);
+                     const struct config_repository *r, const char *secrets_dir, struct error *err);
 
 /* The registry target (ref, creds, insecure, CA, timeout) of a scan, for manifest HEADs. */
 void scan_target(struct registry_target *out, const struct scan *s);

@@ -38,7 +38,7 @@ struct gitauth {
 	unsigned key_tries, userpass_tries;
 	/* the operation's bounds, handed to gitstream by gitauth_begin (borrowed; NULL: none) */
 	const volatile sig_atomic_t *stop;
-	long io_timeout_ms; /* 0: GITSTREAM_TIMEOUT_DEFAULT_MS */
+	long io_timeout_ms;    /* 0: GITSTREAM_TIMEOUT_DEFAULT_MS */
 	struct error cb_err;   /* why a callback refused, preferred over libgit2's text */
 	char push_reject[256]; /* the remote's reason for refusing the last push, "" if none */
 };

@@ -22,6 +22,6 @@ struct knownhosts_key {
  * is @revoked). Malformed lines are skipped, as OpenSSH does. The error names the host, never
  * a key. */
 int knownhosts_check(const char *data, size_t len, const char *host, unsigned port,
-		     const struct knownhosts_key *key, struct error *err);
+                     const struct knownhosts_key *key, struct error *err);
 
 #endif

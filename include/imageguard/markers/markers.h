@@ -12,15 +12,15 @@ enum marker_part { MARKER_IMAGE, MARKER_NAME, MARKER_TAG, MARKER_DIGEST };
 enum marker_style { MARKER_PLAIN, MARKER_SINGLE_QUOTED, MARKER_DOUBLE_QUOTED };
 
 struct marker {
-	char *file;       /* owned; relative to the scan root ("apps/web.yaml") */
-	size_t line;      /* 1-based line of the marked value */
-	char *policy;     /* owned; "ns/name" */
+	char *file;   /* owned; relative to the scan root ("apps/web.yaml") */
+	size_t line;  /* 1-based line of the marked value */
+	char *policy; /* owned; "ns/name" */
 	enum marker_part part;
 	enum marker_style style;
-	size_t start;     /* byte range of the value's content in the file, inside any quotes */
+	size_t start; /* byte range of the value's content in the file, inside any quotes */
 	size_t end;
-	char *value;      /* owned; the current value (unescaped) */
-	char *setter;     /* owned; the marker's setter as Flux names it: "ns:name", "ns:name:tag" */
+	char *value;  /* owned; the current value (unescaped) */
+	char *setter; /* owned; the marker's setter as Flux names it: "ns:name", "ns:name:tag" */
 	/* owned; the YAML document holding the marker, as its scalars read (NULL when absent):
 	 * apiVersion, kind, metadata.name, metadata.namespace (Flux's ObjectIdentifier) */
 	char *api_version, *kind, *name, *namespace;
@@ -41,7 +41,10 @@ struct marker_set {
 	size_t problems_len, problems_cap;
 };
 
-#define MARKER_SET_INIT {NULL, 0, 0, NULL, 0, 0}
+#define MARKER_SET_INIT                                                                            \
+	{                                                                                          \
+		NULL, 0, 0, NULL, 0, 0                                                             \
+	}
 
 /* Files larger than this are reported as a problem and not parsed. */
 #define MARKERS_MAX_FILE_SIZE ((size_t)8 << 20)
@@ -52,7 +55,7 @@ struct marker_set {
  * one problem (its file:line) and no markers, so it is never rewritten. out keeps ownership of
  * everything appended; release it with markers_release. */
 int markers_scan_buffer(struct marker_set *out, const char *file, const char *data, size_t len,
-			struct error *err);
+                        struct error *err);
 /* Scans every *.yaml / *.yml and every file named Kustomization (as Flux's reader) under
  * root/subpath (subpath may be NULL or "./"), in sorted path order; file names in results are
  * relative to root. Directories named .git, symbolic links (files and directories), FIFOs and
@@ -61,12 +64,12 @@ int markers_scan_buffer(struct marker_set *out, const char *file, const char *da
  * A subpath that is absolute or has a ".." component is IG_EINVALID; a missing root or
  * subpath IG_ENOTFOUND. Unreadable or oversized files are problems, not failures. */
 int markers_scan_tree(struct marker_set *out, const char *root, const char *subpath,
-		      struct error *err);
+                      struct error *err);
 /* Scans the one file root/name (read with the size cap; an unreadable or oversized file, a
  * symbolic link at any component of name, or a non-regular file is a problem), naming it
  * `name` in results. Returns 0, or negative for out of memory. */
 int markers_scan_file(struct marker_set *out, const char *root, const char *name,
-		      struct error *err);
+                      struct error *err);
 void markers_release(struct marker_set *s);
 
 /* Appends a problem (file and message copied; line 0 when none applies), e.g. a marker naming
@@ -87,14 +90,14 @@ struct marker_edit {
  * would not read back as exactly that value is IG_EINVALID naming file:line; out is then
  * unspecified and nothing should be written. */
 int markers_apply(struct buf *out, const char *data, size_t len, const struct marker_edit *edits,
-		  size_t n, struct error *err);
+                  size_t n, struct error *err);
 
 /* The value to write at m for a policy whose choice is name, tag and digest (digest may be
  * NULL): IMAGE -> "name:tag" or "name:tag@digest", keeping the name as written in the current
  * value when it has one (else `name`); NAME -> name; TAG -> tag; DIGEST -> digest. A part the
  * caller did not supply (NULL) is IG_EINVALID. *out is newly allocated (free() it). */
 int markers_value_for(char **out, const struct marker *m, const char *name, const char *tag,
-		      const char *digest, struct error *err);
+                      const char *digest, struct error *err);
 
 /* What a marker holds now: the tag and digest of a whole-image value, a `:tag` marker's
  * value, a `:digest` marker's value; a `:digest` or `:name` marker takes its tag from the

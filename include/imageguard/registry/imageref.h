@@ -10,8 +10,8 @@ struct error;
 
 /* Where the parts of a reference lie in the string it was split from (no allocation). */
 struct imageref_parts {
-	size_t name_len;     /* [0, name_len) is the name as written, host and path */
-	size_t tag_start;    /* the tag, without ':' (tag_len 0: none) */
+	size_t name_len;  /* [0, name_len) is the name as written, host and path */
+	size_t tag_start; /* the tag, without ':' (tag_len 0: none) */
 	size_t tag_len;
 	size_t digest_start; /* the digest, without '@' (digest_len 0: none) */
 	size_t digest_len;
@@ -28,7 +28,10 @@ struct imageref {
 	char *digest;     /* NULL when absent */
 };
 
-#define IMAGEREF_INIT {NULL, NULL, NULL, NULL}
+#define IMAGEREF_INIT                                                                              \
+	{                                                                                          \
+		NULL, NULL, NULL, NULL                                                             \
+	}
 
 enum {
 	IMAGEREF_ALLOW_TAG = 1,    /* a tag may be present */

@@ -13,8 +13,14 @@ struct buf {
 	size_t max; /* 0: no cap (only for data we generate ourselves) */
 };
 
-#define BUF_INIT {NULL, 0, 0, 0}
-#define BUF_INIT_MAX(m) {NULL, 0, 0, (m)}
+#define BUF_INIT                                                                                   \
+	{                                                                                          \
+		NULL, 0, 0, 0                                                                      \
+	}
+#define BUF_INIT_MAX(m)                                                                            \
+	{                                                                                          \
+		NULL, 0, 0, (m)                                                                    \
+	}
 
 /* Appends n bytes; returns 0, IG_ETOOBIG past the cap, IG_EFAIL when out of memory. */
 int buf_append(struct buf *b, const void *data, size_t n);

@@ -21,7 +21,7 @@ bool log_is_enabled(enum log_level level);
 void log_timestamp(char *out, size_t n);
 /* Writes one event line: `event` is a short stable name ("registry.retry"), the rest printf. */
 void log_event(enum log_level level, const char *event, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #define log_error(ev, ...) log_event(LOG_ERROR, ev, __VA_ARGS__)
 #define log_warn(ev, ...) log_event(LOG_WARN, ev, __VA_ARGS__)

@@ -11,7 +11,10 @@ struct strvec {
 	size_t cap;
 };
 
-#define STRVEC_INIT {NULL, 0, 0}
+#define STRVEC_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* Appends a copy of s; returns 0 or IG_EFAIL (out of memory). */
 int strvec_push(struct strvec *v, const char *s);
