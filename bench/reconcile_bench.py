@@ -6,6 +6,7 @@ import os
 import random
 import shutil
 import signal
+import json
 import statistics
 import subprocess
 import sys
@@ -139,4 +140,109 @@ def main():
               % (peak / 1024.0, passes, verdict(peak < 32 * 1024)))
 
 
-main()
+# --- the scale table (issue 17): N policies over N repositories of 100 tags each, one host ---
+
+SCALE = [int(x) for x in os.environ.get("BENCH_SCALE", "500,2000,5000").split(",") if x.strip() and int(x)]
+SCALE_TAGS = int(os.environ.get("BENCH_SCALE_TAGS", "100"))
+SCALE_RUNS = int(os.environ.get("BENCH_SCALE_RUNS", "3"))
+# imageguard's connections to one registry host: min(--concurrency 8, SCAN_PER_HOST_MAX 4)
+CONNS = 4
+
+
+def child_usage(argv, want_out=False):
+    """wall, cpu (user+sys), peak RSS KiB, rc, stdout of one child run."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE if want_out else subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    out = proc.stdout.read() if want_out else b""
+    err = proc.stderr.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    dt = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return dt, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, proc.returncode, out, err
+
+
+def scale_layout(env, n):
+    """Repositories bench/s0..s(n-1) as symlinks to one stored repository of SCALE_TAGS tags:
+    the registry reads each through the link, so every listing is a real one."""
+    tags = ["1.%d.0" % k for k in range(SCALE_TAGS)]
+    env.push("bench/s0", tags[:1])
+    root = os.path.join(env.reg.dir, "data", "docker", "registry", "v2", "repositories", "bench")
+    src = os.path.join(root, "s0", "_manifests", "tags")
+    first = os.path.join(src, tags[0])
+    for t in tags[1:]:
+        shutil.copytree(first, os.path.join(src, t))
+    for i in range(1, n):
+        os.symlink("s0", os.path.join(root, "s%d" % i))
+    return tags
+
+
+def scale_marker(env, i, tag):
+    return marker(env, i, tag).replace("bench/r%d:" % i, "bench/s%d:" % i)
+
+
+def scale_main():
+    SCALE.sort()
+    top = SCALE[-1]
+    with Env() as env:
+        t0 = time.monotonic()
+        tags = scale_layout(env, top)
+        newest = tags[-1]
+        seeded = 0
+        print("scale setup: %d repositories of %d tags, %.1fs" % (top, SCALE_TAGS, time.monotonic() - t0))
+        rows = []
+        for n in SCALE:
+            cfg = []
+            for i in range(n):
+                cfg.append(env.repository("s%d" % i, "bench/s%d" % i))
+                cfg.append(env.policy("p%d" % i, "s%d" % i, semver=">=1.0.0"))
+            env.config("".join(cfg) + env.automation(path="./apps"))
+            urls = os.path.join(env.dir, "urls-%d" % n)
+            with open(urls, "w") as f:
+                for i in range(n):
+                    f.write('url = "%s/v2/bench/s%d/tags/list"\noutput = "/dev/null"\n'
+                            % (env.reg.url, i))
+            # markers grow with n (SCALE ascending): every marker names a configured policy
+            env.seed({"apps/s%d.yaml" % i: scale_marker(env, i, newest) for i in range(seeded, n)},
+                     message="scale %d" % n)
+            seeded = n
+            timed(env, "reconcile")  # clone cache, warm
+            ig, cu = [], []
+            for _ in range(SCALE_RUNS):
+                dt, cpu, rss, rc, out, err = child_usage(env.args("reconcile", "-o", "json"), True)
+                if rc != 0:
+                    raise RuntimeError("reconcile failed: %s" % err.decode()[-2000:])
+                got = [x for x in json.loads(out) if x["decision"] == "none" and x["reason"] == "up-to-date"]
+                if len(got) != n or len(json.loads(out)) != n:
+                    raise RuntimeError("scale %d: %d of %d decisions none/up-to-date" % (n, len(got), n))
+                ig.append((dt, cpu, rss))
+                cdt, ccpu, _, crc, _, cerr = child_usage(
+                    ["curl", "-sSf", "--parallel", "--parallel-max", str(CONNS), "-K", urls])
+                if crc != 0:
+                    raise RuntimeError("curl failed: %s" % cerr.decode()[-500:])
+                cu.append(cdt)
+            wall = statistics.median(x[0] for x in ig)
+            cpu = statistics.median(x[1] for x in ig)
+            rss = max(x[2] for x in ig)
+            rows.append((n, wall, cpu, rss, statistics.median(cu)))
+        print("%8s %9s %9s %9s %10s %9s %9s %12s" % ("policies", "wall s", "curl s", "ratio", "cpu s",
+                                                   "wall/pol", "cpu/pol", "peak RSS MiB"))
+        for n, wall, cpu, rss, curl in rows:
+            print("%8d %9.3f %9.3f %8.2fx %10.3f %7.0fus %7.0fus %12.1f" % (
+                n, wall, curl, wall / curl, cpu, wall / n * 1e6, cpu / n * 1e6, rss / 1024.0))
+        n, wall, cpu, rss, curl = rows[-1]
+        print("%d policies: wall %.2fx curl over %d connections (target <= 1.2x: %s); cpu %.3fs "
+              "(target <= 0.6s: %s); peak RSS %.1f MiB (target < 32 MiB: %s)"
+              % (n, wall / curl, CONNS, verdict(wall <= 1.2 * curl), cpu, verdict(cpu <= 0.6),
+                 rss / 1024.0, verdict(rss < 32 * 1024)))
+        if len(rows) > 1:
+            a, b = rows[0], rows[-1]
+            print("growth %d -> %d policies: cpu/policy x%.2f, wall/policy x%.2f (linear or better "
+                  "<= ~1.0: %s)" % (a[0], b[0], (b[2] / b[0]) / (a[2] / a[0]), (b[1] / b[0]) / (a[1] / a[0]),
+                                    verdict((b[2] / b[0]) <= 1.15 * (a[2] / a[0]))))
+
+
+if os.environ.get("BENCH_SKIP_MIXED") != "1":
+    main()
+if SCALE:
+    scale_main()

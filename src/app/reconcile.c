@@ -62,6 +62,7 @@ int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error
 	int error;
 
 	markers_release(&ar->markers);
+	ar->ready_from = 0;
 	if ((error = markers_scan_tree(&ar->markers, workdir, ar->a->update_path, err)) < 0)
 		return error == IG_ENOTFOUND ? config_automation_path_error(err, ar->a) : error;
 	for (size_t i = 0; i < ar->markers.problems_len; i++)
@@ -208,14 +209,16 @@ static bool repository_final(const struct progress *g, size_t r)
 	return g->finished || g->listed[r] || !sc->wanted || sc->repo->suspend;
 }
 
-/* Whether every repository ar's markers need is final. Under g->mu. */
-static bool automation_ready(const struct progress *g, const struct autorun *ar)
+/* Whether every repository ar's markers need is final. Under g->mu. A listing once final
+ * stays final, so each call resumes at the first marker still waiting (called once per
+ * completed listing, a scan from the start made the pass quadratic). */
+static bool automation_ready(const struct progress *g, struct autorun *ar)
 {
 	const struct pass *p = g->p;
 
-	for (size_t i = 0; i < ar->markers.len; i++) {
+	for (; ar->ready_from < ar->markers.len; ar->ready_from++) {
 		const struct config_policy *pol =
-		    config_find_policy_id(p->cfg, ar->markers.items[i].policy);
+		    config_find_policy_id(p->cfg, ar->markers.items[ar->ready_from].policy);
 
 		if (pol && config_automation_selects(ar->a, pol) &&
 		    !repository_final(g, p->policy_repo[reconcile_policy_index(p->cfg, pol)]))
@@ -314,15 +317,19 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->policy_repo = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(size_t));
 	p->policy_marked = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(bool));
 	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(*p->autoruns));
-	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns ||
+	p->settled = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(size_t));
+	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns || !p->settled ||
 	    buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	if (settle_open(&p->settle, o->state_dir, err) < 0)
 		return err->code;
 	for (size_t i = 0; i < cfg->repositories_len; i++)
 		p->scans[i].repo = &cfg->repositories[i];
-	for (size_t i = 0; i < cfg->policies_len; i++)
+	for (size_t i = 0; i < cfg->policies_len; i++) {
 		p->policy_repo[i] = repository_index(cfg, cfg->policies[i].repository);
+		if (cfg->policies[i].settle_s)
+			p->settled[p->settled_len++] = i;
+	}
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		p->autoruns[i].p = p;
 		p->autoruns[i].a = &cfg->automations[i];
@@ -351,6 +358,7 @@ static void pass_release(struct pass *p)
 	free(p->scans);
 	free(p->policy_repo);
 	free(p->policy_marked);
+	free(p->settled);
 	free(p->git_failure);
 	if (p->client != p->o->client)
 		registry_client_free(p->client);

@@ -107,10 +107,12 @@ void reconcile_listing_fill(struct pass *p, size_t r)
 		l->tags = (const char *const *)sc->listing.tags.items;
 		l->tags_len = sc->listing.tags.len;
 	}
-	for (size_t i = 0; l->ok && i < p->cfg->policies_len; i++) {
-		const struct config_policy *pol = &p->cfg->policies[i];
+	/* only the policies with a settle window: a loop over every policy per listing made the
+	 * pass quadratic */
+	for (size_t k = 0; l->ok && k < p->settled_len; k++) {
+		size_t i = p->settled[k];
 
-		if (pol->settle_s && p->policy_repo[i] == r)
-			settle_keep_listed(p->settle, pol->id, l->tags, l->tags_len);
+		if (p->policy_repo[i] == r)
+			settle_keep_listed(p->settle, p->cfg->policies[i].id, l->tags, l->tags_len);
 	}
 }

@@ -34,6 +34,8 @@ struct pass {
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
 	struct decide_listing *listings; /* per config repository, filled as each is final */
 	bool *filled;                    /* per config repository: listing_fill done */
+	size_t *settled;                 /* the config policies with a settle window */
+	size_t settled_len;
 	struct decide_io io;
 	struct decide_env env;
 	struct report *report;
@@ -51,6 +53,7 @@ struct autorun {
 	bool reopen;   /* its clone was closed after phase one (another automation shares it) */
 	bool finished; /* phase two done */
 	bool committed;
+	size_t ready_from; /* markers before it are known to have final listings */
 	char commit[41];
 	struct report report; /* its markers' items, joined to the pass's in config order */
 };

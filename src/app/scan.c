@@ -1,5 +1,8 @@
 /* Concurrent repository listings for one pass: a small pool of pthreads pulls the next scan
- * whose registry host is below SCAN_PER_HOST_MAX requests in flight. */
+ * whose registry host is below SCAN_PER_HOST_MAX requests in flight. Scheduling is O(hosts)
+ * per scan taken: each host keeps its pending scans in index order with a cursor, so taking
+ * one never rescans the scans already taken (5,000 repositories on one host made that
+ * quadratic). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,15 +12,24 @@
 #include "imageguard/util/log.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/util/buf.h"
+#include "imageguard/util/strindex.h"
+
+/* The pending scans of one registry host, in index order. */
+struct host_queue {
+	size_t *order;     /* scan indices, borrowed from pool.order */
+	size_t len, next;  /* next: the first not yet taken */
+	unsigned inflight; /* requests in flight on the host */
+};
 
 struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	struct scan *scans;
 	size_t n;
-	bool *taken;
-	unsigned *inflight; /* per scan: requests in flight on its host (shared by host) */
-	size_t *host_of;    /* per scan: index of the first scan with the same host */
+	struct host_queue *hosts;
+	size_t nhosts;
+	size_t *host_of; /* per scan: its host queue */
+	size_t *order;   /* every pending scan, grouped by host */
 	struct registry_client *client;
 	const char *secrets_dir;
 	unsigned per_host;
@@ -98,21 +110,28 @@ static void list_one(struct scan *s, struct registry_client *client, const char 
 		          s->listing.tags.len, s->listing.pages);
 }
 
-/* The next pending scan whose host has room, or n when none; waits while all are blocked. */
+/* The next pending scan whose host has room, or n when none; waits while all are blocked.
+ * Of the hosts with room, the one whose next scan has the lowest index goes first: the order
+ * a single queue would give. */
 static size_t take_next(struct pool *p)
 {
 	for (;;) {
+		struct host_queue *best = NULL;
 		bool any = false;
 
-		for (size_t i = 0; i < p->n; i++) {
-			if (p->taken[i] || !is_pending(&p->scans[i]))
+		for (size_t h = 0; h < p->nhosts; h++) {
+			struct host_queue *q = &p->hosts[h];
+
+			if (q->next == q->len)
 				continue;
 			any = true;
-			if (p->inflight[p->host_of[i]] >= p->per_host)
-				continue;
-			p->taken[i] = true;
-			p->inflight[p->host_of[i]]++;
-			return i;
+			if (q->inflight < p->per_host &&
+			    (!best || q->order[q->next] < best->order[best->next]))
+				best = q;
+		}
+		if (best) {
+			best->inflight++;
+			return best->order[best->next++];
 		}
 		if (!any)
 			return p->n;
@@ -135,24 +154,62 @@ static void *worker(void *arg)
 		if (p->hooks && p->hooks->done)
 			p->hooks->done(p->hooks->ctx, i);
 		pthread_mutex_lock(&p->lock);
-		p->inflight[p->host_of[i]]--;
+		p->hosts[p->host_of[i]].inflight--;
 		pthread_cond_broadcast(&p->changed);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
 
-static void group_hosts(struct pool *p)
+static const char *scan_host(const void *ctx, size_t i)
 {
+	return ((const struct scan *)ctx)[i].repo->ref.registry;
+}
+
+/* Puts every pending scan in its host's queue, in index order (hosts by a hash index). */
+static int group_hosts(struct pool *p)
+{
+	struct strindex ix = STRINDEX_INIT;
+	size_t *count = NULL, *first = NULL, at = 0;
+	int error = IG_EFAIL;
+
+	if (!(first = calloc(p->n, sizeof(*first))))
+		goto done;
 	for (size_t i = 0; i < p->n; i++) {
-		p->host_of[i] = i;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(p->scans[j].repo->ref.registry,
-			           p->scans[i].repo->ref.registry) == 0) {
-				p->host_of[i] = p->host_of[j];
-				break;
-			}
+		size_t dup;
+
+		if (!is_pending(&p->scans[i]))
+			continue;
+		if (strindex_add(&ix, i, scan_host, p->scans, &dup) < 0)
+			goto done;
+		if (dup == STRINDEX_NONE) {
+			first[i] = p->nhosts++; /* a new host: its queue number */
+			p->host_of[i] = first[i];
+		} else {
+			p->host_of[i] = first[dup];
+		}
 	}
+	if (!(count = calloc(p->nhosts ? p->nhosts : 1, sizeof(*count))))
+		goto done;
+	for (size_t i = 0; i < p->n; i++)
+		if (is_pending(&p->scans[i]))
+			count[p->host_of[i]]++;
+	for (size_t h = 0; h < p->nhosts; h++) {
+		p->hosts[h].order = p->order + at;
+		at += count[h];
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (is_pending(&p->scans[i])) {
+			struct host_queue *q = &p->hosts[p->host_of[i]];
+
+			q->order[q->len++] = i;
+		}
+	error = 0;
+done:
+	strindex_release(&ix);
+	free(first);
+	free(count);
+	return error;
 }
 
 int scan_run(struct scan *scans, size_t n, struct registry_client *client, const char *secrets_dir,
@@ -179,15 +236,14 @@ int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client
 	want = want < pending ? want : pending;
 	p.per_host =
 	    concurrency < SCAN_PER_HOST_MAX ? (concurrency ? concurrency : 1) : SCAN_PER_HOST_MAX;
-	p.taken = calloc(n, sizeof(*p.taken));
-	p.inflight = calloc(n, sizeof(*p.inflight));
+	p.hosts = calloc(pending, sizeof(*p.hosts));
+	p.order = calloc(pending, sizeof(*p.order));
 	p.host_of = calloc(n, sizeof(*p.host_of));
 	threads = calloc(want, sizeof(*threads));
-	if (!p.taken || !p.inflight || !p.host_of || !threads) {
+	if (!p.hosts || !p.order || !p.host_of || !threads || group_hosts(&p) < 0) {
 		error = error_set(err, IG_EFAIL, "registry scan: out of memory");
 		goto done;
 	}
-	group_hosts(&p);
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.changed, NULL);
 	for (; started < want; started++)
@@ -201,8 +257,8 @@ int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client
 	pthread_mutex_destroy(&p.lock);
 done:
 	free(threads);
-	free(p.taken);
-	free(p.inflight);
+	free(p.hosts);
+	free(p.order);
 	free(p.host_of);
 	return error;
 }

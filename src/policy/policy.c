@@ -5,6 +5,7 @@
  * no per-tag allocation; ordering pre-computes a sort key per candidate. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,27 @@ static int compile_template(struct policy *p, struct error *err)
 	return 0;
 }
 
+/* DEFAULT_EXCLUDE, compiled once for every policy whose list has it (Flux's default list, which
+ * config gives every repository without one): a compiled and JIT-ed copy per policy cost
+ * ~1 KiB each, and matching only reads the code. */
+static pcre2_code *shared_default;
+static struct error shared_default_err = ERROR_INIT;
+static pthread_once_t shared_default_once = PTHREAD_ONCE_INIT;
+
+static void compile_shared_default(void)
+{
+	(void)compile_re(&shared_default, "exclude", DEFAULT_EXCLUDE, &shared_default_err);
+}
+
+/* The shared DEFAULT_EXCLUDE (compiled on first use), or NULL with err set. */
+static pcre2_code *default_exclude(struct error *err)
+{
+	pthread_once(&shared_default_once, compile_shared_default);
+	if (!shared_default)
+		error_set(err, IG_EFAIL, "%s", shared_default_err.msg);
+	return shared_default;
+}
+
 static int compile_excludes(struct policy *p, const struct policy_spec *spec, struct error *err)
 {
 	static const char *const defaults[] = {DEFAULT_EXCLUDE};
@@ -219,8 +241,12 @@ static int compile_excludes(struct policy *p, const struct policy_spec *spec, st
 	if (!(p->exclude = calloc(n, sizeof(*p->exclude))))
 		return error_set(err, IG_EFAIL, "exclude: out of memory");
 	for (size_t k = 0; k < n; k++) {
-		if ((rc = compile_re(&p->exclude[k], "exclude", list[k], err)) < 0)
+		if (strcmp(list[k], DEFAULT_EXCLUDE) == 0) {
+			if (!(p->exclude[k] = default_exclude(err)))
+				return IG_EFAIL;
+		} else if ((rc = compile_re(&p->exclude[k], "exclude", list[k], err)) < 0) {
 			return rc;
+		}
 		p->nexclude++;
 	}
 	return 0;
@@ -232,7 +258,8 @@ void policy_free(struct policy *p)
 		return;
 	pcre2_code_free(p->pattern);
 	for (size_t k = 0; k < p->nexclude; k++)
-		pcre2_code_free(p->exclude[k]);
+		if (p->exclude[k] != shared_default)
+			pcre2_code_free(p->exclude[k]);
 	free(p->exclude);
 	free(p->extract);
 	free(p->parts);
@@ -402,6 +429,22 @@ static int bytes_compare(const char *a, size_t alen, const char *b, size_t blen)
 	return (alen > blen) - (alen < blen);
 }
 
+/* Printable ASCII only: no newline, no multi-byte sequence, where DEFAULT_EXCLUDE reads as
+ * plain "ends with .sig" (every OCI tag is such a string). */
+static bool printable_ascii(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+			return false;
+	return true;
+}
+
+/* DEFAULT_EXCLUDE (^.*\.sig$) on a printable ASCII tag, without the regex engine. */
+static bool default_excludes(const char *s, size_t len)
+{
+	return len >= 4 && memcmp(s + len - 4, ".sig", 4) == 0;
+}
+
 /* Runs exclusion, filter and extract on one tag. On OUT_CANDIDATE c holds the value (in
  * sc->buf when extracted); OUT_SKIPPED is a tag or value over its cap. */
 static enum outcome filter_value(const struct policy *p, struct scratch *sc, struct cand *c,
@@ -417,7 +460,9 @@ static enum outcome filter_value(const struct policy *p, struct scratch *sc, str
 		return OUT_SKIPPED;
 	mopt = utf8_valid((const unsigned char *)tag, len) ? PCRE2_NO_UTF_CHECK : 0;
 	for (size_t k = 0; k < p->nexclude; k++)
-		if (re_matches(p->exclude[k], tag, len, mopt, sc->md))
+		if (p->exclude[k] == shared_default && printable_ascii(tag, len)
+		        ? default_excludes(tag, len)
+		        : re_matches(p->exclude[k], tag, len, mopt, sc->md))
 			return OUT_FILTERED;
 	if (p->pattern && p->parts) {
 		if (!extract_value(p, sc, tag, len, mopt, &matched))

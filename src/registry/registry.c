@@ -135,17 +135,36 @@ void registry_tags_sha256(char out[65], const struct strvec *sorted_tags)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned char md[EVP_MAX_MD_SIZE];
+	char chunk[4096];
+	size_t used = 0;
 	unsigned n = 0;
 
 	out[0] = '\0';
 	if (!ctx)
 		return;
 	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	/* joined in a buffer first: two EVP calls per tag cost more than the hashing */
 	for (size_t i = 0; i < sorted_tags->len; i++) {
+		const char *t = sorted_tags->items[i];
+		size_t n = strlen(t);
+
+		if (used + n + 1 > sizeof(chunk)) {
+			EVP_DigestUpdate(ctx, chunk, used);
+			used = 0;
+		}
 		if (i)
-			EVP_DigestUpdate(ctx, "\n", 1);
-		EVP_DigestUpdate(ctx, sorted_tags->items[i], strlen(sorted_tags->items[i]));
+			chunk[used++] = '\n';
+		if (n >= sizeof(chunk)) {
+			EVP_DigestUpdate(ctx, chunk, used);
+			EVP_DigestUpdate(ctx, t, n);
+			used = 0;
+			continue;
+		}
+		memcpy(chunk + used, t, n);
+		used += n;
 	}
+	if (used)
+		EVP_DigestUpdate(ctx, chunk, used);
 	if (EVP_DigestFinal_ex(ctx, md, &n) == 1 && n == 32)
 		hex(out, md, n);
 	EVP_MD_CTX_free(ctx);
@@ -578,6 +597,18 @@ static void sort_unique(struct strvec *v)
 		v->items[out] = NULL;
 }
 
+/* Gives back the vector's spare capacity: a pass keeps every listing until it ends. */
+static void trim(struct strvec *v)
+{
+	char **p;
+
+	if (!v->items || v->cap <= v->len + 1 ||
+	    !(p = realloc(v->items, (v->len + 1) * sizeof(*p))))
+		return;
+	v->items = p;
+	v->cap = v->len + 1;
+}
+
 int registry_list_tags(struct registry_listing *out, struct registry_client *c,
                        const struct registry_target *t, struct error *err)
 {
@@ -596,6 +627,7 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 		goto done;
 	}
 	sort_unique(&out->tags);
+	trim(&out->tags);
 	registry_tags_sha256(out->sha256, &out->tags);
 	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages", k.name, out->tags.len,
 	          out->pages);

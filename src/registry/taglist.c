@@ -94,27 +94,49 @@ void tagarena_release(struct tagarena *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* A copy of s[0..n) with its NUL in the arena, or NULL when out of memory. n < the block. */
+/* The capacity of block number i: small for the first (most listings hold a few hundred
+ * bytes of tags, and a 1 MiB block each made 5,000 listings cost 5,000 touched pages), doubling
+ * up to TAGARENA_BLOCK, never less than need. Stored in the block's first bytes. */
+static size_t block_cap(size_t i, size_t need)
+{
+	size_t cap = i < 10 ? TAGARENA_FIRST << i : TAGARENA_BLOCK;
+
+	cap = cap < TAGARENA_BLOCK ? cap : TAGARENA_BLOCK;
+	return cap > need ? cap : need;
+}
+
+static size_t cap_of(const char *block)
+{
+	size_t cap;
+
+	memcpy(&cap, block, sizeof(cap));
+	return cap;
+}
+
+/* A copy of s[0..n) with its NUL in the arena, or NULL when out of memory. */
 static char *arena_copy(struct tagarena *a, const unsigned char *s, size_t n)
 {
 	char *p;
 
-	if (!a->len || a->used + n + 1 > TAGARENA_BLOCK) {
+	if (!a->len || a->used + n + 1 > cap_of(a->blocks[a->len - 1])) {
+		size_t cap = block_cap(a->len, n + 1);
+
 		if (a->len == a->cap) {
-			size_t cap = a->cap ? a->cap * 2 : 16;
-			char **b = realloc(a->blocks, cap * sizeof(*b));
+			size_t bcap = a->cap ? a->cap * 2 : 16;
+			char **b = realloc(a->blocks, bcap * sizeof(*b));
 
 			if (!b)
 				return NULL;
 			a->blocks = b;
-			a->cap = cap;
+			a->cap = bcap;
 		}
-		if (!(a->blocks[a->len] = malloc(TAGARENA_BLOCK)))
+		if (!(a->blocks[a->len] = malloc(sizeof(size_t) + cap)))
 			return NULL;
+		memcpy(a->blocks[a->len], &cap, sizeof(cap));
 		a->len++;
 		a->used = 0;
 	}
-	p = a->blocks[a->len - 1] + a->used;
+	p = a->blocks[a->len - 1] + sizeof(size_t) + a->used;
 	memcpy(p, s, n);
 	p[n] = '\0';
 	a->used += n + 1;
@@ -125,7 +147,7 @@ static char *arena_copy(struct tagarena *a, const unsigned char *s, size_t n)
 static int push_borrowed(struct strvec *v, char *s)
 {
 	if (v->len + 2 > v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 1024;
+		size_t cap = v->cap ? v->cap * 2 : 64;
 		char **p = realloc(v->items, cap * sizeof(*p));
 
 		if (!p)

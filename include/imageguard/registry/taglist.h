@@ -24,8 +24,9 @@ struct taglist_limits {
 };
 
 /* Packed storage for the tags of one listing: the strings one after another in blocks of
- * TAGARENA_BLOCK bytes, so a tag costs its bytes and one pointer (a malloc per tag costs 16
- * to 32 bytes more, more than the tag itself for most). Caller-owned; TAGARENA_INIT. */
+ * TAGARENA_FIRST bytes, doubling up to TAGARENA_BLOCK, so a tag costs its bytes and one
+ * pointer (a malloc per tag costs 16 to 32 bytes more, more than the tag itself for most) and
+ * a small listing a small block. Caller-owned; TAGARENA_INIT. */
 struct tagarena {
 	char **blocks;
 	size_t len, cap; /* blocks */
@@ -36,6 +37,7 @@ struct tagarena {
 	{                                                                                          \
 		NULL, 0, 0, 0                                                                      \
 	}
+#define TAGARENA_FIRST ((size_t)1 << 10)
 #define TAGARENA_BLOCK ((size_t)1 << 20)
 
 /* Frees every block; a may be reused. */
