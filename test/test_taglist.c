@@ -196,6 +196,57 @@ START_TEST(arena_pages)
 }
 END_TEST
 
+/* Block sizes double from TAGARENA_FIRST; compaction packs a small listing into one block of
+ * its exact size (same strings, same order), and leaves a listing over the cap alone. */
+START_TEST(arena_compact)
+{
+	static const struct {
+		size_t tags, max;
+		bool packed;
+	} cases[] = {{3, 1024, true}, {400, 65536, true}, {400, 100, false}, {0, 1024, false}};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct tagarena arena = TAGARENA_INIT;
+		struct strvec tags = STRVEC_INIT;
+		struct error err = ERROR_INIT;
+		struct taglist *t = NULL;
+		struct buf page = BUF_INIT;
+		size_t total = 0, blocks;
+		char want[32];
+
+		ck_assert_int_eq(buf_puts(&page, "{\"tags\":["), 0);
+		for (size_t i = 0; i < cases[c].tags; i++)
+			ck_assert_int_eq(buf_printf(&page, "%s\"v%05zu\"", i ? "," : "", i), 0);
+		ck_assert_int_eq(buf_puts(&page, "]}"), 0);
+		ck_assert_int_eq(taglist_new(&t, &tags, NAME, NULL, &err), 0);
+		taglist_set_arena(t, &arena);
+		ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+		ck_assert_int_eq(taglist_push(t, page.data, page.len, &err), 0);
+		ck_assert_int_eq(taglist_page_end(t, &err), 0);
+		blocks = arena.len;
+		if (cases[c].tags == 400)
+			ck_assert_uint_gt(blocks, 1); /* 2800 bytes: past the first, small block */
+		for (size_t i = 0; i < tags.len; i++)
+			total += strlen(tags.items[i]) + 1;
+		ck_assert_int_eq(tagarena_compact(&arena, &tags, cases[c].max), 0);
+		ck_assert_uint_eq(arena.len, cases[c].packed ? 1 : blocks);
+		if (cases[c].packed)
+			ck_assert_uint_eq(arena.used, total);
+		ck_assert_uint_eq(tags.len, cases[c].tags);
+		for (size_t i = 0; i < cases[c].tags; i++) {
+			snprintf(want, sizeof(want), "v%05zu", i);
+			ck_assert_str_eq(tags.items[i], want);
+			if (i && cases[c].packed) /* one after another in the one block */
+				ck_assert_ptr_eq(tags.items[i], tags.items[i - 1] + 7);
+		}
+		taglist_free(t);
+		free(tags.items);
+		tagarena_release(&arena);
+		buf_release(&page);
+	}
+}
+END_TEST
+
 /* The entry cap counts every entry of the listing, across pages, valid or not; the length cap
  * skips what is longer. */
 START_TEST(caps)
@@ -260,6 +311,7 @@ int main(void)
 	tcase_add_loop_test(tc, pages_in_pieces, 0, (int)n);
 	tcase_add_test(tc, page_again_after_retry);
 	tcase_add_test(tc, arena_pages);
+	tcase_add_test(tc, arena_compact);
 	tcase_add_test(tc, caps);
 	tcase_add_test(tc, depth_cap);
 	suite_add_tcase(s, tc);

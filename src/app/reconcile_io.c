@@ -102,7 +102,7 @@ void reconcile_listing_fill(struct pass *p, size_t r)
 
 	l->done = sc->done;
 	l->ok = sc->done && sc->rc == 0;
-	l->error = sc->done && sc->rc < 0 ? sc->err.msg : NULL;
+	l->error = sc->done && sc->rc < 0 ? sc->error : NULL;
 	if (l->ok) {
 		l->tags = (const char *const *)sc->listing.tags.items;
 		l->tags_len = sc->listing.tags.len;

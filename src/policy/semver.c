@@ -395,7 +395,7 @@ static bool parse_cversion(struct constraint *c, const char *s, size_t *i)
 
 static int push_constraint(struct semver_range *r, const struct constraint *c)
 {
-	struct constraint *p = vec_reserve(r->cons, &r->capcons, r->ncons, sizeof(*p), 8);
+	struct constraint *p = vec_reserve(r->cons, &r->capcons, r->ncons, sizeof(*p), 1);
 
 	if (!p)
 		return IG_EFAIL;
@@ -406,7 +406,7 @@ static int push_constraint(struct semver_range *r, const struct constraint *c)
 
 static int push_group(struct semver_range *r)
 {
-	struct group *p = vec_reserve(r->groups, &r->capgroups, r->ngroups, sizeof(*p), 4);
+	struct group *p = vec_reserve(r->groups, &r->capgroups, r->ngroups, sizeof(*p), 1);
 
 	if (!p)
 		return IG_EFAIL;

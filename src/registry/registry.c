@@ -597,6 +597,9 @@ static void sort_unique(struct strvec *v)
 		v->items[out] = NULL;
 }
 
+/* Listings up to this many bytes of tags are packed into one exact block once complete. */
+#define LISTING_COMPACT_MAX ((size_t)64 * 1024)
+
 /* Gives back the vector's spare capacity: a pass keeps every listing until it ends. */
 static void trim(struct strvec *v)
 {
@@ -627,6 +630,7 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 		goto done;
 	}
 	sort_unique(&out->tags);
+	(void)tagarena_compact(&out->arena, &out->tags, LISTING_COMPACT_MAX); /* best effort */
 	trim(&out->tags);
 	registry_tags_sha256(out->sha256, &out->tags);
 	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages", k.name, out->tags.len,

@@ -143,6 +143,37 @@ static char *arena_copy(struct tagarena *a, const unsigned char *s, size_t n)
 	return p;
 }
 
+int tagarena_compact(struct tagarena *a, struct strvec *tags, size_t max_bytes)
+{
+	size_t total = 0, at = 0;
+	char *block, **blocks;
+
+	for (size_t i = 0; i < tags->len; i++)
+		total += strlen(tags->items[i]) + 1;
+	if (a->len == 0 || total > max_bytes ||
+	    (a->len == 1 && cap_of(a->blocks[0]) == total && a->used == total))
+		return 0;
+	if (!(block = malloc(sizeof(size_t) + (total ? total : 1))) ||
+	    !(blocks = malloc(sizeof(*blocks)))) {
+		free(block);
+		return IG_EFAIL;
+	}
+	memcpy(block, &total, sizeof(total));
+	for (size_t i = 0; i < tags->len; i++) {
+		size_t n = strlen(tags->items[i]) + 1;
+
+		memcpy(block + sizeof(size_t) + at, tags->items[i], n);
+		tags->items[i] = block + sizeof(size_t) + at;
+		at += n;
+	}
+	tagarena_release(a);
+	blocks[0] = block;
+	a->blocks = blocks;
+	a->len = a->cap = 1;
+	a->used = total;
+	return 0;
+}
+
 /* Appends a pointer the vector does not own (the arena does). */
 static int push_borrowed(struct strvec *v, char *s)
 {

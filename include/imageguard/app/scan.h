@@ -22,10 +22,10 @@ struct scan {
 	bool wanted;                          /* a marker of a policy using it exists */
 	bool done;                            /* listing attempted */
 	int rc;                               /* 0 or the registry/creds error code */
-	struct error err;                     /* with rc < 0 */
-	struct registry_listing listing;      /* with rc == 0 */
-	struct registry_creds creds;          /* loaded from the secret, kept for HEADs */
-	char *ca_file;                        /* owned; NULL: system CAs */
+	char *error; /* owned; with rc < 0, the one-line message (NULL: out of memory) */
+	struct registry_listing listing; /* with rc == 0 */
+	struct registry_creds creds;     /* loaded from the secret, kept for HEADs */
+	char *ca_file;                   /* owned; NULL: system CAs */
 };
 
 /* Lists every wanted scan (suspended repositories are skipped: done stays false) with up to

@@ -43,6 +43,12 @@ struct tagarena {
 /* Frees every block; a may be reused. */
 void tagarena_release(struct tagarena *a);
 
+/* Moves the strings of tags (all in a) into one block of their exact size when they total at
+ * most max_bytes, re-pointing tags' items: a small listing then costs its bytes, not a
+ * partly used block (a pass keeps 5,000 of them). Larger listings are left as they are (the
+ * copy would double their peak). Returns 0 or IG_EFAIL (out of memory: a is unchanged). */
+int tagarena_compact(struct tagarena *a, struct strvec *tags, size_t max_bytes);
+
 struct taglist;
 
 /* A reader that appends to tags (borrowed, must outlive the reader). name is the subject of
