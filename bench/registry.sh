@@ -2,7 +2,7 @@
 # Benchmark: list a 10,000-tag repository on a local real registry (Debian's docker-registry)
 # with `imageguard tags`, `skopeo list-tags` and a raw `curl` of the same tags/list URL (the
 # floor). Reports wall time (hyperfine: mean, median, min of 20 runs after warm-up) and peak
-# RSS (/usr/bin/time, median of 5). Targets, judged on medians: within 1.3x of curl, at most
+# RSS (/usr/bin/time, median of 5). Targets, judged on medians: within 1.2x of curl (issue 17; it was 1.3x), at most
 # skopeo's wall time, less peak RSS than skopeo. Prints figures and verdicts; the benchmark itself fails when
 # a tool fails or the three disagree on a single tag.
 set -euo pipefail
@@ -80,7 +80,7 @@ for k in ("imageguard", "skopeo", "curl"):
 ig, sk, cu = (res[k]["median"] for k in ("imageguard", "skopeo", "curl"))
 def verdict(ok):
     return "met" if ok else "MISSED"
-print("imageguard / curl   = %.2fx (target <= 1.30x: %s)" % (ig / cu, verdict(ig <= 1.3 * cu)))
+print("imageguard / curl   = %.2fx (target <= 1.20x: %s)" % (ig / cu, verdict(ig <= 1.2 * cu)))
 print("imageguard / skopeo = %.2fx (target <= 1.00x: %s)" % (ig / sk, verdict(ig <= sk)))
 print("RSS imageguard / skopeo = %.2fx (target < 1: %s)" % (rss["imageguard"] / rss["skopeo"],
       verdict(rss["imageguard"] < rss["skopeo"])))

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""The body of bench/tags_scale.sh: `imageguard tags` against curl (the floor) on one
+repository of 10,000 and one of 100,000 tags on a real docker-registry. The tags are laid out
+in the registry's filesystem storage (one image pushed through the API, then a link per tag),
+which takes a second instead of the minutes 100,000 tag PUTs take. Wall time is hyperfine's
+median (both tools in the same run, alternating); peak RSS is /usr/bin/time's, the median of 5.
+Targets (issue 17): 10k tags within 1.2x curl, 100k tags within 1.5x curl, and the 100k peak
+RSS at most twice the listing plus the process's floor (a 3-tag listing). The benchmark fails
+when a tool fails or imageguard's tags differ from curl's."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import re
+import tempfile
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.environ["IMAGEGUARD_SRC"], "test", "fixtures"))
+import registry  # noqa: E402
+
+IG = os.environ.get("IMAGEGUARD") or os.path.join(os.environ["IMAGEGUARD_SRC"], "build",
+                                                  "imageguard")
+RUNS = int(os.environ.get("BENCH_RUNS", "20"))
+SIZES = [(int(n), float(t)) for n, t in
+         (x.split(":") for x in os.environ.get("BENCH_TAG_SIZES", "10000:1.2,100000:1.5").split(","))]
+
+
+def layout(reg, name, n, digest):
+    """Repository `name` with tags t000000.. as links to the manifest pushed to bench/base."""
+    root = os.path.join(reg.dir, "data", "docker", "registry", "v2", "repositories", "bench")
+    base = os.path.join(root, "base")
+    repo = os.path.join(root, name)
+    os.makedirs(os.path.join(repo, "_manifests", "tags"))
+    os.symlink(os.path.join(base, "_layers"), os.path.join(repo, "_layers"))
+    os.symlink(os.path.join(base, "_manifests", "revisions"),
+               os.path.join(repo, "_manifests", "revisions"))
+    first = os.path.join(base, "_manifests", "tags", "seed")
+    for i in range(n):
+        os.symlink(first, os.path.join(repo, "_manifests", "tags", "t%06d" % i))
+
+
+def page_urls(base, first):
+    """The URLs of every page as a client following Link headers requests them."""
+    urls, url = [], first
+    while url:
+        urls.append(url)
+        with urllib.request.urlopen(url) as r:
+            link = r.headers.get("Link") or ""
+        m = re.match(r'\s*<([^>]+)>\s*;\s*rel="?next"?', link)
+        url = urllib.parse.urljoin(base, m.group(1)) if m else None
+    return urls
+
+
+def rss_kib(argv):
+    peaks = []
+    for _ in range(5):
+        r = subprocess.run(["/usr/bin/time", "-f", "%M", "--"] + argv, capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s failed: %s" % (argv, r.stderr[-500:]))
+        peaks.append(int(r.stderr.strip().splitlines()[-1]))
+    return statistics.median(peaks)
+
+
+def verdict(ok):
+    return "met" if ok else "MISSED"
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="imageguard-bench-tags.")
+    reg = registry.start_registry(os.path.join(d, "registry"))
+    try:
+        digest = registry.push_image(reg.url, "bench/base", ["seed"])
+        layout(reg, "small", 3, digest)
+        floor = rss_kib([IG, "tags", reg.host + "/bench/small", "--insecure"])
+        print("floor (3 tags): peak RSS %.1f MiB" % (floor / 1024.0))
+        for n, target in SIZES:
+            name = "t%d" % n
+            layout(reg, name, n, digest)
+            url = "%s/v2/bench/%s/tags/list?n=%d" % (reg.url, name, n)
+            ig = [IG, "tags", "%s/bench/%s" % (reg.host, name), "--insecure"]
+            # the floor: the same pages imageguard fetches (its default n=1000 and the Link
+            # headers), one curl over one keep-alive connection; and the one-request listing
+            pages = page_urls(reg.url, "%s/v2/bench/%s/tags/list?n=1000" % (reg.url, name))
+            curl_pages = ["curl", "-sSf"] + sum((["-o", "/dev/null", u] for u in pages), [])
+            curl = ["curl", "-sSf", url]
+            got = subprocess.run(ig, capture_output=True, text=True, check=True).stdout.split()
+            body = subprocess.run(curl, capture_output=True, check=True).stdout
+            want = sorted(json.loads(body)["tags"])
+            if got != want or len(got) != n:
+                raise RuntimeError("%d tags: imageguard listed %d, curl %d, %d differ"
+                                   % (n, len(got), len(want), len(set(got) ^ set(want))))
+            hf = os.path.join(d, "hf-%d.json" % n)
+            subprocess.run(["hyperfine", "-N", "--warmup", "3", "--runs", str(RUNS),
+                            "--export-json", hf, "-n", "imageguard", " ".join(ig),
+                            "-n", "curl-pages", " ".join(curl_pages), "-n", "curl",
+                            " ".join(curl)], check=True, stdout=subprocess.DEVNULL)
+            res = {r["command"]: r for r in json.load(open(hf))["results"]}
+            igm, cpm, cum = (res[k]["median"] for k in ("imageguard", "curl-pages", "curl"))
+            rss = rss_kib(ig)
+            print("%6d tags (%.1f MiB listing, %d pages of 1000): imageguard median %.1f ms "
+                  "(user %.1f ms); curl, the same pages: %.1f ms (user %.1f ms): %.2fx (target "
+                  "<= %.1fx: %s); curl, one request: %.1f ms (%.2fx); imageguard peak RSS %.1f MiB"
+                  % (n, len(body) / 1048576.0, len(pages), igm * 1000,
+                     res["imageguard"]["user"] * 1000, cpm * 1000,
+                     res["curl-pages"]["user"] * 1000, igm / cpm, target,
+                     verdict(igm <= target * cpm), cum * 1000, igm / cum, rss / 1024.0))
+            if n >= 100000:
+                above = (rss - floor) * 1024.0 / len(body)
+                print("%6d tags: peak RSS above the floor %.2fx the listing (target <= 2x: %s)"
+                      % (n, above, verdict(above <= 2)))
+    finally:
+        reg.stop()
+        subprocess.run(["rm", "-rf", d])
+
+
+main()
