@@ -92,6 +92,8 @@ START_TEST(done_as_each_listing_completes)
 	ck_assert_int_eq(scans[0].rc, 0);
 	ck_assert_uint_eq(scans[0].listing.tags.len, 25);
 	ck_assert_int_eq(scans[1].rc, IG_ETIMEOUT);
+	ck_assert_ptr_nonnull(scans[1].error); /* the failure's message, kept for the report */
+	ck_assert_ptr_null(scans[0].error);
 	ck_assert_msg(seen.at[0] - t0 < 2500, "the fast listing reported after %lld ms",
 	              (long long)(seen.at[0] - t0));
 	ck_assert_msg(seen.at[1] - seen.at[0] > 1000 && end - t0 < 8000,
@@ -101,6 +103,74 @@ START_TEST(done_as_each_listing_completes)
 	scan_release(scans, 2);
 	registry_client_free(c);
 	for (int i = 0; i < 2; i++)
+		imageref_release(&repos[i].ref);
+}
+END_TEST
+
+#define QUEUED 12
+
+struct counts {
+	pthread_mutex_t lock;
+	int calls[QUEUED];
+};
+
+static void on_count(void *ctx, size_t i)
+{
+	struct counts *c = ctx;
+
+	pthread_mutex_lock(&c->lock);
+	c->calls[i]++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The per-host queues: scans over two hosts (two spellings of the fault server's), some not
+ * wanted and one suspended, with fewer threads than scans. Every pending scan is listed
+ * exactly once; the others are never taken. */
+START_TEST(queues_over_hosts)
+{
+	struct config_repository repos[QUEUED];
+	struct scan scans[QUEUED];
+	struct counts counts = {PTHREAD_MUTEX_INITIALIZER, {0}};
+	struct scan_hooks hooks = {on_count, &counts};
+	struct registry_options o;
+	struct registry_client *c = NULL;
+	struct error err = ERROR_INIT;
+	char other[128], image[256];
+	const char *colon = strrchr(fault.host, ':');
+
+	ck_assert_msg(started, "fault server did not start");
+	ck_assert_ptr_nonnull(colon);
+	snprintf(other, sizeof(other), "localhost%s", colon);
+	memset(scans, 0, sizeof(scans));
+	for (int i = 0; i < QUEUED; i++) {
+		memset(&repos[i], 0, sizeof(repos[i]));
+		repos[i].id = "default/queued";
+		snprintf(image, sizeof(image), "%s/pages-relative/q%d", i % 2 ? other : fault.host,
+		         i);
+		ck_assert_msg(imageref_parse(&repos[i].ref, image, 0, &err) == 0, "%s", err.msg);
+		repos[i].insecure = true;
+		repos[i].suspend = i == 4;
+		scans[i].repo = &repos[i];
+		scans[i].wanted = i % 3 != 2;
+	}
+	registry_options_init(&o);
+	ck_assert_int_eq(registry_client_new(&c, &o, &err), 0);
+	ck_assert_int_eq(scan_run_hooked(scans, QUEUED, c, NULL, 3, &hooks, &err), 0);
+	for (int i = 0; i < QUEUED; i++) {
+		bool pending = i % 3 != 2 && i != 4;
+
+		ck_assert_msg(counts.calls[i] == (pending ? 1 : 0), "scan %d listed %d times", i,
+		              counts.calls[i]);
+		ck_assert_int_eq(scans[i].done, pending);
+		if (pending) {
+			ck_assert_msg(scans[i].rc == 0, "scan %d: %s", i,
+			              scans[i].error ? scans[i].error : "");
+			ck_assert_uint_eq(scans[i].listing.tags.len, 25);
+		}
+	}
+	scan_release(scans, QUEUED);
+	registry_client_free(c);
+	for (int i = 0; i < QUEUED; i++)
 		imageref_release(&repos[i].ref);
 }
 END_TEST
@@ -115,6 +185,7 @@ int main(void)
 	tcase_add_unchecked_fixture(tc, start_peers, stop_peers);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, done_as_each_listing_completes);
+	tcase_add_test(tc, queues_over_hosts);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
