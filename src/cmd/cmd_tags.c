@@ -165,6 +165,7 @@ static int parse_args(struct tags_opts *o, int argc, char **argv, struct error *
 		i++;
 	}
 	log_configure(level, LOG_TEXT);
+	o->ro.skip_digest = !o->json; /* only the JSON prints the listing's sha256 */
 	if (o->budget && !o->max_bytes_set)
 		o->ro.max_bytes = registry_max_bytes(o->budget);
 	if (!o->image)

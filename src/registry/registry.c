@@ -632,7 +632,8 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 	sort_unique(&out->tags);
 	(void)tagarena_compact(&out->arena, &out->tags, LISTING_COMPACT_MAX); /* best effort */
 	trim(&out->tags);
-	registry_tags_sha256(out->sha256, &out->tags);
+	if (!c->opts.skip_digest)
+		registry_tags_sha256(out->sha256, &out->tags);
 	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages", k.name, out->tags.len,
 	          out->pages);
 done:

@@ -30,6 +30,9 @@ struct registry_options {
 	                          * 300000; a target's listing_timeout_ms, when set, replaces it */
 	unsigned max_retries;    /* on 429/5xx/transport errors, default 4 */
 	long max_backoff_ms;     /* cap of one wait, default 30000 */
+	/* Leave registry_listing.sha256 "" (default false): for a caller that never reads it
+	 * (`tags -o text`), which then skips the hash and OpenSSL's first digest fetch. */
+	bool skip_digest;
 	/* Called after every HTTP response (or transport failure with code 0), for metrics. */
 	void (*observe)(void *ctx, const char *registry, long http_code);
 	void *observe_ctx;
