@@ -134,8 +134,11 @@ static size_t take_next(struct pool *p)
 			best->inflight++;
 			return best->order[best->next++];
 		}
-		if (!any)
+		if (!any) {
+			/* nothing left to take: let every waiter see it and end too */
+			pthread_cond_broadcast(&p->changed);
 			return p->n;
+		}
 		pthread_cond_wait(&p->changed, &p->lock);
 	}
 }
@@ -156,7 +159,9 @@ static void *worker(void *arg)
 			p->hooks->done(p->hooks->ctx, i);
 		pthread_mutex_lock(&p->lock);
 		p->hosts[p->host_of[i]].inflight--;
-		pthread_cond_broadcast(&p->changed);
+		/* one slot freed: one waiter can use it (a broadcast woke them all to sleep again)
+		 */
+		pthread_cond_signal(&p->changed);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -213,6 +218,17 @@ done:
 	return error;
 }
 
+/* No more threads than can ever run at once: at most per_host on each host (one registry
+ * and 8 threads left 4 of them waiting for the whole pass). */
+static size_t useful_threads(const struct pool *p, size_t want)
+{
+	size_t n = 0;
+
+	for (size_t h = 0; h < p->nhosts && n < want; h++)
+		n += p->hosts[h].len < p->per_host ? p->hosts[h].len : p->per_host;
+	return n < want ? n : want;
+}
+
 int scan_run(struct scan *scans, size_t n, struct registry_client *client, const char *secrets_dir,
              unsigned concurrency, struct error *err)
 {
@@ -245,6 +261,7 @@ int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client
 		error = error_set(err, IG_EFAIL, "registry scan: out of memory");
 		goto done;
 	}
+	want = useful_threads(&p, want);
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.changed, NULL);
 	for (; started < want; started++)
