@@ -244,3 +244,9 @@ def scale_main():
             print("growth %d -> %d policies: cpu/policy x%.2f, wall/curl x%.2f (linear or better, "
                   "within 15%%: %s)" % (a[0], b[0], cpu_growth, wall_growth,
                                        verdict(cpu_growth <= 1.15 and wall_growth <= 1.15)))
+
+
+if os.environ.get("BENCH_SKIP_MIXED") != "1":
+    main()
+if SCALE:
+    scale_main()
