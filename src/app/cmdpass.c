@@ -49,7 +49,7 @@ int cmdpass_load_config(struct config **out, const char *path, bool as_log)
 int cmdpass_load(struct config **out, const struct cmdopts *o, bool as_log)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options lo = {true, true, o->secrets_dir};
+	struct config_load_options lo = {true, true, o->secrets_dir, false};
 	struct error err = ERROR_INIT;
 	int rc = 0;
 

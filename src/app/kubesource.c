@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "imageguard/app/kubesa.h"
 #include "imageguard/app/kubesource.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
@@ -457,6 +458,8 @@ static char *document(struct kubesource *ks, int k, const json_t *obj)
 	json_object_set(doc, "metadata", meta);
 	if ((spec = json_deep_copy(json_object_get(obj, "spec")))) {
 		rewrite_secrets(ks, k, spec, ns);
+		if (k == K_REPO)
+			kubesa_fetch_spec(ks->client, ks->secrets_dir, ns, spec);
 		json_object_set_new(doc, "spec", spec);
 	}
 	text = json_dumps(doc, JSON_INDENT(2));
@@ -521,7 +524,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	{
 		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
 		 * is an error of its own */
-		struct config_load_options lo = {true, true, ks->secrets_dir};
+		struct config_load_options lo = {true, true, ks->secrets_dir, true};
 
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imageguard/app/kubesa.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/cloudauth.h"
 #include "imageguard/util/log.h"
@@ -37,7 +38,9 @@ int scan_load_access(struct registry_creds *creds, char **ca_file,
 	int error = 0;
 
 	*ca_file = NULL;
-	if (r->secret_ref) {
+	if (r->service_account && (error = kubesa_load_creds(creds, r, secrets_dir, err)) < 0)
+		return error;
+	if (r->secret_ref && !r->service_account) {
 		if ((error = config_secret_path(&dir, secrets_dir, r->secret_ref, err)) < 0)
 			return error;
 		error = creds_load_secret(creds, dir, r->ref.registry, err);
@@ -87,6 +90,8 @@ static void list_one(struct scan *s, struct registry_client *client, const char 
 	s->done = true;
 	if ((s->rc = load_secrets(s, secrets_dir)) < 0) {
 		error_prefix(&s->err, "repository '%s'", s->repo->id);
+		log_warn("registry.credentials", "%s",
+		         s->err.msg); /* never a secret: see creds.h */
 		return;
 	}
 	scan_target(&t, s);

@@ -1,4 +1,4 @@
-/* `imageguard check-config --config PATH [--secrets-dir DIR]`: load and validate the
+/* `imageguard check-config --config PATH [--secrets-dir DIR] [--kube]`: load and validate the
  * configuration (with DIR, every secret it names too), print "configuration OK" or every error,
  * one per line (CONTRACT §3, §4). */
 #include <stdio.h>
@@ -11,13 +11,15 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: imageguard check-config --config PATH [--secrets-dir DIR]\n\n"
+	        "usage: imageguard check-config --config PATH [--secrets-dir DIR] [--kube]\n\n"
 	        "Validates the configuration: a YAML file, or every *.yaml / *.yml below a\n"
 	        "directory (ImageRepository, ImagePolicy, GitRepository, ImageUpdateAutomation,\n"
 	        "Flux's apiVersions or imageguard.io/v1alpha1; other documents are ignored).\n"
 	        "With --secrets-dir, every secret an object names must be a folder DIR/NAME\n"
 	        "holding what its use needs, parsed (.dockerconfigjson, identity and\n"
 	        "known_hosts for SSH, ca.crt, ...).\n"
+	        "With --kube, the objects are checked as run --kube reads them from the\n"
+	        "Kubernetes API: spec.serviceAccountName is accepted.\n"
 	        "Prints \"configuration OK\" (exit 0; warnings on stderr) or every error as\n"
 	        "file:line: message on stderr (exit 2).\n");
 }
@@ -53,6 +55,8 @@ int cmd_check_config(int argc, char **argv)
 			path = argv[++i];
 		} else if (!strncmp(argv[i], "--config=", 9)) {
 			path = argv[i] + 9;
+		} else if (!strcmp(argv[i], "--kube")) {
+			lo.kube = true;
 		} else if (!strcmp(argv[i], "--secrets-dir") && i + 1 < argc) {
 			lo.secrets_dir = argv[++i];
 		} else if (!strncmp(argv[i], "--secrets-dir=", 14)) {

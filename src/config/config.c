@@ -291,6 +291,7 @@ static void repository_release(void *v)
 	free(r->ns), free(r->name), free(r->id), free(r->image);
 	imageref_release(&r->ref);
 	free(r->secret_ref), free(r->cert_secret_ref), free(r->provider);
+	free(r->service_account);
 	strvec_release(&r->exclusion);
 }
 

@@ -159,6 +159,46 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strve
 	}
 }
 
+/* spec.serviceAccountName as Flux reads it (fluxcd/image-reflector-controller
+ * internal/registry/options.go, commit 157c5be4): with provider generic, the ServiceAccount's
+ * imagePullSecrets join spec.secretRef's (src/app/kubesa.c); with a cloud provider, the
+ * account's own workload identity, which Flux gates behind ObjectLevelWorkloadIdentity (off by
+ * default) and imageguard does not implement. Both need the Kubernetes API: file mode refuses. */
+static void read_service_account(struct doc *d, const yaml_node_t *spec,
+                                 struct config_repository *r)
+{
+	size_t line = config_yaml_key_line(d, spec, "serviceAccountName", line_of(spec));
+
+	if (!d->L->opts.kube) {
+		config_yaml_refuse(d, spec, "spec", "serviceAccountName",
+		                   "it needs the Kubernetes API (the service account's "
+		                   "imagePullSecrets); run with --kube, or use spec.secretRef or "
+		                   "spec.provider in file mode");
+		return;
+	}
+	if (!config_yaml_get_str(d, spec, "spec", "serviceAccountName", &r->service_account) ||
+	    !r->service_account)
+		return;
+	if (!*r->service_account) { /* Flux: "" is unset */
+		free(r->service_account);
+		r->service_account = NULL;
+		return;
+	}
+	if (!config_yaml_is_dns_name(r->service_account, 253, true))
+		config_doc_error(d, line,
+		                 "'spec.serviceAccountName': '%s' is not a valid Kubernetes name "
+		                 "(lower-case, digits, '-', '.')",
+		                 r->service_account);
+	else if (r->provider && strcmp(r->provider, "generic") != 0) /* aws, gcp, azure */
+		config_doc_error(
+		    d, line,
+		    "'spec.serviceAccountName' with spec.provider '%s' is object-level "
+		    "workload identity, which is not supported (Flux gates it behind "
+		    "ObjectLevelWorkloadIdentity): leave it out to use the controller's "
+		    "own identity",
+		    r->provider);
+}
+
 static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *spec,
                             size_t kind_line)
 {
@@ -197,10 +237,7 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	config_yaml_get_bool(d, spec, "spec", "suspend", &r->suspend);
 	read_exclusions(d, spec, &r->exclusion);
 	config_yaml_check_provider(d, spec, providers, &r->provider);
-	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
-	                   "it needs the Kubernetes API (the service account's imagePullSecrets "
-	                   "and workload identity); in file mode use spec.secretRef or "
-	                   "spec.provider");
+	read_service_account(d, spec, r);
 	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
 	                   "the registry would be reached without the proxy");
 	if (config_yaml_lookup(d, spec, "accessFrom"))

@@ -1,0 +1,43 @@
+/* run --kube: an ImageRepository's spec.serviceAccountName as Flux reads it. The
+ * ServiceAccount's imagePullSecrets (in the object's namespace) are fetched with the
+ * configuration and join spec.secretRef's Secret: the first with an entry for the registry
+ * gives the credentials (fluxcd/image-reflector-controller internal/registry/options.go,
+ * commit 157c5be4; fluxcd/pkg runtime/secrets PullSecretsFromServiceAccountRef). */
+#ifndef IMAGEGUARD_KUBESA_H
+#define IMAGEGUARD_KUBESA_H
+
+#include <jansson.h>
+
+struct config_repository;
+struct error;
+struct kube_client;
+struct registry_creds;
+
+#define KUBESA_MAX_PULL_SECRETS 32 /* imagePullSecrets read from one ServiceAccount */
+
+/* Reads ServiceAccount ns/name and each Secret its imagePullSecrets name into
+ * <secrets_dir>/<ns>.<name>@serviceaccount/: one Docker config JSON per Secret ("0.json",
+ * "1.json", ... in the account's order; a kubernetes.io/dockercfg Secret is wrapped in
+ * "auths"). A failure is written there as the one-line file "error" (never a Secret's
+ * content), which kubesa_load_creds then reports. Returns 0, or the failure's code with err
+ * naming the account: IG_ENOTFOUND (no such account or Secret), IG_EAUTH, IG_EINVALID (a Secret
+ * without .dockerconfigjson/.dockercfg), IG_ETOOBIG, IG_EFAIL. */
+int kubesa_fetch(struct kube_client *c, const char *secrets_dir, const char *ns, const char *name,
+                 struct error *err);
+
+/* kubesa_fetch for an ImageRepository's spec (borrowed JSON) in namespace ns when it names a
+ * serviceAccountName and no cloud provider; a failure is logged (it is also kept for the
+ * repository's scan). */
+void kubesa_fetch_spec(struct kube_client *c, const char *secrets_dir, const char *ns,
+                       const json_t *spec);
+
+/* The credentials of repository r (which names r->service_account) for its registry: its
+ * spec.secretRef's Secret first, then the account's pull secrets, the first with an entry for
+ * the registry host. An account without pull secrets and no secretRef is anonymous, as in
+ * Flux; pull secrets none of which has the host are IG_EINVALID naming them. Returns 0 with
+ * out filled (release with creds_release), or IG_EINVALID / IG_ENOTFOUND / IG_EAUTH naming
+ * the account and what failed. */
+int kubesa_load_creds(struct registry_creds *out, const struct config_repository *r,
+                      const char *secrets_dir, struct error *err);
+
+#endif

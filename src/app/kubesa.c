@@ -1,0 +1,329 @@
+/* spec.serviceAccountName under run --kube: the ServiceAccount's imagePullSecrets fetched into
+ * the secrets folder with the configuration, and read back, after spec.secretRef, when the
+ * repository's credentials are loaded. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "imageguard/app/kubesa.h"
+#include "imageguard/config/config.h"
+#include "imageguard/kube/kube.h"
+#include "imageguard/kube/kubeconfig.h"
+#include "imageguard/registry/cloudauth.h"
+#include "imageguard/registry/creds.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+
+#define MAX_NAME 253        /* a Kubernetes object name */
+#define MAX_ERROR_FILE 1024 /* the one-line "error" file */
+
+static int sa_dir(struct buf *out, const char *secrets_dir, const char *ns, const char *name)
+{
+	return buf_printf(out, "%s/%s.%s@serviceaccount", secrets_dir, ns, name);
+}
+
+/* A DNS-1123 subdomain as Kubernetes names objects: it is safe in a path and a folder name. */
+static bool is_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > MAX_NAME || s[0] == '.' || s[0] == '-')
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+		      *s == '.'))
+			return false;
+	return true;
+}
+
+/* Removes the account's folder and the files in it (it has no sub-folders). */
+static void remove_dir(const char *dir)
+{
+	struct buf p = BUF_INIT;
+
+	for (int i = 0; i < KUBESA_MAX_PULL_SECRETS; i++) {
+		buf_reset(&p);
+		if (buf_printf(&p, "%s/%d.json", dir, i) == 0)
+			unlink(p.data);
+	}
+	buf_reset(&p);
+	if (buf_printf(&p, "%s/error", dir) == 0)
+		unlink(p.data);
+	buf_release(&p);
+	rmdir(dir);
+}
+
+static int write_file(const char *dir, const char *file, const char *data, size_t len,
+                      struct error *err)
+{
+	struct buf path = BUF_INIT;
+	int fd = -1, error = 0;
+
+	if (buf_printf(&path, "%s/%s", dir, file) < 0 ||
+	    (fd = open(path.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) <
+	        0 ||
+	    write(fd, data, len) != (ssize_t)len)
+		error = error_set(err, IG_EFAIL, "cannot write '%s'", path.data ? path.data : dir);
+	if (fd >= 0)
+		close(fd);
+	buf_release(&path);
+	return error;
+}
+
+/* A pull Secret's Docker config JSON, newly allocated: .dockerconfigjson as it is, or a
+ * legacy .dockercfg (the "auths" object alone) wrapped in "auths". */
+static int pull_config(char **out, size_t *len, const json_t *secret, const char *what,
+                       struct error *err)
+{
+	const json_t *data = json_object_get(secret, "data");
+	const char *b64 = json_string_value(json_object_get(data, ".dockerconfigjson"));
+	const char *legacy = json_string_value(json_object_get(data, ".dockercfg"));
+	json_t *auths = NULL, *wrapped = NULL;
+	int error = 0;
+
+	*out = NULL;
+	if (!b64 && !legacy)
+		return error_set(err, IG_EINVALID, "%s: no .dockerconfigjson or .dockercfg key",
+		                 what);
+	if (kubeconfig_base64_decode(out, len, b64 ? b64 : legacy) < 0)
+		return error_set(err, IG_EINVALID, "%s: its key is not base64", what);
+	if (b64)
+		return 0;
+	if (!(auths = json_loadb(*out, *len, 0, NULL)) || !json_is_object(auths)) {
+		error = error_set(err, IG_EINVALID, "%s: .dockercfg is not a JSON object", what);
+		goto done;
+	}
+	memset(*out, 0, *len);
+	free(*out);
+	*out = NULL;
+	if (!(wrapped = json_pack("{sO}", "auths", auths)) ||
+	    !(*out = json_dumps(wrapped, JSON_COMPACT))) {
+		error = error_set(err, IG_EFAIL, "out of memory");
+		goto done;
+	}
+	*len = strlen(*out);
+done:
+	if (error < 0 && *out) {
+		memset(*out, 0, *len);
+		free(*out);
+		*out = NULL;
+	}
+	json_decref(wrapped);
+	json_decref(auths);
+	return error;
+}
+
+/* Secret ns/name into dir/<i>.json. */
+static int fetch_pull_secret(struct kube_client *c, const char *dir, const char *ns,
+                             const char *name, int i, struct error *err)
+{
+	char path[600], what[600], file[32];
+	json_t *s = NULL;
+	char *conf = NULL;
+	size_t len = 0;
+	int error;
+
+	snprintf(what, sizeof(what), "image pull secret '%s/%s'", ns, name);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
+	snprintf(file, sizeof(file), "%d.json", i);
+	if ((error = kube_get(&s, c, path, err)) < 0) {
+		error_prefix(err, "%s", what);
+		goto done;
+	}
+	if ((error = pull_config(&conf, &len, s, what, err)) < 0)
+		goto done;
+	error = write_file(dir, file, conf, len, err);
+done:
+	if (conf)
+		memset(conf, 0, len);
+	free(conf);
+	json_decref(s);
+	return error;
+}
+
+static int fetch_all(struct kube_client *c, const char *dir, const char *ns, const char *name,
+                     struct error *err)
+{
+	char path[600];
+	json_t *sa = NULL, *list, *item;
+	size_t i;
+	int error = 0;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s", ns, name);
+	if ((error = kube_get(&sa, c, path, err)) < 0)
+		goto done;
+	list = json_object_get(sa, "imagePullSecrets");
+	if (json_array_size(list) > KUBESA_MAX_PULL_SECRETS) {
+		error = error_set(err, IG_ETOOBIG, "more than %d imagePullSecrets",
+		                  KUBESA_MAX_PULL_SECRETS);
+		goto done;
+	}
+	json_array_foreach(list, i, item)
+	{
+		const char *s = json_string_value(json_object_get(item, "name"));
+
+		if (!s || !is_name(s)) {
+			error = error_set(err, IG_EINVALID,
+			                  "imagePullSecrets[%zu]: not a Secret name", i);
+			goto done;
+		}
+		if ((error = fetch_pull_secret(c, dir, ns, s, (int)i, err)) < 0)
+			goto done;
+	}
+done:
+	json_decref(sa);
+	return error;
+}
+
+int kubesa_fetch(struct kube_client *c, const char *secrets_dir, const char *ns, const char *name,
+                 struct error *err)
+{
+	struct buf dir = BUF_INIT;
+	int error;
+
+	if (!is_name(ns) || !is_name(name))
+		return error_set(err, IG_EINVALID, "serviceaccount '%s/%s': not a valid name", ns,
+		                 name);
+	if (sa_dir(&dir, secrets_dir, ns, name) < 0)
+		return error_set(err, IG_EFAIL, "out of memory");
+	remove_dir(dir.data);
+	if (mkdir(dir.data, 0700) < 0) {
+		error = error_set(err, IG_EFAIL, "serviceaccount '%s/%s': cannot make '%s': %s", ns,
+		                  name, dir.data, strerror(errno));
+		goto done;
+	}
+	if ((error = fetch_all(c, dir.data, ns, name, err)) < 0) {
+		struct error ignored = ERROR_INIT;
+
+		error_prefix(err, "serviceaccount '%s/%s'", ns, name);
+		remove_dir(dir.data);
+		if (mkdir(dir.data, 0700) == 0)
+			write_file(dir.data, "error", err->msg, strlen(err->msg), &ignored);
+	}
+done:
+	buf_release(&dir);
+	return error;
+}
+
+void kubesa_fetch_spec(struct kube_client *c, const char *secrets_dir, const char *ns,
+                       const json_t *spec)
+{
+	const char *sa = json_string_value(json_object_get(spec, "serviceAccountName"));
+	const char *provider = json_string_value(json_object_get(spec, "provider"));
+	struct error err = ERROR_INIT;
+
+	if (!sa || !*sa || !ns || cloudauth_is_cloud(provider))
+		return;
+	if (kubesa_fetch(c, secrets_dir, ns, sa, &err) < 0)
+		log_warn("kube.serviceaccount", "%s", err.msg);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* The account's recorded fetch failure, when there is one: IG_EINVALID with its message. */
+static int recorded_failure(const char *dir, const struct config_repository *r, struct error *err)
+{
+	struct buf path = BUF_INIT, b = BUF_INIT_MAX(MAX_ERROR_FILE);
+	int error = 0;
+
+	if (buf_printf(&path, "%s/error", dir) < 0) {
+		error = error_set(err, IG_EFAIL, "out of memory");
+	} else if (buf_read_file(&b, path.data) == 0 && b.data) {
+		error_flatten(b.data);
+		error = error_set(err, IG_EINVALID, "%s", b.data);
+	} else if (!exists(dir)) {
+		error = error_set(err, IG_EINVALID,
+		                  "serviceaccount '%s/%s': its imagePullSecrets were not read",
+		                  r->ns, r->service_account);
+	}
+	buf_release(&path);
+	buf_release(&b);
+	return error;
+}
+
+/* spec.secretRef's credentials for host when it has them: a .dockerconfigjson without an
+ * entry for host leaves out empty (the account's secrets are tried next), anything else is
+ * creds_load_secret's answer. */
+static int secret_ref_creds(struct registry_creds *out, const struct config_repository *r,
+                            const char *secrets_dir, struct error *err)
+{
+	struct buf conf = BUF_INIT;
+	char *dir = NULL;
+	int error;
+
+	if ((error = config_secret_path(&dir, secrets_dir, r->secret_ref, err)) < 0)
+		return error;
+	if (buf_printf(&conf, "%s/.dockerconfigjson", dir) < 0)
+		error = error_set(err, IG_EFAIL, "out of memory");
+	else if (exists(conf.data))
+		error = creds_load_docker_config(out, conf.data, r->ref.registry, err);
+	else
+		error = creds_load_secret(out, dir, r->ref.registry, err);
+	free(dir);
+	buf_release(&conf);
+	return error;
+}
+
+static bool has_creds(const struct registry_creds *c)
+{
+	return c->username || c->token;
+}
+
+int kubesa_load_creds(struct registry_creds *out, const struct config_repository *r,
+                      const char *secrets_dir, struct error *err)
+{
+	struct registry_creds got = REGISTRY_CREDS_INIT;
+	struct buf dir = BUF_INIT, path = BUF_INIT;
+	int error = 0, n = 0;
+
+	if (r->secret_ref &&
+	    ((error = secret_ref_creds(&got, r, secrets_dir, err)) < 0 || has_creds(&got)))
+		goto done;
+	if (!secrets_dir || sa_dir(&dir, secrets_dir, r->ns, r->service_account) < 0) {
+		error = error_set(err, IG_EINVALID, "serviceaccount '%s/%s': needs run --kube",
+		                  r->ns, r->service_account);
+		goto done;
+	}
+	if ((error = recorded_failure(dir.data, r, err)) < 0)
+		goto done;
+	for (; n < KUBESA_MAX_PULL_SECRETS && !has_creds(&got); n++) {
+		buf_reset(&path);
+		if (buf_printf(&path, "%s/%d.json", dir.data, n) < 0) {
+			error = error_set(err, IG_EFAIL, "out of memory");
+			goto done;
+		}
+		if (!exists(path.data))
+			break;
+		if ((error = creds_load_docker_config(&got, path.data, r->ref.registry, err)) < 0)
+			goto done;
+	}
+	if (!has_creds(&got) && (n > 0 || r->secret_ref))
+		error =
+		    error_set(err, IG_EINVALID,
+		              "no credentials for registry '%s' in %s%s%s%d imagePullSecrets of "
+		              "serviceaccount '%s/%s'",
+		              r->ref.registry, r->secret_ref ? "secret '" : "",
+		              r->secret_ref ? r->secret_ref : "",
+		              r->secret_ref ? "' or the " : "the ", n, r->ns, r->service_account);
+done:
+	if (error == 0 && has_creds(&got)) {
+		creds_release(out);
+		*out = got;
+	} else {
+		creds_release(&got);
+	}
+	buf_release(&dir);
+	buf_release(&path);
+	return error;
+}
