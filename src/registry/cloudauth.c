@@ -29,6 +29,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry cache[CACHE_MAX];
 static size_t cache_len;
 static struct http_client *client;
+/* The keys being fetched now: a second asker waits for the first's answer rather than make
+ * its own request (as Flux's cache does with its per-key lock). */
+static pthread_cond_t fetched = PTHREAD_COND_INITIALIZER;
+static char *inflight[CACHE_MAX];
+static size_t inflight_len;
 
 bool cloudauth_is_provider(const char *name)
 {
@@ -273,6 +278,71 @@ static int fetch(struct cloudauth_token *t, const char *provider, const char *ho
 	return cloudauth_azure_fetch(t, host, insecure, err);
 }
 
+static bool is_inflight(const char *key)
+{
+	for (size_t i = 0; i < inflight_len; i++)
+		if (strcmp(inflight[i], key) == 0)
+			return true;
+	return false;
+}
+
+/* The fresh cached token under key into out (true); or, when none, false once this thread
+ * holds the key's fetch, after waiting for another thread's fetch of it to end. A full table
+ * or no memory only skips the coalescing. */
+static bool get_or_claim(struct cloudauth_token *out, const char *key)
+{
+	struct entry *e;
+	bool hit = false;
+
+	pthread_mutex_lock(&lock);
+	for (;;) {
+		if ((e = find(key)) && is_fresh(&e->t, cloudauth_now())) {
+			hit = copy_token(out, &e->t) == 0;
+			break;
+		}
+		if (!is_inflight(key)) {
+			if (inflight_len < CACHE_MAX && (inflight[inflight_len] = strdup(key)))
+				inflight_len++;
+			break;
+		}
+		/* the fetcher's HTTP requests have their timeouts: this wait ends with them */
+		pthread_cond_wait(&fetched, &lock);
+	}
+	pthread_mutex_unlock(&lock);
+	return hit;
+}
+
+static void release_claim(const char *key)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < inflight_len; i++)
+		if (strcmp(inflight[i], key) == 0) {
+			free(inflight[i]);
+			inflight[i] = inflight[--inflight_len];
+			break;
+		}
+	pthread_cond_broadcast(&fetched);
+	pthread_mutex_unlock(&lock);
+}
+
+/* A failed fetch is not shared: each waiter then fetches in turn and gets its own error. */
+static int obtain(struct cloudauth_token *t, const char *key, const char *provider,
+                  const char *registry_host, bool insecure, struct error *err)
+{
+	int error;
+
+	if (get_or_claim(t, key))
+		return 0;
+	if ((error = fetch(t, provider, registry_host, insecure, err)) == 0)
+		cloudauth_cache_put(key, t);
+	release_claim(key);
+	if (error == 0)
+		log_info("cloudauth.token",
+		         "provider '%s' registry '%s': new credential, %lld s left", provider,
+		         registry_host, t->expires ? t->expires - cloudauth_now() : -1);
+	return error;
+}
+
 int cloudauth_creds(struct registry_creds *out, const char *provider, const char *registry_host,
                     bool insecure, struct error *err)
 {
@@ -283,14 +353,8 @@ int cloudauth_creds(struct registry_creds *out, const char *provider, const char
 	if (!cloudauth_is_cloud(provider))
 		return 0;
 	cache_key(key, sizeof(key), provider, registry_host);
-	if (!cloudauth_cache_get(&t, key)) {
-		if ((error = fetch(&t, provider, registry_host, insecure, err)) < 0)
-			return error;
-		cloudauth_cache_put(key, &t);
-		log_info("cloudauth.token",
-		         "provider '%s' registry '%s': new credential, %lld s left", provider,
-		         registry_host, t.expires ? t.expires - cloudauth_now() : -1);
-	}
+	if ((error = obtain(&t, key, provider, registry_host, insecure, err)) < 0)
+		return error;
 	creds_release(out);
 	out->username = t.a;
 	out->password = t.b;
