@@ -16,7 +16,7 @@ import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 import registry  # noqa: E402
 from guard_env import Env, marker_file  # noqa: E402
-from run_kube import Run, kubectl, wait, start_receiver  # noqa: E402
+from run_kube import Run, kubectl, ready, wait, start_receiver  # noqa: E402
 
 del harness._tests[:]  # importing run_kube for its helpers registered its tests: not ours
 
@@ -103,6 +103,10 @@ def a_missing_service_account_fails_alone_in_one_line(st):
                   and "404" in msg, "names the repository, the account and what failed", msg)
     harness.check("v1.0.0" in st["env"].remote_file("apps/ghost.yaml"), "ghost not updated")
     harness.check("v1.1.0" in st["env"].remote_file("apps/app.yaml"), "app went on")
+    c = wait(lambda: "serviceaccount 'default/ghost'" in (ready(st) or {}).get("message", "")
+             and ready(st), "the automation's Ready condition records it", 20,
+             lambda: ready(st))
+    harness.check(c["status"] == "False" and "default/ghost" in c["message"], "recorded", c)
 
 
 @harness.test
