@@ -23,12 +23,16 @@ del harness._tests[:]  # importing run_kube for its helpers registered its tests
 USER, PASSWORD = "puller", "pull-s3cret-7f3a"
 
 
-def pull_secret(host, name="regcred"):
-    auth = kubeapi_etcd.b64("%s:%s" % (USER, PASSWORD))
-    conf = json.dumps({"auths": {host: {"auth": auth}}})
-    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+def pull_secret(host, name="regcred", legacy=False):
+    """A kubernetes.io/dockerconfigjson Secret, or (legacy) a kubernetes.io/dockercfg one,
+    whose .dockercfg is the "auths" object alone."""
+    auths = {host: {"auth": kubeapi_etcd.b64("%s:%s" % (USER, PASSWORD))}}
+    key, conf = ((".dockercfg", json.dumps(auths)) if legacy else
+                 (".dockerconfigjson", json.dumps({"auths": auths})))
+    return {"apiVersion": "v1", "kind": "Secret",
+            "type": "kubernetes.io/dockercfg" if legacy else "kubernetes.io/dockerconfigjson",
             "metadata": {"name": name, "namespace": "default"},
-            "data": {".dockerconfigjson": kubeapi_etcd.b64(conf)}}
+            "data": {key: kubeapi_etcd.b64(conf)}}
 
 
 def setup():
@@ -111,8 +115,9 @@ def a_missing_service_account_fails_alone_in_one_line(st):
 
 @harness.test
 def a_new_pull_secret_is_read_without_restart(st):
-    # the account now lists a Secret for another registry first: the right one still wins,
-    # and a pull secret that goes away is a clear error, never anonymous
+    # the account now lists a Secret for another registry first: the right one still wins
+    # (a legacy kubernetes.io/dockercfg one), and a pull secret that is missing is a clear
+    # error, never anonymous
     api, env = st["api"], st["env"]
     api.create_object(pull_secret("other.example:5000", "other"))
     kubectl(st, "patch", "serviceaccount", "puller", "--type", "merge", "-p",
@@ -122,13 +127,25 @@ def a_new_pull_secret_is_read_without_restart(st):
     lines = wait(lambda: [l for l in log_lines(st, "serviceaccount 'default/puller'")
                           if "gone" in l], "the missing pull secret named", 20, st["run"].text)
     harness.check("image pull secret 'default/gone'" in lines[0], "names it", lines)
+    api.create_object(pull_secret(st["reg"].host, "legacy", legacy=True))
     kubectl(st, "patch", "serviceaccount", "puller", "--type", "merge", "-p",
-            '{"imagePullSecrets":[{"name":"other"},{"name":"regcred"}]}')
+            '{"imagePullSecrets":[{"name":"other"},{"name":"legacy"}]}')
     registry.push_image(st["reg"].url, "team/app", ["v1.2.0"], auth=(USER, PASSWORD))
     kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
             "reconcile.fluxcd.io/requestedAt=sa-2")
-    wait(lambda: "v1.2.0" in env.remote_file("apps/app.yaml"), "the second pull secret used",
+    wait(lambda: "v1.2.0" in env.remote_file("apps/app.yaml"), "the legacy .dockercfg used",
          30, st["run"].text)
+
+
+@harness.test
+def it_only_gets_service_accounts_in_the_objects_namespace(st):
+    # the one rule this needs beyond manifests/kube/rbac.yaml's: get serviceaccounts
+    sa = [q for q in st["api"].requests if q["agent"].startswith("imageguard/") and
+          "/serviceaccounts" in q["path"]]
+    kinds = {kubeapi_etcd.rbac_request(q["method"], q["path"], q["query"]) for q in sa}
+    harness.check(kinds == {("", "serviceaccounts", "get")}, "get only", kinds)
+    harness.check(all(q["path"].startswith("/api/v1/namespaces/default/serviceaccounts/")
+                      for q in sa), "in the object's namespace", [q["path"] for q in sa])
 
 
 @harness.test
