@@ -169,5 +169,13 @@ def check_config_accepts_it_with_kube_only(st):
                   "--kube" in r.err, "file mode refuses", r)
 
 
+@harness.test
+def run_stops_cleanly(st):
+    rc = st["run"].stop()
+    text = st["run"].text()
+    harness.check(rc == 0 and "Sanitizer" not in text, "SIGTERM: exit 0, nothing reported",
+                  rc, text[-3000:])
+
+
 if __name__ == "__main__":
     harness.main(setup, teardown)
