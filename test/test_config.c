@@ -600,9 +600,12 @@ static const struct kube_sa_case {
     {"empty is unset, as in Flux", "  serviceAccountName: \"\"\n", NULL, NULL},
     {"a bad name", "  serviceAccountName: Puller_1\n", NULL,
      "'spec.serviceAccountName': 'Puller_1' is not a valid Kubernetes name"},
-    {"with a cloud provider: object-level workload identity",
-     "  provider: aws\n  serviceAccountName: puller\n", NULL,
-     "'spec.serviceAccountName' with spec.provider 'aws' is object-level workload identity"},
+    {"aws: object-level workload identity", "  provider: aws\n  serviceAccountName: puller\n",
+     "puller", NULL},
+    {"gcp: object-level workload identity is aws only",
+     "  provider: gcp\n  serviceAccountName: puller\n", NULL,
+     "'spec.serviceAccountName' with spec.provider 'gcp' is object-level workload identity, "
+     "which imageguard implements for aws only"},
 };
 
 START_TEST(kube_service_account)

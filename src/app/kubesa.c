@@ -3,6 +3,7 @@
  * repository's credentials are loaded. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/registry/cloudauth.h"
 #include "imageguard/registry/creds.h"
+#include "imageguard/registry/registry.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
@@ -280,12 +282,18 @@ static bool has_creds(const struct registry_creds *c)
 	return c->username || c->token;
 }
 
+static int object_creds(struct registry_creds *out, const struct config_repository *r,
+                        struct error *err);
+
 int kubesa_load_creds(struct registry_creds *out, const struct config_repository *r,
                       const char *secrets_dir, struct error *err)
 {
 	struct registry_creds got = REGISTRY_CREDS_INIT;
 	struct buf dir = BUF_INIT, path = BUF_INIT;
 	int error = 0, n = 0;
+
+	if (cloudauth_is_cloud(r->provider))
+		return object_creds(out, r, err);
 
 	if (r->secret_ref &&
 	    ((error = secret_ref_creds(&got, r, secrets_dir, err)) < 0 || has_creds(&got)))
@@ -326,4 +334,188 @@ done:
 	buf_release(&dir);
 	buf_release(&path);
 	return error;
+}
+
+/* ---- object-level workload identity ---- */
+
+/* The API client the scan threads share, one request at a time: module state because the
+ * scans have no handle to carry it (as cloudauth's cache). */
+static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kube_client *api;
+
+int kubesa_start(const struct kubeconfig *cfg, struct error *err)
+{
+	struct kube_client *c = NULL;
+	int error;
+
+	if ((error = kube_client_new(&c, cfg, NULL, err)) < 0)
+		return error;
+	pthread_mutex_lock(&api_lock);
+	kube_client_free(api);
+	api = c;
+	pthread_mutex_unlock(&api_lock);
+	return 0;
+}
+
+void kubesa_stop(void)
+{
+	pthread_mutex_lock(&api_lock);
+	kube_client_free(api);
+	api = NULL;
+	pthread_mutex_unlock(&api_lock);
+}
+
+/* GET or POST (body non-NULL) path with the shared client. */
+static int api_call(json_t **out, const char *path, const char *body, struct error *err)
+{
+	int error;
+
+	pthread_mutex_lock(&api_lock);
+	if (!api)
+		error = error_set(err, IG_EINVALID, "needs run --kube (the Kubernetes API)");
+	else if (body)
+		error = kube_send(out, api, "POST", path, "application/json", body, err);
+	else
+		error = kube_get(out, api, path, err);
+	pthread_mutex_unlock(&api_lock);
+	return error;
+}
+
+/* fluxcd/pkg auth/aws's role ARN pattern: ^arn:aws[\w-]*:iam::[0-9]{1,30}:role/.{1,200}$ */
+static bool is_role_arn(const char *s)
+{
+	size_t digits = 0, rest;
+
+	if (strncmp(s, "arn:aws", 7) != 0)
+		return false;
+	for (s += 7; *s && *s != ':'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+			return false;
+	if (strncmp(s, ":iam::", 6) != 0)
+		return false;
+	for (s += 6; *s >= '0' && *s <= '9'; s++)
+		digits++;
+	if (digits < 1 || digits > 30 || strncmp(s, ":role/", 6) != 0)
+		return false;
+	rest = strlen(s + 6);
+	return rest >= 1 && rest <= 200 && !strpbrk(s + 6, "\n\r");
+}
+
+struct object_id {
+	struct cloudauth_identity id;
+	char *role; /* owned */
+};
+
+/* TokenRequest (authentication.k8s.io/v1) for the account, audience aud. */
+static int request_token(char **out, void *ctx, const char *aud, struct error *err)
+{
+	const struct object_id *o = ctx;
+	json_t *req = NULL, *res = NULL;
+	char path[600], *body = NULL;
+	const char *token;
+	int error;
+
+	*out = NULL;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s/token", o->id.ns,
+	         o->id.name);
+	req = json_pack("{s:s, s:s, s:{s:[s]}}", "apiVersion", "authentication.k8s.io/v1", "kind",
+	                "TokenRequest", "spec", "audiences", aud);
+	if (!req || !(body = json_dumps(req, JSON_COMPACT))) {
+		error = error_set(err, IG_EFAIL, "out of memory");
+		goto done;
+	}
+	if ((error = api_call(&res, path, body, err)) < 0)
+		goto done;
+	token = json_string_value(json_object_get(json_object_get(res, "status"), "token"));
+	if (!token || !*token)
+		error = error_set(err, IG_EINVALID, "TokenRequest answered without status.token");
+	else if (!(*out = strdup(token)))
+		error = error_set(err, IG_EFAIL, "out of memory");
+done:
+	if (res) {
+		json_t *st = json_object_get(res, "status");
+
+		if (json_is_object(st))
+			json_object_del(st, "token");
+	}
+	json_decref(res);
+	json_decref(req);
+	free(body);
+	return error;
+}
+
+/* The account's identity for provider: its role annotation (aws), read now. */
+static int object_identity(struct object_id *o, const struct config_repository *r,
+                           struct error *err)
+{
+	static const char key[] = "eks.amazonaws.com/role-arn";
+	char path[600];
+	json_t *sa = NULL;
+	const char *role;
+	int error;
+
+	memset(o, 0, sizeof(*o));
+	o->id = (struct cloudauth_identity){r->ns, r->service_account, NULL, request_token, o};
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s", r->ns,
+	         r->service_account);
+	if ((error = api_call(&sa, path, NULL, err)) < 0)
+		goto done;
+	role = json_string_value(
+	    json_object_get(json_object_get(json_object_get(sa, "metadata"), "annotations"), key));
+	if (!role || !is_role_arn(role)) {
+		error =
+		    error_set(err, IG_EINVALID,
+		              "annotation %s is %s (it must be arn:aws:iam::<account>:role/<name>)",
+		              key, role ? "not a role ARN" : "missing");
+		goto done;
+	}
+	if (!(o->role = strdup(role)))
+		error = error_set(err, IG_EFAIL, "out of memory");
+	o->id.role_arn = o->role;
+done:
+	if (error < 0)
+		error_prefix(err, "provider '%s': serviceaccount '%s/%s'", r->provider, r->ns,
+		             r->service_account);
+	json_decref(sa);
+	return error;
+}
+
+static int object_creds(struct registry_creds *out, const struct config_repository *r,
+                        struct error *err)
+{
+	struct object_id o;
+	int error;
+
+	if (strcmp(r->provider, "aws") != 0)
+		return error_set(err, IG_EINVALID,
+		                 "provider '%s': serviceaccount '%s/%s': object-level workload "
+		                 "identity is implemented for aws only",
+		                 r->provider, r->ns, r->service_account);
+	if ((error = object_identity(&o, r, err)) == 0)
+		error =
+		    cloudauth_creds_as(out, r->provider, r->ref.registry, r->insecure, &o.id, err);
+	free(o.role);
+	return error;
+}
+
+int kubesa_list_tags(struct registry_listing *out, struct registry_client *c,
+                     const struct registry_target *t, const struct config_repository *r,
+                     struct registry_creds *creds, struct error *err)
+{
+	struct cloudauth_identity key = {r->ns, r->service_account, NULL, NULL, NULL};
+	int error = registry_list_tags(out, c, t, err);
+
+	if (error != IG_EAUTH || !cloudauth_is_cloud(r->provider))
+		return error;
+	log_info("cloudauth.refused",
+	         "provider '%s' registry '%s' serviceaccount '%s/%s': credential refused, "
+	         "fetching a new one",
+	         r->provider, r->ref.registry, r->ns, r->service_account);
+	cloudauth_forget_as(r->provider, r->ref.registry, &key);
+	registry_listing_release(out);
+	error_clear(err);
+	if ((error = object_creds(creds, r, err)) < 0)
+		return error;
+	return registry_list_tags(out, c, t, err);
 }

@@ -49,7 +49,7 @@ int scan_load_access(struct registry_creds *creds, char **ca_file,
 		if (error < 0)
 			return error;
 	}
-	if (cloudauth_is_cloud(r->provider) &&
+	if (cloudauth_is_cloud(r->provider) && !r->service_account &&
 	    (error = cloudauth_creds(creds, r->provider, r->ref.registry, r->insecure, err)) < 0)
 		return error;
 	if (r->cert_secret_ref) {
@@ -95,7 +95,10 @@ static void list_one(struct scan *s, struct registry_client *client, const char 
 		return;
 	}
 	scan_target(&t, s);
-	s->rc = cloudauth_list_tags(&s->listing, client, &t, s->repo->provider, &s->creds, &s->err);
+	s->rc = s->repo->service_account
+	            ? kubesa_list_tags(&s->listing, client, &t, s->repo, &s->creds, &s->err)
+	            : cloudauth_list_tags(&s->listing, client, &t, s->repo->provider, &s->creds,
+	                                  &s->err);
 	if (s->rc < 0)
 		log_warn("registry.list", "repository '%s': %s", s->repo->id, s->err.msg);
 	else

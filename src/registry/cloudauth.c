@@ -263,16 +263,26 @@ int cloudauth_form_append(struct buf *b, const char *s)
 	return 0;
 }
 
-static void cache_key(char *out, size_t n, const char *provider, const char *host)
+/* "provider\nhost", and "\nns/name" for an object's own identity. */
+static void cache_key(char *out, size_t n, const char *provider, const char *host,
+                      const struct cloudauth_identity *id)
 {
-	snprintf(out, n, "%s\n%s", provider, host);
+	if (id)
+		snprintf(out, n, "%s\n%s\n%s/%s", provider, host, id->ns, id->name);
+	else
+		snprintf(out, n, "%s\n%s", provider, host);
 }
 
 static int fetch(struct cloudauth_token *t, const char *provider, const char *host, bool insecure,
-                 struct error *err)
+                 const struct cloudauth_identity *id, struct error *err)
 {
 	if (strcmp(provider, "aws") == 0)
-		return cloudauth_aws_fetch(t, host, err);
+		return cloudauth_aws_fetch(t, host, id, err);
+	if (id)
+		return error_set(err, IG_EINVALID,
+		                 "provider '%s': serviceaccount '%s/%s': object-level workload "
+		                 "identity is implemented for aws only",
+		                 provider, id->ns, id->name);
 	if (strcmp(provider, "gcp") == 0)
 		return cloudauth_gcp_fetch(t, host, err);
 	return cloudauth_azure_fetch(t, host, insecure, err);
@@ -327,13 +337,14 @@ static void release_claim(const char *key)
 
 /* A failed fetch is not shared: each waiter then fetches in turn and gets its own error. */
 static int obtain(struct cloudauth_token *t, const char *key, const char *provider,
-                  const char *registry_host, bool insecure, struct error *err)
+                  const char *registry_host, bool insecure, const struct cloudauth_identity *id,
+                  struct error *err)
 {
 	int error;
 
 	if (get_or_claim(t, key))
 		return 0;
-	if ((error = fetch(t, provider, registry_host, insecure, err)) == 0)
+	if ((error = fetch(t, provider, registry_host, insecure, id, err)) == 0)
 		cloudauth_cache_put(key, t);
 	release_claim(key);
 	if (error == 0)
@@ -346,14 +357,20 @@ static int obtain(struct cloudauth_token *t, const char *key, const char *provid
 int cloudauth_creds(struct registry_creds *out, const char *provider, const char *registry_host,
                     bool insecure, struct error *err)
 {
+	return cloudauth_creds_as(out, provider, registry_host, insecure, NULL, err);
+}
+
+int cloudauth_creds_as(struct registry_creds *out, const char *provider, const char *registry_host,
+                       bool insecure, const struct cloudauth_identity *id, struct error *err)
+{
 	struct cloudauth_token t = {0};
-	char key[512];
+	char key[1024];
 	int error;
 
 	if (!cloudauth_is_cloud(provider))
 		return 0;
-	cache_key(key, sizeof(key), provider, registry_host);
-	if ((error = obtain(&t, key, provider, registry_host, insecure, err)) < 0)
+	cache_key(key, sizeof(key), provider, registry_host, id);
+	if ((error = obtain(&t, key, provider, registry_host, insecure, id, err)) < 0)
 		return error;
 	creds_release(out);
 	out->username = t.a;
@@ -364,14 +381,22 @@ int cloudauth_creds(struct registry_creds *out, const char *provider, const char
 
 void cloudauth_forget(const char *provider, const char *registry_host)
 {
-	char key[512];
+	cloudauth_forget_as(provider, registry_host, NULL);
+}
+
+void cloudauth_forget_as(const char *provider, const char *registry_host,
+                         const struct cloudauth_identity *id)
+{
+	char key[1024];
 
 	if (!cloudauth_is_cloud(provider))
 		return;
-	cache_key(key, sizeof(key), provider, registry_host);
+	cache_key(key, sizeof(key), provider, registry_host, id);
 	cloudauth_cache_drop(key);
 	if (strcmp(provider, "aws") == 0)
-		cloudauth_aws_forget();
+		cloudauth_aws_forget(id);
+	else if (id)
+		return; /* only aws has object identities */
 	else if (strcmp(provider, "azure") == 0)
 		cloudauth_azure_forget();
 	else

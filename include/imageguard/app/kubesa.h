@@ -31,7 +31,9 @@ int kubesa_fetch(struct kube_client *c, const char *secrets_dir, const char *ns,
 void kubesa_fetch_spec(struct kube_client *c, const char *secrets_dir, const char *ns,
                        const json_t *spec);
 
-/* The credentials of repository r (which names r->service_account) for its registry: its
+/* The credentials of repository r (which names r->service_account) for its registry. With a
+ * cloud provider (aws), the account's own identity: its eks.amazonaws.com/role-arn annotation
+ * and a TokenRequest token, through cloudauth_creds_as. Otherwise its
  * spec.secretRef's Secret first, then the account's pull secrets, the first with an entry for
  * the registry host. An account without pull secrets and no secretRef is anonymous, as in
  * Flux; pull secrets none of which has the host are IG_EINVALID naming them. Returns 0 with
@@ -39,5 +41,26 @@ void kubesa_fetch_spec(struct kube_client *c, const char *secrets_dir, const cha
  * the account and what failed. */
 int kubesa_load_creds(struct registry_creds *out, const struct config_repository *r,
                       const char *secrets_dir, struct error *err);
+
+/* ---- object-level workload identity: serviceAccountName with provider aws ---- */
+
+struct kubeconfig;
+struct registry_client;
+struct registry_listing;
+struct registry_target;
+
+/* Makes the module's own API client for cfg (copied), used from the scan threads one request
+ * at a time to read a ServiceAccount and ask the TokenRequest API for its tokens; run --kube
+ * calls it once (kubesource_new), kubesa_stop frees it. Returns 0 or kube_client_new's
+ * errors. Without it, object-level identity is IG_EINVALID "needs run --kube". */
+int kubesa_start(const struct kubeconfig *cfg, struct error *err);
+void kubesa_stop(void);
+
+/* registry_list_tags for repository r (which names r->service_account): with a cloud
+ * provider, a refused credential (a revoked token) is forgotten, fetched anew through the
+ * account and tried once more, as cloudauth_list_tags does for the pod's identity. */
+int kubesa_list_tags(struct registry_listing *out, struct registry_client *c,
+                     const struct registry_target *t, const struct config_repository *r,
+                     struct registry_creds *creds, struct error *err);
 
 #endif
