@@ -602,10 +602,12 @@ static const struct kube_sa_case {
      "'spec.serviceAccountName': 'Puller_1' is not a valid Kubernetes name"},
     {"aws: object-level workload identity", "  provider: aws\n  serviceAccountName: puller\n",
      "puller", NULL},
-    {"gcp: object-level workload identity is aws only",
+    {"azure: object-level workload identity", "  provider: azure\n  serviceAccountName: puller\n",
+     "puller", NULL},
+    {"gcp: object-level workload identity is aws and azure only",
      "  provider: gcp\n  serviceAccountName: puller\n", NULL,
      "'spec.serviceAccountName' with spec.provider 'gcp' is object-level workload identity, "
-     "which imageguard implements for aws only"},
+     "which imageguard implements for aws and azure only"},
 };
 
 START_TEST(kube_service_account)

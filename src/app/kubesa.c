@@ -336,7 +336,7 @@ done:
 	return error;
 }
 
-/* ---- object-level workload identity ---- */
+/* ---- object-level workload identity (aws, azure) ---- */
 
 /* The API client the scan threads share, one request at a time: module state because the
  * scans have no handle to carry it (as cloudauth's cache). */
@@ -404,7 +404,7 @@ static bool is_role_arn(const char *s)
 
 struct object_id {
 	struct cloudauth_identity id;
-	char *role; /* owned */
+	char *a, *b; /* owned: aws the role ARN; azure the client and tenant ids */
 };
 
 /* TokenRequest (authentication.k8s.io/v1) for the account, audience aud. */
@@ -445,34 +445,61 @@ done:
 	return error;
 }
 
-/* The account's identity for provider: its role annotation (aws), read now. */
+/* Annotation key of the account's metadata, newly allocated; NULL when absent (IG_EINVALID
+ * naming it, with why when it is there but bad). */
+static int annotation(char **out, const json_t *sa, const char *key, bool (*ok)(const char *),
+                      const char *shape, struct error *err)
+{
+	const char *v = json_string_value(
+	    json_object_get(json_object_get(json_object_get(sa, "metadata"), "annotations"), key));
+
+	*out = NULL;
+	if (!v || !*v)
+		return error_set(err, IG_EINVALID, "annotation %s is missing", key);
+	if (!ok(v) || strlen(v) > 256)
+		return error_set(err, IG_EINVALID, "annotation %s is not %s", key, shape);
+	return (*out = strdup(v)) ? 0 : error_set(err, IG_EFAIL, "out of memory");
+}
+
+/* An Entra client or tenant id: a GUID-like token of hex digits and '-' (names are allowed
+ * for tenants: letters, digits, '.', '-'). */
+static bool is_azure_id(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '.'))
+			return false;
+	return true;
+}
+
+/* The account's identity for r->provider, read now: fluxcd/pkg auth/aws (identity.go: the
+ * eks.amazonaws.com/role-arn annotation) and auth/azure (identity.go: the
+ * azure.workload.identity/client-id and tenant-id annotations, both required). */
 static int object_identity(struct object_id *o, const struct config_repository *r,
                            struct error *err)
 {
-	static const char key[] = "eks.amazonaws.com/role-arn";
 	char path[600];
 	json_t *sa = NULL;
-	const char *role;
 	int error;
 
 	memset(o, 0, sizeof(*o));
-	o->id = (struct cloudauth_identity){r->ns, r->service_account, NULL, request_token, o};
+	o->id = (struct cloudauth_identity){r->ns, r->service_account, NULL, NULL,
+	                                    NULL,  request_token,      o};
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s", r->ns,
 	         r->service_account);
 	if ((error = api_call(&sa, path, NULL, err)) < 0)
 		goto done;
-	role = json_string_value(
-	    json_object_get(json_object_get(json_object_get(sa, "metadata"), "annotations"), key));
-	if (!role || !is_role_arn(role)) {
-		error =
-		    error_set(err, IG_EINVALID,
-		              "annotation %s is %s (it must be arn:aws:iam::<account>:role/<name>)",
-		              key, role ? "not a role ARN" : "missing");
-		goto done;
+	if (strcmp(r->provider, "aws") == 0) {
+		error = annotation(&o->a, sa, "eks.amazonaws.com/role-arn", is_role_arn,
+		                   "arn:aws:iam::<account>:role/<name>", err);
+		o->id.role_arn = o->a;
+	} else if ((error = annotation(&o->a, sa, "azure.workload.identity/client-id", is_azure_id,
+	                               "a client id", err)) == 0) {
+		error = annotation(&o->b, sa, "azure.workload.identity/tenant-id", is_azure_id,
+		                   "a tenant id", err);
+		o->id.client_id = o->a;
+		o->id.tenant_id = o->b;
 	}
-	if (!(o->role = strdup(role)))
-		error = error_set(err, IG_EFAIL, "out of memory");
-	o->id.role_arn = o->role;
 done:
 	if (error < 0)
 		error_prefix(err, "provider '%s': serviceaccount '%s/%s'", r->provider, r->ns,
@@ -487,15 +514,16 @@ static int object_creds(struct registry_creds *out, const struct config_reposito
 	struct object_id o;
 	int error;
 
-	if (strcmp(r->provider, "aws") != 0)
+	if (strcmp(r->provider, "aws") != 0 && strcmp(r->provider, "azure") != 0)
 		return error_set(err, IG_EINVALID,
 		                 "provider '%s': serviceaccount '%s/%s': object-level workload "
-		                 "identity is implemented for aws only",
+		                 "identity is implemented for aws and azure only",
 		                 r->provider, r->ns, r->service_account);
 	if ((error = object_identity(&o, r, err)) == 0)
 		error =
 		    cloudauth_creds_as(out, r->provider, r->ref.registry, r->insecure, &o.id, err);
-	free(o.role);
+	free(o.a);
+	free(o.b);
 	return error;
 }
 
@@ -503,7 +531,7 @@ int kubesa_list_tags(struct registry_listing *out, struct registry_client *c,
                      const struct registry_target *t, const struct config_repository *r,
                      struct registry_creds *creds, struct error *err)
 {
-	struct cloudauth_identity key = {r->ns, r->service_account, NULL, NULL, NULL};
+	struct cloudauth_identity key = {r->ns, r->service_account, NULL, NULL, NULL, NULL, NULL};
 	int error = registry_list_tags(out, c, t, err);
 
 	if (error != IG_EAUTH || !cloudauth_is_cloud(r->provider))

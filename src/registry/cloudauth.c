@@ -278,14 +278,14 @@ static int fetch(struct cloudauth_token *t, const char *provider, const char *ho
 {
 	if (strcmp(provider, "aws") == 0)
 		return cloudauth_aws_fetch(t, host, id, err);
+	if (strcmp(provider, "azure") == 0)
+		return cloudauth_azure_fetch(t, host, insecure, id, err);
 	if (id)
 		return error_set(err, IG_EINVALID,
 		                 "provider '%s': serviceaccount '%s/%s': object-level workload "
-		                 "identity is implemented for aws only",
+		                 "identity is implemented for aws and azure only",
 		                 provider, id->ns, id->name);
-	if (strcmp(provider, "gcp") == 0)
-		return cloudauth_gcp_fetch(t, host, err);
-	return cloudauth_azure_fetch(t, host, insecure, err);
+	return cloudauth_gcp_fetch(t, host, err);
 }
 
 static bool is_inflight(const char *key)
@@ -395,11 +395,9 @@ void cloudauth_forget_as(const char *provider, const char *registry_host,
 	cloudauth_cache_drop(key);
 	if (strcmp(provider, "aws") == 0)
 		cloudauth_aws_forget(id);
-	else if (id)
-		return; /* only aws has object identities */
 	else if (strcmp(provider, "azure") == 0)
-		cloudauth_azure_forget();
-	else
+		cloudauth_azure_forget(id);
+	else if (!id)
 		cloudauth_gcp_forget();
 }
 

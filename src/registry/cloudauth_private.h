@@ -47,10 +47,10 @@ int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
                         const struct cloudauth_identity *id, struct error *err);
 int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host, struct error *err);
 int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
-                          struct error *err);
+                          const struct cloudauth_identity *id, struct error *err);
 /* Drops a provider's identity entries (the keys a credential chain gave). */
 void cloudauth_aws_forget(const struct cloudauth_identity *id);
-void cloudauth_azure_forget(void);
+void cloudauth_azure_forget(const struct cloudauth_identity *id);
 void cloudauth_gcp_forget(void);
 
 #endif

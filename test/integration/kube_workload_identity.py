@@ -25,12 +25,15 @@ del harness._tests[:]  # importing run_kube for its helpers registered its tests
 
 OBJECT_ROLE = "arn:aws:iam::%s:role/team-ecr-reader" % cf.ACCOUNT
 SUBJECT = "system:serviceaccount:default:ecr-reader"
+OBJECT_CLIENT = "5e1f0c1d-0000-4000-8000-acrreader001"
 
 
-def sa(name, role=None):
+def sa(name, role=None, annotations=None):
     md = {"name": name, "namespace": "default"}
     if role:
         md["annotations"] = {"eks.amazonaws.com/role-arn": role}
+    if annotations:
+        md["annotations"] = annotations
     return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": md}
 
 
@@ -41,11 +44,14 @@ def setup():
     try:
         registry.push_image("http://" + c.upstream, "team/app", ["v1.0.0", "v1.1.0"],
                             auth=cf.PUSH_USER)
-        cf.control(c.url, "/_fixture/config", {"roles": {cf.ROLE_ARN: cf.SA_SUBJECT,
-                                                         OBJECT_ROLE: SUBJECT}})
-        for k in [k for k in os.environ if k.startswith("AWS_")]:
+        cf.control(c.url, "/_fixture/config", {
+            "roles": {cf.ROLE_ARN: cf.SA_SUBJECT, OBJECT_ROLE: SUBJECT},
+            "federated": {cf.CLIENT_ID: cf.SA_SUBJECT,
+                          OBJECT_CLIENT: "system:serviceaccount:default:acr-reader"}})
+        for k in [k for k in os.environ if k.startswith(("AWS_", "AZURE_"))]:
             del os.environ[k]  # imageguard's own identity: none; only the objects' accounts
-        os.environ.update(AWS_ENDPOINT_URL_STS=c.url, AWS_ENDPOINT_URL_ECR=c.url)
+        os.environ.update(AWS_ENDPOINT_URL_STS=c.url, AWS_ENDPOINT_URL_ECR=c.url,
+                          AZURE_AUTHORITY_HOST=c.url + "/")
         env = Env(registry_host=c.host("ecr"), start_registry=False)
         api = kubeapi_etcd.start()
         api.token_signer = lambda ns, name, auds, secs: c.state.sa_token(
@@ -60,11 +66,16 @@ def setup():
     api.create_object(sa("ecr-reader", OBJECT_ROLE))
     api.create_object(sa("untrusted", cf.ROLE_ARN))
     api.create_object(sa("plain"))
+    api.create_object(sa("acr-reader", annotations={
+        "azure.workload.identity/client-id": OBJECT_CLIENT,
+        "azure.workload.identity/tenant-id": cf.TENANT}))
     files, objs = {}, ""
-    for name, account in (("app", "ecr-reader"), ("untrusted", "untrusted"), ("plain", "plain")):
-        files["apps/%s.yaml" % name] = marker_file(env.image("team/app") + ":v1.0.0", name)
-        objs += env.repository(name, "team/app", extra="  provider: aws\n"
-                               "  serviceAccountName: %s\n" % account)
+    for name, account, provider, host in (
+            ("app", "ecr-reader", "aws", None), ("untrusted", "untrusted", "aws", None),
+            ("plain", "plain", "aws", None), ("acr", "acr-reader", "azure", c.host("acr"))):
+        files["apps/%s.yaml" % name] = marker_file(env.image("team/app", host) + ":v1.0.0", name)
+        objs += env.repository(name, "team/app", host=host, extra="  provider: %s\n"
+                               "  serviceAccountName: %s\n" % (provider, account))
         objs += env.policy(name, name, semver=">=1.0.0")
     env.seed(files)
     kubectl(st, "apply", "-f", "-", stdin=objs + env.automation(interval="10m"))
@@ -100,6 +111,15 @@ def the_token_is_asked_for_sts_and_the_session_is_fluxs(st):
                   "TokenRequest for sts.amazonaws.com", st["api"].token_requests)
     harness.check((OBJECT_ROLE, "ecr-reader.default.%s.fluxcd.io" % cf.REGION) in
                   st["cloud"].state.sessions, "role and session name", st["cloud"].state.sessions)
+
+
+@harness.test
+def azure_the_accounts_client_through_entra_and_acr(st):
+    wait(lambda: "v1.1.0" in st["env"].remote_file("apps/acr.yaml"),
+         "the ACR update through acr-reader's federated credential", 40, st["run"].text)
+    reqs = [r for r in st["api"].token_requests if r["name"] == "acr-reader"]
+    harness.check(reqs and all(r["audiences"] == ["api://AzureADTokenExchange"] for r in reqs),
+                  "TokenRequest for api://AzureADTokenExchange", st["api"].token_requests)
 
 
 @harness.test
