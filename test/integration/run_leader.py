@@ -58,7 +58,7 @@ def lease(st):
 class Run:
     """One replica: its own state dir (its own pod), its log in a file."""
 
-    def __init__(self, st, name, *extra):
+    def __init__(self, st, name, *extra, timing=TIMING):
         self.name = name
         self.log = os.path.join(st["env"].dir, "run-%s-%d.log" % (name, time.time_ns()))
         self.out = open(self.log, "w")
@@ -66,7 +66,7 @@ class Run:
         self.p = subprocess.Popen(
             [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
              "--state-dir", state, "--log-format", "json", "--listen", "127.0.0.1:0",
-             "--enable-leader-election"] + TIMING + list(extra),
+             "--enable-leader-election"] + timing + list(extra),
             stdout=self.out, stderr=subprocess.STDOUT)
 
     def text(self):
@@ -142,8 +142,8 @@ def teardown(st):
         st["env"].close()
 
 
-def start(st, name, *extra):
-    r = Run(st, name, *extra)
+def start(st, name, *extra, timing=TIMING):
+    r = Run(st, name, *extra, timing=timing)
     st["runs"].append(r)
     return r
 
@@ -264,27 +264,37 @@ def a_head_written_under_a_newer_generation_is_not_pushed_on(st):
 @harness.test
 def a_leader_that_cannot_renew_stops_writing_and_exits_1(st):
     env = st["env"]
-    leader = st["leader"]
     api = st["api"]
+    # a replica whose gate closes long before it steps down: 10s lease, 8s renew deadline,
+    # 500ms retry, so the push timeout is 8s - 2 x 500ms = 7s and the gate closes 1s after
+    # the last renewal while the replica still leads for 7s more
+    harness.check(st["leader"].stop() == 0, "the previous leader hands over")
+    c = start(st, "c", timing=["--leader-election-lease-duration", "10s",
+                               "--leader-election-renew-deadline", "8s",
+                               "--leader-election-retry-period", "500ms"])
+    wait(lambda: c.identity() and (lease(st) or {}).get("spec", {}).get("holderIdentity") ==
+         c.identity(), "c leads", 20, c.text)
+    wait(lambda: c.events("reconcile.pass"), "c runs passes", 20, c.text)
     api.fail_with = 503  # the API server goes away for imageguard (Git stays up)
     try:
-        # the last renewal was at most a retry period ago: after renew deadline - push
-        # timeout (2s - 1s) the gate is closed, while the replica still thinks it leads
-        time.sleep(1.2)
+        time.sleep(1.2)  # the last renewal was at most 500ms ago: the gate is closed now
         env.push("team/app", ["v1.4.0"])
-        rc = wait(lambda: leader.p.poll(), "exit after the renew deadline", 15, leader.text)
+        wait(lambda: [e for e in c.events("git.push") if "read-only" in e["msg"]],
+             "a pass refused read-only while still leading", 10, c.text)
+        harness.check(c.p.poll() is None and not c.events("leader.lost"),
+                      "refused before stepping down", c.text()[-2000:])
+        rc = wait(lambda: c.p.poll(), "exit after the renew deadline", 15, c.text)
     finally:
         api.fail_with = 0
-    harness.check(rc == 1, "exit 1", rc, leader.text()[-2000:])
-    lost = leader.events("leader.lost") + leader.events("run.stop")
+    harness.check(rc == 1, "exit 1", rc, c.text()[-2000:])
+    lost = c.events("leader.lost") + c.events("run.stop")
     harness.check(len(lost) == 2 and all("\n" not in e["msg"] for e in lost) and
                   "lost" in lost[1]["msg"], "one-line logs", lost)
     harness.check("v1.4.0" not in env.remote_file("apps/app.yaml"),
-                  "nothing written after the gate closed", leader.text()[-3000:])
-    refused = [e for e in leader.events("git.push") if "read-only" in e["msg"]]
-    print("# passes refused read-only while the lease ran out: %d" % len(refused))
-    if os.environ.get("LEASE_DEBUG"):
-        print(leader.text()[-4000:])
+                  "nothing written after the gate closed", c.text()[-3000:])
+    d = [e for e in c.events("decision") if "v1.4.0" in e["msg"]]
+    harness.check(d and all("error/git" in e["msg"] and "read-only" in e["msg"] for e in d),
+                  "the writes became error/git", d)
 
 
 @harness.test
