@@ -10,6 +10,7 @@
 
 #include "imageguard/app/kubeevents.h"
 #include "imageguard/app/report.h"
+#include "imageguard/app/verify.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/util/buf.h"
@@ -320,6 +321,49 @@ void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
 			snprintf(ns, sizeof(ns), "%.*s", (int)(slash - it->policy), it->policy);
 			emit(ev, "ImagePolicy", ns, slash + 1, warning, reason, message,
 			     it->commit ? revision : NULL);
+		}
+	}
+}
+
+/* One line about a drifting container: "prod/Deployment/web container web (pod web-0) runs
+ * R:v1.0.0 (sha256:...), Git pins v1.1.0 (sha256:...) at apps/web.yaml:7: reason". */
+static void describe_drift(char *out, size_t n, const struct verify_result *x)
+{
+	char pod[160] = "";
+
+	if (x->pod)
+		snprintf(pod, sizeof(pod), " (pod %s)", x->pod);
+	snprintf(out, n, "%s container %s%s runs %s (%s), Git pins %s (%s) at %s:%zu%s%s",
+	         x->workload ? x->workload : "-", x->container ? x->container : "-", pod,
+	         x->running_image ? x->running_image : "-",
+	         x->running_digest ? x->running_digest : "no digest",
+	         x->want_tag ? x->want_tag : "-", x->want_digest ? x->want_digest : "no digest",
+	         x->file ? x->file : "-", x->line, x->reason ? ": " : "",
+	         x->reason ? x->reason : "");
+}
+
+void kubeevents_on_verify(void *arg, const struct config *cfg, const struct verify_report *r)
+{
+	struct kubeevents *ev = arg;
+	char message[MAX_MESSAGE];
+
+	for (size_t i = 0; ev && i < r->len; i++) {
+		const struct verify_result *x = &r->items[i];
+		const struct config_automation *a;
+		const char *slash = x->policy ? strchr(x->policy, '/') : NULL;
+
+		if (x->status != VERIFY_DRIFT || x->automation >= cfg->automations_len)
+			continue;
+		a = &cfg->automations[x->automation];
+		describe_drift(message, sizeof(message), x);
+		emit(ev, "ImageUpdateAutomation", a->ns, a->name, true, KUBEEVENTS_REASON_DRIFT,
+		     message, NULL);
+		if (slash && (size_t)(slash - x->policy) < 64) {
+			char ns[64];
+
+			snprintf(ns, sizeof(ns), "%.*s", (int)(slash - x->policy), x->policy);
+			emit(ev, "ImagePolicy", ns, slash + 1, true, KUBEEVENTS_REASON_DRIFT,
+			     message, NULL);
 		}
 	}
 }

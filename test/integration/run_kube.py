@@ -6,117 +6,15 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env, marker_file  # noqa: E402
-
-IMG = "image.toolkit.fluxcd.io"
-
-
-def kubectl(st, *args, stdin=None, check=True):
-    p = subprocess.run(["kubectl", "--kubeconfig", st["kubeconfig"]] + list(args),
-                       capture_output=True, text=True, timeout=60, input=stdin)
-    if check:
-        harness.check(p.returncode == 0, "kubectl %s" % " ".join(args), p.stderr)
-    return p.stdout
-
-
-def wait(cond, what, timeout=20, *context):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError("timed out: " + what + "".join("\n    %.3000r" % (c(),) for c in context))
-
-
-def status(st, name="auto"):
-    o = state_api(st).get(IMG, "imageupdateautomations", "default", name)
-    return (o or {}).get("status") or {}
-
-
-def state_api(st):
-    return st["api"]
-
-
-def ready(st, name="auto"):
-    for c in status(st, name).get("conditions") or []:
-        if c["type"] == "Ready":
-            return c
-    return None
-
-
-class Receiver(BaseHTTPRequestHandler):
-    """A notification-controller stand-in: records every POSTed event body."""
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(n)
-        self.server.got.append((self.headers.get("Content-Type"), json.loads(body)))
-        self.send_response(202)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-
-def start_receiver():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    srv.got = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
-
-
-def events(st, reason, kind="ImageUpdateAutomation"):
-    return [e for e in st["api"].objects("", "events", "default")
-            if e["reason"] == reason and e["involvedObject"]["kind"] == kind]
-
-
-class Run:
-    """imageguard run --kube in the background; its log kept in a file."""
-
-    def __init__(self, st, *extra):
-        self.log = os.path.join(st["env"].dir, "run-%d.log" % time.time_ns())
-        self.out = open(self.log, "w")
-        self.p = subprocess.Popen(
-            [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
-             "--state-dir", st["env"].state, "--log-format", "json", "--listen", "127.0.0.1:0",
-             "--events-addr",
-             "http://127.0.0.1:%d/" % st["receiver"].server_address[1]] + list(extra),
-            stdout=self.out, stderr=subprocess.STDOUT)
-
-    def text(self):
-        with open(self.log) as f:
-            return f.read()
-
-    def events(self, name):
-        out = []
-        for line in self.text().splitlines():
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if e.get("event") == name:
-                out.append(e)
-        return out
-
-    def stop(self):
-        self.p.terminate()
-        try:
-            rc = self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = self.p.wait()
-        self.out.close()
-        return rc
+from kuberun import (IMG, Run, events, kubectl, ready, start_receiver, status,  # noqa: E402
+                     wait)
 
 
 def setup():
