@@ -126,18 +126,22 @@ def requested_reconcile_runs_within_a_second(st):
 
 @harness.test
 def a_suspended_automation_writes_nothing(st):
-    env = st["env"]
+    env, run = st["env"], st["run"]
+
+    def suspended_after(n):
+        return [d for d in run.decisions()[n:] if d["reason"] == "suspended"]
+
+    n = len(run.decisions())
     kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
             '{"spec":{"suspend":true}}')
-    time.sleep(1.5)
+    # a pass has seen the suspension (not a sleep: the decision says so)
+    wait(lambda: suspended_after(n), "a suspended decision", 20, run.text)
     head = env.remote_head()
     env.push("team/app", ["v1.2.0"])
+    n = len(run.decisions())
     kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
             "reconcile.fluxcd.io/requestedAt=suspended-1")
-    wait(lambda: len(st["run"].events("reconcile.pass")) and
-         "suspended-1" in json.dumps(st["api"].get(IMG, "imageupdateautomations", "default",
-                                                   "auto")), "annotated")
-    time.sleep(2)
+    wait(lambda: suspended_after(n), "a pass after the request, still suspended", 20, run.text)
     harness.check(env.remote_head() == head, "no commit while suspended")
     harness.check(status(st).get("lastHandledReconcileAt") != "suspended-1",
                   "a suspended object's status stays", status(st))
@@ -152,8 +156,11 @@ def dropped_and_expired_watches_recover(st):
     api = st["api"]
     api.gone_next_watches = 4
     harness.check(api.drop_watches() >= 1, "watches were open")
-    time.sleep(1)
-    api.drop_watches()
+    # the four 410s answered and the watches open again: then a second cut
+    n = api.watch_count()
+    wait(lambda: api.gone_next_watches == 0 and api.watch_count() >= 1, "watches back", 20,
+         st["run"].text)
+    harness.check(api.drop_watches() >= 1, "reopened watches were cut", n)
     kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
             "reconcile.fluxcd.io/requestedAt=after-drop")
     wait(lambda: status(st).get("lastHandledReconcileAt") == "after-drop",
@@ -183,10 +190,11 @@ def a_missing_secret_is_a_clear_error(st):
 
 @harness.test
 def sigterm_ends_the_watches(st):
-    mine = [d for d in os.listdir("/dev/shm") if d.startswith("imageguard-secrets.") and
-            os.path.isdir(os.path.join("/dev/shm", d, "default.regcred"))]
-    harness.check(len(mine) >= 1, "the fetched Secret is in a memory folder", mine)
-    st["secrets"] = os.path.join("/dev/shm", mine[0])
+    # this process's folder (from its log: other runs of this test may share /dev/shm)
+    st["secrets"] = st["run"].secrets_dir()
+    harness.check(st["secrets"] and st["secrets"].startswith("/dev/shm/imageguard-secrets.") and
+                  os.path.isdir(os.path.join(st["secrets"], "default.regcred")),
+                  "the fetched Secret is in a memory folder", st["secrets"])
     t0 = time.time()
     rc = st["run"].stop()
     harness.check(rc == 0 and time.time() - t0 < 3, "exit 0 within 2s, took %.1fs" % (
