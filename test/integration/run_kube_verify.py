@@ -3,7 +3,8 @@
 (kubeapi_etcd.py, a real etcd behind it) whose pod runs an image other than the one Git pins
 becomes a Warning DriftDetected Event on the automation and on its ImagePolicy (read with
 `kubectl get events -o json`), de-duplicated by count, and the Flux payload with severity error
-reaches the notification-controller stand-in; a pod back on Git's digest adds no more."""
+reaches the notification-controller stand-in; a pod back on Git's digest adds no more; every request is one manifests/rbac.yaml
+grants (the pods list is used here)."""
 import json
 import os
 import sys
@@ -120,6 +121,20 @@ def a_pod_on_gits_digest_adds_no_drift(st):
     wait(lambda: len(st["run"].events("verify.pass")) >= n + 2, "two more verifications", 20)
     harness.check(kube_events(st, "DriftDetected", "ImageUpdateAutomation")[0]["count"] == count
                   and len(posted(st, "DriftDetected")) == posts, "no new drift Event")
+
+
+@harness.test
+def verify_reads_what_rbac_grants(st):
+    import yaml
+    with open(os.path.join(HERE, "..", "..", "manifests", "rbac.yaml")) as f:
+        roles = [d for d in yaml.safe_load_all(f) if d and d["kind"] in ("ClusterRole", "Role")]
+    granted = {(g, r, v) for role in roles for rule in role["rules"] for g in rule["apiGroups"]
+               for r in rule["resources"] for v in rule["verbs"]}
+    used = {kubeapi_etcd.rbac_request(q["method"], q["path"], q["query"])
+            for q in st["api"].requests if q["agent"].startswith("imageguard/")} - {None}
+    harness.check(used <= granted, "requests the roles do not grant", used - granted)
+    harness.check(("", "pods", "list") in used and ("apps", "deployments", "get") in used,
+                  "verify's reads", used)
 
 
 if __name__ == "__main__":
