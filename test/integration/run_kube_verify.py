@@ -110,6 +110,19 @@ def repeated_drift_is_counted_on_one_event(st):
 
 
 @harness.test
+def a_deleted_event_is_created_again_with_its_count(st):
+    # as client-go: the patch answers 404 (the Event expired or was deleted), so the Event is
+    # created again under the same name, its count carried on
+    e = kube_events(st, "DriftDetected", "ImageUpdateAutomation")[0]
+    st["api"].remove("", "events", "default", e["metadata"]["name"])
+    again = wait(lambda: kube_events(st, "DriftDetected", "ImageUpdateAutomation"),
+                 "created again", 20, st["run"].text)[0]
+    harness.check(again["metadata"]["name"] == e["metadata"]["name"] and
+                  again["count"] > e["count"] and again["firstTimestamp"] == e["firstTimestamp"],
+                  "same name, count carried on", e, again)
+
+
+@harness.test
 def a_pod_on_gits_digest_adds_no_drift(st):
     running(st, "v1.1.0")
     n = len(st["run"].events("verify.pass"))
