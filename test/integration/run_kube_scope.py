@@ -107,7 +107,8 @@ def watch_namespace_reconciles_only_that_namespace(st):
     harness.check(not any(p.startswith("/api/v1/namespaces/team-b/") for p in [
         q["path"] for q in st["api"].requests[since:] if q["agent"].startswith("imageguard/")]),
         "nothing read or written in team-b")
-    st["run"].stop()
+    rc = st["run"].stop()
+    harness.check(rc == 0, "exit 0 on SIGTERM", rc, st["run"].text()[-3000:])
     st["run"] = None
 
 

@@ -150,5 +150,12 @@ def verify_reads_what_rbac_grants(st):
                   "verify's reads", used)
 
 
+@harness.test
+def sigterm_exits_zero(st):
+    rc = st["run"].stop()
+    harness.check(rc == 0 and "Sanitizer" not in st["run"].text(), "exit 0 (under ASan: no leak)",
+                  rc, st["run"].text()[-3000:])
+
+
 if __name__ == "__main__":
     harness.main(setup, teardown)
