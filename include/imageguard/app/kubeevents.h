@@ -1,6 +1,7 @@
 /* run --kube: the pass's Kubernetes Events (core/v1) on each ImageUpdateAutomation and on the
- * ImagePolicy a marker names, de-duplicated as client-go's recorder does (one Event per
- * object, type, reason and message; a repeat patches its count and lastTimestamp), and, with
+ * ImagePolicy a marker names, and the drift verify finds, correlated as client-go's recorder
+ * does (eventcorr.h: a repeat patches its count and lastTimestamp, the 10th similar message is
+ * combined, 25 per object then one every 5 minutes), and, with
  * --events-addr, the same events posted to Flux's notification-controller in the payload of
  * fluxcd/pkg apis/event/v1beta1 (severity error for the anomalies, info otherwise). */
 #ifndef IMAGEGUARD_KUBEEVENTS_H
