@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "reconcile_private.h"
+#include "imageguard/app/shard.h"
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/app/settle.h"
@@ -115,7 +116,8 @@ static void open_automation(struct autorun *ar)
 static bool cache_shared(const struct autorun *ar, const struct autorun *all, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (&all[i] != ar && strcmp(all[i].a->source->url, ar->a->source->url) == 0)
+		if (&all[i] != ar && !all[i].foreign &&
+		    strcmp(all[i].a->source->url, ar->a->source->url) == 0)
 			return true;
 	return false;
 }
@@ -326,6 +328,8 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		p->autoruns[i].p = p;
 		p->autoruns[i].a = &cfg->automations[i];
+		p->autoruns[i].foreign = !shard_owns(o->shard, &cfg->automations[i]);
+		p->autoruns[i].finished = p->autoruns[i].foreign;
 	}
 	if (o->client)
 		p->client = o->client;
@@ -369,6 +373,8 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		struct autorun *ar = &p.autoruns[i];
 
+		if (ar->foreign)
+			continue;
 		open_automation(ar);
 		if (ar->g && cache_shared(ar, p.autoruns, cfg->automations_len)) {
 			gitstore_free(ar->g);

@@ -50,6 +50,7 @@ struct autorun {
 	bool opened;   /* phase one read its markers */
 	bool reopen;   /* its clone was closed after phase one (another automation shares it) */
 	bool finished; /* phase two done */
+	bool foreign;  /* another shard owns it: never opened, never written */
 	bool committed;
 	char commit[41];
 	struct report report; /* its markers' items, joined to the pass's in config order */

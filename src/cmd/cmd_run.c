@@ -74,7 +74,8 @@ static void usage(FILE *out)
 	        "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
 	        "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
 	        "(96Mi)]\n"
-	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n\n"
+	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n"
+	        "                      [--shards N --shard-index I|auto]\n\n"
 	        "Reconciles on the shortest configured interval (ImageRepository and\n"
 	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
 	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
@@ -107,7 +108,11 @@ static void usage(FILE *out)
 	    "                     Secrets from each object's namespace; status and Events on\n"
 	    "                     the automations (docs/operations.md, Running in the cluster)\n"
 	    "  --watch-namespace NS  only objects in NS (default: every namespace)\n"
-	    "  --watch-label-selector SEL  only objects whose labels match SEL\n"
+	    "  --watch-label-selector SEL  only objects whose labels match SEL (Kubernetes\n"
+	    "                     selector syntax; with --config, their metadata.labels)\n"
+	    "  --shards N --shard-index I|auto  only the automations shard I of N owns, by\n"
+	    "                     FNV-1a 64 of the normalised (Git URL, push branch) mod N\n"
+	    "                     (auto: the hostname's -N suffix, a StatefulSet ordinal)\n"
 	    "  --events-addr URL  also post the Events to Flux's notification-controller\n"
 	    "  --kubeconfig FILE  the API server and credentials for --kube and "
 	    "--verify-interval;\n"
@@ -280,7 +285,7 @@ struct runner {
 static void log_report(const struct report *r, double seconds)
 {
 	for (size_t i = 0; i < r->len; i++) {
-		struct report one = {&r->items[i], 1, 1, 0, 0, NULL, 0};
+		struct report one = {&r->items[i], 1, 1, 0, 0, NULL, 0, 0};
 		struct buf line = BUF_INIT;
 		enum guard_decision_kind d = r->items[i].decision;
 
@@ -313,6 +318,7 @@ static int run_pass(struct runner *rn)
 	ro.metrics = rn->metrics;
 	ro.client = rn->client;
 	ro.stop = &stop_requested;
+	ro.shard = &rn->o->shard;
 	/* Every listing of the pass ends by its deadline (a registry that answers each page just
 	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
 	registry_client_set_deadline(rn->client, t0 + rn->o->pass_timeout_ms);
@@ -590,8 +596,9 @@ done:
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc = cmdopts_start(&o, argc, argv,
-	                       CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE, usage);
+	int rc = cmdopts_start(
+	    &o, argc, argv,
+	    CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE | CMDOPTS_SHARD, usage);
 
 	if (rc < 0)
 		rc = run_loop(&o);

@@ -14,6 +14,7 @@ struct error;
 struct metrics;
 struct registry_client;
 struct report;
+struct shard_spec;
 
 struct reconcile_options {
 	const struct config *config;    /* borrowed */
@@ -27,6 +28,10 @@ struct reconcile_options {
 	/* When non-NULL and set (by a signal handler), no further automation is started; a commit
 	 * already being pushed is finished. */
 	const volatile sig_atomic_t *stop;
+	/* --shards/--shard-index: only the automations this shard owns are read and written,
+	 * and only the policies it is the one to report (shard_owns, shard_reports_policy).
+	 * NULL or shards 0: every automation. Borrowed. */
+	const struct shard_spec *shard;
 };
 
 /* Runs one pass and fills out (caller-owned, REPORT_INIT; release with report_release).
