@@ -336,7 +336,8 @@ static int run_pass(struct runner *rn)
 	else
 		log_report(&report, (double)(now_ms() - t0) / 1000.0);
 	if (rn->kube && error == 0)
-		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report);
+		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report,
+		                   &rn->o->shard);
 	report_release(&report);
 	return error;
 }
