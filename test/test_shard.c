@@ -243,11 +243,23 @@ START_TEST(reports_policy)
 	for (unsigned i = 0; i < 4; i++) {
 		struct shard_spec sp = {NULL, 4, i};
 
-		ck_assert(shard_reports_policy(&sp, &c, &pols[0]) == (i == o1));
-		ck_assert(shard_reports_policy(&sp, &c, &pols[1]) == (i == o2));
-		ck_assert(shard_reports_policy(&sp, &c, &pols[2]) == (i == 0));
+		bool owns[2] = {o1 == i, o2 == i};
+
+		ck_assert(shard_reports_policy(&sp, &c, NULL, &pols[0]) == (i == o1));
+		ck_assert(shard_reports_policy(&sp, &c, NULL, &pols[1]) == (i == o2));
+		ck_assert(shard_reports_policy(&sp, &c, NULL, &pols[2]) == (i == 0));
+		ck_assert(shard_reports_policy(&sp, &c, owns, &pols[0]) == (i == o1));
+		ck_assert(shard_reports_policy(&sp, &c, owns, &pols[1]) == (i == o2));
 	}
-	ck_assert(shard_reports_policy(NULL, &c, &pols[2]));
+	/* a policy both select: only a shard owning both reports it */
+	pols[1].ns = (char *)"a";
+	autos[1].ns = (char *)"a";
+	for (unsigned i = 0; i < 4; i++) {
+		struct shard_spec sp = {NULL, 4, i};
+
+		ck_assert(shard_reports_policy(&sp, &c, NULL, &pols[0]) == (i == o1 && i == o2));
+	}
+	ck_assert(shard_reports_policy(NULL, &c, NULL, &pols[2]));
 }
 END_TEST
 

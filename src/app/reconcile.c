@@ -316,7 +316,8 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->policy_repo = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(size_t));
 	p->policy_marked = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(bool));
 	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(*p->autoruns));
-	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns ||
+	p->owned = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(bool));
+	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns || !p->owned ||
 	    buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	if (settle_open(&p->settle, o->state_dir, err) < 0)
@@ -328,7 +329,8 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		p->autoruns[i].p = p;
 		p->autoruns[i].a = &cfg->automations[i];
-		p->autoruns[i].foreign = !shard_owns(o->shard, &cfg->automations[i]);
+		p->owned[i] = shard_owns(o->shard, &cfg->automations[i]);
+		p->autoruns[i].foreign = !p->owned[i];
 		p->autoruns[i].finished = p->autoruns[i].foreign;
 	}
 	if (o->client)
@@ -352,6 +354,7 @@ static void pass_release(struct pass *p)
 		report_release(&p->autoruns[i].report);
 	}
 	free(p->autoruns);
+	free(p->owned);
 	free(p->scans);
 	free(p->policy_repo);
 	free(p->policy_marked);

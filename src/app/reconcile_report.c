@@ -104,7 +104,8 @@ int reconcile_report_unmarked(struct pass *p)
 		const struct config_invalid *bad;
 		struct report_item *it;
 
-		if (p->policy_marked[i] || !shard_reports_policy(p->o->shard, p->cfg, pol))
+		if (p->policy_marked[i] ||
+		    !shard_reports_policy(p->o->shard, p->cfg, p->owned, pol))
 			continue;
 		if (report_add(&it, p->report) < 0 || report_set(&it->policy, pol->id) < 0 ||
 		    report_set(&it->image, pol->repository->image) < 0)

@@ -206,7 +206,7 @@ bool shard_owns(const struct shard_spec *s, const struct config_automation *a)
 	return owner == s->index;
 }
 
-bool shard_reports_policy(const struct shard_spec *s, const struct config *c,
+bool shard_reports_policy(const struct shard_spec *s, const struct config *c, const bool *owns,
                           const struct config_policy *p)
 {
 	bool selected = false;
@@ -216,7 +216,7 @@ bool shard_reports_policy(const struct shard_spec *s, const struct config *c,
 	for (size_t i = 0; i < c->automations_len; i++) {
 		if (!config_automation_selects(&c->automations[i], p))
 			continue;
-		if (!shard_owns(s, &c->automations[i]))
+		if (owns ? !owns[i] : !shard_owns(s, &c->automations[i]))
 			return false;
 		selected = true;
 	}

@@ -58,8 +58,10 @@ bool shard_owns(const struct shard_spec *s, const struct config_automation *a);
 
 /* Whether the instance s reports policy p when no marker of its own automations names it:
  * when every automation of c that selects p is its own (another shard may write p), or, for a
- * policy no automation selects, when s is shard 0. Always true without hash sharding. */
-bool shard_reports_policy(const struct shard_spec *s, const struct config *c,
+ * policy no automation selects, when s is shard 0. Always true without hash sharding. owns
+ * (NULL: computed here) holds shard_owns for each of c's automations, so that a pass hashes
+ * each URL once rather than once per policy. */
+bool shard_reports_policy(const struct shard_spec *s, const struct config *c, const bool *owns,
                           const struct config_policy *p);
 
 /* The string naming this instance's shard, for the leader-election Lease's name: "" without
