@@ -207,7 +207,8 @@ static int apply_shard(struct cmdopts *o, enum opt_id id, const char *v, struct 
 	if ((n = parse_small(v, CMDOPTS_MAX_SHARDS - 1)) < 0)
 		return error_set(
 		    err, IG_EUSAGE,
-		    "option '--shard-index': expected a number from 0 or 'auto', got '%s'", v);
+		    "option '--shard-index': expected a number from 0 to %u or 'auto', got '%s'",
+		    CMDOPTS_MAX_SHARDS - 1, v);
 	o->shard.index = (unsigned)n;
 	return 0;
 }
@@ -225,9 +226,7 @@ static int check_shard(struct cmdopts *o, unsigned allow, struct error *err)
 	if (o->shard_index_set && !o->shard.shards)
 		return error_set(err, IG_EUSAGE, "option '--shard-index': needs --shards");
 	if (o->shard.shards && !o->shard_index_set && !(allow & CMDOPTS_SHARD_VIEW))
-		return error_set(err, IG_EUSAGE, "option '%s': needs %s",
-		                 o->shard.shards ? "--shards" : "--shard-index",
-		                 o->shard.shards ? "--shard-index" : "--shards");
+		return error_set(err, IG_EUSAGE, "option '--shards': needs --shard-index");
 	if (o->shard.shards && o->shard.index >= o->shard.shards)
 		return error_set(err, IG_EUSAGE,
 		                 "option '--shard-index': %u is not below --shards %u",
