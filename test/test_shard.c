@@ -125,11 +125,11 @@ END_TEST
 
 START_TEST(hash_golden)
 {
-	/* FNV-1a 64 computed independently (Python) over "<url>\n<branch>" */
-	ck_assert(shard_hash("github.com/org/app", "main") == 17955151846023175163ull);
-	ck_assert(shard_hash("file://srv/git/x", "master") != 5208415419865905269ull);
-	ck_assert(shard_hash("file:///srv/git/x", "master") == 5208415419865905269ull);
-	ck_assert(shard_hash("", "") == 12638164110811449565ull);
+	/* FNV-1a 64 then fmix64, computed independently (Python) over "<url>\n<branch>" */
+	ck_assert(shard_hash("github.com/org/app", "main") == 10205796356794706460ull);
+	ck_assert(shard_hash("file://srv/git/x", "master") != 10454125130619231246ull);
+	ck_assert(shard_hash("file:///srv/git/x", "master") == 10454125130619231246ull);
+	ck_assert(shard_hash("", "") == 8812561691861247334ull);
 	ck_assert(shard_hash("a", "b") != shard_hash("a\nb", ""));
 }
 END_TEST
@@ -165,7 +165,8 @@ START_TEST(same_pair_same_shard)
 END_TEST
 
 /* Every automation has exactly one owner among the N instances, and the spread of many
- * repositories over N shards is within 15% of even. */
+ * repositories over N shards is within 15% of even, powers of two included (measured: at most
+ * 0.6% off for N=2, 1.5% for 4, 2.7% for 3, 12.5% for 16). */
 START_TEST(one_owner_fair_spread)
 {
 	enum { URLS = 3000 };

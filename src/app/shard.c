@@ -13,6 +13,18 @@
 #define FNV_OFFSET 14695981039346656037ull
 #define FNV_PRIME 1099511628211ull
 
+/* MurmurHash3's fmix64: FNV-1a's low bits depend only on the low bits of the input bytes (its
+ * multiplier is odd), so without a finaliser a power-of-two N would split on byte parity. */
+static uint64_t fmix64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return k;
+}
+
 /* The network schemes whose URLs name the same repository by host and path. */
 static const struct {
 	const char *scheme;
@@ -178,7 +190,7 @@ uint64_t shard_hash(const char *normalised_url, const char *branch)
 	h = (h ^ (unsigned char)'\n') * FNV_PRIME;
 	for (const char *s = branch; *s; s++)
 		h = (h ^ (unsigned char)*s) * FNV_PRIME;
-	return h;
+	return fmix64(h);
 }
 
 int shard_of(unsigned *out, const struct config_automation *a, unsigned shards, struct error *err)

@@ -29,7 +29,7 @@ static void usage(FILE *out)
 	        "are read (Kubernetes selector syntax, as run, reconcile and plan take it).\n"
 	        "With --shards N (1-1024), one line per automation before \"configuration OK\":\n"
 	        "ImageUpdateAutomation 'ns/name': shard I/N (URL BRANCH), the shard that owns\n"
-	        "its normalised (Git URL, push branch) pair (FNV-1a 64 mod N).\n");
+	        "its normalised (Git URL, push branch) pair (FNV-1a 64 + fmix64 mod N).\n");
 }
 
 /* --shards N: the owner of each automation, and the unit it was hashed from. */

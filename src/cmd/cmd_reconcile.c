@@ -35,8 +35,8 @@ static void usage(FILE *out)
 	        "                          (Kubernetes selector syntax: k=v, k!=v, k in (a,b),\n"
 	        "                          k notin (a), k, !k; ',' is AND)\n"
 	        "  --shards N --shard-index I|auto  only the automations shard I of N owns:\n"
-	        "                          FNV-1a 64 of the normalised (Git URL, push branch)\n"
-	        "                          mod N (auto: the hostname's -N suffix)\n\n"
+	        "                          FNV-1a 64 + fmix64 of the normalised (Git URL, push\n"
+	        "                          branch) mod N (auto: the hostname's -N suffix)\n\n"
 	        "Exit status: 0 (holds are successes), 1 when a policy ended in error (the\n"
 	        "others still processed), 2 usage or invalid configuration.\n");
 }

@@ -21,10 +21,16 @@ SHARDS = 2
 
 
 def fnv1a64(data):
+    """FNV-1a 64, then MurmurHash3's fmix64 (shard.h's shard_hash)."""
+    m = 1 << 64
     h = 14695981039346656037
     for b in data.encode():
-        h = ((h ^ b) * 1099511628211) % (1 << 64)
-    return h
+        h = ((h ^ b) * 1099511628211) % m
+    h ^= h >> 33
+    h = (h * 0xff51afd7ed558ccd) % m
+    h ^= h >> 33
+    h = (h * 0xc4ceb9fe1a85ec53) % m
+    return h ^ (h >> 33)
 
 
 def owner(remote):

@@ -1,5 +1,5 @@
 /* Sharding by hash (`--shards N --shard-index I`): the unit a shard owns is a normalised
- * (Git URL, push branch) pair, hashed with FNV-1a 64 and taken modulo N, so that every
+ * (Git URL, push branch) pair, hashed (FNV-1a 64, then fmix64) modulo N, so that every
  * automation writing the same branch of the same repository lands on the same shard and two
  * shards never push to one pair. Pure functions, thread-safe. */
 #ifndef IMAGEGUARD_SHARD_H
@@ -44,7 +44,9 @@ int shard_normalize_url(char **out, const char *url, struct error *err);
 const char *shard_push_branch(const struct config_automation *a);
 
 /* FNV-1a 64 (offset basis 14695981039346656037, prime 1099511628211) of the unit
- * "<normalised url>\n<branch>". */
+ * "<normalised url>\n<branch>", then MurmurHash3's fmix64 finaliser (x ^= x >> 33;
+ * x *= 0xff51afd7ed558ccd; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53; x ^= x >> 33), so that every
+ * bit of the result, the low ones too, depends on every byte. */
 uint64_t shard_hash(const char *normalised_url, const char *branch);
 
 /* The shard (0..shards-1) that owns a's (URL, push branch) pair. Returns 0 or the error of
