@@ -272,9 +272,9 @@ START_TEST(key_names_the_shard)
 	} cases[] = {
 	    {{NULL, 0, 0}, ""},
 	    {{NULL, 3, 1}, "shards=3/index=1"},
-	    {{"!sharding.fluxcd.io/key", 0, 0}, "selector=!sharding.fluxcd.io/key"},
+	    {{"!sharding.fluxcd.io/key", 0, 0}, "!sharding.fluxcd.io/key"},
 	    {{"sharding.fluxcd.io/key=shard1", 4, 0},
-	     "selector=sharding.fluxcd.io/key=shard1;shards=4/index=0"},
+	     "sharding.fluxcd.io/key=shard1;shards=4/index=0"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

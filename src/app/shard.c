@@ -241,7 +241,7 @@ char *shard_key(const struct shard_spec *s)
 	int error = 0;
 
 	if (s->selector)
-		error = buf_printf(&b, "selector=%s", s->selector);
+		error = buf_puts(&b, s->selector);
 	if (error == 0 && s->shards)
 		error = buf_printf(&b, "%sshards=%u/index=%u", s->selector ? ";" : "", s->shards,
 		                   s->index);

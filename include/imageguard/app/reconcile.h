@@ -11,6 +11,7 @@
 struct audit;
 struct config;
 struct error;
+struct leader;
 struct metrics;
 struct registry_client;
 struct report;
@@ -32,6 +33,10 @@ struct reconcile_options {
 	 * and only the policies it is the one to report (shard_owns, shard_reports_policy).
 	 * NULL or shards 0: every automation. Borrowed. */
 	const struct shard_spec *shard;
+	/* NULL, or run's leader election: each push attempt first passes leader_may_write (else
+	 * the writes fail, read-only), its commit carries `Imageguard-Lease:`, and a head written
+	 * under the same lease with a higher generation is not pushed on (src/app/leader.h). */
+	struct leader *leader;
 };
 
 /* Runs one pass and fills out (caller-owned, REPORT_INIT; release with report_release).

@@ -66,9 +66,11 @@ bool shard_owns(const struct shard_spec *s, const struct config_automation *a);
 bool shard_reports_policy(const struct shard_spec *s, const struct config *c, const bool *owns,
                           const struct config_policy *p);
 
-/* The string naming this instance's shard, for the leader-election Lease's name: "" without
- * sharding, else "selector=<sel>" and/or "shards=N/index=I" joined by ';'. Newly allocated
- * (free() it); NULL when out of memory. */
+/* The string naming this instance's shard, for the leader-election Lease's name (lease_name
+ * hashes it): "" without sharding, the selector alone by label (so a label shard's Lease is
+ * named from its selector, as before hash sharding existed), "shards=N/index=I" by hash, and
+ * "<selector>;shards=N/index=I" with both. Newly allocated (free() it); NULL when out of
+ * memory. */
 char *shard_key(const struct shard_spec *s);
 
 #endif
