@@ -4,7 +4,8 @@
 --shards 2, shard 0 commits to and writes the status of its own automations only, the others
 keep no status and no commit until shard 1 runs, and shard 1 then leaves shard 0's objects
 untouched (their resourceVersion does not move). --watch-label-selector is the labelSelector of
-every list and watch of the four kinds."""
+every list and watch of the four kinds. With --enable-leader-election each hash shard elects on
+its own Lease, named from its shard key "shards=N/index=I" (FNV-1a 32, as lease_name)."""
 import os
 import subprocess
 import sys
@@ -205,6 +206,34 @@ def label_selector_is_the_api_selector(st):
         harness.check(run.stop() == 0, "exits 0 on SIGTERM")
     harness.check('"labels ' + sel in run.text() or "labels " + sel in run.text(),
                   "the watch log line names the selector", run.text())
+
+
+def lease_name(key):
+    h = 2166136261
+    for b in key.encode():
+        h = ((h ^ b) * 16777619) % (1 << 32)
+    return "imageguard-leader-election-%08x" % h
+
+
+@harness.test
+def each_hash_shard_elects_on_its_own_lease(st):
+    runs = [Run(st, "lead%d" % i, "--shards", "2", "--shard-index", str(i),
+                "--enable-leader-election", "--leader-election-lease-duration", "3s",
+                "--leader-election-renew-deadline", "2s", "--leader-election-retry-period",
+                "500ms") for i in range(SHARDS)]
+    try:
+        names = [lease_name("shards=2/index=%d" % i) for i in range(SHARDS)]
+
+        def held():
+            return [((st["api"].get("coordination.k8s.io", "leases", "default", n) or {})
+                     .get("spec") or {}).get("holderIdentity") for n in names]
+        got = wait(lambda: all(held()) and held(), "both shards' leases held", 20,
+                   runs[0].text, runs[1].text)
+        harness.check(len(set(names)) == SHARDS and all(got),
+                      "two shards, two Leases, both led", names, got)
+    finally:
+        for r in runs:
+            harness.check(r.stop() == 0, "a shard's leader exits 0 on SIGTERM", r.text())
 
 
 if __name__ == "__main__":
