@@ -174,6 +174,8 @@ static int make_secrets_dir(struct kubesource *ks, const char *parent, struct er
 		                 parent ? parent : "/dev/shm", strerror(e));
 	}
 	ks->secrets_dir = buf_detach(&b);
+	log_info("kube.secrets", "Secrets read from the API are kept in memory under %s",
+	         ks->secrets_dir);
 	return 0;
 }
 

@@ -533,9 +533,15 @@ static int start(struct runner *rn, struct error *err)
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
 		return error;
 	if (rn->o->verify_interval_ms) {
-		struct runverify_options vo = {
-		    rn->o->kubeconfig, rn->o->state_dir, rn->o->secrets_dir, rn->metrics,
-		    rn->client,        rn->audit,        &stop_requested};
+		struct runverify_options vo = {rn->o->kubeconfig,
+		                               rn->o->state_dir,
+		                               rn->kube ? rn->kube_secrets : rn->o->secrets_dir,
+		                               rn->metrics,
+		                               rn->client,
+		                               rn->audit,
+		                               &stop_requested,
+		                               rn->events ? kubeevents_on_verify : NULL,
+		                               rn->events};
 
 		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
 			return error_prefix(err, "--verify-interval");
