@@ -175,6 +175,8 @@ static int make_secrets_dir(struct kubesource *ks, const char *parent, struct er
 		                 parent ? parent : "/dev/shm", strerror(e));
 	}
 	ks->secrets_dir = buf_detach(&b);
+	log_info("kube.secrets", "Secrets read from the API are kept in memory under %s",
+	         ks->secrets_dir);
 	return 0;
 }
 
@@ -526,7 +528,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	{
 		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
 		 * is an error of its own */
-		struct config_load_options lo = {true, true, ks->secrets_dir, true};
+		struct config_load_options lo = {true, true, ks->secrets_dir, NULL, true};
 
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}
