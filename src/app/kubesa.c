@@ -1,6 +1,7 @@
 /* spec.serviceAccountName under run --kube: the ServiceAccount's imagePullSecrets fetched into
- * the secrets folder with the configuration, and read back, after spec.secretRef, when the
- * repository's credentials are loaded. */
+ * the secrets folder with the configuration and read back, after spec.secretRef, when the
+ * repository's credentials are loaded; or, with a cloud provider, the account's own identity
+ * (its annotations, a TokenRequest token) handed to cloudauth. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -343,12 +344,15 @@ done:
 static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kube_client *api;
 
-int kubesa_start(const struct kubeconfig *cfg, struct error *err)
+int kubesa_start(const struct kubeconfig *cfg, const volatile sig_atomic_t *stop, struct error *err)
 {
 	struct kube_client *c = NULL;
+	struct kube_options o;
 	int error;
 
-	if ((error = kube_client_new(&c, cfg, NULL, err)) < 0)
+	kube_options_init(&o);
+	o.stop = stop;
+	if ((error = kube_client_new(&c, cfg, &o, err)) < 0)
 		return error;
 	pthread_mutex_lock(&api_lock);
 	kube_client_free(api);

@@ -192,7 +192,7 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
 	                           : kubeconfig_in_cluster(&ks->cfg, NULL, err)) < 0 ||
 	    (error = kube_client_new(&ks->client, &ks->cfg, NULL, err)) < 0 ||
-	    (error = kubesa_start(&ks->cfg, err)) < 0 ||
+	    (error = kubesa_start(&ks->cfg, o->stop, err)) < 0 ||
 	    (error = preferred(ks->image_api, sizeof(ks->image_api), ks->client, IMAGE_GROUP,
 	                       err)) < 0 ||
 	    (error = preferred(ks->source_api, sizeof(ks->source_api), ks->client, SOURCE_GROUP,

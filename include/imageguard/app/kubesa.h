@@ -1,12 +1,15 @@
-/* run --kube: an ImageRepository's spec.serviceAccountName as Flux reads it. The
- * ServiceAccount's imagePullSecrets (in the object's namespace) are fetched with the
- * configuration and join spec.secretRef's Secret: the first with an entry for the registry
+/* run --kube: an ImageRepository's spec.serviceAccountName as Flux reads it. With provider
+ * generic, the ServiceAccount's imagePullSecrets (in the object's namespace) are fetched with
+ * the configuration and join spec.secretRef's Secret: the first with an entry for the registry
  * gives the credentials (fluxcd/image-reflector-controller internal/registry/options.go,
- * commit 157c5be4; fluxcd/pkg runtime/secrets PullSecretsFromServiceAccountRef). */
+ * commit 157c5be4; fluxcd/pkg runtime/secrets PullSecretsFromServiceAccountRef). With provider
+ * aws or azure, the account's own cloud identity (object-level workload identity): its
+ * annotations and a TokenRequest token, through cloudauth_creds_as. */
 #ifndef IMAGEGUARD_KUBESA_H
 #define IMAGEGUARD_KUBESA_H
 
 #include <jansson.h>
+#include <signal.h>
 
 struct config_repository;
 struct error;
@@ -50,10 +53,12 @@ struct registry_listing;
 struct registry_target;
 
 /* Makes the module's own API client for cfg (copied), used from the scan threads one request
- * at a time to read a ServiceAccount and ask the TokenRequest API for its tokens; run --kube
+ * at a time to read a ServiceAccount and ask the TokenRequest API for its tokens; a request in
+ * flight ends within about a second once *stop is set (SIGTERM; stop may be NULL). run --kube
  * calls it once (kubesource_new), kubesa_stop frees it. Returns 0 or kube_client_new's
  * errors. Without it, object-level identity is IG_EINVALID "needs run --kube". */
-int kubesa_start(const struct kubeconfig *cfg, struct error *err);
+int kubesa_start(const struct kubeconfig *cfg, const volatile sig_atomic_t *stop,
+                 struct error *err);
 void kubesa_stop(void);
 
 /* registry_list_tags for repository r (which names r->service_account): with a cloud
