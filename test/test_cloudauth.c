@@ -585,6 +585,78 @@ START_TEST(ecr_path_prefix_region)
 }
 END_TEST
 
+/* An object's own identity (cloudauth_creds_as): the token function is asked for the
+ * provider's audience only when a credential must be fetched; STS sees the role and Flux's
+ * session name; the credential is cached apart from the pod's (static keys here, which never
+ * reach STS); forgetting it fetches anew through the account; gcp has no object identity. */
+struct token_calls {
+	int n;
+	char audience[64];
+};
+
+static int file_token(char **out, void *ctx, const char *audience, struct error *err)
+{
+	struct token_calls *c = ctx;
+	struct buf b = BUF_INIT;
+
+	c->n++;
+	snprintf(c->audience, sizeof(c->audience), "%s", audience);
+	if (buf_read_file(&b, field_path("sa_aws")) < 0)
+		return error_set(err, IG_EFAIL, "token file");
+	*out = buf_detach(&b);
+	return 0;
+}
+
+START_TEST(object_identity)
+{
+	struct registry_creds pod = REGISTRY_CREDS_INIT, obj = REGISTRY_CREDS_INIT;
+	struct error err = ERROR_INIT;
+	struct token_calls calls = {0};
+	struct cloudauth_identity id = {
+	    "flux-system", "imageguard", "arn:aws:iam::123456789012:role/imageguard", NULL, NULL,
+	    file_token,    &calls};
+	long long sts0, ecr0;
+
+	setenv("AWS_ENDPOINT_URL_STS", cloud.url, 1);
+	cloudauth_reset();
+	sts0 = stat_of("sts");
+	ecr0 = stat_of("ecr");
+	ck_assert_msg(cloudauth_creds(&pod, "aws", cloud.ecr, true, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(stat_of("sts"), sts0); /* the pod's static keys */
+	ck_assert_msg(cloudauth_creds_as(&obj, "aws", cloud.ecr, true, &id, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_int_eq(calls.n, 1);
+	ck_assert_str_eq(calls.audience, "sts.amazonaws.com");
+	ck_assert_int_eq(stat_of("sts"), sts0 + 1);
+	ck_assert_int_eq(stat_of("ecr"), ecr0 + 2);
+	ck_assert_str_ne(obj.password, pod.password);
+	ck_assert_int_eq(cloudauth_creds_as(&obj, "aws", cloud.ecr, true, &id, &err), 0);
+	ck_assert_int_eq(calls.n, 1); /* cached */
+	cloudauth_forget_as("aws", cloud.ecr, &id);
+	ck_assert_int_eq(cloudauth_creds(&pod, "aws", cloud.ecr, true, &err), 0);
+	ck_assert_int_eq(stat_of("ecr"), ecr0 + 2); /* the pod's is kept */
+	ck_assert_int_eq(cloudauth_creds_as(&obj, "aws", cloud.ecr, true, &id, &err), 0);
+	ck_assert_int_eq(calls.n, 2);
+	ck_assert_int_eq(stat_of("sts"), sts0 + 2);
+	/* a role that does not trust the account: STS says so, and nothing is cached */
+	id.role_arn = "arn:aws:iam::123456789012:role/other";
+	id.name = "other";
+	ck_assert_int_eq(cloudauth_creds_as(&obj, "aws", cloud.ecr, true, &id, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "serviceaccount 'flux-system/other'") &&
+	                  strstr(err.msg, "AccessDenied"),
+	              "%s", err.msg);
+	ck_assert_msg(!strstr(err.msg, "eyJ"), "no token in '%s'", err.msg);
+	error_clear(&err);
+	ck_assert_int_eq(cloudauth_creds_as(&obj, "gcp", host_of("gcp"), true, &id, &err),
+	                 IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "aws and azure only") != NULL, "%s", err.msg);
+	unsetenv("AWS_ENDPOINT_URL_STS");
+	creds_release(&pod);
+	creds_release(&obj);
+	cloudauth_reset();
+}
+END_TEST
+
 /* The container credentials endpoint refuses a wrong agent token; an unsafe URL is refused
  * before any request. */
 START_TEST(pod_identity_errors)
@@ -664,6 +736,7 @@ int main(void)
 	tcase_add_test(tf, public_ecr);
 	tcase_add_test(tf, concurrent_fetches_coalesce);
 	tcase_add_test(tf, ecr_path_prefix_region);
+	tcase_add_test(tf, object_identity);
 	tcase_add_test(tf, gcp_and_azure_cached_and_renewed);
 	tcase_add_test(tf, pod_identity_errors);
 	tcase_add_test(tf, missing_environment);
