@@ -233,9 +233,8 @@ def flux_controller_running_beside_is_loud(st):
          lambda: status(st))
 
 
-# Rules this test cannot use: verify's (run_kube_verify.py uses them), and those of features on
-# other branches until they land (the cloud branch's TokenRequest); the Lease's run_leader.py uses.
-# RBAC_ELSEWHERE lists each one with where it is exercised.
+# Rules this test cannot use: verify's, the Lease's and the ServiceAccount's, each exercised by
+# the test named beside it.
 RBAC_ELSEWHERE = {
     ("", "pods", "list"): "run_kube_verify.py", ("", "pods", "get"): "verify.py (a bare Pod)",
     ("apps", "statefulsets", "get"): "verify.py", ("apps", "daemonsets", "get"): "verify.py",
@@ -243,8 +242,8 @@ RBAC_ELSEWHERE = {
     ("coordination.k8s.io", "leases", "get"): "run_leader.py",
     ("coordination.k8s.io", "leases", "create"): "run_leader.py",
     ("coordination.k8s.io", "leases", "update"): "run_leader.py",
-    ("", "serviceaccounts", "get"): "cloud branch (issue 19)",
-    ("", "serviceaccounts/token", "create"): "cloud branch (issue 19)",
+    ("", "serviceaccounts", "get"): "kube_serviceaccount.py",
+    ("", "serviceaccounts/token", "create"): "kube_workload_identity.py",
 }
 
 
