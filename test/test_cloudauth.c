@@ -4,6 +4,7 @@
  * after a revocation, then the error. */
 #include <check.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,6 +505,158 @@ START_TEST(public_ecr)
 }
 END_TEST
 
+/* Concurrent askers for one (provider, registry) while its token is being fetched wait for
+ * that fetch: one ECR request (the fixture answers after 0.5 s) for all of them. */
+struct asker {
+	struct registry_creds c;
+	struct error err;
+	int rc;
+};
+
+static void *ask(void *arg)
+{
+	struct asker *a = arg;
+
+	a->rc = cloudauth_creds(&a->c, "aws", cloud.ecr, true, &a->err);
+	return NULL;
+}
+
+START_TEST(concurrent_fetches_coalesce)
+{
+	struct asker a[4];
+	pthread_t th[4];
+	long long n0;
+
+	memset(a, 0, sizeof(a));
+	cloudauth_reset();
+	control("/_fixture/config", "{\"ecr_delay\": 0.5}");
+	n0 = stat_of("ecr");
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, ask, &a[i]), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	control("/_fixture/config", "{\"ecr_delay\": 0}");
+	ck_assert_int_eq(stat_of("ecr"), n0 + 1);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_msg(a[i].rc == 0, "%s", a[i].err.msg);
+		ck_assert_str_eq(a[i].c.password, a[0].c.password);
+	}
+	for (int i = 0; i < 4; i++)
+		creds_release(&a[i].c);
+}
+END_TEST
+
+/* An image with a repository path prefix (".../team/app") in another region: the token is
+ * asked of ECR in the host's region (the fixture checks the signature's scope), whatever the
+ * path; the same signature scoped to the old region is refused. */
+START_TEST(ecr_path_prefix_region)
+{
+	struct registry_creds c = REGISTRY_CREDS_INIT;
+	struct registry_listing l = REGISTRY_LISTING_INIT;
+	struct imageref ref = IMAGEREF_INIT;
+	struct error err = ERROR_INIT;
+	char host[256], image[300];
+	const char *at = strstr(cloud.ecr, ".us-west-2.");
+	bool pub = true;
+	char *region;
+
+	ck_assert_ptr_nonnull(at);
+	snprintf(host, sizeof(host), "%.*s.eu-west-1.%s", (int)(at - cloud.ecr), cloud.ecr,
+	         at + strlen(".us-west-2."));
+	snprintf(image, sizeof(image), "%s/team/app", host);
+	ck_assert_int_eq(imageref_parse(&ref, image, 0, &err), 0);
+	ck_assert_str_eq(ref.registry, host);
+	region = cloudauth_ecr_region(ref.registry, &pub);
+	ck_assert_str_eq(region, "eu-west-1");
+	ck_assert(!pub);
+	free(region);
+	cloudauth_reset();
+	ck_assert_int_eq(cloudauth_creds(&c, "aws", host, true, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "InvalidSignatureException") != NULL, "%s", err.msg);
+	error_clear(&err);
+	control("/_fixture/config", "{\"ecr_region\": \"eu-west-1\"}");
+	ck_assert_msg(list_with(&l, &c, "aws", host, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(l.tags.len, 2);
+	control("/_fixture/config", "{\"ecr_region\": \"us-west-2\"}");
+	registry_listing_release(&l);
+	creds_release(&c);
+	imageref_release(&ref);
+	cloudauth_reset();
+}
+END_TEST
+
+/* An object's own identity (cloudauth_creds_as): the token function is asked for the
+ * provider's audience only when a credential must be fetched; STS sees the role and Flux's
+ * session name; the credential is cached apart from the pod's (static keys here, which never
+ * reach STS); forgetting it fetches anew through the account; gcp has no object identity. */
+struct token_calls {
+	int n;
+	char audience[64];
+};
+
+static int file_token(char **out, void *ctx, const char *audience, struct error *err)
+{
+	struct token_calls *c = ctx;
+	struct buf b = BUF_INIT;
+
+	c->n++;
+	snprintf(c->audience, sizeof(c->audience), "%s", audience);
+	if (buf_read_file(&b, field_path("sa_aws")) < 0)
+		return error_set(err, IG_EFAIL, "token file");
+	*out = buf_detach(&b);
+	return 0;
+}
+
+START_TEST(object_identity)
+{
+	struct registry_creds pod = REGISTRY_CREDS_INIT, obj = REGISTRY_CREDS_INIT;
+	struct error err = ERROR_INIT;
+	struct token_calls calls = {0};
+	struct cloudauth_identity id = {
+	    "flux-system", "imageguard", "arn:aws:iam::123456789012:role/imageguard", NULL, NULL,
+	    file_token,    &calls};
+	long long sts0, ecr0;
+
+	setenv("AWS_ENDPOINT_URL_STS", cloud.url, 1);
+	cloudauth_reset();
+	sts0 = stat_of("sts");
+	ecr0 = stat_of("ecr");
+	ck_assert_msg(cloudauth_creds(&pod, "aws", cloud.ecr, true, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(stat_of("sts"), sts0); /* the pod's static keys */
+	ck_assert_msg(cloudauth_creds_as(&obj, "aws", cloud.ecr, true, &id, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_int_eq(calls.n, 1);
+	ck_assert_str_eq(calls.audience, "sts.amazonaws.com");
+	ck_assert_int_eq(stat_of("sts"), sts0 + 1);
+	ck_assert_int_eq(stat_of("ecr"), ecr0 + 2);
+	ck_assert_str_ne(obj.password, pod.password);
+	ck_assert_int_eq(cloudauth_creds_as(&obj, "aws", cloud.ecr, true, &id, &err), 0);
+	ck_assert_int_eq(calls.n, 1); /* cached */
+	cloudauth_forget_as("aws", cloud.ecr, &id);
+	ck_assert_int_eq(cloudauth_creds(&pod, "aws", cloud.ecr, true, &err), 0);
+	ck_assert_int_eq(stat_of("ecr"), ecr0 + 2); /* the pod's is kept */
+	ck_assert_int_eq(cloudauth_creds_as(&obj, "aws", cloud.ecr, true, &id, &err), 0);
+	ck_assert_int_eq(calls.n, 2);
+	ck_assert_int_eq(stat_of("sts"), sts0 + 2);
+	/* a role that does not trust the account: STS says so, and nothing is cached */
+	id.role_arn = "arn:aws:iam::123456789012:role/other";
+	id.name = "other";
+	ck_assert_int_eq(cloudauth_creds_as(&obj, "aws", cloud.ecr, true, &id, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "serviceaccount 'flux-system/other'") &&
+	                  strstr(err.msg, "AccessDenied"),
+	              "%s", err.msg);
+	ck_assert_msg(!strstr(err.msg, "eyJ"), "no token in '%s'", err.msg);
+	error_clear(&err);
+	ck_assert_int_eq(cloudauth_creds_as(&obj, "gcp", host_of("gcp"), true, &id, &err),
+	                 IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "aws and azure only") != NULL, "%s", err.msg);
+	unsetenv("AWS_ENDPOINT_URL_STS");
+	creds_release(&pod);
+	creds_release(&obj);
+	cloudauth_reset();
+}
+END_TEST
+
 /* The container credentials endpoint refuses a wrong agent token; an unsafe URL is refused
  * before any request. */
 START_TEST(pod_identity_errors)
@@ -581,6 +734,9 @@ int main(void)
 	tcase_add_test(tf, cached_until_shortly_before_expiry);
 	tcase_add_test(tf, revoked_refreshed_once_then_error);
 	tcase_add_test(tf, public_ecr);
+	tcase_add_test(tf, concurrent_fetches_coalesce);
+	tcase_add_test(tf, ecr_path_prefix_region);
+	tcase_add_test(tf, object_identity);
 	tcase_add_test(tf, gcp_and_azure_cached_and_renewed);
 	tcase_add_test(tf, pod_identity_errors);
 	tcase_add_test(tf, missing_environment);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "imageguard/config/config.h"
+#include "imageguard/config/labelsel.h"
 #include "imageguard/util/duration.h"
 #include "imageguard/util/error.h"
 #include "imageguard/policy/policy.h"
@@ -292,8 +293,8 @@ static const struct snippet {
      "  provider: github\n", /* 34 */
      /* aws is implemented (src/registry/cloudauth.c): line 15 is no error */
      {{16, "ImageRepository 'default/ecr': 'spec.serviceAccountName' is not supported: it "
-           "needs the Kubernetes API (the service account's imagePullSecrets and workload "
-           "identity); in file mode use spec.secretRef or spec.provider"},
+           "needs the Kubernetes API (the service account's imagePullSecrets); run with "
+           "--kube, or use spec.secretRef or spec.provider in file mode"},
       {34, "GitRepository 'default/gh': 'spec.provider' github needs spec.secretRef"}},
      {{17, "ImageRepository 'default/ecr': 'spec.accessFrom' is ignored"}}},
     {"unknown providers name the supported ones",
@@ -589,6 +590,66 @@ static const struct snippet {
      {{0}}},
 };
 
+/* spec.serviceAccountName as run --kube reads it (config_load_options.kube). */
+static const struct kube_sa_case {
+	const char *name, *field; /* field: the spec lines after image */
+	const char *account;      /* what r->service_account holds; NULL: none */
+	const char *error;        /* NULL: no diagnostic at all */
+} kube_sa_cases[] = {
+    {"generic: the account's pull secrets", "  serviceAccountName: puller\n", "puller", NULL},
+    {"explicit generic", "  provider: generic\n  serviceAccountName: puller\n", "puller", NULL},
+    {"empty is unset, as in Flux", "  serviceAccountName: \"\"\n", NULL, NULL},
+    {"a bad name", "  serviceAccountName: Puller_1\n", NULL,
+     "'spec.serviceAccountName': 'Puller_1' is not a valid Kubernetes name"},
+    {"aws: object-level workload identity", "  provider: aws\n  serviceAccountName: puller\n",
+     "puller", NULL},
+    {"azure: object-level workload identity", "  provider: azure\n  serviceAccountName: puller\n",
+     "puller", NULL},
+    {"gcp: object-level workload identity is aws and azure only",
+     "  provider: gcp\n  serviceAccountName: puller\n", NULL,
+     "'spec.serviceAccountName' with spec.provider 'gcp' is object-level workload identity, "
+     "which imageguard implements for aws and azure only"},
+};
+
+START_TEST(kube_service_account)
+{
+	const struct kube_sa_case *k = &kube_sa_cases[_i];
+	struct config_load_options o = {.keep_valid = true, .kube = true};
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+	char yaml[1024];
+	const char *path;
+
+	snprintf(yaml, sizeof(yaml),
+	         "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
+	         "  name: app\nspec:\n  image: ghcr.io/acme/app\n%s",
+	         k->field);
+	path = write_file("sa.yaml", yaml);
+	config_load_with(&c, path, &o, &diags, &err);
+	if (!k->error) {
+		ck_assert_msg(diags.len == 0, "%s: %zu diagnostics", k->name, diags.len);
+		ck_assert_ptr_nonnull(c);
+		ck_assert_uint_eq(c->repositories_len, 1);
+		if (k->account)
+			ck_assert_str_eq(c->repositories[0].service_account, k->account);
+		else
+			ck_assert_ptr_null(c->repositories[0].service_account);
+	} else {
+		size_t line = 6; /* the error is on the field's last line */
+
+		for (const char *f = k->field; *f; f++)
+			line += *f == '\n';
+		if (diags.errors != 1 || !has_diag(&diags, CONFIG_ERROR, line, k->error))
+			dump(&diags);
+		ck_assert_msg(diags.errors == 1 && has_diag(&diags, CONFIG_ERROR, line, k->error),
+		              "%s: expected '%s'", k->name, k->error);
+	}
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
 START_TEST(snippet)
 {
 	const struct snippet *s = &snippets[_i];
@@ -871,6 +932,58 @@ START_TEST(keep_valid)
 }
 END_TEST
 
+/* --watch-label-selector in file mode: objects of every kind whose metadata.labels do not
+ * match are left out as the API server leaves them out of a list; none matching is an empty
+ * config, not the "nothing found" error. */
+START_TEST(label_selector_filters)
+{
+	static const char yaml[] =
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n"
+	    "metadata:\n  name: main\nspec:\n  image: ghcr.io/acme/main\n"
+	    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n"
+	    "metadata:\n  name: one\n  labels: {sharding.fluxcd.io/key: shard1, app: x}\n"
+	    "spec:\n  image: ghcr.io/acme/one\n"
+	    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\n"
+	    "metadata:\n  name: one\n  labels: {sharding.fluxcd.io/key: shard1, app: x}\n"
+	    "spec:\n  imageRepositoryRef: {name: one}\n  policy: {semver: {range: '>=1.0.0'}}\n"
+	    "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
+	    "metadata:\n  name: main\nspec:\n  interval: 1m\n  url: https://h/x\n";
+	static const struct {
+		const char *sel;
+		size_t repos, policies, sources;
+	} cases[] = {
+	    {"!sharding.fluxcd.io/key", 1, 0, 1},
+	    {"sharding.fluxcd.io/key=shard1", 1, 1, 0},
+	    {"sharding.fluxcd.io/key in (shard1),app", 1, 1, 0},
+	    {"app notin (x)", 1, 0, 1},
+	    {"", 2, 1, 1},
+	    {"sharding.fluxcd.io/key=none", 0, 0, 0},
+	};
+	const char *path = write_file("shards.yaml", yaml);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config_diags diags = CONFIG_DIAGS_INIT;
+		struct config_load_options o = {.keep_valid = true};
+		struct labelsel *sel = NULL;
+		struct config *c = NULL;
+		struct error err = ERROR_INIT;
+
+		ck_assert_int_eq(labelsel_parse(&sel, cases[i].sel, &err), 0);
+		o.selector = sel;
+		ck_assert_msg(config_load_with(&c, path, &o, &diags, &err) == 0, "'%s': %s",
+		              cases[i].sel, err.msg);
+		ck_assert_msg(diags.errors == 0, "'%s': %s", cases[i].sel,
+		              diags.len ? diags.items[0].message : "");
+		ck_assert_uint_eq(c->repositories_len, cases[i].repos);
+		ck_assert_uint_eq(c->policies_len, cases[i].policies);
+		ck_assert_uint_eq(c->git_sources_len, cases[i].sources);
+		config_free(c);
+		config_diags_release(&diags);
+		labelsel_free(sel);
+	}
+}
+END_TEST
+
 START_TEST(keep_valid_files)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
@@ -983,7 +1096,7 @@ static const struct secret_case {
 static struct config *load_secrets(enum secret_object obj, const char *secrets_dir,
                                    struct config_diags *diags)
 {
-	struct config_load_options o = {true, true, secrets_dir};
+	struct config_load_options o = {true, true, secrets_dir, NULL, false};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 
@@ -1067,7 +1180,7 @@ END_TEST
 START_TEST(secrets_dependents)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL};
+	struct config_load_options o = {true, true, NULL, NULL, false};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	const char *path = write_file(
@@ -1557,9 +1670,12 @@ static Suite *config_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, snippet, 0, sizeof(snippets) / sizeof(snippets[0]));
+	tcase_add_loop_test(tc, kube_service_account, 0,
+	                    sizeof(kube_sa_cases) / sizeof(kube_sa_cases[0]));
 	tcase_add_test(tc, flux_folder);
 	tcase_add_test(tc, keep_valid);
 	tcase_add_test(tc, keep_valid_files);
+	tcase_add_test(tc, label_selector_filters);
 	tcase_add_test(tc, update_path_message);
 	tcase_add_loop_test(tc, secret_folders, 0, sizeof(secret_cases) / sizeof(secret_cases[0]));
 	tcase_add_test(tc, secrets_missing);

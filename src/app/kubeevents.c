@@ -1,6 +1,7 @@
-/* Kubernetes Events for run --kube, with client-go's de-duplication (same object, type,
- * reason and message: count and lastTimestamp patched), and the same events posted to Flux's
- * notification-controller with --events-addr. */
+/* Kubernetes Events for run --kube, correlated as client-go's recorder does (eventcorr.c:
+ * a repeat patches count and lastTimestamp, similar ones are combined, a noisy object is
+ * throttled), and the same events posted to Flux's notification-controller with
+ * --events-addr. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,32 +9,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "imageguard/app/eventcorr.h"
 #include "imageguard/app/kubeevents.h"
 #include "imageguard/app/report.h"
+#include "imageguard/app/verify.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
-#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/http.h"
 #include "imageguard/util/log.h"
 
 #define COMPONENT "imageguard"
-#define MAX_SEEN 4096 /* de-duplication entries kept; the oldest go first */
-#define MAX_MESSAGE 1024
-
-struct seen {
-	char *key;  /* involved object + type + reason + message */
-	char *name; /* the Event's metadata.name */
-	long count;
-};
+#define MAX_MESSAGE EVENTCORR_MAX_MESSAGE
 
 struct kubeevents {
 	struct kube_client *client; /* borrowed */
 	char image_version[96];     /* "image.toolkit.fluxcd.io/v1" */
 	char *addr;                 /* --events-addr, NULL: none */
 	struct http_client *http;
-	struct seen *seen;
-	size_t seen_len;
+	struct eventcorr *corr;
 	char host[256];
 };
 
@@ -44,7 +38,7 @@ int kubeevents_new(struct kubeevents **out, struct kube_client *client, const ch
 	struct http_options ho = {0};
 
 	*out = NULL;
-	if (!ev || !(ev->seen = calloc(MAX_SEEN, sizeof(*ev->seen))) ||
+	if (!ev || eventcorr_new(&ev->corr) < 0 ||
 	    (events_addr && !(ev->addr = strdup(events_addr)))) {
 		kubeevents_free(ev);
 		return error_set(err, IG_EFAIL, "out of memory");
@@ -68,11 +62,7 @@ void kubeevents_free(struct kubeevents *ev)
 {
 	if (!ev)
 		return;
-	for (size_t i = 0; ev->seen && i < ev->seen_len; i++) {
-		free(ev->seen[i].key);
-		free(ev->seen[i].name);
-	}
-	free(ev->seen);
+	eventcorr_free(ev->corr);
 	free(ev->addr);
 	http_client_free(ev->http);
 	free(ev);
@@ -126,41 +116,21 @@ static void describe(char *out, size_t n, const struct report_item *it, const ch
 	         it->message ? it->message : "");
 }
 
-static void rfc3339(char *out, size_t n)
+static void rfc3339(char *out, size_t n, int64_t ns)
 {
-	time_t t = time(NULL);
+	time_t t = (time_t)(ns / 1000000000LL);
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static struct seen *find_seen(struct kubeevents *ev, const char *key)
+static int64_t now_ns(void)
 {
-	for (size_t i = 0; i < ev->seen_len; i++)
-		if (strcmp(ev->seen[i].key, key) == 0)
-			return &ev->seen[i];
-	return NULL;
-}
+	struct timespec ts;
 
-static struct seen *add_seen(struct kubeevents *ev, const char *key, const char *name)
-{
-	struct seen *s;
-
-	if (ev->seen_len == MAX_SEEN) {
-		free(ev->seen[0].key);
-		free(ev->seen[0].name);
-		memmove(ev->seen, ev->seen + 1, (MAX_SEEN - 1) * sizeof(*ev->seen));
-		ev->seen_len--;
-	}
-	s = &ev->seen[ev->seen_len];
-	if (!(s->key = strdup(key)) || !(s->name = strdup(name))) {
-		free(s->key);
-		return NULL;
-	}
-	s->count = 1;
-	ev->seen_len++;
-	return s;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* The object reference of kind ns/name. */
@@ -171,50 +141,61 @@ static json_t *involved(const struct kubeevents *ev, const char *kind, const cha
 	                 "apiVersion", ev->image_version);
 }
 
-static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns, const char *key,
-                      const char *message, const char *now)
+static int send_json(struct kubeevents *ev, const char *method, const char *path, const char *type,
+                     json_t *body, struct error *err)
 {
-	struct seen *s = find_seen(ev, key);
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	int error;
+
+	if (!text)
+		return error_set(err, IG_EFAIL, "out of memory");
+	error = kube_send(NULL, ev->client, method, path, type, text, err);
+	free(text);
+	return error;
+}
+
+/* Writes obj (an Event of ns without name, count or message) as the correlator says. */
+static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns,
+                      const struct eventcorr_event *e, int64_t now)
+{
+	struct eventcorr_result r;
 	struct error err = ERROR_INIT;
-	char path[600], name[400];
-	char *body = NULL;
+	char path[600], first[32], last[32];
+	json_t *patch = NULL;
+	int error = IG_EFAIL;
 
-	if (s) {
-		json_t *patch = json_pack("{s:I, s:s, s:s}", "count", (json_int_t)(s->count + 1),
-		                          "lastTimestamp", now, "message", message);
-
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events/%s", ns, s->name);
-		if (patch && (body = json_dumps(patch, JSON_COMPACT)) &&
-		    kube_send(NULL, ev->client, "PATCH", path,
-		              "application/strategic-merge-patch+json", body, &err) == 0) {
-			s->count++;
-			json_decref(patch);
-			free(body);
-			return;
-		}
-		json_decref(patch);
-		free(body);
-		body = NULL;
-		if (err.code != IG_ENOTFOUND) {
-			log_warn("kube.event", "%s", err.msg[0] ? err.msg : "out of memory");
-			return;
-		}
-		/* the Event expired or was deleted: a new one */
-		free(s->key);
-		s->key = strdup("");
+	if (eventcorr_correlate(&r, ev->corr, e, now) < 0) {
+		log_warn("kube.event", "out of memory");
+		return;
 	}
-	snprintf(name, sizeof(name), "%s.%llx",
-	         json_string_value(json_object_get(json_object_get(obj, "involvedObject"), "name")),
-	         (unsigned long long)time(NULL) * 1000000000ull + (unsigned long long)clock());
-	json_object_set_new(obj, "metadata",
-	                    json_pack("{s:s, s:s}", "name", name, "namespace", ns));
+	if (r.action == EVENTCORR_SKIP)
+		return; /* client-go's spam filter: this object had its share */
+	rfc3339(first, sizeof(first), r.first_ns);
+	rfc3339(last, sizeof(last), now);
+	if (r.action == EVENTCORR_PATCH) {
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events/%s", ns, r.name);
+		patch = json_pack("{s:I, s:s, s:s}", "count", (json_int_t)r.count, "lastTimestamp",
+		                  last, "message", r.message);
+		error = send_json(ev, "PATCH", path, "application/strategic-merge-patch+json",
+		                  patch, &err);
+		json_decref(patch);
+		if (error == 0 || err.code != IG_ENOTFOUND)
+			goto done;
+		error_clear(&err); /* expired or deleted: created again, with its count */
+	}
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
-	if (!(body = json_dumps(obj, JSON_COMPACT)) ||
-	    kube_send(NULL, ev->client, "POST", path, "application/json", body, &err) < 0)
-		log_warn("kube.event", "%s", err.msg[0] ? err.msg : "out of memory");
+	if (json_object_set_new(obj, "metadata",
+	                        json_pack("{s:s, s:s}", "name", r.name, "namespace", ns)) < 0 ||
+	    json_object_set_new(obj, "count", json_integer(r.count)) < 0 ||
+	    json_object_set_new(obj, "message", json_string(r.message)) < 0 ||
+	    json_object_set_new(obj, "firstTimestamp", json_string(first)) < 0 ||
+	    json_object_set_new(obj, "lastTimestamp", json_string(last)) < 0)
+		error = error_set(&err, IG_EFAIL, "out of memory");
 	else
-		add_seen(ev, key, name);
-	free(body);
+		error = send_json(ev, "POST", path, "application/json", obj, &err);
+done:
+	if (error < 0)
+		log_warn("kube.event", "%s", err.msg[0] ? err.msg : "out of memory");
 }
 
 /* The notification-controller payload (fluxcd/pkg apis/event/v1beta1 Event). */
@@ -259,27 +240,26 @@ done:
 static void emit(struct kubeevents *ev, const char *kind, const char *ns, const char *name,
                  bool warning, const char *reason, const char *message, const char *revision)
 {
+	const char *type = warning ? "Warning" : "Normal";
+	struct eventcorr_event e = {COMPONENT, ev->host,          kind, ns,     name,
+	                            NULL,      ev->image_version, type, reason, message,
+	                            COMPONENT, ev->host};
 	json_t *ref = involved(ev, kind, ns, name), *obj = NULL;
-	struct buf key = BUF_INIT;
-	char now[32];
+	int64_t now = now_ns();
+	char stamp[32];
 
-	rfc3339(now, sizeof(now));
-	if (!ref || buf_printf(&key, "%s\n%s\n%s\n%s\n%s\n%s\n%s", COMPONENT, kind, ns, name,
-	                       warning ? "Warning" : "Normal", reason, message) < 0)
-		goto done;
-	obj = json_pack("{s:O, s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:i, s:s, s:s, s:s}",
-	                "involvedObject", ref, "reason", reason, "message", message, "source",
-	                "component", COMPONENT, "host", ev->host, "firstTimestamp", now,
-	                "lastTimestamp", now, "count", 1, "type", warning ? "Warning" : "Normal",
-	                "reportingComponent", COMPONENT, "reportingInstance", ev->host);
+	rfc3339(stamp, sizeof(stamp), now);
+	obj = ref ? json_pack("{s:O, s:s, s:{s:s, s:s}, s:s, s:s, s:s}", "involvedObject", ref,
+	                      "reason", reason, "source", "component", COMPONENT, "host", ev->host,
+	                      "type", type, "reportingComponent", COMPONENT, "reportingInstance",
+	                      ev->host)
+	          : NULL;
 	if (obj)
-		post_kube(ev, obj, ns, key.data, message, now);
-	if (ev->addr)
-		post_flux(ev, ref, warning, reason, message, now, revision);
-done:
+		post_kube(ev, obj, ns, &e, now);
+	if (ref && ev->addr)
+		post_flux(ev, ref, warning, reason, message, stamp, revision);
 	json_decref(obj);
 	json_decref(ref);
-	buf_release(&key);
 }
 
 void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
@@ -320,6 +300,49 @@ void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
 			snprintf(ns, sizeof(ns), "%.*s", (int)(slash - it->policy), it->policy);
 			emit(ev, "ImagePolicy", ns, slash + 1, warning, reason, message,
 			     it->commit ? revision : NULL);
+		}
+	}
+}
+
+/* One line about a drifting container: "prod/Deployment/web container web (pod web-0) runs
+ * R:v1.0.0 (sha256:...), Git pins v1.1.0 (sha256:...) at apps/web.yaml:7: reason". */
+static void describe_drift(char *out, size_t n, const struct verify_result *x)
+{
+	char pod[160] = "";
+
+	if (x->pod)
+		snprintf(pod, sizeof(pod), " (pod %s)", x->pod);
+	snprintf(out, n, "%s container %s%s runs %s (%s), Git pins %s (%s) at %s:%zu%s%s",
+	         x->workload ? x->workload : "-", x->container ? x->container : "-", pod,
+	         x->running_image ? x->running_image : "-",
+	         x->running_digest ? x->running_digest : "no digest",
+	         x->want_tag ? x->want_tag : "-", x->want_digest ? x->want_digest : "no digest",
+	         x->file ? x->file : "-", x->line, x->reason ? ": " : "",
+	         x->reason ? x->reason : "");
+}
+
+void kubeevents_on_verify(void *arg, const struct config *cfg, const struct verify_report *r)
+{
+	struct kubeevents *ev = arg;
+	char message[MAX_MESSAGE];
+
+	for (size_t i = 0; ev && i < r->len; i++) {
+		const struct verify_result *x = &r->items[i];
+		const struct config_automation *a;
+		const char *slash = x->policy ? strchr(x->policy, '/') : NULL;
+
+		if (x->status != VERIFY_DRIFT || x->automation >= cfg->automations_len)
+			continue;
+		a = &cfg->automations[x->automation];
+		describe_drift(message, sizeof(message), x);
+		emit(ev, "ImageUpdateAutomation", a->ns, a->name, true, KUBEEVENTS_REASON_DRIFT,
+		     message, NULL);
+		if (slash && (size_t)(slash - x->policy) < 64) {
+			char ns[64];
+
+			snprintf(ns, sizeof(ns), "%.*s", (int)(slash - x->policy), x->policy);
+			emit(ev, "ImagePolicy", ns, slash + 1, true, KUBEEVENTS_REASON_DRIFT,
+			     message, NULL);
 		}
 	}
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "imageguard/app/kubesa.h"
 #include "imageguard/app/kubesource.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
@@ -174,6 +175,8 @@ static int make_secrets_dir(struct kubesource *ks, const char *parent, struct er
 		                 parent ? parent : "/dev/shm", strerror(e));
 	}
 	ks->secrets_dir = buf_detach(&b);
+	log_info("kube.secrets", "Secrets read from the API are kept in memory under %s",
+	         ks->secrets_dir);
 	return 0;
 }
 
@@ -189,6 +192,7 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
 	                           : kubeconfig_in_cluster(&ks->cfg, NULL, err)) < 0 ||
 	    (error = kube_client_new(&ks->client, &ks->cfg, NULL, err)) < 0 ||
+	    (error = kubesa_start(&ks->cfg, o->stop, err)) < 0 ||
 	    (error = preferred(ks->image_api, sizeof(ks->image_api), ks->client, IMAGE_GROUP,
 	                       err)) < 0 ||
 	    (error = preferred(ks->source_api, sizeof(ks->source_api), ks->client, SOURCE_GROUP,
@@ -246,6 +250,7 @@ void kubesource_free(struct kubesource *ks)
 {
 	if (!ks)
 		return;
+	kubesa_stop();
 	for (int k = 0; k < K_COUNT; k++)
 		kubewatch_free(ks->watch[k]);
 	if (ks->secrets_dir)
@@ -457,6 +462,8 @@ static char *document(struct kubesource *ks, int k, const json_t *obj)
 	json_object_set(doc, "metadata", meta);
 	if ((spec = json_deep_copy(json_object_get(obj, "spec")))) {
 		rewrite_secrets(ks, k, spec, ns);
+		if (k == K_REPO)
+			kubesa_fetch_spec(ks->client, ks->secrets_dir, ns, spec);
 		json_object_set_new(doc, "spec", spec);
 	}
 	text = json_dumps(doc, JSON_INDENT(2));
@@ -521,7 +528,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	{
 		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
 		 * is an error of its own */
-		struct config_load_options lo = {true, true, ks->secrets_dir};
+		struct config_load_options lo = {true, true, ks->secrets_dir, NULL, true};
 
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}

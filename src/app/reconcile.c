@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "reconcile_private.h"
+#include "imageguard/app/shard.h"
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/app/settle.h"
@@ -116,7 +117,8 @@ static void open_automation(struct autorun *ar)
 static bool cache_shared(const struct autorun *ar, const struct autorun *all, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (&all[i] != ar && strcmp(all[i].a->source->url, ar->a->source->url) == 0)
+		if (&all[i] != ar && !all[i].foreign &&
+		    strcmp(all[i].a->source->url, ar->a->source->url) == 0)
 			return true;
 	return false;
 }
@@ -318,8 +320,9 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->policy_marked = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(bool));
 	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(*p->autoruns));
 	p->settled = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(size_t));
+	p->owned = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(bool));
 	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns || !p->settled ||
-	    buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
+	    !p->owned || buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	if (settle_open(&p->settle, o->state_dir, err) < 0)
 		return err->code;
@@ -333,6 +336,9 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		p->autoruns[i].p = p;
 		p->autoruns[i].a = &cfg->automations[i];
+		p->owned[i] = shard_owns(o->shard, &cfg->automations[i]);
+		p->autoruns[i].foreign = !p->owned[i];
+		p->autoruns[i].finished = p->autoruns[i].foreign;
 	}
 	if (o->client)
 		p->client = o->client;
@@ -355,6 +361,7 @@ static void pass_release(struct pass *p)
 		report_release(&p->autoruns[i].report);
 	}
 	free(p->autoruns);
+	free(p->owned);
 	free(p->scans);
 	free(p->policy_repo);
 	free(p->policy_marked);
@@ -377,6 +384,8 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		struct autorun *ar = &p.autoruns[i];
 
+		if (ar->foreign)
+			continue;
 		open_automation(ar);
 		if (ar->g && cache_shared(ar, p.autoruns, cfg->automations_len)) {
 			gitstore_free(ar->g);

@@ -132,6 +132,8 @@ int runverify_once(struct runverify *v, const struct config *cfg)
 	if (verify_metrics_publish(v->o.metrics, &report) < 0)
 		log_error("verify.metrics", "cannot publish %s", VERIFY_METRIC_DRIFT);
 	audit_drift(v, &report);
+	if (v->o.on_report)
+		v->o.on_report(v->o.on_report_arg, cfg, &report);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_info("verify.pass", "%zu ok, %zu drift, %zu not running, %zu unknown in %.3fs",
 	         report.counts[VERIFY_OK], report.counts[VERIFY_DRIFT],

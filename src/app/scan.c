@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imageguard/app/kubesa.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/cloudauth.h"
 #include "imageguard/util/log.h"
@@ -49,7 +50,9 @@ int scan_load_access(struct registry_creds *creds, char **ca_file,
 	int error = 0;
 
 	*ca_file = NULL;
-	if (r->secret_ref) {
+	if (r->service_account && (error = kubesa_load_creds(creds, r, secrets_dir, err)) < 0)
+		return error;
+	if (r->secret_ref && !r->service_account) {
 		if ((error = config_secret_path(&dir, secrets_dir, r->secret_ref, err)) < 0)
 			return error;
 		error = creds_load_secret(creds, dir, r->ref.registry, err);
@@ -58,7 +61,7 @@ int scan_load_access(struct registry_creds *creds, char **ca_file,
 		if (error < 0)
 			return error;
 	}
-	if (cloudauth_is_cloud(r->provider) &&
+	if (cloudauth_is_cloud(r->provider) && !r->service_account &&
 	    (error = cloudauth_creds(creds, r->provider, r->ref.registry, r->insecure, err)) < 0)
 		return error;
 	if (r->cert_secret_ref) {
@@ -97,11 +100,15 @@ static void list_one(struct scan *s, struct registry_client *client, const char 
 	s->done = true;
 	if ((s->rc = scan_load_access(&s->creds, &s->ca_file, s->repo, secrets_dir, &err)) < 0) {
 		error_prefix(&err, "repository '%s'", s->repo->id);
+		log_warn("registry.credentials", "%s", err.msg); /* never a secret: see creds.h */
 		s->error = strdup(err.msg);
 		return;
 	}
 	scan_target(&t, s);
-	s->rc = cloudauth_list_tags(&s->listing, client, &t, s->repo->provider, &s->creds, &err);
+	s->rc =
+	    s->repo->service_account
+	        ? kubesa_list_tags(&s->listing, client, &t, s->repo, &s->creds, &err)
+	        : cloudauth_list_tags(&s->listing, client, &t, s->repo->provider, &s->creds, &err);
 	if (s->rc < 0) {
 		log_warn("registry.list", "repository '%s': %s", s->repo->id, err.msg);
 		s->error = strdup(err.msg);

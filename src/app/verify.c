@@ -419,10 +419,20 @@ int verify_pass(struct verify_report *out, const struct verify_options *o, struc
 
 	if (headcache_new(&p.heads) < 0)
 		return error_set(err, IG_EFAIL, "verify: out of memory");
-	for (size_t i = 0; i < o->config->automations_len && error == 0; i++)
+	for (size_t i = 0; i < o->config->automations_len && error == 0; i++) {
+		size_t first = out->len;
+
 		error = verify_automation(&p, &o->config->automations[i]);
-	if (!o->config->automations_len && o->repo_dir && error == 0)
+		for (size_t k = first; k < out->len; k++)
+			out->items[k].automation = i;
+	}
+	if (!o->config->automations_len && o->repo_dir && error == 0) {
+		size_t first = out->len;
+
 		error = verify_tree(&p, o->repo_dir, NULL, "repository");
+		for (size_t k = first; k < out->len; k++)
+			out->items[k].automation = VERIFY_NO_AUTOMATION;
+	}
 	pass_release(&p);
 	if (error < 0)
 		return error_set(err, error, "verify: out of memory");

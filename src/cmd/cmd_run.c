@@ -25,6 +25,7 @@
 #include "imageguard/app/kubeevents.h"
 #include "imageguard/app/kubesource.h"
 #include "imageguard/app/kubestatus.h"
+#include "imageguard/app/leader.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/passmetrics.h"
@@ -32,6 +33,7 @@
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/report.h"
 #include "imageguard/app/runverify.h"
+#include "imageguard/app/shard.h"
 #include "imageguard/app/webhook.h"
 
 #define MIN_INTERVAL_MS 100
@@ -74,7 +76,13 @@ static void usage(FILE *out)
 	        "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
 	        "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
 	        "(96Mi)]\n"
-	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n\n"
+	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n"
+	        "                      [--shards N --shard-index I|auto]\n"
+	        "                      [--enable-leader-election [--leader-election-lease-duration "
+	        "D (35s)]\n"
+	        "                       [--leader-election-renew-deadline D (30s)]\n"
+	        "                       [--leader-election-retry-period D (5s)]\n"
+	        "                       [--leader-election-release-on-cancel[=false]]]\n\n"
 	        "Reconciles on the shortest configured interval (ImageRepository and\n"
 	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
 	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
@@ -107,7 +115,12 @@ static void usage(FILE *out)
 	    "                     Secrets from each object's namespace; status and Events on\n"
 	    "                     the automations (docs/operations.md, Running in the cluster)\n"
 	    "  --watch-namespace NS  only objects in NS (default: every namespace)\n"
-	    "  --watch-label-selector SEL  only objects whose labels match SEL\n"
+	    "  --watch-label-selector SEL  only objects whose labels match SEL (Kubernetes\n"
+	    "                     selector syntax; with --config, their metadata.labels)\n"
+	    "  --shards N --shard-index I|auto  only the automations shard I of N owns, by\n"
+	    "                     FNV-1a 64 + fmix64 of the normalised (Git URL, push branch)\n"
+	    "                     mod N\n"
+	    "                     (auto: the hostname's -N suffix, a StatefulSet ordinal)\n"
 	    "  --events-addr URL  also post the Events to Flux's notification-controller\n"
 	    "  --kubeconfig FILE  the API server and credentials for --kube and "
 	    "--verify-interval;\n"
@@ -125,6 +138,28 @@ static void usage(FILE *out)
 	    "  --webhook-token-file FILE  the token requests present as `Authorization: Bearer\n"
 	    "                     TOKEN` (compared in constant time; missing or wrong: 401; a\n"
 	    "                     body over 1 MiB or not valid: 400). Read once at start.\n");
+	fprintf(
+	    out,
+	    "  --enable-leader-election  run as one of several replicas: only the holder of\n"
+	    "                     the coordination.k8s.io Lease 'imageguard-leader-election'\n"
+	    "                     (with a shard's selector or --shards: '-' and its hash) in\n"
+	    "                     the pod's namespace ($POD_NAMESPACE, else the kubeconfig's)\n"
+	    "                     runs passes; standbys serve /healthz and /readyz (ready) with\n"
+	    "                     imageguard_leader 0 and write nothing. Needs --kube or\n"
+	    "                     --kubeconfig. A leader pushes only while its last renewal\n"
+	    "                     + the renew deadline - the push timeout is ahead; every\n"
+	    "                     commit carries `Imageguard-Lease: NAME/TRANSITIONS`, and a\n"
+	    "                     head written under a higher generation of the same lease is\n"
+	    "                     not pushed on. A leader that loses the lease finishes its\n"
+	    "                     pass read-only and exits 1.\n"
+	    "  --leader-election-lease-duration D  how long standbys wait before taking over\n"
+	    "                     a lease that is not renewed (default 35s)\n"
+	    "  --leader-election-renew-deadline D  how long the leader retries renewing before\n"
+	    "                     it steps down (default 30s; < the lease duration)\n"
+	    "  --leader-election-retry-period D  between tries (default 5s; renew deadline >\n"
+	    "                     1.2 x it)\n"
+	    "  --leader-election-release-on-cancel[=false]  on SIGTERM, after the last pass,\n"
+	    "                     hand the lease over at once (default true)\n");
 }
 
 /* Blocks the control signals in this thread and every thread it starts later (httpd, pass
@@ -275,12 +310,13 @@ struct runner {
 	uint64_t kube_changes;     /* kubesource_changes at the last load */
 	const char *kube_secrets;  /* borrowed from kube: the Secrets fetched for the config */
 	struct kubeevents *events; /* --kube: the Events of each pass */
+	struct leader *leader;     /* --enable-leader-election, NULL otherwise */
 };
 
 static void log_report(const struct report *r, double seconds)
 {
 	for (size_t i = 0; i < r->len; i++) {
-		struct report one = {&r->items[i], 1, 1, 0, 0, NULL, 0};
+		struct report one = {&r->items[i], 1, 1, 0, 0, NULL, 0, 0};
 		struct buf line = BUF_INIT;
 		enum guard_decision_kind d = r->items[i].decision;
 
@@ -313,6 +349,8 @@ static int run_pass(struct runner *rn)
 	ro.metrics = rn->metrics;
 	ro.client = rn->client;
 	ro.stop = &stop_requested;
+	ro.shard = &rn->o->shard;
+	ro.leader = rn->leader;
 	/* Every listing of the pass ends by its deadline (a registry that answers each page just
 	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
 	registry_client_set_deadline(rn->client, t0 + rn->o->pass_timeout_ms);
@@ -330,7 +368,8 @@ static int run_pass(struct runner *rn)
 	else
 		log_report(&report, (double)(now_ms() - t0) / 1000.0);
 	if (rn->kube && error == 0)
-		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report);
+		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report,
+		                   &rn->o->shard);
 	report_release(&report);
 	return error;
 }
@@ -418,7 +457,7 @@ static void wait_next(struct runner *rn)
 	int64_t due = jittered(rn, pass_interval_ms(rn->cfg));
 	int64_t next_watch = now_ms() + WATCH_EVERY_MS;
 
-	while (!stop_requested) {
+	while (!stop_requested && !(rn->leader && leader_lost(rn->leader))) {
 		int64_t now = now_ms(), wake;
 
 		if (reload_requested) {
@@ -494,9 +533,15 @@ static int start(struct runner *rn, struct error *err)
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
 		return error;
 	if (rn->o->verify_interval_ms) {
-		struct runverify_options vo = {
-		    rn->o->kubeconfig, rn->o->state_dir, rn->o->secrets_dir, rn->metrics,
-		    rn->client,        rn->audit,        &stop_requested};
+		struct runverify_options vo = {rn->o->kubeconfig,
+		                               rn->o->state_dir,
+		                               rn->kube ? rn->kube_secrets : rn->o->secrets_dir,
+		                               rn->metrics,
+		                               rn->client,
+		                               rn->audit,
+		                               &stop_requested,
+		                               rn->events ? kubeevents_on_verify : NULL,
+		                               rn->events};
 
 		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
 			return error_prefix(err, "--verify-interval");
@@ -510,7 +555,39 @@ static int start(struct runner *rn, struct error *err)
 		log_info("httpd.listen", "serving /healthz /readyz /metrics on port %u",
 		         httpd_port(rn->httpd));
 	}
+	if (rn->o->leader_elect) {
+		/* one Lease per shard: the selector and, by hash, shards=N/index=I (shard_key) */
+		char *key = shard_key(&rn->o->shard);
+		struct leader_options lo = {rn->o->kubeconfig, key, rn->o->leader_timing,
+		                            rn->o->leader_release, rn->metrics};
+
+		if (!key)
+			return error_set(err, IG_EFAIL, "out of memory");
+		error = leader_start(&rn->leader, &lo, err);
+		free(key);
+		if (error < 0)
+			return error;
+		/* a standby is ready, as controller-runtime's are: a RollingUpdate can proceed */
+		httpd_set_ready(rn->httpd, true);
+	}
 	return 0;
+}
+
+/* Standby: no pass, no write, until this replica holds the lease (or a stop). Then the
+ * configuration is brought up to date before the first pass. */
+static void wait_leading(struct runner *rn)
+{
+	bool waited = false;
+
+	while (!stop_requested && !leader_is_leading(rn->leader) && !leader_lost(rn->leader)) {
+		waited = true;
+		sleep_ms(50);
+	}
+	if (!waited || stop_requested)
+		return;
+	if (rn->kube ? kubesource_changes(rn->kube) != rn->kube_changes
+	             : fingerprint(rn->o->config) != rn->fingerprint)
+		try_reload(rn, "elected leader");
 }
 
 /* --kube: signals first (the watch threads must block them too), then the objects. */
@@ -567,7 +644,17 @@ static int run_loop(const struct cmdopts *o)
 		         : 1;
 		goto done;
 	}
+	if (rn.leader)
+		wait_leading(&rn);
 	while (!stop_requested) {
+		if (rn.leader && leader_lost(rn.leader)) {
+			log_error("run.stop",
+			          "lease '%s' lost: this replica is no longer the leader, "
+			          "exiting",
+			          leader_lease_name(rn.leader));
+			rc = 1;
+			goto done;
+		}
 		if (run_pass(&rn) == 0)
 			httpd_set_ready(rn.httpd, true);
 		wait_next(&rn);
@@ -575,6 +662,7 @@ static int run_loop(const struct cmdopts *o)
 	log_info("run.stop", "stopping");
 	rc = 0;
 done:
+	leader_stop(rn.leader); /* after the last pass: the release hands over at once */
 	httpd_stop(rn.httpd);
 	webhook_free(rn.webhook);
 	runverify_free(rn.verify);
@@ -590,8 +678,9 @@ done:
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc = cmdopts_start(&o, argc, argv,
-	                       CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE, usage);
+	int rc = cmdopts_start(
+	    &o, argc, argv,
+	    CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE | CMDOPTS_SHARD, usage);
 
 	if (rc < 0)
 		rc = run_loop(&o);

@@ -7,8 +7,10 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/cmd/cmdopts.h"
+#include "imageguard/config/labelsel.h"
 #include "imageguard/util/duration.h"
 #include "imageguard/util/error.h"
+#include "imageguard/kube/lease.h"
 
 enum opt_id {
 	O_CONFIG,
@@ -28,9 +30,17 @@ enum opt_id {
 	O_KUBE,
 	O_WATCH_NAMESPACE,
 	O_WATCH_SELECTOR,
+	O_SHARDS,
+	O_SHARD_INDEX,
 	O_EVENTS_ADDR,
 	O_WEBHOOK_LISTEN,
 	O_WEBHOOK_TOKEN_FILE,
+	/* leader election (run) */
+	O_LEADER_ELECT,
+	O_LEADER_LEASE,
+	O_LEADER_RENEW,
+	O_LEADER_RETRY,
+	O_LEADER_RELEASE,
 	O_HELP
 };
 
@@ -57,10 +67,19 @@ static const struct {
     {"--memory-budget", O_MEMORY_BUDGET, true, CMDOPTS_RUN},
     {"--kube", O_KUBE, false, CMDOPTS_KUBE},
     {"--watch-namespace", O_WATCH_NAMESPACE, true, CMDOPTS_KUBE},
-    {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE},
+    {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE | CMDOPTS_SHARD},
+    {"--shards", O_SHARDS, true, CMDOPTS_SHARD},
+    {"--shard-index", O_SHARD_INDEX, true, CMDOPTS_SHARD},
     {"--events-addr", O_EVENTS_ADDR, true, CMDOPTS_KUBE},
     {"--webhook-listen", O_WEBHOOK_LISTEN, true, CMDOPTS_RUN},
     {"--webhook-token-file", O_WEBHOOK_TOKEN_FILE, true, CMDOPTS_RUN},
+    /* leader election: Flux's flags (fluxcd/pkg runtime/leaderelection); the booleans take
+     * no value or "=true"/"=false", as Go's flag package reads them */
+    {"--enable-leader-election", O_LEADER_ELECT, true, CMDOPTS_RUN},
+    {"--leader-election-lease-duration", O_LEADER_LEASE, true, CMDOPTS_RUN},
+    {"--leader-election-renew-deadline", O_LEADER_RENEW, true, CMDOPTS_RUN},
+    {"--leader-election-retry-period", O_LEADER_RETRY, true, CMDOPTS_RUN},
+    {"--leader-election-release-on-cancel", O_LEADER_RELEASE, true, CMDOPTS_RUN},
     {"--help", O_HELP, false, 0},
     {"-h", O_HELP, false, 0},
 };
@@ -150,6 +169,85 @@ int cmdopts_parse_bytes(size_t *out, const char *flag, const char *s, struct err
 	                 flag, s);
 }
 
+/* ---- sharding: --watch-label-selector, --shards N, --shard-index I|auto ---- */
+
+/* A decimal from 0 to max, or -1. */
+static long parse_small(const char *v, unsigned long max)
+{
+	char *end;
+	unsigned long n;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	n = strtoul(v, &end, 10);
+	return *end || n > max ? -1 : (long)n;
+}
+
+/* The StatefulSet ordinal: the digits after the hostname's last '-'. */
+static int shard_index_auto(unsigned *out, struct error *err)
+{
+	char host[256] = "";
+	const char *dash;
+	long n;
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = '\0';
+	dash = strrchr(host, '-');
+	if (!dash || (n = parse_small(dash + 1, CMDOPTS_MAX_SHARDS - 1)) < 0)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--shard-index': auto needs a hostname ending in -N (a "
+		                 "StatefulSet ordinal), got '%.200s'",
+		                 host);
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int apply_shard(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
+{
+	long n;
+
+	if (id == O_SHARDS) {
+		if ((n = parse_small(v, CMDOPTS_MAX_SHARDS)) < 1)
+			return error_set(
+			    err, IG_EUSAGE,
+			    "option '--shards': expected a number from 1 to %u, got '%s'",
+			    CMDOPTS_MAX_SHARDS, v);
+		o->shard.shards = (unsigned)n;
+		return 0;
+	}
+	o->shard_index_set = true;
+	if (!strcmp(v, "auto"))
+		return shard_index_auto(&o->shard.index, err);
+	if ((n = parse_small(v, CMDOPTS_MAX_SHARDS - 1)) < 0)
+		return error_set(
+		    err, IG_EUSAGE,
+		    "option '--shard-index': expected a number from 0 to %u or 'auto', got '%s'",
+		    CMDOPTS_MAX_SHARDS - 1, v);
+	o->shard.index = (unsigned)n;
+	return 0;
+}
+
+/* Both or neither of --shards and --shard-index (plan: --shards alone shows every owner), the
+ * index below the count; a selector that parses. */
+static int check_shard(struct cmdopts *o, unsigned allow, struct error *err)
+{
+	struct error serr = ERROR_INIT;
+
+	if (o->watch_label_selector && labelsel_check(o->watch_label_selector, &serr) < 0)
+		return error_set(err, serr.code == IG_EFAIL ? IG_EFAIL : IG_EUSAGE,
+		                 "option '--watch-label-selector': %s", serr.msg);
+	o->shard.selector = o->watch_label_selector;
+	if (o->shard_index_set && !o->shard.shards)
+		return error_set(err, IG_EUSAGE, "option '--shard-index': needs --shards");
+	if (o->shard.shards && !o->shard_index_set && !(allow & CMDOPTS_SHARD_VIEW))
+		return error_set(err, IG_EUSAGE, "option '--shards': needs --shard-index");
+	if (o->shard.shards && o->shard.index >= o->shard.shards)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--shard-index': %u is not below --shards %u",
+		                 o->shard.index, o->shard.shards);
+	return 0;
+}
+
 /* run --kube's own flags: empty values are mistakes (an empty namespace is not "all"). */
 static int apply_kube(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
 {
@@ -167,6 +265,77 @@ static int apply_kube(struct cmdopts *o, enum opt_id id, const char *v, struct e
 		return error_set(err, IG_EUSAGE, "option '--events-addr': expected an http(s) URL");
 	else
 		o->events_addr = v;
+	return 0;
+}
+
+/* ---- leader election ---- */
+
+static bool is_bool_opt(enum opt_id id)
+{
+	return id == O_LEADER_ELECT || id == O_LEADER_RELEASE;
+}
+
+static const char *leader_flag(enum opt_id id)
+{
+	return id == O_LEADER_ELECT   ? "--enable-leader-election"
+	       : id == O_LEADER_LEASE ? "--leader-election-lease-duration"
+	       : id == O_LEADER_RENEW ? "--leader-election-renew-deadline"
+	       : id == O_LEADER_RETRY ? "--leader-election-retry-period"
+	                              : "--leader-election-release-on-cancel";
+}
+
+/* A Go duration from 1ms to 1h. */
+static int parse_leader_duration(int64_t *out_ms, enum opt_id id, const char *v, struct error *err)
+{
+	struct error derr = ERROR_INIT;
+	int64_t ns;
+
+	if (duration_parse(&ns, v, &derr) < 0)
+		return error_set(err, IG_EUSAGE, "option '%s': %s", leader_flag(id), derr.msg);
+	if (ns < 1000000 || ns > 3600 * 1000000000ll)
+		return error_set(err, IG_EUSAGE, "option '%s': expected 1ms to 1h, got '%s'",
+		                 leader_flag(id), v);
+	*out_ms = ns / 1000000;
+	return 0;
+}
+
+static int apply_leader(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
+{
+	bool *flag = id == O_LEADER_ELECT ? &o->leader_elect : &o->leader_release;
+
+	switch (id) {
+	case O_LEADER_LEASE:
+		return parse_leader_duration(&o->leader_timing.lease_ms, id, v, err);
+	case O_LEADER_RENEW:
+		return parse_leader_duration(&o->leader_timing.renew_ms, id, v, err);
+	case O_LEADER_RETRY:
+		return parse_leader_duration(&o->leader_timing.retry_ms, id, v, err);
+	default:
+		break;
+	}
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+		*flag = true;
+	else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+		*flag = false;
+	else
+		return error_set(err, IG_EUSAGE, "option '%s': expected true or false, got '%s'",
+		                 leader_flag(id), v);
+	return 0;
+}
+
+/* --enable-leader-election needs the API server; the timing obeys client-go's rules. */
+static int check_leader(const struct cmdopts *o, struct error *err)
+{
+	struct error terr = ERROR_INIT;
+
+	if (!o->leader_elect)
+		return 0;
+	if (!o->kube && !o->kubeconfig)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--enable-leader-election': needs --kube or --kubeconfig "
+		                 "(the Lease lives in the API server)");
+	if (lease_timing_check(&o->leader_timing, &terr) < 0)
+		return error_set(err, IG_EUSAGE, "option '--enable-leader-election': %s", terr.msg);
 	return 0;
 }
 
@@ -229,6 +398,9 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 	case O_KUBE:
 		o->kube = true;
 		break;
+	case O_SHARDS:
+	case O_SHARD_INDEX:
+		return apply_shard(o, id, v, err);
 	case O_WATCH_NAMESPACE:
 	case O_WATCH_SELECTOR:
 	case O_EVENTS_ADDR:
@@ -242,6 +414,12 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 			                 "option '--webhook-token-file': empty value");
 		o->webhook_token_file = v;
 		break;
+	case O_LEADER_ELECT:
+	case O_LEADER_LEASE:
+	case O_LEADER_RENEW:
+	case O_LEADER_RETRY:
+	case O_LEADER_RELEASE:
+		return apply_leader(o, id, v, err);
 	case O_HELP:
 		o->help = true;
 		break;
@@ -277,7 +455,9 @@ static int parse_args(struct cmdopts *o, int argc, char **argv, unsigned allow, 
 		if (k < 0)
 			return error_set(err, IG_EUSAGE, "option '%s': unknown (see %s --help)",
 			                 argv[i], argv[0]);
-		if (opts[k].has_value && !value) {
+		if (opts[k].has_value && !value && is_bool_opt(opts[k].id)) {
+			value = "true";
+		} else if (opts[k].has_value && !value) {
 			if (i + 1 >= argc)
 				return error_set(err, IG_EUSAGE, "option '%s': missing value",
 				                 argv[i]);
@@ -299,6 +479,8 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	out->concurrency = 8;
 	out->pass_timeout_ms = CMDOPTS_PASS_TIMEOUT_MS;
 	out->memory_budget = CMDOPTS_MEMORY_BUDGET;
+	out->leader_timing = (struct lease_timing)LEASE_TIMING_DEFAULT;
+	out->leader_release = true;
 	if ((error = parse_args(out, argc, argv, allow, err)) < 0)
 		return error;
 	if (out->help)
@@ -306,14 +488,16 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	if (out->kube && (out->config || out->secrets_dir))
 		return error_set(err, IG_EUSAGE, "option '%s': not used with --kube",
 		                 out->config ? "--config" : "--secrets-dir");
-	if (!out->kube && (out->watch_namespace || out->watch_label_selector || out->events_addr))
+	if (!out->kube && (out->watch_namespace || out->events_addr))
 		return error_set(err, IG_EUSAGE, "option '%s': only used with --kube",
-		                 out->watch_namespace        ? "--watch-namespace"
-		                 : out->watch_label_selector ? "--watch-label-selector"
-		                                             : "--events-addr");
+		                 out->watch_namespace ? "--watch-namespace" : "--events-addr");
+	if ((error = check_shard(out, allow, err)) < 0)
+		return error;
 	if (!out->kube && (!out->config || !*out->config))
 		return error_set(err, IG_EUSAGE, "option '--config': required");
-	if (out->kubeconfig && !out->verify_interval_ms && !out->kube)
+	if ((error = check_leader(out, err)) < 0)
+		return error;
+	if (out->kubeconfig && !out->verify_interval_ms && !out->kube && !out->leader_elect)
 		return error_set(err, IG_EUSAGE,
 		                 "option '--kubeconfig': only used with --verify-interval");
 	if (!out->webhook_listen != !out->webhook_token_file)

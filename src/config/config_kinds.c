@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "config_private.h"
+#include "imageguard/config/labelsel.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/util/duration.h"
@@ -103,6 +104,32 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 	return true;
 }
 
+/* Whether the object passes the loader's label selector (--watch-label-selector): its
+ * metadata.labels as the API server would filter them. Labels are validated where they are
+ * read (an ImagePolicy's); here a non-string one is simply not a label. */
+static bool selected(struct doc *d, const struct meta *m)
+{
+	struct strvec labels = STRVEC_INIT;
+	const yaml_node_t *l = m->labels;
+	bool ok;
+
+	if (!d->L->opts.selector)
+		return true;
+	for (yaml_node_pair_t *p = l && l->type == YAML_MAPPING_NODE ? l->data.mapping.pairs.start
+	                                                             : NULL;
+	     p && p < l->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(d, p->key), *v = node(d, p->value);
+
+		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
+		    (strvec_push(&labels, scalar(k)) < 0 ||
+		     strvec_push(&labels, config_yaml_is_null(v) ? "" : scalar(v)) < 0))
+			d->L->oom = true;
+	}
+	ok = labelsel_matches(d->L->opts.selector, &labels);
+	strvec_release(&labels);
+	return ok;
+}
+
 static void meta_release(struct meta *m)
 {
 	free(m->ns);
@@ -159,6 +186,45 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strve
 	}
 }
 
+/* spec.serviceAccountName as Flux reads it (fluxcd/image-reflector-controller
+ * internal/registry/options.go, commit 157c5be4): with provider generic, the ServiceAccount's
+ * imagePullSecrets join spec.secretRef's (src/app/kubesa.c); with a cloud provider, the
+ * account's own workload identity (Flux's object-level workload identity), which imageguard
+ * implements for aws and azure. Both need the Kubernetes API: file mode refuses. */
+static void read_service_account(struct doc *d, const yaml_node_t *spec,
+                                 struct config_repository *r)
+{
+	size_t line = config_yaml_key_line(d, spec, "serviceAccountName", line_of(spec));
+
+	if (!d->L->opts.kube) {
+		config_yaml_refuse(d, spec, "spec", "serviceAccountName",
+		                   "it needs the Kubernetes API (the service account's "
+		                   "imagePullSecrets); run with --kube, or use spec.secretRef or "
+		                   "spec.provider in file mode");
+		return;
+	}
+	if (!config_yaml_get_str(d, spec, "spec", "serviceAccountName", &r->service_account) ||
+	    !r->service_account)
+		return;
+	if (!*r->service_account) { /* Flux: "" is unset */
+		free(r->service_account);
+		r->service_account = NULL;
+		return;
+	}
+	if (!config_yaml_is_dns_name(r->service_account, 253, true))
+		config_doc_error(d, line,
+		                 "'spec.serviceAccountName': '%s' is not a valid Kubernetes name "
+		                 "(lower-case, digits, '-', '.')",
+		                 r->service_account);
+	else if (r->provider && !strcmp(r->provider, "gcp"))
+		config_doc_error(
+		    d, line,
+		    "'spec.serviceAccountName' with spec.provider '%s' is object-level "
+		    "workload identity, which imageguard implements for aws and azure "
+		    "only: leave it out to use the controller's own identity",
+		    r->provider);
+}
+
 static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *spec,
                             size_t kind_line)
 {
@@ -197,10 +263,7 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	config_yaml_get_bool(d, spec, "spec", "suspend", &r->suspend);
 	read_exclusions(d, spec, &r->exclusion);
 	config_yaml_check_provider(d, spec, providers, &r->provider);
-	config_yaml_refuse(d, spec, "spec", "serviceAccountName",
-	                   "it needs the Kubernetes API (the service account's imagePullSecrets "
-	                   "and workload identity); in file mode use spec.secretRef or "
-	                   "spec.provider");
+	read_service_account(d, spec, r);
 	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
 	                   "the registry would be reached without the proxy");
 	if (config_yaml_lookup(d, spec, "accessFrom"))
@@ -969,6 +1032,10 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	config_yaml_check_keys(d, root, "", top);
 	if (!read_meta(d, root, line_of(kind), &m))
 		goto done;
+	if (!selected(d, &m)) {
+		d->L->unselected++;
+		goto done;
+	}
 	snprintf(d->object, sizeof(d->object), "%s '%s/%s'", scalar(kind), m.ns, m.name);
 	spec = config_yaml_lookup(d, root, "spec");
 	if (!spec || spec->type != YAML_MAPPING_NODE) {

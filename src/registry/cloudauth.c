@@ -29,6 +29,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry cache[CACHE_MAX];
 static size_t cache_len;
 static struct http_client *client;
+/* The keys being fetched now: a second asker waits for the first's answer rather than make
+ * its own request (as Flux's cache does with its per-key lock). */
+static pthread_cond_t fetched = PTHREAD_COND_INITIALIZER;
+static char *inflight[CACHE_MAX];
+static size_t inflight_len;
 
 bool cloudauth_is_provider(const char *name)
 {
@@ -258,39 +263,115 @@ int cloudauth_form_append(struct buf *b, const char *s)
 	return 0;
 }
 
-static void cache_key(char *out, size_t n, const char *provider, const char *host)
+/* "provider\nhost", and "\nns/name" for an object's own identity. */
+static void cache_key(char *out, size_t n, const char *provider, const char *host,
+                      const struct cloudauth_identity *id)
 {
-	snprintf(out, n, "%s\n%s", provider, host);
+	if (id)
+		snprintf(out, n, "%s\n%s\n%s/%s", provider, host, id->ns, id->name);
+	else
+		snprintf(out, n, "%s\n%s", provider, host);
 }
 
 static int fetch(struct cloudauth_token *t, const char *provider, const char *host, bool insecure,
-                 struct error *err)
+                 const struct cloudauth_identity *id, struct error *err)
 {
 	if (strcmp(provider, "aws") == 0)
-		return cloudauth_aws_fetch(t, host, err);
-	if (strcmp(provider, "gcp") == 0)
-		return cloudauth_gcp_fetch(t, host, err);
-	return cloudauth_azure_fetch(t, host, insecure, err);
+		return cloudauth_aws_fetch(t, host, id, err);
+	if (strcmp(provider, "azure") == 0)
+		return cloudauth_azure_fetch(t, host, insecure, id, err);
+	if (id)
+		return error_set(err, IG_EINVALID,
+		                 "provider '%s': serviceaccount '%s/%s': object-level workload "
+		                 "identity is implemented for aws and azure only",
+		                 provider, id->ns, id->name);
+	return cloudauth_gcp_fetch(t, host, err);
+}
+
+static bool is_inflight(const char *key)
+{
+	for (size_t i = 0; i < inflight_len; i++)
+		if (strcmp(inflight[i], key) == 0)
+			return true;
+	return false;
+}
+
+/* The fresh cached token under key into out (true); or, when none, false once this thread
+ * holds the key's fetch, after waiting for another thread's fetch of it to end. A full table
+ * or no memory only skips the coalescing. */
+static bool get_or_claim(struct cloudauth_token *out, const char *key)
+{
+	struct entry *e;
+	bool hit = false;
+
+	pthread_mutex_lock(&lock);
+	for (;;) {
+		if ((e = find(key)) && is_fresh(&e->t, cloudauth_now())) {
+			hit = copy_token(out, &e->t) == 0;
+			break;
+		}
+		if (!is_inflight(key)) {
+			if (inflight_len < CACHE_MAX && (inflight[inflight_len] = strdup(key)))
+				inflight_len++;
+			break;
+		}
+		/* the fetcher's HTTP requests have their timeouts: this wait ends with them */
+		pthread_cond_wait(&fetched, &lock);
+	}
+	pthread_mutex_unlock(&lock);
+	return hit;
+}
+
+static void release_claim(const char *key)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < inflight_len; i++)
+		if (strcmp(inflight[i], key) == 0) {
+			free(inflight[i]);
+			inflight[i] = inflight[--inflight_len];
+			break;
+		}
+	pthread_cond_broadcast(&fetched);
+	pthread_mutex_unlock(&lock);
+}
+
+/* A failed fetch is not shared: each waiter then fetches in turn and gets its own error. */
+static int obtain(struct cloudauth_token *t, const char *key, const char *provider,
+                  const char *registry_host, bool insecure, const struct cloudauth_identity *id,
+                  struct error *err)
+{
+	int error;
+
+	if (get_or_claim(t, key))
+		return 0;
+	if ((error = fetch(t, provider, registry_host, insecure, id, err)) == 0)
+		cloudauth_cache_put(key, t);
+	release_claim(key);
+	if (error == 0)
+		log_info("cloudauth.token",
+		         "provider '%s' registry '%s': new credential, %lld s left", provider,
+		         registry_host, t->expires ? t->expires - cloudauth_now() : -1);
+	return error;
 }
 
 int cloudauth_creds(struct registry_creds *out, const char *provider, const char *registry_host,
                     bool insecure, struct error *err)
 {
+	return cloudauth_creds_as(out, provider, registry_host, insecure, NULL, err);
+}
+
+int cloudauth_creds_as(struct registry_creds *out, const char *provider, const char *registry_host,
+                       bool insecure, const struct cloudauth_identity *id, struct error *err)
+{
 	struct cloudauth_token t = {0};
-	char key[512];
+	char key[1024];
 	int error;
 
 	if (!cloudauth_is_cloud(provider))
 		return 0;
-	cache_key(key, sizeof(key), provider, registry_host);
-	if (!cloudauth_cache_get(&t, key)) {
-		if ((error = fetch(&t, provider, registry_host, insecure, err)) < 0)
-			return error;
-		cloudauth_cache_put(key, &t);
-		log_info("cloudauth.token",
-		         "provider '%s' registry '%s': new credential, %lld s left", provider,
-		         registry_host, t.expires ? t.expires - cloudauth_now() : -1);
-	}
+	cache_key(key, sizeof(key), provider, registry_host, id);
+	if ((error = obtain(&t, key, provider, registry_host, insecure, id, err)) < 0)
+		return error;
 	creds_release(out);
 	out->username = t.a;
 	out->password = t.b;
@@ -300,17 +381,23 @@ int cloudauth_creds(struct registry_creds *out, const char *provider, const char
 
 void cloudauth_forget(const char *provider, const char *registry_host)
 {
-	char key[512];
+	cloudauth_forget_as(provider, registry_host, NULL);
+}
+
+void cloudauth_forget_as(const char *provider, const char *registry_host,
+                         const struct cloudauth_identity *id)
+{
+	char key[1024];
 
 	if (!cloudauth_is_cloud(provider))
 		return;
-	cache_key(key, sizeof(key), provider, registry_host);
+	cache_key(key, sizeof(key), provider, registry_host, id);
 	cloudauth_cache_drop(key);
 	if (strcmp(provider, "aws") == 0)
-		cloudauth_aws_forget();
+		cloudauth_aws_forget(id);
 	else if (strcmp(provider, "azure") == 0)
-		cloudauth_azure_forget();
-	else
+		cloudauth_azure_forget(id);
+	else if (!id)
 		cloudauth_gcp_forget();
 }
 

@@ -286,43 +286,31 @@ static void keys_take(struct cloudauth_token *out, struct cloudauth_aws_keys *k)
 	k->access_key_id = k->secret_access_key = k->session_token = NULL;
 }
 
-static int sts_form(struct buf *form, const char *role, const char *token)
+static int sts_form(struct buf *form, const char *role, const char *session, const char *token)
 {
-	const char *name = cloudauth_env("AWS_ROLE_SESSION_NAME");
-	char fallback[64];
-
-	snprintf(fallback, sizeof(fallback), "imageguard-%lld", cloudauth_now());
 	if (buf_puts(form, "Action=AssumeRoleWithWebIdentity&RoleArn=") < 0 ||
 	    cloudauth_form_append(form, role) < 0 || buf_puts(form, "&RoleSessionName=") < 0 ||
-	    cloudauth_form_append(form, name ? name : fallback) < 0 ||
+	    cloudauth_form_append(form, session) < 0 ||
 	    buf_puts(form, "&Version=" STS_VERSION "&WebIdentityToken=") < 0 ||
 	    cloudauth_form_append(form, token) < 0)
 		return IG_EFAIL;
 	return 0;
 }
 
-/* IRSA: the projected token and the role go to STS (an unsigned call: the token is proof). */
-static int keys_from_web_identity(struct cloudauth_token *out, const char *region,
-                                  const char *partition, struct error *err)
+/* The token (a ServiceAccount's, for audience sts.amazonaws.com) and the role go to STS
+ * AssumeRoleWithWebIdentity (an unsigned call: the token is proof). */
+static int assume_role(struct cloudauth_token *out, const char *region, const char *partition,
+                       const char *role, const char *session, const char *token, struct error *err)
 {
 	struct http_response r = HTTP_RESPONSE_INIT;
 	struct buf form = BUF_INIT;
 	struct cloudauth_aws_keys k;
-	const char *role = cloudauth_env("AWS_ROLE_ARN");
 	const char *headers[] = {"Accept: text/xml", NULL};
-	char *token = NULL, *url = NULL;
-	int error;
+	char *url = NULL;
+	int error = IG_EFAIL;
 
-	if (!role)
-		return error_set(err, IG_EINVALID,
-		                 "provider 'aws': AWS_ROLE_ARN is not set "
-		                 "(AWS_WEB_IDENTITY_TOKEN_FILE is)");
-	if ((error = cloudauth_read_env_file(&token, "aws", "AWS_WEB_IDENTITY_TOKEN_FILE", err)) <
-	    0)
-		return error;
-	error = IG_EFAIL;
 	if (!(url = endpoint("AWS_ENDPOINT_URL_STS", "https://sts.%s.%s/", region, partition)) ||
-	    sts_form(&form, role, token) < 0) {
+	    sts_form(&form, role, session, token) < 0) {
 		error_set(err, IG_EFAIL, "out of memory");
 		goto done;
 	}
@@ -348,11 +336,68 @@ done:
 	if (form.data)
 		memset(form.data, 0, form.len);
 	buf_release(&form);
-	if (token)
-		memset(token, 0, strlen(token));
-	free(token), free(url);
+	free(url);
 	http_response_release(&r);
 	return error;
+}
+
+static void wipe(char *s)
+{
+	if (s)
+		memset(s, 0, strlen(s));
+	free(s);
+}
+
+/* IRSA: the projected token file and AWS_ROLE_ARN. */
+static int keys_from_web_identity(struct cloudauth_token *out, const char *region,
+                                  const char *partition, struct error *err)
+{
+	const char *role = cloudauth_env("AWS_ROLE_ARN");
+	const char *name = cloudauth_env("AWS_ROLE_SESSION_NAME");
+	char *token = NULL, fallback[64];
+	int error;
+
+	if (!role)
+		return error_set(err, IG_EINVALID,
+		                 "provider 'aws': AWS_ROLE_ARN is not set "
+		                 "(AWS_WEB_IDENTITY_TOKEN_FILE is)");
+	if ((error = cloudauth_read_env_file(&token, "aws", "AWS_WEB_IDENTITY_TOKEN_FILE", err)) <
+	    0)
+		return error;
+	snprintf(fallback, sizeof(fallback), "imageguard-%lld", cloudauth_now());
+	error = assume_role(out, region, partition, role, name ? name : fallback, token, err);
+	wipe(token);
+	return error;
+}
+
+/* Object-level workload identity, as fluxcd/pkg auth/aws (provider.go, commit 0722e4ea):
+ * the account's token for audience "sts.amazonaws.com", its role, the session name
+ * "<name>.<namespace>.<region>.fluxcd.io" and STS in the registry's region. */
+static int keys_from_object(struct cloudauth_token *out, const char *region, const char *partition,
+                            const struct cloudauth_identity *id, struct error *err)
+{
+	char session[600], *token = NULL;
+	int error;
+
+	snprintf(session, sizeof(session), "%s.%s.%s.fluxcd.io", id->name, id->ns, region);
+	if ((error = id->token(&token, id->ctx, "sts.amazonaws.com", err)) < 0) {
+		error_prefix(err, "provider 'aws': serviceaccount '%s/%s'", id->ns, id->name);
+		return error;
+	}
+	error = assume_role(out, region, partition, id->role_arn, session, token, err);
+	if (error < 0)
+		error_prefix(err, "serviceaccount '%s/%s'", id->ns, id->name);
+	wipe(token);
+	return error;
+}
+
+/* Where the keys an identity gave are cached: the pod's, or one object's account. */
+static void identity_key(char *out, size_t n, const struct cloudauth_identity *id)
+{
+	if (id)
+		snprintf(out, n, "%s\n%s/%s", IDENTITY_KEY, id->ns, id->name);
+	else
+		snprintf(out, n, "%s", IDENTITY_KEY);
 }
 
 /* The SDKs call a container endpoint over plain HTTP only on loopback or the ECS/EKS link-local
@@ -438,10 +483,15 @@ done:
 }
 
 static int resolve_keys(struct cloudauth_token *out, const char *region, const char *partition,
-                        struct error *err)
+                        const struct cloudauth_identity *id, struct error *err)
 {
-	if (cloudauth_cache_get(out, IDENTITY_KEY))
+	char key[600];
+
+	identity_key(key, sizeof(key), id);
+	if (cloudauth_cache_get(out, key))
 		return 0;
+	if (id)
+		return keys_from_object(out, region, partition, id, err);
 	if (cloudauth_env("AWS_ACCESS_KEY_ID"))
 		return keys_from_env(out, err);
 	if (cloudauth_env("AWS_WEB_IDENTITY_TOKEN_FILE") || cloudauth_env("AWS_ROLE_ARN")) {
@@ -574,9 +624,11 @@ done:
 	return error;
 }
 
-int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host, struct error *err)
+int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
+                        const struct cloudauth_identity *id, struct error *err)
 {
 	struct cloudauth_token keys = {0};
+	char key[600];
 	const char *partition = "amazonaws.com";
 	bool pub = strcmp(registry_host, PUBLIC_ECR) == 0;
 	char *region = pub ? strdup("us-east-1") : ecr_region_partition(registry_host, &partition);
@@ -588,9 +640,10 @@ int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host, 
 		                 "provider 'aws': registry '%s' is not an ECR host "
 		                 "(<account>.dkr.ecr.<region>.amazonaws.com or public.ecr.aws)",
 		                 registry_host);
-	if ((error = resolve_keys(&keys, region, partition, err)) < 0)
+	if ((error = resolve_keys(&keys, region, partition, id, err)) < 0)
 		goto done;
-	cloudauth_cache_put(IDENTITY_KEY, &keys);
+	identity_key(key, sizeof(key), id);
+	cloudauth_cache_put(key, &keys);
 	url = pub ? endpoint("AWS_ENDPOINT_URL_ECR_PUBLIC", "https://api.ecr-public.%s.%s/", region,
 	                     partition)
 	          : endpoint("AWS_ENDPOINT_URL_ECR", "https://api.ecr.%s.%s/", region, partition);
@@ -608,7 +661,10 @@ done:
 	return error;
 }
 
-void cloudauth_aws_forget(void)
+void cloudauth_aws_forget(const struct cloudauth_identity *id)
 {
-	cloudauth_cache_drop(IDENTITY_KEY);
+	char key[600];
+
+	identity_key(key, sizeof(key), id);
+	cloudauth_cache_drop(key);
 }

@@ -113,8 +113,31 @@ static void wipe_buf(struct buf *b)
 	buf_release(b);
 }
 
+/* The client, the tenant and the client assertion: the pod's (the AZURE_* variables the
+ * workload identity webhook injects), or an object's account (its annotations and a
+ * TokenRequest token for audience api://AzureADTokenExchange, as fluxcd/pkg auth/azure). */
+static int assertion_of(char **assertion, const char **client, const char **tenant,
+                        const struct cloudauth_identity *id, struct error *err)
+{
+	int error;
+
+	if (!id) {
+		if ((error = need(client, "AZURE_CLIENT_ID", err)) < 0 ||
+		    (error = need(tenant, "AZURE_TENANT_ID", err)) < 0)
+			return error;
+		return cloudauth_read_env_file(assertion, "azure", "AZURE_FEDERATED_TOKEN_FILE",
+		                               err);
+	}
+	*client = id->client_id;
+	*tenant = id->tenant_id;
+	if ((error = id->token(assertion, id->ctx, "api://AzureADTokenExchange", err)) < 0)
+		error_prefix(err, "provider 'azure': serviceaccount '%s/%s'", id->ns, id->name);
+	return error;
+}
+
 /* The Entra ID token for scope from the federated token (client assertion). */
-static int entra_token(char **out, long long *expires, const char *scope, struct error *err)
+static int entra_token(char **out, long long *expires, const char *scope,
+                       const struct cloudauth_identity *id, struct error *err)
 {
 	const char *client, *tenant, *authority = cloudauth_env("AZURE_AUTHORITY_HOST");
 	struct http_response r = HTTP_RESPONSE_INIT;
@@ -124,10 +147,7 @@ static int entra_token(char **out, long long *expires, const char *scope, struct
 	int error;
 
 	*out = NULL;
-	if ((error = need(&client, "AZURE_CLIENT_ID", err)) < 0 ||
-	    (error = need(&tenant, "AZURE_TENANT_ID", err)) < 0 ||
-	    (error = cloudauth_read_env_file(&assertion, "azure", "AZURE_FEDERATED_TOKEN_FILE",
-	                                     err)) < 0)
+	if ((error = assertion_of(&assertion, &client, &tenant, id, err)) < 0)
 		return error;
 	authority = authority ? authority : AUTHORITY;
 	error = IG_EFAIL;
@@ -160,18 +180,28 @@ done:
 	return error;
 }
 
-/* The Entra token, cached per scope. */
-static int arm_token(struct cloudauth_token *t, const char *scope, struct error *err)
+/* Where the Entra token for scope is cached: the pod's, or one object's account. */
+static void entra_key(char *out, size_t n, const char *scope, const struct cloudauth_identity *id)
 {
-	char key[128];
+	if (id)
+		snprintf(out, n, ENTRA_KEY "%s\n%s/%s", scope, id->ns, id->name);
+	else
+		snprintf(out, n, ENTRA_KEY "%s", scope);
+}
+
+/* The Entra token, cached per scope and identity. */
+static int arm_token(struct cloudauth_token *t, const char *scope,
+                     const struct cloudauth_identity *id, struct error *err)
+{
+	char key[700];
 	int error;
 
-	snprintf(key, sizeof(key), ENTRA_KEY "%s", scope);
+	entra_key(key, sizeof(key), scope, id);
 	if (cloudauth_cache_get(t, key))
 		return 0;
 	memset(t, 0, sizeof(*t));
 	t->issued = cloudauth_now();
-	if ((error = entra_token(&t->b, &t->expires, scope, err)) < 0)
+	if ((error = entra_token(&t->b, &t->expires, scope, id, err)) < 0)
 		return error;
 	cloudauth_cache_put(key, t);
 	return 0;
@@ -222,7 +252,7 @@ done:
 }
 
 int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
-                          struct error *err)
+                          const struct cloudauth_identity *id, struct error *err)
 {
 	struct cloudauth_token aad = {0};
 	int error;
@@ -233,7 +263,7 @@ int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host
 		    err, IG_EINVALID,
 		    "provider 'azure': registry '%s' is not an ACR host (*.azurecr.io)",
 		    registry_host);
-	if ((error = arm_token(&aad, arm_scope(registry_host), err)) < 0)
+	if ((error = arm_token(&aad, arm_scope(registry_host), id, err)) < 0)
 		return error;
 	if ((error = exchange(out, registry_host, insecure, aad.b, err)) < 0)
 		error_prefix(err, "provider 'azure': registry '%s'", registry_host);
@@ -241,15 +271,15 @@ int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host
 	return error;
 }
 
-void cloudauth_azure_forget(void)
+void cloudauth_azure_forget(const struct cloudauth_identity *id)
 {
 	static const char *const scopes[] = {"https://management.azure.com/.default",
 	                                     "https://management.chinacloudapi.cn/.default",
 	                                     "https://management.usgovcloudapi.net/.default"};
-	char key[128];
+	char key[700];
 
 	for (size_t i = 0; i < 3; i++) {
-		snprintf(key, sizeof(key), ENTRA_KEY "%s", scopes[i]);
+		entra_key(key, sizeof(key), scopes[i], id);
 		cloudauth_cache_drop(key);
 	}
 }

@@ -42,13 +42,15 @@ int cloudauth_refused(struct error *err, const char *what, const struct http_res
 /* Appends s form-urlencoded (RFC 3986 unreserved kept) to b. */
 int cloudauth_form_append(struct buf *b, const char *s);
 
-int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host, struct error *err);
+/* id NULL: the pod's identity (the SDKs' chain); else the object's (cloudauth_creds_as). */
+int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
+                        const struct cloudauth_identity *id, struct error *err);
 int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host, struct error *err);
 int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
-                          struct error *err);
+                          const struct cloudauth_identity *id, struct error *err);
 /* Drops a provider's identity entries (the keys a credential chain gave). */
-void cloudauth_aws_forget(void);
-void cloudauth_azure_forget(void);
+void cloudauth_aws_forget(const struct cloudauth_identity *id);
+void cloudauth_azure_forget(const struct cloudauth_identity *id);
 void cloudauth_gcp_forget(void);
 
 #endif

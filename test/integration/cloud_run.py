@@ -3,7 +3,9 @@
 docker-registry with token auth): `reconcile` lists through the ECR credential and commits the
 update; `run` serves /metrics after a pass; no token, key, signature or web identity token in
 stdout, stderr, the audit log or /metrics. An ImageRepository whose provider lacks its
-environment fails alone, with one line naming the provider, while the other automates."""
+environment fails alone, with one line naming the provider, while the other automates; under
+`run` that failure is one `registry.credentials` log line naming the repository and provider,
+and counted in the pass's report."""
 import os
 import signal
 import subprocess
@@ -92,6 +94,16 @@ def main():
             p.send_signal(signal.SIGTERM)
             out, err = p.communicate(timeout=60)
         t.check("imageguard_" in metrics, "metrics served", metrics[:300])
+        # run: the credential failure is one log line naming the repository, the provider and
+        # what is missing; the pass's report records it for gcp alone, and app went on
+        cred = [l for l in (out + err).splitlines() if "registry.credentials" in l]
+        t.check(len(cred) >= 1 and all("repository 'default/gcp'" in l and "provider 'gcp'" in l
+                                       and "metadata server" in l for l in cred),
+                "one credentials line per failed scan, naming repository and provider",
+                (out + err)[-3000:])
+        t.check(not any("default/app" in l for l in cred), "app has no credential failure")
+        passes = [l for l in (out + err).splitlines() if "reconcile.pass" in l]
+        t.check(passes and " 1 error" in passes[0], "the pass counts the failure", passes)
         with open(audit) as f:
             audit_text = f.read()
         no_secret(c, token_file, "run output, audit and /metrics", out, err, audit_text,

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Kubernetes manifests: `kubectl kustomize manifests/` builds, the Flux example overlay builds (as
+# Kubernetes manifests: `kubectl kustomize manifests/` builds (the base: run --kube, two replicas
+# with leader election, rolling updates), the Flux example and the file-mode overlay build (as
 # Flux's kustomize-controller does, without load restrictions), every YAML file under manifests/
 # and examples/ parses, and the built Deployment keeps its hardening (non-root, read-only root,
 # no capabilities, no privilege escalation, RuntimeDefault seccomp, probes, resources, state on
-# emptyDir), its egress-only-to-DNS/443/22 NetworkPolicy, its read-only RBAC and secret mounts
-# that match the configuration's secretRefs. Mutated copies of the base must fail the checks.
+# emptyDir), its egress-only-to-DNS/443/22/6443 NetworkPolicy (80/9090 only into flux-system),
+# exactly the RBAC of its mode, and (file mode) secret mounts that match the configuration's
+# secretRefs. Every flag in the Deployments' args is one `imageguard run --help` lists. Mutated
+# copies of the base and of the overlay must fail the checks.
 set -euo pipefail
 SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 PY=/usr/bin/python3
@@ -19,6 +22,7 @@ command -v kubectl >/dev/null || { echo "not ok - kubectl missing (scripts/insta
 
 cat >"$tmp/check.py" <<'PYEOF'
 """Checks on YAML files and on kustomize output; prints one problem per line, exits 1 on any."""
+import re
 import sys
 import yaml
 
@@ -46,13 +50,18 @@ def parse_files(paths):
 
 SECRET_KEYS = {".dockerconfigjson", "username", "password", "bearerToken", "identity",
                "identity.pub", "known_hosts", "ca.crt", "tls.crt", "tls.key", "passphrase"}
+# file mode (examples/file-mode): objects from the ConfigMap, Secrets mounted.
 RUN_ARGS = ["run", "--config", "/etc/imageguard", "--secrets-dir", "/etc/imageguard-secrets",
             "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080", "--log-format", "json",
             "--audit-log", "-", "--verify-interval", "5m",
             "--webhook-listen", "0.0.0.0:8081", "--webhook-token-file", "/etc/imageguard-webhook/token"]
-# run --kube (examples/kube, the Flux example): objects and Secrets from the API server.
-KUBE_ARGS = ["run", "--kube", "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080",
-             "--log-format", "json", "--audit-log", "-", "--verify-interval", "5m"]
+# run --kube (the base, the Flux example): objects and Secrets from the API server.
+KUBE_ARGS = ["run", "--kube", "--enable-leader-election", "--state-dir", "/var/lib/imageguard",
+             "--listen", "0.0.0.0:8080", "--log-format", "json", "--audit-log", "-",
+             "--verify-interval", "5m", "--events-addr",
+             "http://notification-controller.flux-system.svc.cluster.local./",
+             "--webhook-listen", "0.0.0.0:8081", "--webhook-token-file",
+             "/etc/imageguard-webhook/token"]
 KUBE_RULES = {("image.toolkit.fluxcd.io", "imagerepositories", "list"),
               ("image.toolkit.fluxcd.io", "imagerepositories", "watch"),
               ("image.toolkit.fluxcd.io", "imagepolicies", "list"),
@@ -64,7 +73,11 @@ KUBE_RULES = {("image.toolkit.fluxcd.io", "imagerepositories", "list"),
               ("source.toolkit.fluxcd.io", "gitrepositories", "list"),
               ("source.toolkit.fluxcd.io", "gitrepositories", "watch"),
               ("", "secrets", "get"), ("", "events", "create"), ("", "events", "patch"),
-              ("apps", "deployments", "get")}
+              ("apps", "deployments", "get"), ("", "serviceaccounts", "get"),
+              ("", "serviceaccounts/token", "create")}
+LEADER_RULES = {("coordination.k8s.io", "leases", "get"),
+                ("coordination.k8s.io", "leases", "create"),
+                ("coordination.k8s.io", "leases", "update")}
 IMAGEGUARD_API = "imageguard.io/v1alpha1"
 FLUX_APIS = {"image.toolkit.fluxcd.io/v1beta1", "image.toolkit.fluxcd.io/v1beta2",
              "image.toolkit.fluxcd.io/v1", "source.toolkit.fluxcd.io/v1beta2",
@@ -91,8 +104,13 @@ def one(objs, kind, name=None):
 def check_deployment(dep, kube=False):
     spec = dep["spec"]
     pod = spec["template"]["spec"]
-    if spec.get("replicas") != 1:
-        bad("Deployment replicas is not 1")
+    # --kube: two replicas, one leader (a Lease), rolling updates; file mode: one writer
+    want = (2, "RollingUpdate") if kube else (1, "Recreate")
+    if (spec.get("replicas"), spec.get("strategy", {}).get("type")) != want:
+        bad(f"Deployment replicas/strategy are {spec.get('replicas')}/"
+            f"{spec.get('strategy', {}).get('type')}, expected {want[0]}/{want[1]}")
+    if not kube and spec.get("strategy", {}).get("rollingUpdate"):
+        bad("a Recreate Deployment keeps rollingUpdate settings")
     if pod.get("serviceAccountName") != "imageguard":
         bad("Deployment does not run as ServiceAccount imageguard")
     psc = pod.get("securityContext", {})
@@ -232,9 +250,19 @@ def check_network_policy(np, pod_labels):
             bad("an egress rule has no ports: it allows every port")
         for p in rule.get("ports", []):
             allowed.add((p.get("port"), p.get("protocol", "TCP")))
-    want = {(53, "UDP"), (53, "TCP"), (443, "TCP"), (22, "TCP")}
+    want = {(53, "UDP"), (53, "TCP"), (443, "TCP"), (22, "TCP"), (6443, "TCP"), (80, "TCP"),
+            (9090, "TCP")}
     if allowed != want:
         bad(f"egress ports {sorted(allowed)}, expected {sorted(want)}")
+    # the notification-controller's ports only into flux-system
+    for rule in spec.get("egress", []):
+        ports = {p.get("port") for p in rule.get("ports", [])}
+        if ports & {80, 9090}:
+            to = rule.get("to") or []
+            if ports != {80, 9090} or not to or any(
+                    (t.get("namespaceSelector") or {}).get("matchLabels") !=
+                    {"kubernetes.io/metadata.name": "flux-system"} for t in to):
+                bad(f"egress to {sorted(ports)} is not only to namespace flux-system")
     # ingress: the metrics/health port only from named scraping namespaces (issue 12), the
     # webhook port (8081, issue 18) only from named registry namespaces; one port per rule
     if "Ingress" not in spec.get("policyTypes", []):
@@ -253,9 +281,28 @@ def check_network_policy(np, pod_labels):
         bad(f"ingress rules cover {sorted(seen)}, expected the metrics and webhook ports")
 
 
+def check_leader_rbac(objs):
+    role = one(objs, "Role", "imageguard-leader")
+    binding = one(objs, "RoleBinding", "imageguard-leader")
+    if not role or not binding:
+        return
+    granted = {(g, r, v) for rule in role.get("rules", []) for g in rule["apiGroups"]
+               for r in rule["resources"] for v in rule["verbs"]}
+    if granted != LEADER_RULES:
+        bad(f"Role imageguard-leader: extra {sorted(granted - LEADER_RULES)}, "
+            f"missing {sorted(LEADER_RULES - granted)}")
+    if role["metadata"].get("namespace") != "imageguard":
+        bad("Role imageguard-leader is not in namespace imageguard (the Lease's)")
+    if binding["roleRef"] != {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                              "name": "imageguard-leader"} or binding.get("subjects") != [
+            {"kind": "ServiceAccount", "name": "imageguard", "namespace": "imageguard"}]:
+        bad("RoleBinding imageguard-leader does not bind the ServiceAccount imageguard")
+
+
 def check_kube_rbac(objs):
     role = one(objs, "ClusterRole", "imageguard-kube")
     binding = one(objs, "ClusterRoleBinding", "imageguard-kube")
+    check_leader_rbac(objs)
     if not role or not binding:
         return
     granted = {(g, r, v) for rule in role.get("rules", []) for g in rule["apiGroups"]
@@ -298,15 +345,24 @@ def check_build(path, flavour):
                 o["metadata"].get("namespace") != "imageguard":
             bad(f"{o['kind']} {o['metadata']['name']} is not in namespace imageguard")
     dep = one(objs, "Deployment", "imageguard")
-    cm = one(objs, "ConfigMap", "imageguard-config")
-    if not dep or not cm:
+    if not dep:
         return
     if flavour == "kube":
+        if [o for o in objs if o["kind"] == "ConfigMap"]:
+            bad("--kube builds a ConfigMap: Flux's objects come from the API server")
         check_deployment(dep, kube=True)
         check_kube_rbac(objs)
     else:
+        cm = one(objs, "ConfigMap", "imageguard-config")
+        if not cm:
+            return
         secrets = mounted_secrets(check_deployment(dep) or {})
         check_config(cm, secrets, flavour)
+        extra = [f"{o['kind']} {o['metadata']['name']}" for o in objs
+                 if o["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+                 and o["metadata"]["name"] != "imageguard-verify"]
+        if extra:
+            bad(f"file mode grants more than verify's reads: {extra}")
     labels = dep["spec"]["template"]["metadata"].get("labels", {})
     svc = one(objs, "Service")
     if svc:
@@ -323,9 +379,24 @@ def check_build(path, flavour):
     check_rbac(objs)
 
 
+def check_flags(path, help_path):
+    with open(path, encoding="utf-8") as f:
+        objs = [d for d in yaml.safe_load_all(f) if d is not None]
+    with open(help_path, encoding="utf-8") as f:
+        text = f.read()
+    known = set(re.findall(r"--[a-z][a-z0-9-]*", text))
+    for dep in [o for o in objs if o.get("kind") == "Deployment"]:
+        for c in dep["spec"]["template"]["spec"]["containers"]:
+            for a in c.get("args", []):
+                if a.startswith("--") and a not in known:
+                    bad(f"args flag {a} is not an option `imageguard run --help` lists")
+
+
 mode = sys.argv[1]
 if mode == "files":
     parse_files(sys.argv[2:])
+elif mode == "flags":
+    check_flags(sys.argv[2], sys.argv[3])
 else:
     check_build(sys.argv[2], mode)
 for p in problems:
@@ -339,39 +410,60 @@ if [[ ${#files[@]} -lt 10 ]]; then notok "only ${#files[@]} YAML files found und
 elif out=$("$PY" "$tmp/check.py" files "${files[@]}"); then ok "${#files[@]} YAML files under manifests/ and examples/ parse"
 else notok "YAML files"; echo "$out"; fi
 
-if kubectl kustomize manifests/ >"$tmp/base.yaml" 2>"$tmp/base.err"; then ok "kubectl kustomize manifests/ builds"
-else notok "kubectl kustomize manifests/"; cat "$tmp/base.err"; fi
-if out=$("$PY" "$tmp/check.py" imageguard "$tmp/base.yaml"); then ok "base: hardened Deployment, metrics Service, NetworkPolicy, RBAC, config and secret mounts"
-else notok "base checks"; echo "$out"; fi
+IMAGEGUARD=${IMAGEGUARD:-$SRC/build/imageguard}
+if "$IMAGEGUARD" run --help >"$tmp/help.txt" 2>&1 && grep -q -- --kube "$tmp/help.txt"; then ok "imageguard run --help read"
+else notok "imageguard run --help ($IMAGEGUARD)"; fi
 
-for overlay in examples/kube examples/flux/infrastructure/imageguard; do
-	if kubectl kustomize --load-restrictor LoadRestrictionsNone "$overlay" >"$tmp/kube.yaml" 2>"$tmp/kube.err"; then ok "--kube overlay $overlay builds"
-	else notok "--kube overlay $overlay build"; cat "$tmp/kube.err"; fi
-	if out=$("$PY" "$tmp/check.py" kube "$tmp/kube.yaml"); then ok "$overlay: same hardening, run --kube, no ConfigMap or Secret mounts, exactly the --kube RBAC"
-	else notok "$overlay checks"; echo "$out"; fi
-done
+# build DIR FLAVOUR [LABEL]: kustomize DIR (as Flux's kustomize-controller does, without load
+# restrictions), then the checks of FLAVOUR (kube: the base and the Flux example; imageguard:
+# file mode) and the flags of its args against run --help.
+build() {
+	local dir=$1 flavour=$2 out
+	if kubectl kustomize --load-restrictor LoadRestrictionsNone "$dir" >"$tmp/b.yaml" 2>"$tmp/b.err"; then ok "kubectl kustomize $dir builds"
+	else notok "kubectl kustomize $dir"; cat "$tmp/b.err"; return; fi
+	if out=$("$PY" "$tmp/check.py" "$flavour" "$tmp/b.yaml"); then ok "$dir: hardened Deployment, metrics Service, NetworkPolicy, exactly the RBAC of its mode ($flavour)"
+	else notok "$dir checks"; echo "$out"; fi
+	if out=$("$PY" "$tmp/check.py" flags "$tmp/b.yaml" "$tmp/help.txt"); then ok "$dir: every flag in args is a run option${out:+ $out}"
+	else notok "$dir flags"; echo "$out"; fi
+}
+build manifests kube
+build examples/file-mode imageguard
+build examples/flux/infrastructure/imageguard kube
 if kubectl kustomize examples/flux/clusters/my-cluster/image-automation >/dev/null 2>"$tmp/ia.err"; then ok "Flux image-automation kustomization builds"
 else notok "Flux image-automation kustomization"; cat "$tmp/ia.err"; fi
 
-# The checks must be able to fail: mutated copies of the base.
-mutate() { # name sed-expression file
-	rm -rf "$tmp/m" && cp -r manifests "$tmp/m"
+# The checks must be able to fail: mutated copies of the base (kube checks) and of the
+# file-mode overlay (its own checks).
+mutate() { # name sed-expression file (relative to the repository) [dir flavour]
+	local dir=${4:-manifests} flavour=${5:-kube}
+	rm -rf "$tmp/m" && mkdir -p "$tmp/m/examples" && cp -r manifests "$tmp/m/" &&
+		cp -r examples/file-mode "$tmp/m/examples/"
 	sed -i "$2" "$tmp/m/$3"
-	if cmp -s "manifests/$3" "$tmp/m/$3"; then notok "mutation '$1' changed nothing"; return; fi
-	if ! kubectl kustomize "$tmp/m" >"$tmp/m.yaml" 2>/dev/null; then ok "mutation '$1' does not even build"; return; fi
-	if out=$("$PY" "$tmp/check.py" imageguard "$tmp/m.yaml"); then notok "mutation '$1' passed the checks"
+	if cmp -s "$3" "$tmp/m/$3"; then notok "mutation '$1' changed nothing"; return; fi
+	if ! kubectl kustomize "$tmp/m/$dir" >"$tmp/m.yaml" 2>/dev/null; then ok "mutation '$1' does not even build"; return; fi
+	if out=$("$PY" "$tmp/check.py" "$flavour" "$tmp/m.yaml") &&
+		out=$("$PY" "$tmp/check.py" flags "$tmp/m.yaml" "$tmp/help.txt"); then notok "mutation '$1' passed the checks"
 	else ok "mutation '$1' is rejected:$(head -n1 <<<"$out")"; fi
 }
-mutate "writable root" 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/' deployment.yaml
-mutate "escalation" 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' deployment.yaml
-mutate "capabilities kept" '/- ALL/d' deployment.yaml
-mutate "root user" 's/runAsUser: 65532/runAsUser: 0/' deployment.yaml
-mutate "no seccomp" 's/type: RuntimeDefault/type: Unconfined/' deployment.yaml
-mutate "egress to 80" 's/port: 22/port: 80/' networkpolicy.yaml
-mutate "metrics open to all" 's/^    - from:$/    - x-from:/' networkpolicy.yaml
-mutate "webhook from every namespace" '/kubernetes.io\/metadata.name: registry/d' networkpolicy.yaml
-mutate "no webhook rule" 's/- port: 8081/- port: 8080/' networkpolicy.yaml
-mutate "RBAC write" 's/verbs: \["get", "list"\]/verbs: ["get", "list", "patch"]/' rbac.yaml
-mutate "secret unmounted" 's/path: git-ssh\/known_hosts/path: known_hosts/' deployment.yaml
+mutate "writable root" 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/' manifests/deployment.yaml
+mutate "escalation" 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' manifests/deployment.yaml
+mutate "capabilities kept" '/- ALL/d' manifests/deployment.yaml
+mutate "root user" 's/runAsUser: 65532/runAsUser: 0/' manifests/deployment.yaml
+mutate "no seccomp" 's/type: RuntimeDefault/type: Unconfined/' manifests/deployment.yaml
+mutate "one replica under --kube" 's/replicas: 2/replicas: 1/' manifests/deployment.yaml
+mutate "Recreate under --kube" 's/type: RollingUpdate/type: Recreate/' manifests/deployment.yaml
+mutate "a flag run does not know" 's/- --verify-interval/- --verify-every/' manifests/deployment.yaml
+mutate "egress to 80 anywhere" 's/port: 22/port: 80/' manifests/networkpolicy.yaml
+mutate "notification port from every namespace" '/kubernetes.io\/metadata.name: flux-system/d' manifests/networkpolicy.yaml
+mutate "metrics open to all" 's/^    - from:$/    - x-from:/' manifests/networkpolicy.yaml
+mutate "webhook from every namespace" '/kubernetes.io\/metadata.name: registry/d' manifests/networkpolicy.yaml
+mutate "no webhook rule" 's/- port: 8081/- port: 8080/' manifests/networkpolicy.yaml
+mutate "RBAC write" 's/verbs: \["get", "list"\]/verbs: ["get", "list", "patch"]/' manifests/rbac.yaml
+mutate "Secrets listed" 's/resources: \["secrets"\]/resources: ["secrets", "configmaps"]/' manifests/rbac.yaml
+mutate "Leases cluster-wide" 's/^kind: Role$/kind: ClusterRole/' manifests/rbac.yaml
+mutate "Leases deleted" 's/verbs: \["get", "create", "update"\]/verbs: ["get", "create", "update", "delete"]/' manifests/rbac.yaml
+mutate "file mode keeps the --kube role" '0,/\$patch: delete/{/\$patch: delete/d}' examples/file-mode/kustomization.yaml examples/file-mode imageguard
+mutate "file mode with two replicas" 's/replicas: 1/replicas: 2/' examples/file-mode/deployment-patch.yaml examples/file-mode imageguard
+mutate "secret unmounted" 's/path: git-ssh\/known_hosts/path: known_hosts/' examples/file-mode/deployment-patch.yaml examples/file-mode imageguard
 
 [[ $failures -eq 0 ]] && echo "PASS manifests" || { echo "FAIL manifests ($failures)"; exit 1; }

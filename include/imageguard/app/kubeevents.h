@@ -1,6 +1,7 @@
 /* run --kube: the pass's Kubernetes Events (core/v1) on each ImageUpdateAutomation and on the
- * ImagePolicy a marker names, de-duplicated as client-go's recorder does (one Event per
- * object, type, reason and message; a repeat patches its count and lastTimestamp), and, with
+ * ImagePolicy a marker names, and the drift verify finds, correlated as client-go's recorder
+ * does (eventcorr.h: a repeat patches its count and lastTimestamp, the 10th similar message is
+ * combined, 25 per object then one every 5 minutes), and, with
  * --events-addr, the same events posted to Flux's notification-controller in the payload of
  * fluxcd/pkg apis/event/v1beta1 (severity error for the anomalies, info otherwise). */
 #ifndef IMAGEGUARD_KUBEEVENTS_H
@@ -9,11 +10,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct config;
 struct config_automation;
 struct error;
 struct kube_client;
 struct kubeevents;
 struct report_item;
+struct verify_report;
+
+/* The reason of the Warning Event for a running image that is not what Git pins. */
+#define KUBEEVENTS_REASON_DRIFT "DriftDetected"
 
 /* client (borrowed, used from the caller's thread only) writes the Events; image_api is the
  * "/apis/image.toolkit.fluxcd.io/VERSION" the objects are served at; events_addr (NULL: none)
@@ -33,5 +39,10 @@ bool kubeevents_classify(const struct report_item *it, bool *warning, char *reas
 void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
                        const struct report_item *const *items, size_t n, const char *failure,
                        long flux_ready);
+
+/* A runverify_report_fn (arg: the struct kubeevents): every drifting container of the report
+ * becomes a Warning DriftDetected Event (Flux severity error) on the automation whose
+ * checkout holds the marker and on its ImagePolicy, posted to --events-addr like the rest. */
+void kubeevents_on_verify(void *arg, const struct config *cfg, const struct verify_report *r);
 
 #endif

@@ -11,6 +11,11 @@ struct config;
 struct error;
 struct metrics;
 struct registry_client;
+struct verify_report;
+
+/* Called after each verification that ran (the report and cfg borrowed for the call). */
+typedef void (*runverify_report_fn)(void *arg, const struct config *cfg,
+                                    const struct verify_report *report);
 
 /* Counter of verifications that could not check everything (API, registry or Git failure). */
 #define RUNVERIFY_METRIC_ERRORS "imageguard_verify_errors_total"
@@ -25,6 +30,8 @@ struct runverify_options {
 	struct registry_client *registry;  /* borrowed: the run loop's client */
 	struct audit *audit;               /* borrowed; NULL: no audit records */
 	const volatile sig_atomic_t *stop; /* SIGTERM ends API requests in flight; may be NULL */
+	runverify_report_fn on_report;     /* NULL: none (run --kube: drift Events) */
+	void *on_report_arg;
 };
 
 struct runverify;
@@ -39,7 +46,9 @@ void runverify_free(struct runverify *v);
 
 /* One verification against cfg (borrowed): re-reads the Kubernetes configuration and the
  * token (a rotated service account token is picked up), runs verify_pass, publishes the
- * drift gauge, writes one audit record per drifting container and logs a summary. A failure
+ * drift gauge, writes one audit record per drifting container, hands the report to
+ * o->on_report (also when some checks failed: the drift found is still drift) and logs a
+ * summary. A failure
  * is logged (event verify.error) and counted, never returned to stop the caller. Returns 0
  * when every check could be made, 1 otherwise. */
 int runverify_once(struct runverify *v, const struct config *cfg);

@@ -38,9 +38,13 @@ struct verify_result {
 	char *running_image;  /* containerStatuses[].image */
 	char *running_digest; /* from containerStatuses[].imageID */
 	enum verify_status status;
-	char *reason; /* one line */
-	bool failed;  /* unknown because a call to the API, the registry or Git failed */
+	char *reason;      /* one line */
+	bool failed;       /* unknown because a call to the API, the registry or Git failed */
+	size_t automation; /* index into the config's automations whose checkout holds the
+	                      marker; VERIFY_NO_AUTOMATION for a repo_dir pass without any */
 };
+
+#define VERIFY_NO_AUTOMATION ((size_t)-1)
 
 struct verify_report {
 	struct verify_result *items;

@@ -14,6 +14,7 @@
 #include "imageguard/util/strvec.h"
 
 struct error;
+struct labelsel;
 struct policy;
 
 /* Caps on outside input: one YAML file, the number of files below a directory, the depth of
@@ -67,7 +68,8 @@ struct config_repository {
 	char *cert_secret_ref; /* owned; spec.certSecretRef.name, NULL: system CAs */
 	size_t secret_ref_line, cert_secret_ref_line; /* their lines, for messages */
 	bool insecure;                                /* spec.insecure: plain HTTP allowed */
-	char *provider; /* owned; spec.provider (generic|aws|gcp|azure), NULL: generic */
+	char *provider;        /* owned; spec.provider (generic|aws|gcp|azure), NULL: generic */
+	char *service_account; /* owned; spec.serviceAccountName (run --kube only), or NULL */
 	bool suspend;
 	struct strvec exclusion; /* spec.exclusionList; default {"^.*\\.sig$"}; may be empty */
 };
@@ -246,6 +248,13 @@ struct config_load_options {
 	 * object. With secrets_dir NULL, naming a secret is an error asking for --secrets-dir. */
 	bool check_secrets;
 	const char *secrets_dir;
+	/* --watch-label-selector: only objects whose metadata.labels match are read, the others
+	 * are left out as the API server leaves them out of a list (NULL: every object). A
+	 * path whose objects are all left out is an empty config, not an error. */
+	const struct labelsel *selector;
+	/* The objects come from the Kubernetes API (run --kube, check-config --kube): what needs
+	 * the API, spec.serviceAccountName, is accepted instead of refused. */
+	bool kube;
 };
 
 /* One document in memory (run --kube: an object's JSON, which is YAML). */

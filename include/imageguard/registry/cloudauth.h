@@ -28,6 +28,29 @@ bool cloudauth_is_cloud(const char *provider);
 int cloudauth_creds(struct registry_creds *out, const char *provider, const char *registry_host,
                     bool insecure, struct error *err);
 
+/* An object's own identity: Flux's object-level workload identity, an ImageRepository's
+ * serviceAccountName with a cloud provider. The ServiceAccount ns/name (the cache key and, for
+ * aws, the role session name "<name>.<ns>.<region>.fluxcd.io"); aws: its role (the
+ * eks.amazonaws.com/role-arn annotation); azure: its client and tenant ids (the
+ * azure.workload.identity/client-id and tenant-id annotations); and token(), which asks the
+ * TokenRequest API for the account's token for audience ("sts.amazonaws.com",
+ * "api://AzureADTokenExchange"), newly allocated; called only when a credential has to be
+ * fetched. gcp is not implemented. */
+struct cloudauth_identity {
+	const char *ns, *name, *role_arn, *client_id, *tenant_id;
+	int (*token)(char **out, void *ctx, const char *audience, struct error *err);
+	void *ctx;
+};
+
+/* cloudauth_creds with the identity id instead of the pod's (id NULL: the pod's). Cached
+ * apart from the pod's and from every other account's. gcp is IG_EINVALID. */
+int cloudauth_creds_as(struct registry_creds *out, const char *provider, const char *registry_host,
+                       bool insecure, const struct cloudauth_identity *id, struct error *err);
+
+/* cloudauth_forget for the identity id (NULL: the pod's). */
+void cloudauth_forget_as(const char *provider, const char *registry_host,
+                         const struct cloudauth_identity *id);
+
 struct registry_client;
 struct registry_listing;
 struct registry_target;
