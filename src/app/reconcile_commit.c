@@ -8,11 +8,13 @@
 
 #include "reconcile_private.h"
 #include "imageguard/app/guard.h"
+#include "imageguard/app/leader.h"
 #include "imageguard/app/markerhistory.h"
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/app/settle.h"
 #include "imageguard/git/commitmsg.h"
+#include "imageguard/git/githistory.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/registry/buildtime.h"
 #include "imageguard/registry/headcache.h"
@@ -164,18 +166,77 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	return error;
 }
 
+/* ---- fencing under leader election ---- */
+
+#define HEAD_MESSAGE_MAX (1u << 20)
+
+/* The push timeout the gate assumes: the GitRepository's, capped by the leader's. */
+static int64_t push_ms(const struct autorun *ar, struct leader *l)
+{
+	int64_t cap = leader_push_ms(l), t = ar->a->source->timeout_ms;
+
+	return t > 0 && t < cap ? t : cap;
+}
+
+/* The head being built on was written under a newer generation of our lease: a newer leader
+ * exists, so this one must not push (defence in depth behind the time gate). */
+static int check_head_lease(const char *workdir, const char *ours, struct error *err)
+{
+	struct buf msg = BUF_INIT_MAX(HEAD_MESSAGE_MAX);
+	char name[LEASE_MAX_ID], mine[LEASE_MAX_ID];
+	long theirs, my_gen;
+	int error = githistory_head_message(&msg, workdir, err);
+
+	if (error == 0 &&
+	    commitmsg_lease_of(name, sizeof(name), &theirs, msg.data ? msg.data : "") &&
+	    commitmsg_lease_of(mine, sizeof(mine), &my_gen, ours) && strcmp(name, mine) == 0 &&
+	    theirs > my_gen)
+		error = error_set(err, IG_ECONFLICT,
+		                  "the head was written under lease '%s' generation %ld, ours is "
+		                  "%ld: a newer leader exists, not pushing",
+		                  name, theirs, my_gen);
+	buf_release(&msg);
+	return error;
+}
+
+/* Before each push attempt: still the leader (with time for the push), and not behind the
+ * head's generation. The generation goes into the message's trailer. */
+static int fence(struct autorun *ar, const char *workdir, struct buf *message, struct error *err)
+{
+	struct leader *l = ar->p->o->leader;
+	char gen[LEASE_MAX_ID + 24], trailer[LEASE_MAX_ID + 48];
+
+	if (!l)
+		return 0;
+	if (!leader_may_write(l, push_ms(ar, l)))
+		return error_set(err, IG_ECONFLICT,
+		                 "lease '%s' not renewed in time for a push: not the leader, "
+		                 "read-only",
+		                 leader_lease_name(l));
+	leader_generation(l, gen, sizeof(gen));
+	snprintf(trailer, sizeof(trailer), "Imageguard-Lease: %s", gen);
+	if (check_head_lease(workdir, trailer, err) < 0)
+		return err->code;
+	return commitmsg_add_lease(message, gen, err);
+}
+
 static int edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
 {
 	struct autorun *ar = ctx;
 	int error;
 
+	if (ar->p->o->leader && !leader_may_write(ar->p->o->leader, 0))
+		return error_set(err, IG_ECONFLICT, "lease '%s': not the leader, read-only",
+		                 leader_lease_name(ar->p->o->leader));
 	if ((error = reconcile_scan_markers(ar, workdir, err)) < 0)
 		return error;
 	if ((error = reconcile_decide_all(ar)) < 0)
 		return error_set(err, error, "automation '%s': out of memory", ar->a->id);
 	if ((error = apply_edits(ar, workdir, err)) < 0)
 		return error;
-	return build_message(ar, message, err);
+	if ((error = build_message(ar, message, err)) < 0)
+		return error;
+	return fence(ar, workdir, message, err);
 }
 
 bool reconcile_any_write(const struct autorun *ar)
@@ -226,6 +287,8 @@ int reconcile_open_git(struct autorun *ar, struct error *err)
 	go.push_refspec = a->push_refspec;
 	go.refspec_only = a->push_refspec && !a->push_branch_given; /* as Flux */
 	go.timeout_ms = (long)a->source->timeout_ms;
+	if (o->leader && (!go.timeout_ms || go.timeout_ms > leader_push_ms(o->leader)))
+		go.timeout_ms = (long)leader_push_ms(o->leader); /* a fenced push's Git I/O */
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);
 	free(signing);

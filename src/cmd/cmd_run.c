@@ -25,6 +25,7 @@
 #include "imageguard/app/kubeevents.h"
 #include "imageguard/app/kubesource.h"
 #include "imageguard/app/kubestatus.h"
+#include "imageguard/app/leader.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/passmetrics.h"
@@ -74,7 +75,12 @@ static void usage(FILE *out)
 	        "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
 	        "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
 	        "(96Mi)]\n"
-	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n\n"
+	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n"
+	        "                      [--enable-leader-election [--leader-election-lease-duration "
+	        "D (35s)]\n"
+	        "                       [--leader-election-renew-deadline D (30s)]\n"
+	        "                       [--leader-election-retry-period D (5s)]\n"
+	        "                       [--leader-election-release-on-cancel[=false]]]\n\n"
 	        "Reconciles on the shortest configured interval (ImageRepository and\n"
 	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
 	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
@@ -125,6 +131,28 @@ static void usage(FILE *out)
 	    "  --webhook-token-file FILE  the token requests present as `Authorization: Bearer\n"
 	    "                     TOKEN` (compared in constant time; missing or wrong: 401; a\n"
 	    "                     body over 1 MiB or not valid: 400). Read once at start.\n");
+	fprintf(
+	    out,
+	    "  --enable-leader-election  run as one of several replicas: only the holder of\n"
+	    "                     the coordination.k8s.io Lease 'imageguard-leader-election'\n"
+	    "                     (with a shard's selector: '-' and its hash) in the pod's\n"
+	    "                     namespace ($POD_NAMESPACE, else the kubeconfig's) runs\n"
+	    "                     passes; standbys serve /healthz and /readyz (ready) with\n"
+	    "                     imageguard_leader 0 and write nothing. Needs --kube or\n"
+	    "                     --kubeconfig. A leader pushes only while its last renewal\n"
+	    "                     + the renew deadline - the push timeout is ahead; every\n"
+	    "                     commit carries `Imageguard-Lease: NAME/TRANSITIONS`, and a\n"
+	    "                     head written under a higher generation of the same lease is\n"
+	    "                     not pushed on. A leader that loses the lease finishes its\n"
+	    "                     pass read-only and exits 1.\n"
+	    "  --leader-election-lease-duration D  how long standbys wait before taking over\n"
+	    "                     a lease that is not renewed (default 35s)\n"
+	    "  --leader-election-renew-deadline D  how long the leader retries renewing before\n"
+	    "                     it steps down (default 30s; < the lease duration)\n"
+	    "  --leader-election-retry-period D  between tries (default 5s; renew deadline >\n"
+	    "                     1.2 x it)\n"
+	    "  --leader-election-release-on-cancel[=false]  on SIGTERM, after the last pass,\n"
+	    "                     hand the lease over at once (default true)\n");
 }
 
 /* Blocks the control signals in this thread and every thread it starts later (httpd, pass
@@ -275,6 +303,7 @@ struct runner {
 	uint64_t kube_changes;     /* kubesource_changes at the last load */
 	const char *kube_secrets;  /* borrowed from kube: the Secrets fetched for the config */
 	struct kubeevents *events; /* --kube: the Events of each pass */
+	struct leader *leader;     /* --enable-leader-election, NULL otherwise */
 };
 
 static void log_report(const struct report *r, double seconds)
@@ -313,6 +342,7 @@ static int run_pass(struct runner *rn)
 	ro.metrics = rn->metrics;
 	ro.client = rn->client;
 	ro.stop = &stop_requested;
+	ro.leader = rn->leader;
 	/* Every listing of the pass ends by its deadline (a registry that answers each page just
 	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
 	registry_client_set_deadline(rn->client, t0 + rn->o->pass_timeout_ms);
@@ -418,7 +448,7 @@ static void wait_next(struct runner *rn)
 	int64_t due = jittered(rn, pass_interval_ms(rn->cfg));
 	int64_t next_watch = now_ms() + WATCH_EVERY_MS;
 
-	while (!stop_requested) {
+	while (!stop_requested && !(rn->leader && leader_lost(rn->leader))) {
 		int64_t now = now_ms(), wake;
 
 		if (reload_requested) {
@@ -510,7 +540,34 @@ static int start(struct runner *rn, struct error *err)
 		log_info("httpd.listen", "serving /healthz /readyz /metrics on port %u",
 		         httpd_port(rn->httpd));
 	}
+	if (rn->o->leader_elect) {
+		struct leader_options lo = {rn->o->kubeconfig, rn->o->watch_label_selector,
+		                            rn->o->leader_timing, rn->o->leader_release,
+		                            rn->metrics};
+
+		if ((error = leader_start(&rn->leader, &lo, err)) < 0)
+			return error;
+		/* a standby is ready, as controller-runtime's are: a RollingUpdate can proceed */
+		httpd_set_ready(rn->httpd, true);
+	}
 	return 0;
+}
+
+/* Standby: no pass, no write, until this replica holds the lease (or a stop). Then the
+ * configuration is brought up to date before the first pass. */
+static void wait_leading(struct runner *rn)
+{
+	bool waited = false;
+
+	while (!stop_requested && !leader_is_leading(rn->leader) && !leader_lost(rn->leader)) {
+		waited = true;
+		sleep_ms(50);
+	}
+	if (!waited || stop_requested)
+		return;
+	if (rn->kube ? kubesource_changes(rn->kube) != rn->kube_changes
+	             : fingerprint(rn->o->config) != rn->fingerprint)
+		try_reload(rn, "elected leader");
 }
 
 /* --kube: signals first (the watch threads must block them too), then the objects. */
@@ -567,7 +624,17 @@ static int run_loop(const struct cmdopts *o)
 		         : 1;
 		goto done;
 	}
+	if (rn.leader)
+		wait_leading(&rn);
 	while (!stop_requested) {
+		if (rn.leader && leader_lost(rn.leader)) {
+			log_error("run.stop",
+			          "lease '%s' lost: this replica is no longer the leader, "
+			          "exiting",
+			          leader_lease_name(rn.leader));
+			rc = 1;
+			goto done;
+		}
 		if (run_pass(&rn) == 0)
 			httpd_set_ready(rn.httpd, true);
 		wait_next(&rn);
@@ -575,6 +642,7 @@ static int run_loop(const struct cmdopts *o)
 	log_info("run.stop", "stopping");
 	rc = 0;
 done:
+	leader_stop(rn.leader); /* after the last pass: the release hands over at once */
 	httpd_stop(rn.httpd);
 	webhook_free(rn.webhook);
 	runverify_free(rn.verify);

@@ -9,6 +9,7 @@
 #include "imageguard/cmd/cmdopts.h"
 #include "imageguard/util/duration.h"
 #include "imageguard/util/error.h"
+#include "imageguard/kube/lease.h"
 
 enum opt_id {
 	O_CONFIG,
@@ -31,6 +32,12 @@ enum opt_id {
 	O_EVENTS_ADDR,
 	O_WEBHOOK_LISTEN,
 	O_WEBHOOK_TOKEN_FILE,
+	/* leader election (run) */
+	O_LEADER_ELECT,
+	O_LEADER_LEASE,
+	O_LEADER_RENEW,
+	O_LEADER_RETRY,
+	O_LEADER_RELEASE,
 	O_HELP
 };
 
@@ -61,6 +68,13 @@ static const struct {
     {"--events-addr", O_EVENTS_ADDR, true, CMDOPTS_KUBE},
     {"--webhook-listen", O_WEBHOOK_LISTEN, true, CMDOPTS_RUN},
     {"--webhook-token-file", O_WEBHOOK_TOKEN_FILE, true, CMDOPTS_RUN},
+    /* leader election: Flux's flags (fluxcd/pkg runtime/leaderelection); the booleans take
+     * no value or "=true"/"=false", as Go's flag package reads them */
+    {"--enable-leader-election", O_LEADER_ELECT, true, CMDOPTS_RUN},
+    {"--leader-election-lease-duration", O_LEADER_LEASE, true, CMDOPTS_RUN},
+    {"--leader-election-renew-deadline", O_LEADER_RENEW, true, CMDOPTS_RUN},
+    {"--leader-election-retry-period", O_LEADER_RETRY, true, CMDOPTS_RUN},
+    {"--leader-election-release-on-cancel", O_LEADER_RELEASE, true, CMDOPTS_RUN},
     {"--help", O_HELP, false, 0},
     {"-h", O_HELP, false, 0},
 };
@@ -170,6 +184,77 @@ static int apply_kube(struct cmdopts *o, enum opt_id id, const char *v, struct e
 	return 0;
 }
 
+/* ---- leader election ---- */
+
+static bool is_bool_opt(enum opt_id id)
+{
+	return id == O_LEADER_ELECT || id == O_LEADER_RELEASE;
+}
+
+static const char *leader_flag(enum opt_id id)
+{
+	return id == O_LEADER_ELECT   ? "--enable-leader-election"
+	       : id == O_LEADER_LEASE ? "--leader-election-lease-duration"
+	       : id == O_LEADER_RENEW ? "--leader-election-renew-deadline"
+	       : id == O_LEADER_RETRY ? "--leader-election-retry-period"
+	                              : "--leader-election-release-on-cancel";
+}
+
+/* A Go duration from 1ms to 1h. */
+static int parse_leader_duration(int64_t *out_ms, enum opt_id id, const char *v, struct error *err)
+{
+	struct error derr = ERROR_INIT;
+	int64_t ns;
+
+	if (duration_parse(&ns, v, &derr) < 0)
+		return error_set(err, IG_EUSAGE, "option '%s': %s", leader_flag(id), derr.msg);
+	if (ns < 1000000 || ns > 3600 * 1000000000ll)
+		return error_set(err, IG_EUSAGE, "option '%s': expected 1ms to 1h, got '%s'",
+		                 leader_flag(id), v);
+	*out_ms = ns / 1000000;
+	return 0;
+}
+
+static int apply_leader(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
+{
+	bool *flag = id == O_LEADER_ELECT ? &o->leader_elect : &o->leader_release;
+
+	switch (id) {
+	case O_LEADER_LEASE:
+		return parse_leader_duration(&o->leader_timing.lease_ms, id, v, err);
+	case O_LEADER_RENEW:
+		return parse_leader_duration(&o->leader_timing.renew_ms, id, v, err);
+	case O_LEADER_RETRY:
+		return parse_leader_duration(&o->leader_timing.retry_ms, id, v, err);
+	default:
+		break;
+	}
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+		*flag = true;
+	else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+		*flag = false;
+	else
+		return error_set(err, IG_EUSAGE, "option '%s': expected true or false, got '%s'",
+		                 leader_flag(id), v);
+	return 0;
+}
+
+/* --enable-leader-election needs the API server; the timing obeys client-go's rules. */
+static int check_leader(const struct cmdopts *o, struct error *err)
+{
+	struct error terr = ERROR_INIT;
+
+	if (!o->leader_elect)
+		return 0;
+	if (!o->kube && !o->kubeconfig)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--enable-leader-election': needs --kube or --kubeconfig "
+		                 "(the Lease lives in the API server)");
+	if (lease_timing_check(&o->leader_timing, &terr) < 0)
+		return error_set(err, IG_EUSAGE, "option '--enable-leader-election': %s", terr.msg);
+	return 0;
+}
+
 static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
 {
 	switch (id) {
@@ -242,6 +327,12 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 			                 "option '--webhook-token-file': empty value");
 		o->webhook_token_file = v;
 		break;
+	case O_LEADER_ELECT:
+	case O_LEADER_LEASE:
+	case O_LEADER_RENEW:
+	case O_LEADER_RETRY:
+	case O_LEADER_RELEASE:
+		return apply_leader(o, id, v, err);
 	case O_HELP:
 		o->help = true;
 		break;
@@ -277,7 +368,9 @@ static int parse_args(struct cmdopts *o, int argc, char **argv, unsigned allow, 
 		if (k < 0)
 			return error_set(err, IG_EUSAGE, "option '%s': unknown (see %s --help)",
 			                 argv[i], argv[0]);
-		if (opts[k].has_value && !value) {
+		if (opts[k].has_value && !value && is_bool_opt(opts[k].id)) {
+			value = "true";
+		} else if (opts[k].has_value && !value) {
 			if (i + 1 >= argc)
 				return error_set(err, IG_EUSAGE, "option '%s': missing value",
 				                 argv[i]);
@@ -299,6 +392,8 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	out->concurrency = 8;
 	out->pass_timeout_ms = CMDOPTS_PASS_TIMEOUT_MS;
 	out->memory_budget = CMDOPTS_MEMORY_BUDGET;
+	out->leader_timing = (struct lease_timing)LEASE_TIMING_DEFAULT;
+	out->leader_release = true;
 	if ((error = parse_args(out, argc, argv, allow, err)) < 0)
 		return error;
 	if (out->help)
@@ -313,7 +408,9 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 		                                             : "--events-addr");
 	if (!out->kube && (!out->config || !*out->config))
 		return error_set(err, IG_EUSAGE, "option '--config': required");
-	if (out->kubeconfig && !out->verify_interval_ms && !out->kube)
+	if ((error = check_leader(out, err)) < 0)
+		return error;
+	if (out->kubeconfig && !out->verify_interval_ms && !out->kube && !out->leader_elect)
 		return error_set(err, IG_EUSAGE,
 		                 "option '--kubeconfig': only used with --verify-interval");
 	if (!out->webhook_listen != !out->webhook_token_file)

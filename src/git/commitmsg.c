@@ -230,11 +230,48 @@ int commitmsg_render(struct buf *out, const struct commitmsg_input *in, struct e
 		               "template '%s': the commit message would contain a NUL byte",
 		               in->tmpl_name ? in->tmpl_name : "messageTemplate");
 	if (rc == 0 && put_trailers(&msg, in->changes, in->n) < 0)
+
 		rc = error_set(err, IG_ETOOBIG, "commit message: too long");
 	if (rc == 0 && buf_append(out, msg.data ? msg.data : "", msg.len) < 0)
 		rc = error_set(err, IG_ETOOBIG, "commit message: too long");
 	buf_release(&msg);
 	return rc;
+}
+
+int commitmsg_add_lease(struct buf *out, const char *generation, struct error *err)
+{
+	if ((out->len && out->data[out->len - 1] != '\n' && buf_puts(out, "\n") < 0) ||
+	    trailer(out, "Imageguard-Lease", generation) < 0)
+		return error_set(err, IG_ETOOBIG, "commit message: too long");
+	return 0;
+}
+
+int commitmsg_lease_of(char *name, size_t n, long *transitions, const char *msg)
+{
+	static const char key[] = "Imageguard-Lease: ";
+	const char *line = NULL, *p, *slash, *end;
+	char *num_end;
+	long t;
+
+	for (p = msg; (p = strstr(p, key)); p += sizeof(key) - 1)
+		if (p == msg || p[-1] == '\n')
+			line = p + sizeof(key) - 1;
+	if (!line)
+		return 0;
+	end = line + strcspn(line, "\n");
+	for (slash = NULL, p = line; p < end; p++)
+		if (*p == '/')
+			slash = p;
+	if (!slash || slash == line || (size_t)(slash - line) >= n || slash[1] < '0' ||
+	    slash[1] > '9')
+		return 0;
+	t = strtol(slash + 1, &num_end, 10);
+	if (num_end != end || t < 0)
+		return 0;
+	memcpy(name, line, (size_t)(slash - line));
+	name[slash - line] = '\0';
+	*transitions = t;
+	return 1;
 }
 
 /* A trial run on this sample shows fields Flux's data does not have. */

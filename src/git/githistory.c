@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "imageguard/git/githistory.h"
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/vec.h"
 
@@ -109,6 +110,32 @@ int githistory_file_versions(const char *workdir, const char *path, size_t max_c
 done:
 	free(seen.ids);
 	git_revwalk_free(walk);
+	git_repository_free(repo);
+	return rc;
+}
+
+int githistory_head_message(struct buf *out, const char *workdir, struct error *err)
+{
+	git_repository *repo = NULL;
+	git_commit *commit = NULL;
+	git_oid id;
+	const char *msg;
+	int rc = 0;
+
+	if (git_repository_open_ext(&repo, workdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		rc = git_failed(err, "opening the clone");
+		goto done;
+	}
+	if (git_reference_name_to_id(&id, repo, "HEAD") < 0 ||
+	    git_commit_lookup(&commit, repo, &id) < 0) {
+		rc = git_failed(err, "reading the head commit");
+		goto done;
+	}
+	msg = git_commit_message(commit);
+	if (buf_append(out, msg ? msg : "", msg ? strlen(msg) : 0) < 0)
+		rc = error_set(err, IG_ETOOBIG, "history: the head commit's message is too long");
+done:
+	git_commit_free(commit);
 	git_repository_free(repo);
 	return rc;
 }

@@ -11,6 +11,7 @@
 struct audit;
 struct config;
 struct error;
+struct leader;
 struct metrics;
 struct registry_client;
 struct report;
@@ -27,6 +28,10 @@ struct reconcile_options {
 	/* When non-NULL and set (by a signal handler), no further automation is started; a commit
 	 * already being pushed is finished. */
 	const volatile sig_atomic_t *stop;
+	/* NULL, or run's leader election: each push attempt first passes leader_may_write (else
+	 * the writes fail, read-only), its commit carries `Imageguard-Lease:`, and a head written
+	 * under the same lease with a higher generation is not pushed on (src/app/leader.h). */
+	struct leader *leader;
 };
 
 /* Runs one pass and fills out (caller-owned, REPORT_INIT; release with report_release).

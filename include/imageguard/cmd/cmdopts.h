@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "imageguard/kube/lease.h"
 #include "imageguard/util/log.h"
 
 struct error;
@@ -18,8 +19,9 @@ enum {
 	CMDOPTS_OUTPUT = 1, /* -o text|json accepted */
 	CMDOPTS_LISTEN = 2, /* --listen accepted */
 	CMDOPTS_VERIFY = 4, /* --verify-interval and --kubeconfig accepted (run) */
-	CMDOPTS_RUN = 8,    /* --pass-timeout, --memory-budget, --webhook-* accepted (run) */
-	CMDOPTS_KUBE = 16,  /* --kube, --watch-namespace, --watch-label-selector, --events-addr */
+	CMDOPTS_RUN =
+	    8, /* --pass-timeout, --memory-budget, --webhook-*, --*leader-election* (run) */
+	CMDOPTS_KUBE = 16, /* --kube, --watch-namespace, --watch-label-selector, --events-addr */
 };
 
 /* Defaults of --pass-timeout (10m) and --memory-budget (96Mi, registry.h's default). */
@@ -47,7 +49,12 @@ struct cmdopts {
 	const char *events_addr;          /* --events-addr: notification-controller URL */
 	const char *webhook_listen;       /* --webhook-listen; NULL: no webhook */
 	const char *webhook_token_file;   /* --webhook-token-file (required with it) */
-	bool help;                        /* --help seen: print usage, exit 0 */
+	/* leader election (run): --enable-leader-election, --leader-election-lease-duration,
+	 * -renew-deadline, -retry-period (35s, 30s, 5s), -release-on-cancel (true) */
+	bool leader_elect;
+	struct lease_timing leader_timing;
+	bool leader_release;
+	bool help; /* --help seen: print usage, exit 0 */
 };
 
 /* Parses argv (argv[0] is the command name) accepting the COMMON FLAGS plus those in allow.

@@ -50,6 +50,16 @@ struct commitmsg_input {
  * reached. */
 int commitmsg_render(struct buf *out, const struct commitmsg_input *in, struct error *err);
 
+/* Under leader election: appends `Imageguard-Lease: <generation>` ("LEASE/TRANSITIONS",
+ * escaped) to a message commitmsg_render made (it ends in its trailer block, so the trailer
+ * joins it). Returns 0 or IG_ETOOBIG (err set) at out's cap. */
+int commitmsg_add_lease(struct buf *out, const char *generation, struct error *err);
+
+/* The lease generation a message's last `Imageguard-Lease: NAME/N` trailer names: 1 with the
+ * name in name (n bytes; truncated names do not match) and N in *transitions, 0 when the
+ * message has none (or a malformed one). */
+int commitmsg_lease_of(char *name, size_t n, long *transitions, const char *msg);
+
 /* Checks a template at configuration load: syntax, functions (a Sprig function imageguard does
  * not implement is an error naming it), and, by a trial run on sample data, fields Flux's data
  * does not have (the removed `.Updated` and `.Changed.ImageResult` with Flux's messages). Same

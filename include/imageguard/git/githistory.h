@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct buf;
 struct error;
 
 /* Commits walked at most, newest first: a bound on the work one decision can cost. */
@@ -23,5 +24,9 @@ typedef int (*githistory_fn)(void *ctx, const char *data, size_t len, bool at_he
  * existed), fn's negative code, or IG_EFAIL with a one-line error. */
 int githistory_file_versions(const char *workdir, const char *path, size_t max_commits,
                              size_t max_bytes, githistory_fn fn, void *ctx, struct error *err);
+
+/* Appends the message of the head commit of the clone at workdir to out (its cap applies:
+ * IG_ETOOBIG). Returns 0 or IG_EFAIL with a one-line error. */
+int githistory_head_message(struct buf *out, const char *workdir, struct error *err);
 
 #endif

@@ -1,0 +1,397 @@
+/* lease: client-go's leaderelection state machine with a fake clock and a fake API server
+ * (one stored Lease with a resourceVersion, compare-and-swap updates, 404 and 409): create
+ * when absent, blocked while held, takeover after the lease duration, the fast and slow renew
+ * paths, 409 on a stale resourceVersion, step-down after the renew deadline, release, the
+ * fencing gate and client-go's timing rules. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "imageguard/kube/lease.h"
+#include "imageguard/util/error.h"
+
+/* ---- the fake server: one Lease, resourceVersion counted, faults on demand ---- */
+
+struct fake_server {
+	bool exists;
+	struct lease_record rec;
+	long rv;
+	int fail;            /* non-zero: every call answers this code (API down) */
+	bool move_after_get; /* another writer updates right after each get */
+	unsigned gets, creates, updates;
+};
+
+struct fake_client {
+	struct fake_server *s;
+	long cached_rv; /* 0: nothing cached */
+};
+
+static int64_t now_ms;
+
+static int64_t fake_mono(void *ctx)
+{
+	(void)ctx;
+	return now_ms;
+}
+
+static void fake_wall(void *ctx, char out[LEASE_MAX_TIME])
+{
+	(void)ctx;
+	snprintf(out, LEASE_MAX_TIME, "2026-12-01T10:00:%02lld.%06lldZ",
+	         (long long)(now_ms / 1000 % 60), (long long)(now_ms % 1000 * 1000));
+}
+
+static int fget(void *ctx, struct lease_record *out, struct error *err)
+{
+	struct fake_client *c = ctx;
+
+	c->s->gets++;
+	if (c->s->fail)
+		return error_set(err, c->s->fail, "fake: down");
+	if (!c->s->exists)
+		return error_set(err, IG_ENOTFOUND, "fake: not found");
+	*out = c->s->rec;
+	c->cached_rv = c->s->rv;
+	if (c->s->move_after_get)
+		c->s->rv++;
+	return 0;
+}
+
+static int fcreate(void *ctx, const struct lease_record *rec, struct error *err)
+{
+	struct fake_client *c = ctx;
+
+	c->s->creates++;
+	if (c->s->fail)
+		return error_set(err, c->s->fail, "fake: down");
+	if (c->s->exists)
+		return error_set(err, IG_ECONFLICT, "fake: already exists");
+	c->s->exists = true;
+	c->s->rec = *rec;
+	c->cached_rv = ++c->s->rv;
+	return 0;
+}
+
+static int fupdate(void *ctx, const struct lease_record *rec, struct error *err)
+{
+	struct fake_client *c = ctx;
+
+	c->s->updates++;
+	if (c->s->fail)
+		return error_set(err, c->s->fail, "fake: down");
+	if (!c->cached_rv)
+		return error_set(err, IG_EFAIL, "fake: lease not initialized");
+	if (c->cached_rv != c->s->rv)
+		return error_set(err, IG_ECONFLICT, "fake: 409 the object has been modified");
+	c->s->rec = *rec;
+	c->cached_rv = ++c->s->rv;
+	return 0;
+}
+
+static const struct lease_clock clk = {NULL, fake_mono, fake_wall};
+static const struct lease_timing timing = {3000, 2000, 500}; /* the integration tests' */
+
+struct cand {
+	struct fake_client fc;
+	struct lease l;
+};
+
+static void cand_init(struct cand *c, struct fake_server *s, const char *id)
+{
+	struct lease_client lc;
+
+	c->fc.s = s;
+	c->fc.cached_rv = 0;
+	lc.ctx = &c->fc;
+	lc.get = fget;
+	lc.create = fcreate;
+	lc.update = fupdate;
+	lease_init(&c->l, &lc, &clk, &timing, id);
+}
+
+START_TEST(create_when_absent)
+{
+	struct fake_server s = {0};
+	struct cand a;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	ck_assert_int_eq(lease_try_acquire_or_renew(&a.l, &err), 1);
+	ck_assert(s.exists && s.creates == 1 && s.gets == 1 && s.updates == 0);
+	ck_assert_str_eq(s.rec.holder, "a_1");
+	ck_assert_int_eq(s.rec.duration_s, 3);
+	ck_assert_int_eq(s.rec.transitions, 0);
+	ck_assert_str_eq(s.rec.acquire_time, s.rec.renew_time);
+	ck_assert(lease_is_leader(&a.l));
+}
+END_TEST
+
+START_TEST(blocked_while_held_then_takeover)
+{
+	struct fake_server s = {0};
+	struct cand a, b;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	cand_init(&b, &s, "b_2");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	/* b sees a's fresh record: held, not expired, and keeps seeing it as a renews */
+	for (int i = 0; i < 10; i++) {
+		now_ms += 500;
+		ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+		ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	}
+	ck_assert_int_eq(s.updates, 10);
+	ck_assert_str_eq(s.rec.holder, "a_1");
+	/* a stops renewing (killed): b sees its last renewal, then waits the lease duration
+	 * from that observed change */
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	now_ms += 2999;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	now_ms += 1;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_LEADING);
+	ck_assert_str_eq(s.rec.holder, "b_2");
+	ck_assert_int_eq(s.rec.transitions, 1);
+}
+END_TEST
+
+START_TEST(expiry_is_from_the_observers_clock)
+{
+	struct fake_server s = {0};
+	struct cand a, b;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	cand_init(&b, &s, "b_2");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	now_ms = 100000; /* b first looks long after a's renewTime: it still waits a full term */
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	now_ms += 3000;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_LEADING);
+}
+END_TEST
+
+START_TEST(fast_and_slow_renew_paths)
+{
+	struct fake_server s = {0};
+	struct cand a;
+	struct error err = ERROR_INIT;
+	char acquired[LEASE_MAX_TIME];
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	ck_assert_int_eq(lease_try_acquire_or_renew(&a.l, &err), 1);
+	memcpy(acquired, s.rec.acquire_time, sizeof(acquired));
+	now_ms += 500;
+	s.gets = 0;
+	/* fast: one update with the cached object, no get; acquireTime kept, renewTime moves */
+	ck_assert_int_eq(lease_try_acquire_or_renew(&a.l, &err), 1);
+	ck_assert(a.l.fast_path && s.gets == 0);
+	ck_assert_str_eq(s.rec.acquire_time, acquired);
+	ck_assert_str_ne(s.rec.renew_time, acquired);
+	/* the object moved under it (someone wrote the same holder): the fast update gets 409,
+	 * the slow path reads and renews */
+	s.rv++;
+	now_ms += 500;
+	ck_assert_int_eq(lease_try_acquire_or_renew(&a.l, &err), 1);
+	ck_assert(!a.l.fast_path && s.gets == 1);
+	ck_assert_str_eq(s.rec.acquire_time, acquired);
+	ck_assert_int_eq(s.rec.transitions, 0);
+	/* past its own lease validity the leader skips the fast path */
+	now_ms += 3000;
+	s.gets = 0;
+	ck_assert_int_eq(lease_try_acquire_or_renew(&a.l, &err), 1);
+	ck_assert(!a.l.fast_path && s.gets == 1);
+	ck_assert_int_eq(s.rec.transitions, 0); /* still its own term */
+}
+END_TEST
+
+START_TEST(conflict_on_a_stale_resource_version)
+{
+	struct fake_server s = {0};
+	struct cand a, b;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	cand_init(&b, &s, "b_2");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	now_ms += 3000;          /* a went silent: b may take over */
+	s.move_after_get = true; /* another writer lands between b's get and its update */
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	ck_assert_int_eq(err.code, IG_ECONFLICT);
+	ck_assert_str_eq(s.rec.holder, "a_1");
+	ck_assert_int_eq(s.rec.transitions, 0);
+	/* the next try reads the current object and takes over */
+	s.move_after_get = false;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_LEADING);
+	ck_assert_str_eq(s.rec.holder, "b_2");
+	ck_assert_int_eq(s.rec.transitions, 1);
+	/* a wakes up: its lease is past validity (slow path), the get shows b: a lost it */
+	now_ms += 100;
+	err = (struct error)ERROR_INIT;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LOST);
+	ck_assert_int_eq(err.code, IG_ECONFLICT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "b_2"));
+	ck_assert(!lease_may_write(&a.l, now_ms, 0));
+	ck_assert_str_eq(s.rec.holder, "b_2");
+}
+END_TEST
+
+START_TEST(a_leader_whose_fast_update_conflicts_and_finds_another_holder_stops)
+{
+	struct fake_server s = {0};
+	struct cand a, b;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	cand_init(&b, &s, "b_2");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	/* someone replaced the Lease by hand (kubectl) naming b, while a's lease is valid */
+	snprintf(s.rec.holder, sizeof(s.rec.holder), "b_2");
+	s.rv++;
+	now_ms += 500;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LOST);
+	ck_assert_uint_eq(s.updates, 1); /* the fast path's 409 only: nothing overwritten */
+	ck_assert_str_eq(s.rec.holder, "b_2");
+}
+END_TEST
+
+START_TEST(step_down_after_the_renew_deadline)
+{
+	struct fake_server s = {0};
+	struct cand a;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert(lease_may_write(&a.l, now_ms, 0));
+	s.fail = IG_ETIMEOUT; /* the API goes away */
+	now_ms += 500;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	/* the fencing gate closes before the deadline by the push time */
+	ck_assert(lease_may_write(&a.l, now_ms, 1000));
+	ck_assert(!lease_may_write(&a.l, now_ms, 1500));
+	now_ms = 1000 + 1999;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert(!lease_may_write(&a.l, now_ms, 1));
+	now_ms = 1000 + 2000;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LOST);
+	ck_assert_int_eq(err.code, IG_ETIMEOUT);
+	ck_assert(!lease_may_write(&a.l, now_ms, 0));
+	/* final: the API back does not make it a leader again */
+	s.fail = 0;
+	now_ms += 500;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LOST);
+}
+END_TEST
+
+START_TEST(release_lets_a_standby_in_at_once)
+{
+	struct fake_server s = {0};
+	struct cand a, b;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	cand_init(&b, &s, "b_2");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	ck_assert_int_eq(lease_release(&a.l, &err), 0);
+	ck_assert_str_eq(s.rec.holder, "");
+	ck_assert_int_eq(s.rec.duration_s, 1);
+	ck_assert_int_eq(s.rec.transitions, 0);
+	ck_assert(!lease_is_leader(&a.l) && !lease_may_write(&a.l, now_ms, 0));
+	now_ms += 500; /* well inside the old term: an empty holder is free */
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_LEADING);
+	ck_assert_str_eq(s.rec.holder, "b_2");
+	ck_assert_int_eq(s.rec.transitions, 1);
+	/* releasing when not leading writes nothing */
+	s.updates = 0;
+	ck_assert_int_eq(lease_release(&a.l, &err), 0);
+	ck_assert_int_eq(s.updates, 0);
+}
+END_TEST
+
+START_TEST(renewal_failures_inside_the_deadline_are_survived)
+{
+	struct fake_server s = {0};
+	struct cand a;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	s.fail = IG_EFAIL;
+	now_ms += 1500;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	s.fail = 0;
+	now_ms += 400;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert_int_eq(a.l.renewed_at, now_ms);
+	ck_assert_int_eq(s.rec.transitions, 0);
+}
+END_TEST
+
+/* client-go NewLeaderElector's rules and messages */
+static const struct {
+	struct lease_timing t;
+	int rc;
+	const char *msg;
+} timings[] = {
+    {{35000, 30000, 5000}, 0, NULL},
+    {{3000, 2000, 500}, 0, NULL},
+    {{30000, 30000, 5000}, IG_EUSAGE, "leaseDuration must be greater than renewDeadline"},
+    {{20000, 30000, 5000}, IG_EUSAGE, "leaseDuration must be greater than renewDeadline"},
+    {{35000, 6000, 5000}, IG_EUSAGE, "renewDeadline must be greater than retryPeriod*JitterFactor"},
+    {{35000, 6001, 5000}, 0, NULL},
+    {{35000, 30000, 0}, IG_EUSAGE, "retryPeriod must be greater than zero"},
+    {{35000, 0, -1}, IG_EUSAGE, "renewDeadline must be greater than zero"},
+};
+
+START_TEST(timing_rules)
+{
+	struct error err = ERROR_INIT;
+	int rc = lease_timing_check(&timings[_i].t, &err);
+
+	ck_assert_int_eq(rc, timings[_i].rc);
+	if (timings[_i].msg)
+		ck_assert_str_eq(err.msg, timings[_i].msg);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("lease");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, create_when_absent);
+	tcase_add_test(tc, blocked_while_held_then_takeover);
+	tcase_add_test(tc, expiry_is_from_the_observers_clock);
+	tcase_add_test(tc, fast_and_slow_renew_paths);
+	tcase_add_test(tc, conflict_on_a_stale_resource_version);
+	tcase_add_test(tc, a_leader_whose_fast_update_conflicts_and_finds_another_holder_stops);
+	tcase_add_test(tc, step_down_after_the_renew_deadline);
+	tcase_add_test(tc, release_lets_a_standby_in_at_once);
+	tcase_add_test(tc, renewal_failures_inside_the_deadline_are_survived);
+	tcase_add_loop_test(tc, timing_rules, 0, sizeof(timings) / sizeof(timings[0]));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}
