@@ -137,8 +137,8 @@ class Proxy:
                     if not data:
                         return
                     (u if s is c else c).sendall(data)
-        except OSError:
-            pass
+        except (OSError, ValueError):
+            pass  # a side closed (blackhole(False) closes held connections)
         finally:
             c.close()
             u.close()
