@@ -218,6 +218,15 @@ class Replica:
         if self.alive():
             self.term(15)
 
+    def stacks(self):
+        """Every thread's backtrace of the live process (gdb), for a failure's detail."""
+        if not self.alive() or not shutil.which("gdb"):
+            return ""
+        r = subprocess.run(["gdb", "-batch", "-p", str(self.p.pid), "-ex",
+                            "thread apply all bt 12"], capture_output=True, text=True,
+                           timeout=60)
+        return "\n".join(l for l in r.stdout.splitlines() if l.startswith(("#", "Thread")))
+
     def metrics(self):
         try:
             with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.port,
