@@ -85,6 +85,42 @@ static const struct {
      CMDOPTS_RUN,
      IG_EUSAGE,
      "option '--memory-budget': expected a positive size"},
+    /* issue 17: leader election, run only, with the API server, client-go's timing rules */
+    {{"run", "--kube", "--enable-leader-election"}, CMDOPTS_RUN | CMDOPTS_KUBE, 0, NULL},
+    {{"run", "--config", "c", "--enable-leader-election", "--kubeconfig", "k"},
+     CMDOPTS_RUN | CMDOPTS_VERIFY,
+     0,
+     NULL},
+    {{"run", "--config", "c", "--enable-leader-election"},
+     CMDOPTS_RUN,
+     IG_EUSAGE,
+     "option '--enable-leader-election': needs --kube or --kubeconfig"},
+    {{"plan", "--config", "c", "--enable-leader-election"},
+     CMDOPTS_OUTPUT,
+     IG_EUSAGE,
+     "option '--enable-leader-election': unknown"},
+    {{"run", "--kube", "--enable-leader-election", "--leader-election-renew-deadline", "35s"},
+     CMDOPTS_RUN | CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--enable-leader-election': leaseDuration must be greater than renewDeadline"},
+    {{"run", "--kube", "--enable-leader-election", "--leader-election-retry-period=25s"},
+     CMDOPTS_RUN | CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--enable-leader-election': renewDeadline must be greater than "
+     "retryPeriod*JitterFactor"},
+    {{"run", "--kube", "--leader-election-lease-duration", "0s"},
+     CMDOPTS_RUN | CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--leader-election-lease-duration': expected 1ms to 1h"},
+    {{"run", "--kube", "--leader-election-retry-period", "often"},
+     CMDOPTS_RUN | CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--leader-election-retry-period': "},
+    {{"run", "--kube", "--leader-election-release-on-cancel=no"},
+     CMDOPTS_RUN | CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--leader-election-release-on-cancel': expected true or false"},
+    {{"run", "--kube", "--enable-leader-election=false"}, CMDOPTS_RUN | CMDOPTS_KUBE, 0, NULL},
 };
 
 START_TEST(parse)
@@ -162,6 +198,40 @@ START_TEST(run_limits)
 }
 END_TEST
 
+START_TEST(leader_values)
+{
+	const char *defaults[] = {"run", "--kube", "--enable-leader-election"};
+	const char *args[] = {"run",
+	                      "--kube",
+	                      "--enable-leader-election",
+	                      "--leader-election-lease-duration",
+	                      "3s",
+	                      "--leader-election-renew-deadline=2s",
+	                      "--leader-election-retry-period",
+	                      "500ms",
+	                      "--leader-election-release-on-cancel=false"};
+	struct cmdopts o;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(cmdopts_parse(&o, 3, (char **)defaults, CMDOPTS_RUN | CMDOPTS_KUBE, &err),
+	                 0);
+	ck_assert(o.leader_elect && o.leader_release); /* Flux's defaults: 35s, 30s, 5s, true */
+	ck_assert_int_eq(o.leader_timing.lease_ms, 35000);
+	ck_assert_int_eq(o.leader_timing.renew_ms, 30000);
+	ck_assert_int_eq(o.leader_timing.retry_ms, 5000);
+	cmdopts_release(&o);
+	ck_assert_int_eq(cmdopts_parse(&o, 9, (char **)args, CMDOPTS_RUN | CMDOPTS_KUBE, &err), 0);
+	ck_assert(o.leader_elect && !o.leader_release);
+	ck_assert_int_eq(o.leader_timing.lease_ms, 3000);
+	ck_assert_int_eq(o.leader_timing.renew_ms, 2000);
+	ck_assert_int_eq(o.leader_timing.retry_ms, 500);
+	cmdopts_release(&o);
+	ck_assert_int_eq(cmdopts_parse(&o, 2, (char **)args, CMDOPTS_RUN | CMDOPTS_KUBE, &err), 0);
+	ck_assert(!o.leader_elect);
+	cmdopts_release(&o);
+}
+END_TEST
+
 START_TEST(default_state_dir)
 {
 	char *d = cmdopts_default_state_dir();
@@ -183,6 +253,7 @@ int main(void)
 	tcase_add_test(tc, values);
 	tcase_add_test(tc, verify_values);
 	tcase_add_test(tc, run_limits);
+	tcase_add_test(tc, leader_values);
 	tcase_add_test(tc, default_state_dir);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

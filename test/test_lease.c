@@ -5,9 +5,13 @@
  * fencing gate and client-go's timing rules. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "imageguard/git/commitmsg.h"
 #include "imageguard/kube/lease.h"
+#include "imageguard/kube/leaseclient.h"
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
 /* ---- the fake server: one Lease, resourceVersion counted, faults on demand ---- */
@@ -366,6 +370,99 @@ START_TEST(timing_rules)
 }
 END_TEST
 
+/* Flux's name, per shard a hash of the shard's key: distinct, stable, a valid object name */
+START_TEST(names)
+{
+	char a[LEASE_MAX_NAME], b[LEASE_MAX_NAME], c[LEASE_MAX_NAME];
+
+	lease_name(a, NULL);
+	ck_assert_str_eq(a, "imageguard-leader-election");
+	lease_name(a, "");
+	ck_assert_str_eq(a, "imageguard-leader-election");
+	lease_name(a, "sharding.fluxcd.io/key in (shard1)");
+	lease_name(b, "sharding.fluxcd.io/key in (shard2)");
+	lease_name(c, "sharding.fluxcd.io/key in (shard1)");
+	ck_assert_str_ne(a, b);
+	ck_assert_str_eq(a, c);
+	ck_assert_uint_eq(strlen(a), strlen("imageguard-leader-election-") + 8);
+	ck_assert(strncmp(a, "imageguard-leader-election-", 27) == 0);
+	for (const char *p = a + 27; *p; p++)
+		ck_assert(strchr("0123456789abcdef", *p));
+}
+END_TEST
+
+START_TEST(identity_is_host_and_uuid)
+{
+	char *x = lease_identity(), *y = lease_identity();
+	const char *u;
+
+	ck_assert_ptr_nonnull(x);
+	ck_assert_ptr_nonnull(y);
+	ck_assert_str_ne(x, y);
+	u = strrchr(x, '_');
+	ck_assert_ptr_nonnull(u);
+	ck_assert_uint_eq(strlen(u + 1), 36);
+	ck_assert(u[15] == '4'); /* a version 4 UUID */
+	free(x);
+	free(y);
+}
+END_TEST
+
+/* the Imageguard-Lease trailer: written after the others, read back, malformed ones ignored */
+static const struct {
+	const char *msg;
+	int found;
+	const char *name;
+	long transitions;
+} trailers[] = {
+    {"imageguard: update 1 image\n\nImageguard-Policy: a/b\nImageguard-Lease: "
+     "imageguard-leader-election/3\n",
+     1, "imageguard-leader-election", 3},
+    {"x\n\nImageguard-Lease: l-1/1\nImageguard-Lease: l-1/12", 1, "l-1", 12},
+    {"x\n\nImageguard-Lease: a/b/4\n", 1, "a/b", 4},
+    {"x\n\nImageguard-Lease: l/\n", 0, NULL, 0},
+    {"x\n\nImageguard-Lease: l/3x\n", 0, NULL, 0},
+    {"x\n\nImageguard-Lease: /3\n", 0, NULL, 0},
+    {"x\n\nImageguard-Lease: l/-3\n", 0, NULL, 0},
+    {"x\n\nNot-Imageguard-Lease: l/3\n", 0, NULL, 0},
+    {"no trailer at all", 0, NULL, 0},
+};
+
+START_TEST(lease_trailer_read)
+{
+	char name[LEASE_MAX_ID];
+	long t = -1;
+
+	ck_assert_int_eq(commitmsg_lease_of(name, sizeof(name), &t, trailers[_i].msg),
+	                 trailers[_i].found);
+	if (trailers[_i].found) {
+		ck_assert_str_eq(name, trailers[_i].name);
+		ck_assert_int_eq(t, trailers[_i].transitions);
+	}
+}
+END_TEST
+
+START_TEST(lease_trailer_written)
+{
+	struct buf b = BUF_INIT;
+	struct error err = ERROR_INIT;
+	char name[LEASE_MAX_ID];
+	long t;
+
+	ck_assert_int_eq(buf_puts(&b, "imageguard: update 1 image\n\nImageguard-Policy: a/b"), 0);
+	ck_assert_int_eq(commitmsg_add_lease(&b, "imageguard-leader-election/2", &err), 0);
+	ck_assert_str_eq(b.data, "imageguard: update 1 image\n\nImageguard-Policy: a/b\n"
+	                         "Imageguard-Lease: imageguard-leader-election/2\n");
+	ck_assert_int_eq(commitmsg_lease_of(name, sizeof(name), &t, b.data), 1);
+	ck_assert_int_eq(t, 2);
+	/* outside text in a name is escaped: no line break can forge a second trailer */
+	buf_reset(&b);
+	ck_assert_int_eq(commitmsg_add_lease(&b, "x\nImageguard-Lease: x/99", &err), 0);
+	ck_assert_ptr_null(strstr(b.data, "\nImageguard-Lease: x/99"));
+	buf_release(&b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lease");
@@ -381,6 +478,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, release_lets_a_standby_in_at_once);
 	tcase_add_test(tc, renewal_failures_inside_the_deadline_are_survived);
 	tcase_add_loop_test(tc, timing_rules, 0, sizeof(timings) / sizeof(timings[0]));
+	tcase_add_test(tc, names);
+	tcase_add_test(tc, identity_is_host_and_uuid);
+	tcase_add_loop_test(tc, lease_trailer_read, 0, sizeof(trailers) / sizeof(trailers[0]));
+	tcase_add_test(tc, lease_trailer_written);
 	suite_add_tcase(s, tc);
 	return s;
 }

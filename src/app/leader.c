@@ -243,13 +243,15 @@ bool leader_lost(struct leader *l)
 
 bool leader_may_write(struct leader *l, int64_t push_ms)
 {
-	bool yes;
+	struct lease snap; /* the renewal thread's state as last published: one gate rule */
 
+	memset(&snap, 0, sizeof(snap));
+	snap.timing = l->o.timing;
 	pthread_mutex_lock(&l->mu);
-	yes = l->state == LEASE_LEADING &&
-	      mono_ms(NULL) + push_ms < l->renewed_at + l->o.timing.renew_ms;
+	snap.state = l->state;
+	snap.renewed_at = l->renewed_at;
 	pthread_mutex_unlock(&l->mu);
-	return yes;
+	return lease_may_write(&snap, mono_ms(NULL), push_ms);
 }
 
 int64_t leader_push_ms(const struct leader *l)

@@ -191,7 +191,7 @@ static int check_head_lease(const char *workdir, const char *ours, struct error 
 	    commitmsg_lease_of(name, sizeof(name), &theirs, msg.data ? msg.data : "") &&
 	    commitmsg_lease_of(mine, sizeof(mine), &my_gen, ours) && strcmp(name, mine) == 0 &&
 	    theirs > my_gen)
-		error = error_set(err, IG_ECONFLICT,
+		error = error_set(err, IG_EFAIL,
 		                  "the head was written under lease '%s' generation %ld, ours is "
 		                  "%ld: a newer leader exists, not pushing",
 		                  name, theirs, my_gen);
@@ -200,7 +200,8 @@ static int check_head_lease(const char *workdir, const char *ours, struct error 
 }
 
 /* Before each push attempt: still the leader (with time for the push), and not behind the
- * head's generation. The generation goes into the message's trailer. */
+ * head's generation. The generation goes into the message's trailer. A refusal is IG_EFAIL,
+ * not IG_ECONFLICT: gitstore then resets the work tree the edit changed. */
 static int fence(struct autorun *ar, const char *workdir, struct buf *message, struct error *err)
 {
 	struct leader *l = ar->p->o->leader;
@@ -209,7 +210,7 @@ static int fence(struct autorun *ar, const char *workdir, struct buf *message, s
 	if (!l)
 		return 0;
 	if (!leader_may_write(l, push_ms(ar, l)))
-		return error_set(err, IG_ECONFLICT,
+		return error_set(err, IG_EFAIL,
 		                 "lease '%s' not renewed in time for a push: not the leader, "
 		                 "read-only",
 		                 leader_lease_name(l));
@@ -226,7 +227,7 @@ static int edit(void *ctx, const char *workdir, struct buf *message, struct erro
 	int error;
 
 	if (ar->p->o->leader && !leader_may_write(ar->p->o->leader, 0))
-		return error_set(err, IG_ECONFLICT, "lease '%s': not the leader, read-only",
+		return error_set(err, IG_EFAIL, "lease '%s': not the leader, read-only",
 		                 leader_lease_name(ar->p->o->leader));
 	if ((error = reconcile_scan_markers(ar, workdir, err)) < 0)
 		return error;

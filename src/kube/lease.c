@@ -133,6 +133,7 @@ enum lease_state lease_step(struct lease *l, struct error *err)
 		return l->state;
 	rc = lease_try_acquire_or_renew(l, err);
 	if (rc == 1) {
+		*err = (struct error)ERROR_INIT; /* a 404 before the create is no failure */
 		l->state = LEASE_LEADING;
 		return l->state;
 	}

@@ -1,0 +1,323 @@
+#!/usr/bin/python3
+"""`run --kube --enable-leader-election`: two replicas against the Kubernetes API fixture
+(kubeapi_etcd.py: Leases in a real etcd, resourceVersion = mod_revision, compare-and-swap
+updates, Status bodies for 404/409), a real docker-registry and a bare Git remote, with short
+timings (3s / 2s / 500ms). One leads and commits with the Imageguard-Lease trailer, the other is
+a ready standby with imageguard_leader 0; kubectl reads the Lease and its stale replace is a
+409; SIGTERM of the leader releases it and the standby takes over at once (leaseTransitions +1);
+a head written under a newer generation of the lease is not pushed on; a leader that cannot
+renew exits 1 without writing."""
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import harness  # noqa: E402
+import kubeapi_etcd  # noqa: E402
+from guard_env import Env, git, marker_file  # noqa: E402
+
+LEASE = "imageguard-leader-election"
+COORD = "coordination.k8s.io"
+TIMING = ["--leader-election-lease-duration", "3s", "--leader-election-renew-deadline", "2s",
+          "--leader-election-retry-period", "500ms"]
+
+
+def kubectl(st, *args, stdin=None, check=True):
+    p = subprocess.run(["kubectl", "--kubeconfig", st["kubeconfig"]] + list(args),
+                       capture_output=True, text=True, timeout=60, input=stdin)
+    if check:
+        harness.check(p.returncode == 0, "kubectl %s" % " ".join(args), p.stderr)
+    return p
+
+
+def wait(cond, what, timeout=20, *context):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("timed out: " + what + "".join("\n    %.3000r" % (c(),) for c in context))
+
+
+def stamp(event):
+    """A log line's time in seconds (its "time": 2026-12-01T10:21:03.123Z)."""
+    t = event["time"]
+    return int(t[11:13]) * 3600 + int(t[14:16]) * 60 + float(t[17:-1])
+
+
+def lease(st):
+    return st["api"].get(COORD, "leases", "default", LEASE)
+
+
+class Run:
+    """One replica: its own state dir (its own pod), its log in a file."""
+
+    def __init__(self, st, name, *extra, timing=TIMING):
+        self.name = name
+        self.log = os.path.join(st["env"].dir, "run-%s-%d.log" % (name, time.time_ns()))
+        self.out = open(self.log, "w")
+        state = os.path.join(st["env"].dir, "state-" + name)
+        self.p = subprocess.Popen(
+            [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
+             "--state-dir", state, "--log-format", "json", "--listen", "127.0.0.1:0",
+             "--enable-leader-election"] + timing + list(extra),
+            stdout=self.out, stderr=subprocess.STDOUT)
+
+    def text(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def events(self, name):
+        out = []
+        for line in self.text().splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("event") == name:
+                out.append(e)
+        return out
+
+    def identity(self):
+        e = self.events("leader.start")
+        return e and e[0]["msg"].split("identity '", 1)[1].split("'", 1)[0]
+
+    def port(self):
+        e = wait(lambda: self.events("httpd.listen"), "listening", 10, self.text)
+        return int(e[0]["msg"].rsplit(" ", 1)[1])
+
+    def get(self, path):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port(), path),
+                                        timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def leader_gauge(self):
+        for line in self.get("/metrics")[1].splitlines():
+            if line.startswith("imageguard_leader "):
+                return float(line.split()[1])
+        return None
+
+    def stop(self, sig_kill=False):
+        if self.p.poll() is None:
+            (self.p.kill if sig_kill else self.p.terminate)()
+        try:
+            rc = self.p.wait(15)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        self.out.close()
+        return rc
+
+
+def setup():
+    env = Env()
+    try:
+        api = kubeapi_etcd.start()
+    except BaseException:
+        env.close()
+        raise
+    st = {"env": env, "api": api, "runs": []}
+    st["kubeconfig"] = api.kubeconfig(os.path.join(env.dir, "kubeconfig"))
+    env.push("team/app", ["v1.0.0", "v1.1.0"])
+    env.seed({"apps/app.yaml": marker_file(env.image("team/app") + ":v1.0.0", "app")})
+    kubectl(st, "apply", "-f", "-", stdin=env.repository("app", "team/app", interval="1s") +
+            env.policy("app", "app", semver=">=1.0.0") + env.automation(interval="1s"))
+    return st
+
+
+def teardown(st):
+    if st:
+        for r in st["runs"]:
+            r.stop(sig_kill=True)
+        st["api"].stop()
+        st["env"].close()
+
+
+def start(st, name, *extra, timing=TIMING):
+    r = Run(st, name, *extra, timing=timing)
+    st["runs"].append(r)
+    return r
+
+
+def leader_and_standby(st):
+    a, b = st["a"], st["b"]
+    holder = wait(lambda: (lease(st) or {}).get("spec", {}).get("holderIdentity"),
+                  "a holder", 20, a.text, b.text)
+    wait(lambda: a.identity() and b.identity(), "identities", 10)
+    harness.check(holder in (a.identity(), b.identity()), "holder is a replica", holder)
+    return (a, b) if holder == a.identity() else (b, a)
+
+
+@harness.test
+def one_leads_and_commits_with_the_trailer_the_other_stands_by(st):
+    env = st["env"]
+    st["a"] = start(st, "a")
+    wait(lambda: lease(st), "the Lease created", 20, st["a"].text)
+    st["b"] = start(st, "b")
+    leader, standby = leader_and_standby(st)
+    wait(lambda: "v1.1.0" in env.remote_file("apps/app.yaml"), "the leader's commit", 30,
+         leader.text)
+    msg = env.remote_log()[0][1]
+    harness.check("Imageguard-Lease: %s/0" % LEASE in msg.splitlines(), "trailer", msg)
+    # the standby: ready, not leading, no pass, nothing written
+    harness.check(standby.get("/healthz")[0] == 200, "standby /healthz")
+    harness.check(standby.get("/readyz")[0] == 200, "standby /readyz", standby.get("/readyz"))
+    harness.check(standby.leader_gauge() == 0, "standby imageguard_leader 0",
+                  standby.get("/metrics"))
+    wait(lambda: leader.leader_gauge() == 1, "leader imageguard_leader 1", 5)
+    time.sleep(1.5)
+    harness.check(not standby.events("reconcile.pass") and
+                  not standby.events("git.commit"), "the standby ran no pass",
+                  standby.text()[-2000:])
+    harness.check(leader.events("reconcile.pass"), "the leader runs passes")
+    st["leader"], st["standby"] = leader, standby
+
+
+@harness.test
+def kubectl_reads_the_lease(st):
+    out = json.loads(kubectl(st, "get", "lease", LEASE, "-o", "json").stdout)
+    spec = out["spec"]
+    harness.check(spec["holderIdentity"] == st["leader"].identity() and
+                  spec["leaseDurationSeconds"] == 3 and spec["leaseTransitions"] == 0, "spec",
+                  spec)
+    harness.check(spec["holderIdentity"].startswith(os.uname().nodename + "_"),
+                  "identity is hostname_uuid", spec)
+    for k in ("acquireTime", "renewTime"):
+        v = spec[k]  # MicroTime: 2026-12-01T10:21:03.123456Z
+        harness.check(len(v) == 27 and v[10] == "T" and v[19] == "." and v.endswith("Z"), k, v)
+    # renewals move renewTime and resourceVersion, acquireTime stays
+    rv = out["metadata"]["resourceVersion"]
+    later = wait(lambda: (lease(st)["metadata"]["resourceVersion"] != rv) and lease(st),
+                 "a renewal", 5)["spec"]
+    harness.check(later["acquireTime"] == spec["acquireTime"] and
+                  later["renewTime"] > spec["renewTime"], "renewed", spec, later)
+
+
+@harness.test
+def kubectl_replace_with_a_stale_resource_version_is_a_conflict(st):
+    old = kubectl(st, "get", "lease", LEASE, "-o", "json").stdout
+    rv = json.loads(old)["metadata"]["resourceVersion"]
+    wait(lambda: lease(st)["metadata"]["resourceVersion"] != rv, "a renewal", 5)
+    p = kubectl(st, "replace", "-f", "-", stdin=old, check=False)
+    harness.check(p.returncode != 0 and "Conflict" in p.stderr or
+                  "has been modified" in p.stderr, "409 from kubectl replace", p.stderr)
+    harness.check(lease(st)["spec"]["holderIdentity"] == st["leader"].identity(),
+                  "lease unchanged")
+
+
+@harness.test
+def sigterm_releases_and_the_standby_takes_over(st):
+    env = st["env"]
+    leader, standby = st["leader"], st["standby"]
+    rc = leader.stop()
+    harness.check(rc == 0, "leader exits 0 on SIGTERM", rc, leader.text()[-2000:])
+    harness.check(leader.events("leader.release"), "released", leader.text()[-2000:])
+    spec = wait(lambda: lease(st)["spec"].get("holderIdentity") == standby.identity() and
+                lease(st)["spec"], "standby takes over", 5, lambda: lease(st))
+    # measured between the two logs: SIGTERM seen (run.stop) to the standby's election;
+    # without the release it would wait the full 3s lease duration after the last renewal
+    took = stamp(standby.events("leader.elected")[-1]) - stamp(leader.events("run.stop")[-1])
+    harness.check(took < 2.0, "takeover after release took %.2fs" % took,
+                  leader.text()[-1500:], standby.text()[-3000:])
+    print("# takeover after the leader's SIGTERM: %.2fs" % took)
+    harness.check(spec["leaseTransitions"] == 1, "transitions +1", spec)
+    wait(lambda: standby.leader_gauge() == 1, "new leader gauge 1", 5)
+    env.push("team/app", ["v1.2.0"])
+    wait(lambda: "v1.2.0" in env.remote_file("apps/app.yaml"), "the new leader's commit", 30,
+         standby.text)
+    msg = env.remote_log()[0][1]
+    harness.check("Imageguard-Lease: %s/1" % LEASE in msg.splitlines(), "generation 1", msg)
+    st["leader"] = standby
+
+
+@harness.test
+def a_head_written_under_a_newer_generation_is_not_pushed_on(st):
+    env = st["env"]
+    leader = st["leader"]
+    # a commit made under generation 7 of the same lease (a newer leader) lands on the remote
+    git("pull", "-q", "--rebase", "origin", "main", cwd=env.work)
+    git("commit", "-q", "--allow-empty", "-m",
+        "newer leader\n\nImageguard-Lease: %s/7" % LEASE, cwd=env.work)
+    git("push", "-q", "origin", "main", cwd=env.work)
+    head = env.remote_head()
+    env.push("team/app", ["v1.3.0"])
+    wait(lambda: any("a newer leader exists" in e["msg"] for e in leader.events("git.push")),
+         "refused", 20, leader.text)
+    harness.check(env.remote_head() == head, "nothing pushed on the newer head")
+    # a different lease (another shard's, before a re-shard) is not compared
+    git("commit", "-q", "--allow-empty", "-m",
+        "other shard\n\nImageguard-Lease: %s-0badc0de/9" % LEASE, cwd=env.work)
+    git("push", "-q", "origin", "main", cwd=env.work)
+    wait(lambda: "v1.3.0" in env.remote_file("apps/app.yaml"), "pushed over another lease", 20,
+         leader.text)
+
+
+@harness.test
+def a_leader_that_cannot_renew_stops_writing_and_exits_1(st):
+    env = st["env"]
+    api = st["api"]
+    # a replica whose gate closes long before it steps down: 10s lease, 8s renew deadline,
+    # 500ms retry, so the push timeout is 8s - 2 x 500ms = 7s and the gate closes 1s after
+    # the last renewal while the replica still leads for 7s more
+    harness.check(st["leader"].stop() == 0, "the previous leader hands over")
+    c = start(st, "c", timing=["--leader-election-lease-duration", "10s",
+                               "--leader-election-renew-deadline", "8s",
+                               "--leader-election-retry-period", "500ms"])
+    wait(lambda: c.identity() and (lease(st) or {}).get("spec", {}).get("holderIdentity") ==
+         c.identity(), "c leads", 20, c.text)
+    wait(lambda: c.events("reconcile.pass"), "c runs passes", 20, c.text)
+    api.fail_with = 503  # the API server goes away for imageguard (Git stays up)
+    try:
+        time.sleep(1.2)  # the last renewal was at most 500ms ago: the gate is closed now
+        env.push("team/app", ["v1.4.0"])
+        wait(lambda: [e for e in c.events("git.push") if "read-only" in e["msg"]],
+             "a pass refused read-only while still leading", 10, c.text)
+        harness.check(c.p.poll() is None and not c.events("leader.lost"),
+                      "refused before stepping down", c.text()[-2000:])
+        rc = wait(lambda: c.p.poll(), "exit after the renew deadline", 15, c.text)
+    finally:
+        api.fail_with = 0
+    harness.check(rc == 1, "exit 1", rc, c.text()[-2000:])
+    lost = c.events("leader.lost") + c.events("run.stop")
+    harness.check(len(lost) == 2 and all("\n" not in e["msg"] for e in lost) and
+                  "lost" in lost[1]["msg"], "one-line logs", lost)
+    harness.check("v1.4.0" not in env.remote_file("apps/app.yaml"),
+                  "nothing written after the gate closed", c.text()[-3000:])
+    d = [e for e in c.events("decision") if "v1.4.0" in e["msg"]]
+    harness.check(d and all("error/git" in e["msg"] and "read-only" in e["msg"] for e in d),
+                  "the writes became error/git", d)
+
+
+@harness.test
+def flags_are_checked(st):
+    r = harness.run("run", "--config", "x", "--enable-leader-election")
+    harness.check(r.rc == 2 and "needs --kube or --kubeconfig" in r.err and
+                  r.err.count("imageguard:") == 1, "needs the API", r)
+    r = harness.run("run", "--kube", "--enable-leader-election",
+                    "--leader-election-renew-deadline", "40s")
+    harness.check(r.rc == 2 and "leaseDuration must be greater than renewDeadline" in r.err,
+                  "lease > renew", r)
+    r = harness.run("run", "--kube", "--enable-leader-election",
+                    "--leader-election-retry-period", "25s")
+    harness.check(r.rc == 2 and "renewDeadline must be greater than retryPeriod*JitterFactor"
+                  in r.err, "renew > 1.2 x retry", r)
+    r = harness.run("run", "--kube", "--leader-election-release-on-cancel=maybe")
+    harness.check(r.rc == 2 and "expected true or false" in r.err, "bool", r)
+    r = harness.run("run", "--help")
+    for f in ("--enable-leader-election", "--leader-election-lease-duration",
+              "--leader-election-renew-deadline", "--leader-election-retry-period",
+              "--leader-election-release-on-cancel", "Imageguard-Lease"):
+        harness.check(f in r.out, "help names " + f, r.out[-3000:])
+
+
+if __name__ == "__main__":
+    harness.main(setup, teardown)
