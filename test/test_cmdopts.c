@@ -85,6 +85,51 @@ static const struct {
      CMDOPTS_RUN,
      IG_EUSAGE,
      "option '--memory-budget': expected a positive size"},
+    /* issue 17: sharding by label and by hash (plan, reconcile, run) */
+    {{"reconcile", "--config", "c", "--shards", "3", "--shard-index", "2"}, CMDOPTS_SHARD, 0, NULL},
+    {{"reconcile", "--config", "c", "--shards=1", "--shard-index=0"}, CMDOPTS_SHARD, 0, NULL},
+    {{"reconcile", "--config", "c", "--shards", "3"},
+     CMDOPTS_SHARD,
+     IG_EUSAGE,
+     "option '--shards': needs --shard-index"},
+    {{"plan", "--config", "c", "--shards", "3"}, CMDOPTS_SHARD | CMDOPTS_SHARD_VIEW, 0, NULL},
+    {{"plan", "--config", "c", "--shard-index", "0"},
+     CMDOPTS_SHARD | CMDOPTS_SHARD_VIEW,
+     IG_EUSAGE,
+     "option '--shard-index': needs --shards"},
+    {{"reconcile", "--config", "c", "--shards", "3", "--shard-index", "3"},
+     CMDOPTS_SHARD,
+     IG_EUSAGE,
+     "option '--shard-index': 3 is not below --shards 3"},
+    {{"reconcile", "--config", "c", "--shards", "0", "--shard-index", "0"},
+     CMDOPTS_SHARD,
+     IG_EUSAGE,
+     "option '--shards': expected a number from 1 to 1024"},
+    {{"reconcile", "--config", "c", "--shards", "1025", "--shard-index", "0"},
+     CMDOPTS_SHARD,
+     IG_EUSAGE,
+     "option '--shards': expected"},
+    {{"reconcile", "--config", "c", "--shards", "2", "--shard-index", "-1"},
+     CMDOPTS_SHARD,
+     IG_EUSAGE,
+     "option '--shard-index': expected"},
+    {{"reconcile", "--config", "c", "--shards", "2"},
+     CMDOPTS_OUTPUT,
+     IG_EUSAGE,
+     "option '--shards': unknown"},
+    {{"reconcile", "--config", "c", "--watch-label-selector", "!sharding.fluxcd.io/key"},
+     CMDOPTS_SHARD,
+     0,
+     NULL},
+    {{"reconcile", "--config", "c", "--watch-label-selector", "x in (a"},
+     CMDOPTS_SHARD,
+     IG_EUSAGE,
+     "option '--watch-label-selector': label selector 'x in (a': found end of string"},
+    {{"run", "--kube", "--watch-label-selector", "a=b,!c"}, CMDOPTS_KUBE, 0, NULL},
+    {{"run", "--kube", "--watch-label-selector", "a=b=c"},
+     CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--watch-label-selector': "},
     /* issue 17: leader election, run only, with the API server, client-go's timing rules */
     {{"run", "--kube", "--enable-leader-election"}, CMDOPTS_RUN | CMDOPTS_KUBE, 0, NULL},
     {{"run", "--config", "c", "--enable-leader-election", "--kubeconfig", "k"},
@@ -137,6 +182,28 @@ START_TEST(parse)
 		ck_assert_msg(strncmp(err.msg, cases[_i].msg, strlen(cases[_i].msg)) == 0, "%s",
 		              err.msg);
 	cmdopts_release(&o);
+}
+END_TEST
+
+START_TEST(shard_values)
+{
+	const char *args[] = {"run", "--config", "c", "--watch-label-selector",
+	                      "x=1", "--shards", "4", "--shard-index",
+	                      "3"};
+	struct cmdopts o;
+	struct error err = ERROR_INIT;
+	char *key;
+
+	ck_assert_int_eq(cmdopts_parse(&o, 9, (char **)args, CMDOPTS_SHARD, &err), 0);
+	ck_assert_uint_eq(o.shard.shards, 4);
+	ck_assert_uint_eq(o.shard.index, 3);
+	ck_assert(o.shard_index_set);
+	ck_assert_str_eq(o.shard.selector, "x=1");
+	key = shard_key(&o.shard);
+	ck_assert_str_eq(key, "x=1;shards=4/index=3");
+	free(key);
+	cmdopts_release(&o);
+	log_configure(LOG_INFO, LOG_TEXT);
 }
 END_TEST
 
@@ -251,6 +318,7 @@ int main(void)
 
 	tcase_add_loop_test(tc, parse, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, values);
+	tcase_add_test(tc, shard_values);
 	tcase_add_test(tc, verify_values);
 	tcase_add_test(tc, run_limits);
 	tcase_add_test(tc, leader_values);

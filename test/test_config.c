@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "imageguard/config/config.h"
+#include "imageguard/config/labelsel.h"
 #include "imageguard/util/duration.h"
 #include "imageguard/util/error.h"
 #include "imageguard/policy/policy.h"
@@ -871,6 +872,58 @@ START_TEST(keep_valid)
 }
 END_TEST
 
+/* --watch-label-selector in file mode: objects of every kind whose metadata.labels do not
+ * match are left out as the API server leaves them out of a list; none matching is an empty
+ * config, not the "nothing found" error. */
+START_TEST(label_selector_filters)
+{
+	static const char yaml[] =
+	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n"
+	    "metadata:\n  name: main\nspec:\n  image: ghcr.io/acme/main\n"
+	    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\n"
+	    "metadata:\n  name: one\n  labels: {sharding.fluxcd.io/key: shard1, app: x}\n"
+	    "spec:\n  image: ghcr.io/acme/one\n"
+	    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\n"
+	    "metadata:\n  name: one\n  labels: {sharding.fluxcd.io/key: shard1, app: x}\n"
+	    "spec:\n  imageRepositoryRef: {name: one}\n  policy: {semver: {range: '>=1.0.0'}}\n"
+	    "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
+	    "metadata:\n  name: main\nspec:\n  interval: 1m\n  url: https://h/x\n";
+	static const struct {
+		const char *sel;
+		size_t repos, policies, sources;
+	} cases[] = {
+	    {"!sharding.fluxcd.io/key", 1, 0, 1},
+	    {"sharding.fluxcd.io/key=shard1", 1, 1, 0},
+	    {"sharding.fluxcd.io/key in (shard1),app", 1, 1, 0},
+	    {"app notin (x)", 1, 0, 1},
+	    {"", 2, 1, 1},
+	    {"sharding.fluxcd.io/key=none", 0, 0, 0},
+	};
+	const char *path = write_file("shards.yaml", yaml);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config_diags diags = CONFIG_DIAGS_INIT;
+		struct config_load_options o = {.keep_valid = true};
+		struct labelsel *sel = NULL;
+		struct config *c = NULL;
+		struct error err = ERROR_INIT;
+
+		ck_assert_int_eq(labelsel_parse(&sel, cases[i].sel, &err), 0);
+		o.selector = sel;
+		ck_assert_msg(config_load_with(&c, path, &o, &diags, &err) == 0, "'%s': %s",
+		              cases[i].sel, err.msg);
+		ck_assert_msg(diags.errors == 0, "'%s': %s", cases[i].sel,
+		              diags.len ? diags.items[0].message : "");
+		ck_assert_uint_eq(c->repositories_len, cases[i].repos);
+		ck_assert_uint_eq(c->policies_len, cases[i].policies);
+		ck_assert_uint_eq(c->git_sources_len, cases[i].sources);
+		config_free(c);
+		config_diags_release(&diags);
+		labelsel_free(sel);
+	}
+}
+END_TEST
+
 START_TEST(keep_valid_files)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
@@ -983,7 +1036,7 @@ static const struct secret_case {
 static struct config *load_secrets(enum secret_object obj, const char *secrets_dir,
                                    struct config_diags *diags)
 {
-	struct config_load_options o = {true, true, secrets_dir};
+	struct config_load_options o = {true, true, secrets_dir, NULL};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 
@@ -1067,7 +1120,7 @@ END_TEST
 START_TEST(secrets_dependents)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL};
+	struct config_load_options o = {true, true, NULL, NULL};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	const char *path = write_file(
@@ -1560,6 +1613,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, flux_folder);
 	tcase_add_test(tc, keep_valid);
 	tcase_add_test(tc, keep_valid_files);
+	tcase_add_test(tc, label_selector_filters);
 	tcase_add_test(tc, update_path_message);
 	tcase_add_loop_test(tc, secret_folders, 0, sizeof(secret_cases) / sizeof(secret_cases[0]));
 	tcase_add_test(tc, secrets_missing);

@@ -132,6 +132,41 @@ START_TEST(created_fields)
 }
 END_TEST
 
+/* plan --shards: " shard I/N" after the warnings (before the commit), and JSON's shard and
+ * shards; items without an owner (has_shard false) and reports without shards are unchanged. */
+START_TEST(shard_fields)
+{
+	struct report r = REPORT_INIT;
+	struct buf out = BUF_INIT;
+	json_t *a;
+
+	fill(&r, 3); /* rollback with warnings and a commit */
+	fill(&r, 6); /* a policy without markers: no automation, no shard */
+	r.items[0].has_shard = true;
+	r.items[0].shard = 2;
+	ck_assert_int_eq(report_text(&out, &r), 0);
+	ck_assert_str_eq(out.data, "ns/p a.yaml:7 v1 -> v0 rollback/override "
+	                           "[current-missing,override-lapsed] commit 0123456789ab\n"
+	                           "ns/p - none/no-markers\n");
+	r.shards = 3;
+	buf_reset(&out);
+	ck_assert_int_eq(report_text(&out, &r), 0);
+	ck_assert_str_eq(out.data,
+	                 "ns/p a.yaml:7 v1 -> v0 rollback/override "
+	                 "[current-missing,override-lapsed] shard 2/3 commit 0123456789ab\n"
+	                 "ns/p - none/no-markers\n");
+	buf_reset(&out);
+	ck_assert_int_eq(report_json(&out, &r), 0);
+	a = json_loads(out.data, 0, NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(a, 0), "shard")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(a, 0), "shards")), 3);
+	ck_assert_ptr_null(json_object_get(json_array_get(a, 1), "shard"));
+	json_decref(a);
+	buf_release(&out);
+	report_release(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("report");
@@ -142,6 +177,7 @@ int main(void)
 	tcase_add_loop_test(tc, text, 0, sizeof(items) / sizeof(items[0]));
 	tcase_add_test(tc, json);
 	tcase_add_test(tc, created_fields);
+	tcase_add_test(tc, shard_fields);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

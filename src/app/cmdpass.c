@@ -1,16 +1,19 @@
 /* The body shared by `plan` and `reconcile` (and run's config loading). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "imageguard/app/audit.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/cmd/cmdopts.h"
 #include "imageguard/app/cmdpass.h"
 #include "imageguard/config/config.h"
+#include "imageguard/config/labelsel.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/app/report.h"
+#include "imageguard/app/shard.h"
 
 static void print_diag(const struct config_diag *g, bool as_log)
 {
@@ -49,12 +52,16 @@ int cmdpass_load_config(struct config **out, const char *path, bool as_log)
 int cmdpass_load(struct config **out, const struct cmdopts *o, bool as_log)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options lo = {true, true, o->secrets_dir};
+	struct config_load_options lo = {true, true, o->secrets_dir, NULL};
+	struct labelsel *sel = NULL;
 	struct error err = ERROR_INIT;
 	int rc = 0;
 
 	*out = NULL;
-	if (config_load_with(out, o->config, &lo, &diags, &err) < 0) {
+	/* file mode filters by --watch-label-selector here; --kube leaves it to the API server */
+	if (o->shard.selector && !o->kube && labelsel_parse(&sel, o->shard.selector, &err) == 0)
+		lo.selector = sel;
+	if (err.code < 0 || config_load_with(out, o->config, &lo, &diags, &err) < 0) {
 		rc = err.code == IG_EFAIL ? 1 : 2;
 		if (as_log)
 			log_error("config.load", "%s", err.msg);
@@ -75,6 +82,7 @@ int cmdpass_load(struct config **out, const struct cmdopts *o, bool as_log)
 			        (*out)->invalid_len == 1 ? "" : "s");
 	}
 	config_diags_release(&diags);
+	labelsel_free(sel);
 	return rc;
 }
 
@@ -88,6 +96,22 @@ static int print_report(const struct report *r, bool json)
 	fflush(stdout);
 	buf_release(&out);
 	return error;
+}
+
+/* plan --shards N: each item of an automation names the shard that owns it. */
+static void annotate_shards(struct report *r, const struct config *cfg, unsigned shards)
+{
+	struct error err = ERROR_INIT;
+
+	r->shards = shards;
+	for (size_t i = 0; i < r->len; i++) {
+		struct report_item *it = &r->items[i];
+
+		for (size_t k = 0; it->automation && k < cfg->automations_len; k++)
+			if (!strcmp(cfg->automations[k].id, it->automation))
+				it->has_shard =
+				    shard_of(&it->shard, &cfg->automations[k], shards, &err) == 0;
+	}
 }
 
 int cmdpass_once(const struct cmdopts *o, bool dry_run)
@@ -112,11 +136,14 @@ int cmdpass_once(const struct cmdopts *o, bool dry_run)
 	ro.concurrency = o->concurrency;
 	ro.dry_run = dry_run;
 	ro.audit = audit;
+	ro.shard = o->shard_index_set ? &o->shard : NULL; /* plan --shards alone: all */
 	if (reconcile_pass(&report, &ro, &err) < 0) {
 		fprintf(stderr, "imageguard: %s\n", err.msg);
 		rc = 1;
 		goto done;
 	}
+	if (dry_run && o->shard.shards)
+		annotate_shards(&report, cfg, o->shard.shards);
 	if (print_report(&report, o->json) < 0) {
 		fprintf(stderr, "imageguard: report: out of memory\n");
 		rc = 1;

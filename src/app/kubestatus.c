@@ -11,6 +11,7 @@
 #include "imageguard/app/kubesource.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/kubestatus.h"
+#include "imageguard/app/shard.h"
 #include "imageguard/app/report.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
@@ -325,7 +326,8 @@ static long check_flux(struct kubesource *ks, struct metrics *m)
 }
 
 void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct metrics *m,
-                        const struct config *cfg, const struct report *r)
+                        const struct config *cfg, const struct report *r,
+                        const struct shard_spec *shard)
 {
 	const struct report_item **items = calloc(r->len + 1, sizeof(*items));
 	long flux_ready = check_flux(ks, m);
@@ -339,6 +341,8 @@ void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct met
 
 		if (o.a->suspend)
 			continue; /* as Flux: a suspended object's status stays as it was */
+		if (!shard_owns(shard, o.a))
+			continue; /* its own shard writes it */
 		for (size_t j = 0; j < r->len; j++)
 			if (is_its(&r->items[j], o.a)) {
 				items[o.n++] = &r->items[j];

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "reconcile_private.h"
+#include "imageguard/app/shard.h"
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/app/settle.h"
@@ -115,7 +116,8 @@ static void open_automation(struct autorun *ar)
 static bool cache_shared(const struct autorun *ar, const struct autorun *all, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (&all[i] != ar && strcmp(all[i].a->source->url, ar->a->source->url) == 0)
+		if (&all[i] != ar && !all[i].foreign &&
+		    strcmp(all[i].a->source->url, ar->a->source->url) == 0)
 			return true;
 	return false;
 }
@@ -314,7 +316,8 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->policy_repo = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(size_t));
 	p->policy_marked = calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(bool));
 	p->autoruns = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(*p->autoruns));
-	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns ||
+	p->owned = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(bool));
+	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns || !p->owned ||
 	    buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	if (settle_open(&p->settle, o->state_dir, err) < 0)
@@ -326,6 +329,9 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		p->autoruns[i].p = p;
 		p->autoruns[i].a = &cfg->automations[i];
+		p->owned[i] = shard_owns(o->shard, &cfg->automations[i]);
+		p->autoruns[i].foreign = !p->owned[i];
+		p->autoruns[i].finished = p->autoruns[i].foreign;
 	}
 	if (o->client)
 		p->client = o->client;
@@ -348,6 +354,7 @@ static void pass_release(struct pass *p)
 		report_release(&p->autoruns[i].report);
 	}
 	free(p->autoruns);
+	free(p->owned);
 	free(p->scans);
 	free(p->policy_repo);
 	free(p->policy_marked);
@@ -369,6 +376,8 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		struct autorun *ar = &p.autoruns[i];
 
+		if (ar->foreign)
+			continue;
 		open_automation(ar);
 		if (ar->g && cache_shared(ar, p.autoruns, cfg->automations_len)) {
 			gitstore_free(ar->g);

@@ -27,6 +27,7 @@ struct pass {
 	struct registry_client *client;
 	struct scan *scans;           /* one per config repository, same index */
 	struct autorun *autoruns;     /* one per config automation, same index */
+	bool *owned;                  /* per config automation: this shard's (shard_owns) */
 	size_t *policy_repo;          /* per config policy: index of its repository */
 	bool *policy_marked;          /* per config policy: a marker names it */
 	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
@@ -50,6 +51,7 @@ struct autorun {
 	bool opened;   /* phase one read its markers */
 	bool reopen;   /* its clone was closed after phase one (another automation shares it) */
 	bool finished; /* phase two done */
+	bool foreign;  /* another shard owns it: never opened, never written */
 	bool committed;
 	char commit[41];
 	struct report report; /* its markers' items, joined to the pass's in config order */

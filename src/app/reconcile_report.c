@@ -12,6 +12,7 @@
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/app/settle.h"
+#include "imageguard/app/shard.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/registry/buildtime.h"
@@ -103,7 +104,8 @@ int reconcile_report_unmarked(struct pass *p)
 		const struct config_invalid *bad;
 		struct report_item *it;
 
-		if (p->policy_marked[i])
+		if (p->policy_marked[i] ||
+		    !shard_reports_policy(p->o->shard, p->cfg, p->owned, pol))
 			continue;
 		if (report_add(&it, p->report) < 0 || report_set(&it->policy, pol->id) < 0 ||
 		    report_set(&it->image, pol->repository->image) < 0)
@@ -137,7 +139,9 @@ int reconcile_report_invalid(struct pass *p)
 		const struct config_invalid *v = &p->cfg->invalid[i];
 		struct report_item *it;
 
-		if (v->kind != CONFIG_KIND_POLICY || !v->id) {
+		/* under --shards, shard 0 alone reports them (every shard logs them) */
+		if (v->kind != CONFIG_KIND_POLICY || !v->id ||
+		    (p->o->shard && p->o->shard->shards && p->o->shard->index != 0)) {
 			log_error("config.invalid", "%s", v->message ? v->message : "");
 			continue;
 		}

@@ -147,7 +147,7 @@ static int text_head(struct buf *out, const struct report_item *it)
 	return error;
 }
 
-static int text_line(struct buf *out, const struct report_item *it)
+static int text_line(struct buf *out, const struct report_item *it, unsigned shards)
 {
 	struct strvec w = STRVEC_INIT;
 	int error = text_head(out, it);
@@ -159,6 +159,8 @@ static int text_line(struct buf *out, const struct report_item *it)
 		if (error == 0)
 			error = buf_puts(out, "]");
 	}
+	if (error == 0 && shards && it->has_shard)
+		error = buf_printf(out, " shard %u/%u", it->shard, shards);
 	if (error == 0 && it->commit)
 		error = buf_printf(out, " commit %.12s", it->commit);
 	/* errors, and a digest-tracked policy's hold (which builds, created when) explain */
@@ -179,11 +181,11 @@ int report_text(struct buf *out, const struct report *r)
 	int error = 0;
 
 	for (size_t i = 0; error == 0 && i < r->len; i++)
-		error = text_line(out, &r->items[i]);
+		error = text_line(out, &r->items[i], r->shards);
 	return error;
 }
 
-static json_t *item_json(const struct report_item *it)
+static json_t *item_json(const struct report_item *it, unsigned shards)
 {
 	struct strvec w = STRVEC_INIT;
 	json_t *o = json_object(), *warnings = json_array();
@@ -208,6 +210,10 @@ static json_t *item_json(const struct report_item *it)
 	json_object_set_new(o, "warnings", warnings);
 	if (it->digest)
 		json_object_set_new(o, "digest", json_string(it->digest));
+	if (shards && it->has_shard) {
+		json_object_set_new(o, "shard", json_integer(it->shard));
+		json_object_set_new(o, "shards", json_integer(shards));
+	}
 	if (it->commit)
 		json_object_set_new(o, "commit", json_string(it->commit));
 	if (it->message)
@@ -228,7 +234,7 @@ int report_json(struct buf *out, const struct report *r)
 	int error = IG_EFAIL;
 
 	for (size_t i = 0; a && i < r->len; i++) {
-		json_t *o = item_json(&r->items[i]);
+		json_t *o = item_json(&r->items[i], r->shards);
 
 		if (!o || json_array_append_new(a, o) < 0)
 			goto done;

@@ -11,7 +11,9 @@ static void usage(FILE *out)
 	        "usage: imageguard reconcile --config PATH [--state-dir DIR] [--secrets-dir DIR]\n"
 	        "                            [--audit-log FILE|-] [--audit-tags]\n"
 	        "                            [--log-format json|text] [--log-level LEVEL]\n"
-	        "                            [--concurrency N] [-o text|json]\n\n"
+	        "                            [--concurrency N] [-o text|json]\n"
+	        "                            [--watch-label-selector SEL]\n"
+	        "                            [--shards N --shard-index I|auto]\n\n"
 	        "One pass: lists the registries, decides every marker and commits the forward\n"
 	        "moves (and annotated rollbacks), one commit per ImageUpdateAutomation, pushed\n"
 	        "without force.\n\n"
@@ -28,7 +30,13 @@ static void usage(FILE *out)
 	        "  -o, --output text|json  text (default): one line per marker; json: an array\n"
 	        "                          of {policy, image, file, line, current, candidate,\n"
 	        "                          decision, reason, warnings, digest?, commit?,\n"
-	        "                          message?}\n\n"
+	        "                          message?}\n"
+	        "  --watch-label-selector SEL  only objects whose metadata.labels match SEL\n"
+	        "                          (Kubernetes selector syntax: k=v, k!=v, k in (a,b),\n"
+	        "                          k notin (a), k, !k; ',' is AND)\n"
+	        "  --shards N --shard-index I|auto  only the automations shard I of N owns:\n"
+	        "                          FNV-1a 64 + fmix64 of the normalised (Git URL, push\n"
+	        "                          branch) mod N (auto: the hostname's -N suffix)\n\n"
 	        "Exit status: 0 (holds are successes), 1 when a policy ended in error (the\n"
 	        "others still processed), 2 usage or invalid configuration.\n");
 }
@@ -36,7 +44,7 @@ static void usage(FILE *out)
 int cmd_reconcile(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_OUTPUT, usage);
+	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_OUTPUT | CMDOPTS_SHARD, usage);
 
 	if (rc < 0)
 		rc = cmdpass_once(&o, false);

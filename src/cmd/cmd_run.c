@@ -33,6 +33,7 @@
 #include "imageguard/registry/registry.h"
 #include "imageguard/app/report.h"
 #include "imageguard/app/runverify.h"
+#include "imageguard/app/shard.h"
 #include "imageguard/app/webhook.h"
 
 #define MIN_INTERVAL_MS 100
@@ -76,6 +77,7 @@ static void usage(FILE *out)
 	        "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
 	        "(96Mi)]\n"
 	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n"
+	        "                      [--shards N --shard-index I|auto]\n"
 	        "                      [--enable-leader-election [--leader-election-lease-duration "
 	        "D (35s)]\n"
 	        "                       [--leader-election-renew-deadline D (30s)]\n"
@@ -113,7 +115,12 @@ static void usage(FILE *out)
 	    "                     Secrets from each object's namespace; status and Events on\n"
 	    "                     the automations (docs/operations.md, Running in the cluster)\n"
 	    "  --watch-namespace NS  only objects in NS (default: every namespace)\n"
-	    "  --watch-label-selector SEL  only objects whose labels match SEL\n"
+	    "  --watch-label-selector SEL  only objects whose labels match SEL (Kubernetes\n"
+	    "                     selector syntax; with --config, their metadata.labels)\n"
+	    "  --shards N --shard-index I|auto  only the automations shard I of N owns, by\n"
+	    "                     FNV-1a 64 + fmix64 of the normalised (Git URL, push branch)\n"
+	    "                     mod N\n"
+	    "                     (auto: the hostname's -N suffix, a StatefulSet ordinal)\n"
 	    "  --events-addr URL  also post the Events to Flux's notification-controller\n"
 	    "  --kubeconfig FILE  the API server and credentials for --kube and "
 	    "--verify-interval;\n"
@@ -135,9 +142,9 @@ static void usage(FILE *out)
 	    out,
 	    "  --enable-leader-election  run as one of several replicas: only the holder of\n"
 	    "                     the coordination.k8s.io Lease 'imageguard-leader-election'\n"
-	    "                     (with a shard's selector: '-' and its hash) in the pod's\n"
-	    "                     namespace ($POD_NAMESPACE, else the kubeconfig's) runs\n"
-	    "                     passes; standbys serve /healthz and /readyz (ready) with\n"
+	    "                     (with a shard's selector or --shards: '-' and its hash) in\n"
+	    "                     the pod's namespace ($POD_NAMESPACE, else the kubeconfig's)\n"
+	    "                     runs passes; standbys serve /healthz and /readyz (ready) with\n"
 	    "                     imageguard_leader 0 and write nothing. Needs --kube or\n"
 	    "                     --kubeconfig. A leader pushes only while its last renewal\n"
 	    "                     + the renew deadline - the push timeout is ahead; every\n"
@@ -309,7 +316,7 @@ struct runner {
 static void log_report(const struct report *r, double seconds)
 {
 	for (size_t i = 0; i < r->len; i++) {
-		struct report one = {&r->items[i], 1, 1, 0, 0, NULL, 0};
+		struct report one = {&r->items[i], 1, 1, 0, 0, NULL, 0, 0};
 		struct buf line = BUF_INIT;
 		enum guard_decision_kind d = r->items[i].decision;
 
@@ -342,6 +349,7 @@ static int run_pass(struct runner *rn)
 	ro.metrics = rn->metrics;
 	ro.client = rn->client;
 	ro.stop = &stop_requested;
+	ro.shard = &rn->o->shard;
 	ro.leader = rn->leader;
 	/* Every listing of the pass ends by its deadline (a registry that answers each page just
 	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
@@ -360,7 +368,8 @@ static int run_pass(struct runner *rn)
 	else
 		log_report(&report, (double)(now_ms() - t0) / 1000.0);
 	if (rn->kube && error == 0)
-		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report);
+		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report,
+		                   &rn->o->shard);
 	report_release(&report);
 	return error;
 }
@@ -541,11 +550,16 @@ static int start(struct runner *rn, struct error *err)
 		         httpd_port(rn->httpd));
 	}
 	if (rn->o->leader_elect) {
-		struct leader_options lo = {rn->o->kubeconfig, rn->o->watch_label_selector,
-		                            rn->o->leader_timing, rn->o->leader_release,
-		                            rn->metrics};
+		/* one Lease per shard: the selector and, by hash, shards=N/index=I (shard_key) */
+		char *key = shard_key(&rn->o->shard);
+		struct leader_options lo = {rn->o->kubeconfig, key, rn->o->leader_timing,
+		                            rn->o->leader_release, rn->metrics};
 
-		if ((error = leader_start(&rn->leader, &lo, err)) < 0)
+		if (!key)
+			return error_set(err, IG_EFAIL, "out of memory");
+		error = leader_start(&rn->leader, &lo, err);
+		free(key);
+		if (error < 0)
 			return error;
 		/* a standby is ready, as controller-runtime's are: a RollingUpdate can proceed */
 		httpd_set_ready(rn->httpd, true);
@@ -658,8 +672,9 @@ done:
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc = cmdopts_start(&o, argc, argv,
-	                       CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE, usage);
+	int rc = cmdopts_start(
+	    &o, argc, argv,
+	    CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE | CMDOPTS_SHARD, usage);
 
 	if (rc < 0)
 		rc = run_loop(&o);

@@ -7,6 +7,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/cmd/cmdopts.h"
+#include "imageguard/config/labelsel.h"
 #include "imageguard/util/duration.h"
 #include "imageguard/util/error.h"
 #include "imageguard/kube/lease.h"
@@ -29,6 +30,8 @@ enum opt_id {
 	O_KUBE,
 	O_WATCH_NAMESPACE,
 	O_WATCH_SELECTOR,
+	O_SHARDS,
+	O_SHARD_INDEX,
 	O_EVENTS_ADDR,
 	O_WEBHOOK_LISTEN,
 	O_WEBHOOK_TOKEN_FILE,
@@ -64,7 +67,9 @@ static const struct {
     {"--memory-budget", O_MEMORY_BUDGET, true, CMDOPTS_RUN},
     {"--kube", O_KUBE, false, CMDOPTS_KUBE},
     {"--watch-namespace", O_WATCH_NAMESPACE, true, CMDOPTS_KUBE},
-    {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE},
+    {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE | CMDOPTS_SHARD},
+    {"--shards", O_SHARDS, true, CMDOPTS_SHARD},
+    {"--shard-index", O_SHARD_INDEX, true, CMDOPTS_SHARD},
     {"--events-addr", O_EVENTS_ADDR, true, CMDOPTS_KUBE},
     {"--webhook-listen", O_WEBHOOK_LISTEN, true, CMDOPTS_RUN},
     {"--webhook-token-file", O_WEBHOOK_TOKEN_FILE, true, CMDOPTS_RUN},
@@ -162,6 +167,85 @@ int cmdopts_parse_bytes(size_t *out, const char *flag, const char *s, struct err
 	return error_set(err, IG_EUSAGE,
 	                 "option '%s': expected a positive size (bytes, Ki, Mi or Gi), got '%s'",
 	                 flag, s);
+}
+
+/* ---- sharding: --watch-label-selector, --shards N, --shard-index I|auto ---- */
+
+/* A decimal from 0 to max, or -1. */
+static long parse_small(const char *v, unsigned long max)
+{
+	char *end;
+	unsigned long n;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	n = strtoul(v, &end, 10);
+	return *end || n > max ? -1 : (long)n;
+}
+
+/* The StatefulSet ordinal: the digits after the hostname's last '-'. */
+static int shard_index_auto(unsigned *out, struct error *err)
+{
+	char host[256] = "";
+	const char *dash;
+	long n;
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = '\0';
+	dash = strrchr(host, '-');
+	if (!dash || (n = parse_small(dash + 1, CMDOPTS_MAX_SHARDS - 1)) < 0)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--shard-index': auto needs a hostname ending in -N (a "
+		                 "StatefulSet ordinal), got '%.200s'",
+		                 host);
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int apply_shard(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
+{
+	long n;
+
+	if (id == O_SHARDS) {
+		if ((n = parse_small(v, CMDOPTS_MAX_SHARDS)) < 1)
+			return error_set(
+			    err, IG_EUSAGE,
+			    "option '--shards': expected a number from 1 to %u, got '%s'",
+			    CMDOPTS_MAX_SHARDS, v);
+		o->shard.shards = (unsigned)n;
+		return 0;
+	}
+	o->shard_index_set = true;
+	if (!strcmp(v, "auto"))
+		return shard_index_auto(&o->shard.index, err);
+	if ((n = parse_small(v, CMDOPTS_MAX_SHARDS - 1)) < 0)
+		return error_set(
+		    err, IG_EUSAGE,
+		    "option '--shard-index': expected a number from 0 to %u or 'auto', got '%s'",
+		    CMDOPTS_MAX_SHARDS - 1, v);
+	o->shard.index = (unsigned)n;
+	return 0;
+}
+
+/* Both or neither of --shards and --shard-index (plan: --shards alone shows every owner), the
+ * index below the count; a selector that parses. */
+static int check_shard(struct cmdopts *o, unsigned allow, struct error *err)
+{
+	struct error serr = ERROR_INIT;
+
+	if (o->watch_label_selector && labelsel_check(o->watch_label_selector, &serr) < 0)
+		return error_set(err, serr.code == IG_EFAIL ? IG_EFAIL : IG_EUSAGE,
+		                 "option '--watch-label-selector': %s", serr.msg);
+	o->shard.selector = o->watch_label_selector;
+	if (o->shard_index_set && !o->shard.shards)
+		return error_set(err, IG_EUSAGE, "option '--shard-index': needs --shards");
+	if (o->shard.shards && !o->shard_index_set && !(allow & CMDOPTS_SHARD_VIEW))
+		return error_set(err, IG_EUSAGE, "option '--shards': needs --shard-index");
+	if (o->shard.shards && o->shard.index >= o->shard.shards)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--shard-index': %u is not below --shards %u",
+		                 o->shard.index, o->shard.shards);
+	return 0;
 }
 
 /* run --kube's own flags: empty values are mistakes (an empty namespace is not "all"). */
@@ -314,6 +398,9 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 	case O_KUBE:
 		o->kube = true;
 		break;
+	case O_SHARDS:
+	case O_SHARD_INDEX:
+		return apply_shard(o, id, v, err);
 	case O_WATCH_NAMESPACE:
 	case O_WATCH_SELECTOR:
 	case O_EVENTS_ADDR:
@@ -401,11 +488,11 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	if (out->kube && (out->config || out->secrets_dir))
 		return error_set(err, IG_EUSAGE, "option '%s': not used with --kube",
 		                 out->config ? "--config" : "--secrets-dir");
-	if (!out->kube && (out->watch_namespace || out->watch_label_selector || out->events_addr))
+	if (!out->kube && (out->watch_namespace || out->events_addr))
 		return error_set(err, IG_EUSAGE, "option '%s': only used with --kube",
-		                 out->watch_namespace        ? "--watch-namespace"
-		                 : out->watch_label_selector ? "--watch-label-selector"
-		                                             : "--events-addr");
+		                 out->watch_namespace ? "--watch-namespace" : "--events-addr");
+	if ((error = check_shard(out, allow, err)) < 0)
+		return error;
 	if (!out->kube && (!out->config || !*out->config))
 		return error_set(err, IG_EUSAGE, "option '--config': required");
 	if ((error = check_leader(out, err)) < 0)

@@ -444,7 +444,7 @@ int config_load_with(struct config **out, const char *path, const struct config_
 	for (size_t i = 0; i < L.c->files.len; i++)
 		config_kinds_read_file(&L, L.c->files.items[i]);
 	resolve(&L);
-	if (!objects_found(L.c) && diags->errors == errors_before)
+	if (!objects_found(L.c) && !L.unselected && diags->errors == errors_before)
 		config_diag_error(&L, path, 0,
 		                  "no ImageRepository, ImagePolicy, GitRepository or "
 		                  "ImageUpdateAutomation found");

@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "config_private.h"
+#include "imageguard/config/labelsel.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/util/duration.h"
@@ -101,6 +102,32 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 		return false;
 	}
 	return true;
+}
+
+/* Whether the object passes the loader's label selector (--watch-label-selector): its
+ * metadata.labels as the API server would filter them. Labels are validated where they are
+ * read (an ImagePolicy's); here a non-string one is simply not a label. */
+static bool selected(struct doc *d, const struct meta *m)
+{
+	struct strvec labels = STRVEC_INIT;
+	const yaml_node_t *l = m->labels;
+	bool ok;
+
+	if (!d->L->opts.selector)
+		return true;
+	for (yaml_node_pair_t *p = l && l->type == YAML_MAPPING_NODE ? l->data.mapping.pairs.start
+	                                                             : NULL;
+	     p && p < l->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(d, p->key), *v = node(d, p->value);
+
+		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
+		    (strvec_push(&labels, scalar(k)) < 0 ||
+		     strvec_push(&labels, config_yaml_is_null(v) ? "" : scalar(v)) < 0))
+			d->L->oom = true;
+	}
+	ok = labelsel_matches(d->L->opts.selector, &labels);
+	strvec_release(&labels);
+	return ok;
 }
 
 static void meta_release(struct meta *m)
@@ -969,6 +996,10 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	config_yaml_check_keys(d, root, "", top);
 	if (!read_meta(d, root, line_of(kind), &m))
 		goto done;
+	if (!selected(d, &m)) {
+		d->L->unselected++;
+		goto done;
+	}
 	snprintf(d->object, sizeof(d->object), "%s '%s/%s'", scalar(kind), m.ns, m.name);
 	spec = config_yaml_lookup(d, root, "spec");
 	if (!spec || spec->type != YAML_MAPPING_NODE) {

@@ -21,7 +21,8 @@ struct loader {
 	size_t errors_before; /* diags->errors when this load began */
 	size_t repositories_cap, policies_cap, git_sources_cap, automations_cap, invalid_cap;
 	struct config_load_options opts;
-	bool oom; /* out of memory somewhere: the load fails whatever else happened */
+	bool oom;          /* out of memory somewhere: the load fails whatever else happened */
+	size_t unselected; /* objects left out by opts.selector (not an empty config) */
 };
 
 /* One YAML document being read. */

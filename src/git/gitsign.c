@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gpgme.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -193,6 +194,15 @@ static int import_key(struct gitsign *s, const char *secret_dir, const char *key
 	return 0;
 }
 
+/* GPGME's one-time initialisation: the first gpgme_check_version sets the library up; it runs
+ * once, before any context exists, whichever thread signs first. */
+static pthread_once_t gpgme_once = PTHREAD_ONCE_INIT;
+
+static void gpgme_start(void)
+{
+	gpgme_check_version(NULL);
+}
+
 int gitsign_new(struct gitsign **out, const char *secret_dir, const char *home_root,
                 struct error *err)
 {
@@ -217,7 +227,7 @@ int gitsign_new(struct gitsign **out, const char *secret_dir, const char *home_r
 	while (s->passphrase && plen &&
 	       (s->passphrase[plen - 1] == '\n' || s->passphrase[plen - 1] == '\r'))
 		s->passphrase[--plen] = '\0'; /* as kubectl create secret --from-file leaves it */
-	gpgme_check_version(NULL);
+	pthread_once(&gpgme_once, gpgme_start);
 	if ((rc = make_home(s, home_root, err)) < 0)
 		goto done;
 	if (gpgme_new(&s->ctx) ||

@@ -15,6 +15,7 @@ struct kubeevents;
 struct metrics;
 struct kubesource;
 struct report;
+struct shard_spec;
 struct report_item;
 
 /* The Ready condition of one automation from its report items (all of them its own) and its
@@ -24,11 +25,13 @@ struct report_item;
 bool kubestatus_ready(char *reason, size_t reason_n, char *message, size_t message_n,
                       const struct report_item *const *items, size_t n, const char *failure);
 
-/* Writes the status of every automation of cfg that is not suspended, and records its Events
- * through ev (NULL: none); m (NULL: none) gets the gauge of kubestatus_flux_running. Failures are
- * logged (one line each), never fatal: the next pass writes again. */
+/* Writes the status of every automation of cfg that is not suspended and that shard owns
+ * (shard_owns; NULL: every one), and records its Events through ev (NULL: none); m (NULL: none)
+ * gets the gauge of kubestatus_flux_running. Failures are logged (one line each), never fatal:
+ * the next pass writes again. */
 void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct metrics *m,
-                        const struct config *cfg, const struct report *r);
+                        const struct config *cfg, const struct report *r,
+                        const struct shard_spec *shard);
 
 /* The ready replicas of Flux's image-automation-controller (Deployment flux-system/
  * image-automation-controller), 0 when absent or unreadable. Each pass publishes it as the gauge

@@ -15,6 +15,7 @@ struct leader;
 struct metrics;
 struct registry_client;
 struct report;
+struct shard_spec;
 
 struct reconcile_options {
 	const struct config *config;    /* borrowed */
@@ -28,6 +29,10 @@ struct reconcile_options {
 	/* When non-NULL and set (by a signal handler), no further automation is started; a commit
 	 * already being pushed is finished. */
 	const volatile sig_atomic_t *stop;
+	/* --shards/--shard-index: only the automations this shard owns are read and written,
+	 * and only the policies it is the one to report (shard_owns, shard_reports_policy).
+	 * NULL or shards 0: every automation. Borrowed. */
+	const struct shard_spec *shard;
 	/* NULL, or run's leader election: each push attempt first passes leader_may_write (else
 	 * the writes fail, read-only), its commit carries `Imageguard-Lease:`, and a head written
 	 * under the same lease with a higher generation is not pushed on (src/app/leader.h). */

@@ -37,6 +37,8 @@ struct report_item {
 	const struct strvec *tags; /* borrowed; valid only until the pass's listings are freed */
 	char *automation;          /* owned; the ImageUpdateAutomation "ns/name" of the marker, NULL
 	                              for a policy without marker (run --kube: status and events) */
+	bool has_shard;            /* plan --shards: shard is the automation's owner */
+	unsigned shard;
 };
 
 /* An automation whose Git repository could not be read in the pass (run --kube: its status). */
@@ -52,11 +54,12 @@ struct report {
 	size_t commits; /* commits pushed */
 	struct report_failure *failures;
 	size_t failures_len;
+	unsigned shards; /* plan --shards N: items with has_shard say "shard I/N"; 0: never */
 };
 
 #define REPORT_INIT                                                                                \
 	{                                                                                          \
-		NULL, 0, 0, 0, 0, NULL, 0                                                          \
+		NULL, 0, 0, 0, 0, NULL, 0, 0                                                       \
 	}
 
 /* Appends a zeroed item and returns it in *out (borrowed; valid until the next add).

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "imageguard/app/shard.h"
 #include "imageguard/kube/lease.h"
 #include "imageguard/util/log.h"
 
@@ -22,7 +23,13 @@ enum {
 	CMDOPTS_RUN =
 	    8, /* --pass-timeout, --memory-budget, --webhook-*, --*leader-election* (run) */
 	CMDOPTS_KUBE = 16, /* --kube, --watch-namespace, --watch-label-selector, --events-addr */
+	CMDOPTS_SHARD =
+	    32, /* --watch-label-selector, --shards, --shard-index (plan, reconcile, run) */
+	CMDOPTS_SHARD_VIEW = 64, /* --shards without --shard-index: every owner shown (plan) */
 };
+
+/* The most shards --shards takes. */
+#define CMDOPTS_MAX_SHARDS 1024u
 
 /* Defaults of --pass-timeout (10m) and --memory-budget (96Mi, registry.h's default). */
 #define CMDOPTS_PASS_TIMEOUT_MS (10 * 60 * 1000)
@@ -46,9 +53,13 @@ struct cmdopts {
 	bool kube;                   /* --kube: objects from the API server, no --config */
 	const char *watch_namespace; /* --watch-namespace; NULL: every namespace */
 	const char *watch_label_selector; /* --watch-label-selector; NULL: all */
-	const char *events_addr;          /* --events-addr: notification-controller URL */
-	const char *webhook_listen;       /* --webhook-listen; NULL: no webhook */
-	const char *webhook_token_file;   /* --webhook-token-file (required with it) */
+	/* --watch-label-selector (selector, checked by labelsel_check) and --shards /
+	 * --shard-index (both or neither, index below shards; "auto": the hostname's -N) */
+	struct shard_spec shard;
+	bool shard_index_set;
+	const char *events_addr;        /* --events-addr: notification-controller URL */
+	const char *webhook_listen;     /* --webhook-listen; NULL: no webhook */
+	const char *webhook_token_file; /* --webhook-token-file (required with it) */
 	/* leader election (run): --enable-leader-election, --leader-election-lease-duration,
 	 * -renew-deadline, -retry-period (35s, 30s, 5s), -release-on-cancel (true) */
 	bool leader_elect;

@@ -14,6 +14,7 @@
 #include "imageguard/util/strvec.h"
 
 struct error;
+struct labelsel;
 struct policy;
 
 /* Caps on outside input: one YAML file, the number of files below a directory, the depth of
@@ -246,6 +247,10 @@ struct config_load_options {
 	 * object. With secrets_dir NULL, naming a secret is an error asking for --secrets-dir. */
 	bool check_secrets;
 	const char *secrets_dir;
+	/* --watch-label-selector: only objects whose metadata.labels match are read, the others
+	 * are left out as the API server leaves them out of a list (NULL: every object). A
+	 * path whose objects are all left out is an empty config, not an error. */
+	const struct labelsel *selector;
 };
 
 /* One document in memory (run --kube: an object's JSON, which is YAML). */
