@@ -468,6 +468,53 @@ class World:
             return True
         return self.human_commit(name, edit, "human: a note")
 
+    def mutate(self, kind):
+        """A breach on purpose, to show that the suite fails on one (CHAOS_MUTATE): 'backward'
+        moves the app marker of r00 back by hand without an annotation, 'forcepush' replaces
+        r01's head with a non-fast-forward push, 'lease' commits on r02's head a trailer of the
+        head's Lease one generation lower. None: not possible yet (try again later)."""
+        if kind == "backward":
+            first = self.tags["app"][0]
+            if self.marked(self.names[0]).get("app") in (None, first):
+                return None  # not moved forward yet: later
+
+            def edit(work):
+                path = os.path.join(work, "apps", "app.yaml")
+                with open(path) as f:
+                    text = f.read()
+                m = [x for x in MARK.finditer(text) if x.group(3) == "app"][0]
+                if m.group(2) == first:
+                    return False
+                with open(path, "w") as f:
+                    f.write(text[:m.start(2)] + first + text[m.end(2):])
+                return True
+            return self.human_commit(self.names[0], edit, "human: app back to %s" % first)
+        if kind == "forcepush":
+            work = self.work(self.names[1])
+            if git("--git-dir", self.bare(self.names[1]), "rev-list", "--count",
+                   "main").stdout.strip() in ("0", "1"):
+                return None
+            git("fetch", "-q", "origin", cwd=work)
+            git("reset", "-q", "--hard", "origin/main~1", cwd=work)
+            git("commit", "-q", "--allow-empty", "-m", "human: history rewritten", cwd=work)
+            git("push", "-q", "--force", "origin", "main", cwd=work)
+            return True
+        if kind == "lease":
+            name = self.names[2]
+            body = git("--git-dir", self.bare(name), "log", "-1", "--format=%B", "main").stdout
+            m = re.search(r"^Imageguard-Lease: (\S+)/(\d+)$", body, re.M)
+            if not m or m.group(2) == "0":
+                return None  # no generation above 0 on the head yet
+
+            def edit(work):
+                with open(os.path.join(work, "NOTES"), "a") as f:
+                    f.write("stale writer\n")
+                git("add", "NOTES", cwd=work)
+                return True
+            return self.human_commit(name, edit, "a stale writer\n\nImageguard-Lease: %s/%d"
+                                     % (m.group(1), int(m.group(2)) - 1))
+        raise ValueError("CHAOS_MUTATE: backward, forcepush or lease, not %r" % kind)
+
     def rollback_start(self, policy="num"):
         """Annotates the policy back to its first tag (CONTRACT §7)."""
         with self.lock:
@@ -491,10 +538,14 @@ class World:
         after the start (None: none), lifted once committed somewhere and 4 s old, or after
         20 s."""
         t0, rolled_at, base = time.monotonic(), None, 0
+        mutation = os.environ.get("CHAOS_MUTATE")
         while not self.stopping.wait(self.rnd.uniform(0.5, 1.5) * period):
             try:
                 now = time.monotonic()
-                if rolled_at and (now - rolled_at > 20 or (
+                if mutation and now - t0 > 3 and self.mutate(mutation):
+                    self.log("CHAOS_MUTATE=%s done" % mutation)
+                    mutation = None
+                elif rolled_at and (now - rolled_at > 20 or (
                         now - rolled_at > 4 and self.rollbacks_committed() > base)):
                     self.rollback_end()
                     rolled_at = None
