@@ -39,7 +39,7 @@ TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
 TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
-.PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage
+.PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage chaos
 all: $(BIN) $(FULL_BIN)
 
 $(BUILD)/obj/%.o: src/%.c
@@ -139,6 +139,13 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run
 
+# Multi-replica chaos (issue 17): leader election, kill -9, SIGTERM, API blackhole, re-sharding
+# over 30 remotes, then the invariant checker (test/chaos/run; CHAOS_SEED, CHAOS_SECONDS).
+# Not part of make check; CI runs it once on the plain build.
+chaos: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@IMAGEGUARD=$(abspath $(BIN)) test/chaos/run
+
 # Both binaries, where src/main.c looks for imageguard-full: beside the front binary's
 # directory in ../libexec/imageguard/.
 install: $(BIN) $(FULL_BIN)
@@ -150,7 +157,7 @@ clean:
 	rm -rf build build-asan build-fuzz build-cov
 
 help:
-	@echo "targets: all check unit memcheck coverage demo image bench fuzz lint format install clean"
+	@echo "targets: all check unit memcheck coverage demo image bench chaos fuzz lint format install clean"
 	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror)"
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(BUILD)/obj/main-front.d $(TEST_BINS:=.d)
