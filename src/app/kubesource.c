@@ -183,15 +183,18 @@ static int make_secrets_dir(struct kubesource *ks, const char *parent, struct er
 int kubesource_new(struct kubesource **out, const struct kubesource_options *o, struct error *err)
 {
 	struct kubesource *ks = calloc(1, sizeof(*ks));
+	struct kube_options ko;
 	int error;
 
 	*out = NULL;
 	if (!ks)
 		return error_set(err, IG_EFAIL, "out of memory");
+	kube_options_init(&ko);
+	ko.stop = o->write_stop;
 	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
 	                           : kubeconfig_in_cluster(&ks->cfg, NULL, err)) < 0 ||
-	    (error = kube_client_new(&ks->client, &ks->cfg, NULL, err)) < 0 ||
+	    (error = kube_client_new(&ks->client, &ks->cfg, &ko, err)) < 0 ||
 	    (error = kubesa_start(&ks->cfg, o->stop, err)) < 0 ||
 	    (error = preferred(ks->image_api, sizeof(ks->image_api), ks->client, IMAGE_GROUP,
 	                       err)) < 0 ||

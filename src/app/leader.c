@@ -95,6 +95,8 @@ static void *run_thread(void *arg)
 			break;
 		publish(l);
 		if (now == LEASE_LOST) {
+			if (l->o.lost_flag)
+				*l->o.lost_flag = 1;
 			log_error("leader.lost", "lease '%s/%s': stopped leading: %s", l->ns,
 			          l->name, err.msg[0] ? err.msg : "renew deadline passed");
 			break;

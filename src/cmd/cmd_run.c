@@ -43,6 +43,8 @@
 /* Set by the signal thread, read by the loop and (stop) by reconcile between commits. */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t reload_requested;
+/* Set by the leader's renewal thread when the lease is lost: cuts the status/Event client. */
+static volatile sig_atomic_t lease_lost;
 static sigset_t control_signals; /* SIGTERM, SIGINT, SIGHUP */
 
 /* Takes the control signals synchronously. Every other thread blocks them, so no blocking call
@@ -367,7 +369,8 @@ static int run_pass(struct runner *rn)
 		log_error("reconcile.pass", "%s", err.msg);
 	else
 		log_report(&report, (double)(now_ms() - t0) / 1000.0);
-	if (rn->kube && error == 0)
+	/* a deposed leader writes no status and no Event (the new leader does) */
+	if (rn->kube && error == 0 && (!rn->leader || leader_is_leading(rn->leader)))
 		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report,
 		                   &rn->o->shard);
 	report_release(&report);
@@ -558,8 +561,9 @@ static int start(struct runner *rn, struct error *err)
 	if (rn->o->leader_elect) {
 		/* one Lease per shard: the selector and, by hash, shards=N/index=I (shard_key) */
 		char *key = shard_key(&rn->o->shard);
-		struct leader_options lo = {rn->o->kubeconfig, key, rn->o->leader_timing,
-		                            rn->o->leader_release, rn->metrics};
+		struct leader_options lo = {rn->o->kubeconfig,    key,
+		                            rn->o->leader_timing, rn->o->leader_release,
+		                            rn->metrics,          &lease_lost};
 
 		if (!key)
 			return error_set(err, IG_EFAIL, "out of memory");
@@ -598,7 +602,8 @@ static int start_kube(struct runner *rn)
 	                                rn->o->watch_label_selector,
 	                                NULL,
 	                                &stop_requested,
-	                                0};
+	                                0,
+	                                rn->o->leader_elect ? &lease_lost : NULL};
 	struct error err = ERROR_INIT;
 	int error;
 

@@ -23,6 +23,10 @@ struct kubesource_options {
 	const char *secrets_parent; /* where the secrets folder is made; NULL: /dev/shm */
 	const volatile sig_atomic_t *stop;
 	long sync_timeout_ms; /* the first lists; 0: 30 s */
+	/* The stop flag of the client that writes status and Events (kubesource_client): under
+	 * leader election, the lease's lost flag, so a deposed leader's request in flight is cut.
+	 * NULL: none. */
+	const volatile sig_atomic_t *write_stop;
 };
 
 /* Discovers the preferred versions, starts the four watches and waits for their first lists.

@@ -4,6 +4,7 @@
 #ifndef IMAGEGUARD_APP_LEADER_H
 #define IMAGEGUARD_APP_LEADER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -18,6 +19,9 @@ struct leader_options {
 	struct lease_timing timing;
 	bool release_on_cancel;  /* --leader-election-release-on-cancel */
 	struct metrics *metrics; /* imageguard_leader declared here; NULL: none */
+	/* Set to 1 by the renewal thread when the lease is lost (NULL: none): the stop flag of
+	 * the clients that write under the lease, so a request in flight is cut at once. */
+	volatile sig_atomic_t *lost_flag;
 };
 
 struct leader;
