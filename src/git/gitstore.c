@@ -23,7 +23,9 @@
 #include "imageguard/git/gitsign.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/gitstream.h"
+#include "imageguard/markers/markerindex.h"
 #include "imageguard/util/log.h"
+#include "gitstore_private.h"
 
 #define MESSAGE_MAX (256 * 1024)
 #define SIGNATURE_MAX (64 * 1024)
@@ -49,6 +51,7 @@ struct gitstore {
 	 * commits beyond it. The push then replaces push_seen, by compare-and-swap. */
 	bool rebuild;
 	git_oid push_seen;
+	struct markerindex *markers; /* loaded by the first gitmarkers_scan, NULL until then */
 };
 
 #define OWN_WALK_MAX 1000 /* commits of a push branch looked at; beyond: treated as a person's */
@@ -288,6 +291,7 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 		rc = git_checkout_tree(g->repo, commit, &co);
 		git_tree_free(baseline);
 	} else {
+		gitmarkers_forget(g); /* every file rewritten: the marker index no longer holds */
 		co.checkout_strategy |= GIT_CHECKOUT_REMOVE_UNTRACKED;
 		if ((rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) == 0)
 			rc = git_checkout_head(g->repo, &co);
@@ -873,6 +877,7 @@ void gitstore_free(struct gitstore *g)
 {
 	if (!g)
 		return;
+	markerindex_free(g->markers);
 	git_repository_free(g->repo);
 	gitauth_release(&g->auth);
 	gitsign_free(g->signer);
@@ -903,9 +908,66 @@ const char *gitstore_head(const struct gitstore *g)
 	return g->head;
 }
 
-/* Stages exactly what the edit changed: the tree was clean before it ran. Returns the number
- * of paths staged, or negative. */
-static int stage_changes(struct gitstore *g, git_index *index, struct error *err)
+git_repository *gitstore_repository(const struct gitstore *g)
+{
+	return g->repo;
+}
+
+const char *gitstore_dir(const struct gitstore *g)
+{
+	return g->dir;
+}
+
+struct markerindex **gitstore_markerindex(struct gitstore *g)
+{
+	return &g->markers;
+}
+
+/* The paths an edit changed, as tree updates (paths owned). */
+struct changes {
+	git_tree_update *items;
+	size_t len, cap;
+};
+
+static void changes_release(struct changes *c)
+{
+	for (size_t i = 0; i < c->len; i++)
+		free((char *)c->items[i].path);
+	free(c->items);
+}
+
+/* Records path's new state from the index entry (absent: removed). */
+static int changes_add(struct changes *c, git_index *index, const char *path, bool removed)
+{
+	const git_index_entry *e = removed ? NULL : git_index_get_bypath(index, path, 0);
+	git_tree_update *u;
+
+	if (c->len == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 8;
+		void *n = realloc(c->items, cap * sizeof(*c->items));
+
+		if (!n)
+			return -1;
+		c->items = n;
+		c->cap = cap;
+	}
+	u = &c->items[c->len];
+	memset(u, 0, sizeof(*u));
+	u->action = e ? GIT_TREE_UPDATE_UPSERT : GIT_TREE_UPDATE_REMOVE;
+	if (e) {
+		git_oid_cpy(&u->id, &e->id);
+		u->filemode = (git_filemode_t)e->mode;
+	}
+	if (!(u->path = strdup(path)))
+		return -1;
+	c->len++;
+	return 0;
+}
+
+/* Stages exactly what the edit changed (the tree was clean before it ran) and lists it in
+ * out. Returns the number of paths staged, or negative. */
+static int stage_changes(struct gitstore *g, git_index *index, struct changes *out,
+                         struct error *err)
 {
 	git_status_options so;
 	git_status_list *list = NULL;
@@ -921,15 +983,20 @@ static int stage_changes(struct gitstore *g, git_index *index, struct error *err
 	for (i = 0; i < n; i++) {
 		const git_status_entry *e = git_status_byindex(list, i);
 		const char *path = e->index_to_workdir ? e->index_to_workdir->new_file.path : NULL;
+		bool removed = e->status & GIT_STATUS_WT_DELETED;
 
 		if (!path)
 			continue;
-		if (e->status & GIT_STATUS_WT_DELETED)
+		if (removed)
 			rc = git_index_remove_bypath(index, path);
 		else
 			rc = git_index_add_bypath(index, path);
 		if (rc < 0)
 			goto fail;
+		if (changes_add(out, index, path, removed) < 0) {
+			git_status_list_free(list);
+			return oom(err);
+		}
 		staged++;
 	}
 	git_status_list_free(list);
@@ -937,6 +1004,24 @@ static int stage_changes(struct gitstore *g, git_index *index, struct error *err
 fail:
 	git_status_list_free(list);
 	return local_error(g, rc, "git stage", err);
+}
+
+/* The commit's tree: the parent's with the staged paths replaced (the index is the parent's
+ * tree plus them), so only the trees above them are built; libgit2's write of the whole
+ * index would hash and look up every tree of the checkout. A change it cannot express (a
+ * file that becomes a directory) takes the whole-index write. */
+static int build_tree(git_oid *out, struct gitstore *g, git_index *index, const git_commit *parent,
+                      const struct changes *c)
+{
+	git_tree *base = NULL;
+
+	if (git_commit_tree(&base, parent) == 0 &&
+	    git_tree_create_updated(out, g->repo, base, c->len, c->items) == 0) {
+		git_tree_free(base);
+		return 0;
+	}
+	git_tree_free(base);
+	return git_index_write_tree(out, index);
 }
 
 /* A signing failure, naming the Secret (the signer's own words name its folder). */
@@ -1000,21 +1085,21 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	git_tree *tree = NULL;
 	git_commit *parent = NULL;
 	git_signature *sig = NULL;
+	struct changes changes = {0};
 	git_oid tree_id, head_id;
 	int rc, staged;
 
 	if ((rc = git_repository_index(&index, g->repo)) < 0)
 		goto fail;
-	if ((staged = stage_changes(g, index, err)) <= 0) {
+	if ((staged = stage_changes(g, index, &changes, err)) <= 0) {
 		rc = staged;
 		goto done;
 	}
-	/* the index is written after the tree so that it keeps the refreshed tree cache: the next
-	 * commit then rebuilds only the trees above the paths it changes */
-	if ((rc = git_index_write_tree(&tree_id, index)) < 0 || (rc = git_index_write(index)) < 0 ||
-	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
-	    (rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
+	if ((rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
+	    (rc = build_tree(&tree_id, g, index, parent, &changes)) < 0 ||
+	    (rc = git_index_write(index)) < 0 ||
+	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0)
 		goto fail;
 	if (g->sign_dir) {
@@ -1030,6 +1115,7 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 fail:
 	rc = local_error(g, rc, "git commit", err);
 done:
+	changes_release(&changes);
 	git_signature_free(sig);
 	git_commit_free(parent);
 	git_tree_free(tree);
