@@ -612,17 +612,27 @@ done:
 	return rc;
 }
 
-/* The cache's HEAD before a fetch (a name lookup only: libgit2 1.5 leaks when revparse meets
- * a missing commit), then the synced head. */
+/* Before a fetch, the cache's HEAD commit and root tree (a name lookup only: libgit2 1.5 leaks
+ * when revparse meets a missing commit; the negotiation walks commits); after the sync, every
+ * object of the synced head's tree (check_objects): the blobs are checked once per open, on
+ * the tree the pass works on. */
 static int check_head(struct gitstore *g, bool synced, struct error *err)
 {
 	git_oid id;
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
 	int rc =
 	    synced ? git_oid_fromstr(&id, g->head) : git_reference_name_to_id(&id, g->repo, "HEAD");
 
 	if (rc < 0)
 		return local_error(g, rc, "git cache check", err);
-	return check_objects(g, &id, err);
+	if (synced)
+		return check_objects(g, &id, err);
+	if ((rc = git_commit_lookup(&c, g->repo, &id)) == 0)
+		rc = git_commit_tree(&tree, c);
+	git_tree_free(tree);
+	git_commit_free(c);
+	return rc < 0 ? local_error(g, rc, "git cache check", err) : 0;
 }
 
 static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
@@ -646,8 +656,9 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 	}
 	if ((rc = sync_to_base(g, err)) < 0) {
 		/* a branch the remote does not have (a typo) is the configuration's fault, not the
-		 * cache's: say so, and keep the cache rather than recloning it on every pass */
-		*broken = rc != IG_ENOTFOUND;
+		 * cache's: say so, and keep the cache rather than recloning it on every pass (a
+		 * missing object met on the way is the cache's) */
+		*broken = rc != IG_ENOTFOUND || g->damaged;
 		return rc;
 	}
 	return check_head(g, true, err);
