@@ -888,6 +888,82 @@ START_TEST(object_lost_mid_pass_recovers)
 }
 END_TEST
 
+/* The commit stages exactly what status would show, whichever way stat data finds it: each
+ * edit is a shell snippet in the work tree, then a check on the remote's head. */
+static const struct {
+	const char *what;
+	const char *edit;  /* run in the work tree */
+	const char *check; /* run against the remote (GIT_DIR set); must exit 0 */
+	bool commits;
+} stagings[] = {
+    {"deleted", "rm other.txt",
+     "! git cat-file -e main:other.txt && git cat-file -e main:apps/app.yaml", true},
+    {"touched only", "touch apps/app.yaml && cp -p other.txt o && mv o other.txt", "true", false},
+    {"ignored by a new .gitignore",
+     "printf '*.log\\n' >.gitignore && echo x >x.log && mkdir -p logs && echo y >logs/y.log",
+     "git cat-file -e main:.gitignore && ! git cat-file -e main:x.log && "
+     "! git cat-file -e main:logs/y.log",
+     true},
+    {"mode only", "chmod +x apps/app.yaml", "git ls-tree main apps/app.yaml | grep -q '^100755 '",
+     true},
+    {"new directory", "mkdir -p apps/new/deep && echo d >apps/new/deep/d.yaml",
+     "git show main:apps/new/deep/d.yaml | grep -qx d", true},
+    {"file to link", "rm other.txt && ln -s apps/app.yaml other.txt",
+     "git ls-tree main other.txt | grep -q '^120000 '", true},
+    {"in place, same size", "printf 'image: app:v9\\n' >apps/app.yaml",
+     "git show main:apps/app.yaml | grep -q v9", true},
+};
+
+static int sh_edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
+{
+	const char *script = ctx;
+
+	if (sh("cd %s && %s", workdir, script) != 0)
+		return error_set(err, IG_EFAIL, "edit failed: %s", script);
+	return buf_puts(message, "edit");
+}
+
+START_TEST(stages_exactly_what_changed)
+{
+	struct fx f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	char commit[41];
+	size_t c = (size_t)_i / 2;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	if (_i % 2) {
+		/* a commit first, then a pause: the index is newer than every file, so stat data
+		 * decides (gitwalk); right after the clone they are as new as it (libgit2 decides)
+		 */
+		ck_assert_msg(gitstore_commit_push(commit, g, sh_edit,
+		                                   (void *)"echo p >prep.txt && sleep 0.05",
+		                                   &err) == 0,
+		              "%s", err.msg);
+		gitstore_free(g);
+		usleep(50000);
+		ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	}
+	ck_assert_msg(gitstore_commit_push(commit, g, sh_edit, (void *)stagings[c].edit, &err) == 0,
+	              "%s: %s", stagings[c].what, err.msg);
+	ck_assert_msg((commit[0] != '\0') == stagings[c].commits, "%s: commit '%s'",
+	              stagings[c].what, commit);
+	gitstore_free(g);
+	ck_assert_msg(sh("GIT_DIR=%s sh -c \"%s\"", f.remote, stagings[c].check) == 0, "%s",
+	              stagings[c].what);
+	/* and the next open finds the tree clean: nothing to commit */
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, sh_edit, (void *)"true", &err) == 0, "%s",
+	              err.msg);
+	ck_assert_str_eq(commit, "");
+	gitstore_free(g);
+	fx_done(&f);
+}
+END_TEST
+
 /* --- crashes: a child process is killed with SIGKILL, then a fresh run converges ------------ */
 
 static void die_in_edit(struct edit *e, const char *workdir)
@@ -1712,6 +1788,8 @@ static Suite *gitstore_suite(void)
 	tcase_add_loop_test(file, broken_cache_recovers, 0, sizeof(damages) / sizeof(damages[0]));
 	tcase_add_test(file, killed_mid_edit_converges);
 	tcase_add_loop_test(file, missing_object_recovers, 0, sizeof(lost) / sizeof(lost[0]));
+	tcase_add_loop_test(file, stages_exactly_what_changed, 0,
+	                    2 * sizeof(stagings) / sizeof(stagings[0]));
 	tcase_add_test(file, object_lost_mid_pass_recovers);
 	suite_add_tcase(s, file);
 

@@ -26,6 +26,8 @@
 #include "imageguard/markers/markerindex.h"
 #include "imageguard/util/log.h"
 #include "gitstore_private.h"
+#include "gitwalk.h"
+#include "imageguard/util/strvec.h"
 
 #define MESSAGE_MAX (256 * 1024)
 #define SIGNATURE_MAX (64 * 1024)
@@ -257,6 +259,47 @@ static int lookup_remote_oid(git_oid *out, git_repository *repo, const char *bra
 	return git_reference_name_to_id(out, repo, name);
 }
 
+/* HEAD's tree (libgit2 1.5 leaks when revparse meets a missing commit: lookups only). */
+static int head_tree(git_tree **out, struct gitstore *g)
+{
+	git_oid id;
+	git_commit *c = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = git_reference_name_to_id(&id, g->repo, "HEAD")) == 0 &&
+	    (rc = git_commit_lookup(&c, g->repo, &id)) == 0)
+		rc = git_commit_tree(out, c);
+	git_commit_free(c);
+	return rc;
+}
+
+/* The fast path of tree_is_clean: Git's index is HEAD's tree and stat data finds every file as
+ * indexed and nothing else (gitwalk). false: not shown clean, libgit2's status decides. */
+static bool fast_clean(struct gitstore *g)
+{
+	git_index *index = NULL;
+	git_tree *tree = NULL;
+	git_diff *diff = NULL;
+	struct strvec changed = STRVEC_INIT;
+	struct buf file = BUF_INIT;
+	bool undecided = true;
+
+	if (git_repository_index(&index, g->repo) == 0 && git_index_read(index, 0) == 0 &&
+	    head_tree(&tree, g) == 0 &&
+	    git_diff_tree_to_index(&diff, g->repo, tree, index, NULL) == 0 &&
+	    git_diff_num_deltas(diff) == 0 && buf_printf(&file, "%s/.git/index", g->dir) == 0 &&
+	    gitwalk_changes(&changed, &undecided, index, g->workdir, file.data) < 0)
+		undecided = true;
+	undecided = undecided || changed.len > 0;
+	strvec_release(&changed);
+	buf_release(&file);
+	git_diff_free(diff);
+	git_tree_free(tree);
+	git_index_free(index);
+	return !undecided;
+}
+
 /* True when index and work tree are exactly HEAD (no change, no untracked file). One walk of
  * the work tree: cheaper than the two of a hard reset plus untracked removal, and it also
  * catches damage from outside (a truncated index fails here and takes the full path). */
@@ -266,6 +309,8 @@ static bool tree_is_clean(struct gitstore *g)
 	git_status_list *list = NULL;
 	bool clean;
 
+	if (fast_clean(g))
+		return true;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
@@ -975,6 +1020,60 @@ static int changes_add(struct changes *c, git_index *index, const char *path, bo
 	return 0;
 }
 
+/* One path stat data found changed: staged as libgit2's status would show it (deleted,
+ * untracked and not ignored, or modified in content or mode). Returns 1 staged, 0 not. */
+static int stage_path(struct gitstore *g, git_index *index, const char *path, struct changes *out)
+{
+	const git_index_entry *e = git_index_get_bypath(index, path, 0);
+	struct buf full = BUF_INIT;
+	struct stat st;
+	git_oid old_id;
+	uint32_t old_mode = e ? e->mode : 0;
+	bool exists;
+	int rc, ignored = 0;
+
+	if (buf_printf(&full, "%s%s", g->workdir, path) < 0)
+		return IG_EFAIL;
+	exists = lstat(full.data, &st) == 0;
+	buf_release(&full);
+	if (e)
+		git_oid_cpy(&old_id, &e->id);
+	if (!exists && !e)
+		return 0;
+	if (!exists)
+		rc = git_index_remove_bypath(index, path);
+	else if (!e && (rc = git_ignore_path_is_ignored(&ignored, g->repo, path)) == 0 && ignored)
+		return 0;
+	else
+		rc = git_index_add_bypath(index, path);
+	if (rc < 0)
+		return rc;
+	if (exists && e && (e = git_index_get_bypath(index, path, 0)) && e->mode == old_mode &&
+	    git_oid_equal(&e->id, &old_id))
+		return 0; /* touched, not changed */
+	return changes_add(out, index, path, !exists) < 0 ? IG_EFAIL : 1;
+}
+
+/* Stages what gitwalk finds changed; 1 << 30 when it cannot decide (libgit2's status must). */
+static int stage_fast(struct gitstore *g, git_index *index, struct changes *out)
+{
+	struct strvec changed = STRVEC_INIT;
+	struct buf file = BUF_INIT;
+	bool undecided = true;
+	int rc = 0, staged = 0;
+
+	if (buf_printf(&file, "%s/.git/index", g->dir) < 0)
+		rc = IG_EFAIL;
+	else
+		rc = gitwalk_changes(&changed, &undecided, index, g->workdir, file.data);
+	for (size_t i = 0; rc == 0 && !undecided && i < changed.len; i++)
+		if ((rc = stage_path(g, index, changed.items[i], out)) > 0)
+			staged++, rc = 0;
+	strvec_release(&changed);
+	buf_release(&file);
+	return rc < 0 ? rc : undecided ? 1 << 30 : staged;
+}
+
 /* Stages exactly what the edit changed (the tree was clean before it ran) and lists it in
  * out. Returns the number of paths staged, or negative. */
 static int stage_changes(struct gitstore *g, git_index *index, struct changes *out,
@@ -985,6 +1084,8 @@ static int stage_changes(struct gitstore *g, git_index *index, struct changes *o
 	size_t i, n;
 	int rc, staged = 0;
 
+	if ((rc = stage_fast(g, index, out)) != 1 << 30)
+		return rc < 0 ? local_error(g, rc, "git stage", err) : rc;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
