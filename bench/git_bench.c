@@ -108,12 +108,23 @@ done:
 	return rc;
 }
 
-static double now_ms(void)
+static double clock_ms(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+/* user + system time of the process: what the update costs, whatever else the machine runs */
+static double cpu_ms(void)
+{
+	return clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 int main(int argc, char **argv)
@@ -124,7 +135,7 @@ int main(int argc, char **argv)
 	struct gitstore *g = NULL;
 	char commit[41], tag[128];
 	long count = argc > 5 ? strtol(argv[5], NULL, 10) : 1;
-	double start, total = 0;
+	double start, cpu_start, total = 0, cpu = 0;
 	long i;
 
 	if (argc < 5 || count < 1) {
@@ -139,6 +150,7 @@ int main(int argc, char **argv)
 
 		snprintf(tag, sizeof(tag), "%s.%ld", argv[4], i);
 		start = now_ms();
+		cpu_start = cpu_ms();
 		if (gitstore_open(&g, &o, &err) < 0 ||
 		    (u.g = g, gitstore_commit_push(commit, g, edit, &u, &err)) < 0) {
 			fprintf(stderr, "git_bench: %s\n", err.msg);
@@ -148,13 +160,14 @@ int main(int argc, char **argv)
 		gitstore_free(g);
 		g = NULL;
 		total += now_ms() - start;
+		cpu += cpu_ms() - cpu_start;
 		if (u.changed != 1 || !commit[0]) {
 			fprintf(stderr, "git_bench: expected one change and a commit, got %zu\n",
 			        u.changed);
 			return 1;
 		}
 	}
-	printf("%.1f\n", total / (double)count);
+	printf("%.1f %.1f\n", total / (double)count, cpu / (double)count);
 	git_libgit2_shutdown();
 	return 0;
 }
