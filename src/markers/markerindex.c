@@ -15,6 +15,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/safefile.h"
+#include "imageguard/util/yamldepth.h"
 #include "markers_private.h"
 
 #define MAGIC "IGMKIDX1"
@@ -286,7 +287,8 @@ static int parse(struct markerindex *ix, const unsigned char *d, size_t n)
 		return 1;
 	if (checksum(d, n - 8) != (get_u64(&(struct rd){d + n - 8, d + n, false})))
 		return 1;
-	if (get_u32(&r) != MARKERINDEX_SCANNER_VERSION)
+	if (get_u32(&r) != MARKERINDEX_SCANNER_VERSION || get_u64(&r) != MARKERS_MAX_FILE_SIZE ||
+	    get_u32(&r) != (uint32_t)YAMLDEPTH_MAX || r.bad)
 		return 1;
 	count = get_u32(&r);
 	if (count > MARKERS_MAX_FILES)
@@ -604,7 +606,10 @@ static int serialize(struct buf *b, const struct markerindex *ix)
 {
 	int rc = buf_append(b, MAGIC, MAGIC_LEN);
 
+	/* the stamp: the scanner's version and the caps its results depend on */
 	rc = rc < 0 ? rc : put_u32(b, MARKERINDEX_SCANNER_VERSION);
+	rc = rc < 0 ? rc : put_u64(b, MARKERS_MAX_FILE_SIZE);
+	rc = rc < 0 ? rc : put_u32(b, (uint32_t)YAMLDEPTH_MAX);
 	rc = rc < 0 ? rc : put_u32(b, (uint32_t)ix->len);
 	for (size_t i = 0; i < ix->len && rc == 0; i++) {
 		const struct entry *e = &ix->items[i];

@@ -10,7 +10,8 @@ struct error;
 struct marker_set;
 
 /* Bump when markers_scan_buffer's results for the same bytes change (a new rule, a field, a
- * message): an index written under another stamp reads as empty. */
+ * message): an index written under another stamp reads as empty. The stamp also holds the caps
+ * the results depend on (MARKERS_MAX_FILE_SIZE, YAMLDEPTH_MAX). */
 #define MARKERINDEX_SCANNER_VERSION 1
 
 #define MARKERINDEX_OID_LEN 20 /* a SHA-1 blob id, raw */
