@@ -912,6 +912,12 @@ static const struct {
      "git ls-tree main other.txt | grep -q '^120000 '", true},
     {"in place, same size", "printf 'image: app:v9\\n' >apps/app.yaml",
      "git show main:apps/app.yaml | grep -q v9", true},
+    {"replaced by a rename", "printf 'image: app:v8\\n' >apps/.t && mv apps/.t apps/app.yaml",
+     "git show main:apps/app.yaml | grep -q v8", true},
+    {"new file at the root and in a new nested directory",
+     "echo r >root.txt && mkdir -p apps/a/b/c && echo n >apps/a/b/c/n.yaml",
+     "git cat-file -e main:root.txt && git cat-file -e main:apps/a/b/c/n.yaml", true},
+    {"directory removed", "rm -r apps", "! git cat-file -e main:apps/app.yaml", true},
 };
 
 static int sh_edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
@@ -930,7 +936,7 @@ START_TEST(stages_exactly_what_changed)
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
 	char commit[41];
-	size_t c = (size_t)_i / 2;
+	size_t c = (size_t)_i / 3;
 
 	fx_init(&f);
 	o = opts_for(&f);
@@ -944,7 +950,7 @@ START_TEST(stages_exactly_what_changed)
 		                                   &err) == 0,
 		              "%s", err.msg);
 		gitstore_free(g);
-		usleep(50000);
+		usleep(_i % 3 == 2 ? 2100000 : 50000);
 		ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	}
 	ck_assert_msg(gitstore_commit_push(commit, g, sh_edit, (void *)stagings[c].edit, &err) == 0,
@@ -1789,7 +1795,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, killed_mid_edit_converges);
 	tcase_add_loop_test(file, missing_object_recovers, 0, sizeof(lost) / sizeof(lost[0]));
 	tcase_add_loop_test(file, stages_exactly_what_changed, 0,
-	                    2 * sizeof(stagings) / sizeof(stagings[0]));
+	                    3 * sizeof(stagings) / sizeof(stagings[0]));
 	tcase_add_test(file, object_lost_mid_pass_recovers);
 	suite_add_tcase(s, file);
 

@@ -54,6 +54,7 @@ struct gitstore {
 	bool rebuild;
 	git_oid push_seen;
 	struct markerindex *markers; /* loaded by the first gitmarkers_scan, NULL until then */
+	struct gitwalk_dirs *dirs;   /* the directories of the last clean check, NULL: none */
 };
 
 #define OWN_WALK_MAX 1000 /* commits of a push branch looked at; beyond: treated as a person's */
@@ -285,13 +286,19 @@ static bool fast_clean(struct gitstore *g)
 	struct buf file = BUF_INIT;
 	bool undecided = true;
 
+	gitwalk_dirs_free(g->dirs);
+	g->dirs = NULL;
 	if (git_repository_index(&index, g->repo) == 0 && git_index_read(index, 0) == 0 &&
 	    head_tree(&tree, g) == 0 &&
 	    git_diff_tree_to_index(&diff, g->repo, tree, index, NULL) == 0 &&
 	    git_diff_num_deltas(diff) == 0 && buf_printf(&file, "%s/.git/index", g->dir) == 0 &&
-	    gitwalk_changes(&changed, &undecided, index, g->workdir, file.data) < 0)
+	    gitwalk_changes(&changed, &undecided, &g->dirs, index, g->workdir, file.data) < 0)
 		undecided = true;
 	undecided = undecided || changed.len > 0;
+	if (undecided) {
+		gitwalk_dirs_free(g->dirs);
+		g->dirs = NULL;
+	}
 	strvec_release(&changed);
 	buf_release(&file);
 	git_diff_free(diff);
@@ -329,6 +336,8 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 	git_tree *baseline = NULL;
 	int rc;
 
+	gitwalk_dirs_free(g->dirs); /* the checkout moves files: the clean check's view is old */
+	g->dirs = NULL;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = GIT_CHECKOUT_FORCE;
 	if (old && (rc = git_commit_tree(&baseline, (git_commit *)old)) == 0) {
@@ -934,6 +943,7 @@ void gitstore_free(struct gitstore *g)
 	if (!g)
 		return;
 	markerindex_free(g->markers);
+	gitwalk_dirs_free(g->dirs);
 	git_repository_free(g->repo);
 	gitauth_release(&g->auth);
 	gitsign_free(g->signer);
@@ -1064,8 +1074,11 @@ static int stage_fast(struct gitstore *g, git_index *index, struct changes *out)
 
 	if (buf_printf(&file, "%s/.git/index", g->dir) < 0)
 		rc = IG_EFAIL;
+	else if (g->dirs) /* the tree was found clean this open: look only where it moved */
+		rc = gitwalk_changes_since(&changed, &undecided, g->dirs, index, g->workdir,
+		                           file.data);
 	else
-		rc = gitwalk_changes(&changed, &undecided, index, g->workdir, file.data);
+		rc = gitwalk_changes(&changed, &undecided, NULL, index, g->workdir, file.data);
 	for (size_t i = 0; rc == 0 && !undecided && i < changed.len; i++)
 		if ((rc = stage_path(g, index, changed.items[i], out)) > 0)
 			staged++, rc = 0;
