@@ -918,6 +918,8 @@ static const struct {
      "echo r >root.txt && mkdir -p apps/a/b/c && echo n >apps/a/b/c/n.yaml",
      "git cat-file -e main:root.txt && git cat-file -e main:apps/a/b/c/n.yaml", true},
     {"directory removed", "rm -r apps", "! git cat-file -e main:apps/app.yaml", true},
+    {"file becomes a directory", "rm other.txt && mkdir other.txt && echo f >other.txt/f",
+     "git show main:other.txt/f | grep -qx f", true},
 };
 
 static int sh_edit(void *ctx, const char *workdir, struct buf *message, struct error *err)

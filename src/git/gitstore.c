@@ -1030,6 +1030,19 @@ static int changes_add(struct changes *c, git_index *index, const char *path, bo
 	return 0;
 }
 
+/* Whether the work tree holds a directory at path (a file that became one: removed, and its
+ * files staged on their own). */
+static bool is_dir_at(struct gitstore *g, const char *path)
+{
+	struct buf full = BUF_INIT;
+	struct stat st;
+	bool dir = buf_printf(&full, "%s%s", g->workdir, path) == 0 && lstat(full.data, &st) == 0 &&
+	           S_ISDIR(st.st_mode);
+
+	buf_release(&full);
+	return dir;
+}
+
 /* One path stat data found changed: staged as libgit2's status would show it (deleted,
  * untracked and not ignored, or modified in content or mode). Returns 1 staged, 0 not. */
 static int stage_path(struct gitstore *g, git_index *index, const char *path, struct changes *out)
@@ -1044,7 +1057,8 @@ static int stage_path(struct gitstore *g, git_index *index, const char *path, st
 
 	if (buf_printf(&full, "%s%s", g->workdir, path) < 0)
 		return IG_EFAIL;
-	exists = lstat(full.data, &st) == 0;
+	/* a directory where the index has a file: the file is gone, its new files come apart */
+	exists = lstat(full.data, &st) == 0 && !S_ISDIR(st.st_mode);
 	buf_release(&full);
 	if (e)
 		git_oid_cpy(&old_id, &e->id);
@@ -1108,7 +1122,8 @@ static int stage_changes(struct gitstore *g, git_index *index, struct changes *o
 	for (i = 0; i < n; i++) {
 		const git_status_entry *e = git_status_byindex(list, i);
 		const char *path = e->index_to_workdir ? e->index_to_workdir->new_file.path : NULL;
-		bool removed = e->status & GIT_STATUS_WT_DELETED;
+		bool removed = (e->status & GIT_STATUS_WT_DELETED) ||
+		               ((e->status & GIT_STATUS_WT_TYPECHANGE) && is_dir_at(g, path));
 
 		if (!path)
 			continue;
