@@ -103,6 +103,10 @@ target=$((FILES / 2))
 # imageguard: the first open clones (not timed), then UPDATES warm updates
 "$BUILD/bench/git_bench" "file://$tmp/remote.git" "$tmp/state" "apps/app-$target" 1.0.1 1 >/dev/null 2>&1
 seed=$(git --git-dir="$tmp/remote.git" rev-parse main)
+# A controller's passes are an interval apart (minutes); a work tree seconds old is one whose
+# timestamps cannot yet vouch for it (Git's racy entries, gitwalk's young directories) and is
+# read in full. Let the clone age past that before the timed updates.
+sleep 2
 out=$("$BUILD/bench/git_bench" "file://$tmp/remote.git" "$tmp/state" "apps/app-$target" 2.0 "$UPDATES" 2>"$tmp/ig.err") ||
 	{ echo "bench/git.sh: git_bench failed" >&2; cat "$tmp/ig.err" >&2; exit 1; }
 read -r ig ig_cpu <<<"$out"
