@@ -17,6 +17,7 @@
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/app/settle.h"
+#include "imageguard/git/gitmarkers.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/registry/buildtime.h"
 #include "imageguard/registry/headcache.h"
@@ -64,7 +65,12 @@ int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error
 
 	markers_release(&ar->markers);
 	ar->ready_from = 0;
-	if ((error = markers_scan_tree(&ar->markers, workdir, ar->a->update_path, err)) < 0)
+	/* the clone's own checkout: through the marker index, reading only changed blobs */
+	if (ar->g && strcmp(workdir, gitstore_workdir(ar->g)) == 0)
+		error = gitmarkers_scan(&ar->markers, ar->g, ar->a->update_path, err);
+	else
+		error = markers_scan_tree(&ar->markers, workdir, ar->a->update_path, err);
+	if (error < 0)
 		return error == IG_ENOTFOUND ? config_automation_path_error(err, ar->a) : error;
 	for (size_t i = 0; i < ar->markers.problems_len; i++)
 		log_warn("markers.problem", "automation '%s': %s:%zu: %s", ar->a->id,

@@ -23,7 +23,11 @@
 #include "imageguard/git/gitsign.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/gitstream.h"
+#include "imageguard/markers/markerindex.h"
 #include "imageguard/util/log.h"
+#include "gitstore_private.h"
+#include "gitwalk.h"
+#include "imageguard/util/strvec.h"
 
 #define MESSAGE_MAX (256 * 1024)
 #define SIGNATURE_MAX (64 * 1024)
@@ -49,6 +53,8 @@ struct gitstore {
 	 * commits beyond it. The push then replaces push_seen, by compare-and-swap. */
 	bool rebuild;
 	git_oid push_seen;
+	struct markerindex *markers; /* loaded by the first gitmarkers_scan, NULL until then */
+	struct gitwalk_dirs *dirs;   /* the directories of the last clean check, NULL: none */
 };
 
 #define OWN_WALK_MAX 1000 /* commits of a push branch looked at; beyond: treated as a person's */
@@ -254,6 +260,53 @@ static int lookup_remote_oid(git_oid *out, git_repository *repo, const char *bra
 	return git_reference_name_to_id(out, repo, name);
 }
 
+/* HEAD's tree (libgit2 1.5 leaks when revparse meets a missing commit: lookups only). */
+static int head_tree(git_tree **out, struct gitstore *g)
+{
+	git_oid id;
+	git_commit *c = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = git_reference_name_to_id(&id, g->repo, "HEAD")) == 0 &&
+	    (rc = git_commit_lookup(&c, g->repo, &id)) == 0)
+		rc = git_commit_tree(out, c);
+	git_commit_free(c);
+	return rc;
+}
+
+/* The fast path of tree_is_clean: Git's index is HEAD's tree and stat data finds every file as
+ * indexed and nothing else (gitwalk). false: not shown clean, libgit2's status decides. */
+static bool fast_clean(struct gitstore *g)
+{
+	git_index *index = NULL;
+	git_tree *tree = NULL;
+	git_diff *diff = NULL;
+	struct strvec changed = STRVEC_INIT;
+	struct buf file = BUF_INIT;
+	bool undecided = true;
+
+	gitwalk_dirs_free(g->dirs);
+	g->dirs = NULL;
+	if (git_repository_index(&index, g->repo) == 0 && git_index_read(index, 0) == 0 &&
+	    head_tree(&tree, g) == 0 &&
+	    git_diff_tree_to_index(&diff, g->repo, tree, index, NULL) == 0 &&
+	    git_diff_num_deltas(diff) == 0 && buf_printf(&file, "%s/.git/index", g->dir) == 0 &&
+	    gitwalk_changes(&changed, &undecided, &g->dirs, index, g->workdir, file.data) < 0)
+		undecided = true;
+	undecided = undecided || changed.len > 0;
+	if (undecided) {
+		gitwalk_dirs_free(g->dirs);
+		g->dirs = NULL;
+	}
+	strvec_release(&changed);
+	buf_release(&file);
+	git_diff_free(diff);
+	git_tree_free(tree);
+	git_index_free(index);
+	return !undecided;
+}
+
 /* True when index and work tree are exactly HEAD (no change, no untracked file). One walk of
  * the work tree: cheaper than the two of a hard reset plus untracked removal, and it also
  * catches damage from outside (a truncated index fails here and takes the full path). */
@@ -263,6 +316,8 @@ static bool tree_is_clean(struct gitstore *g)
 	git_status_list *list = NULL;
 	bool clean;
 
+	if (fast_clean(g))
+		return true;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
@@ -281,6 +336,8 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 	git_tree *baseline = NULL;
 	int rc;
 
+	gitwalk_dirs_free(g->dirs); /* the checkout moves files: the clean check's view is old */
+	g->dirs = NULL;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = GIT_CHECKOUT_FORCE;
 	if (old && (rc = git_commit_tree(&baseline, (git_commit *)old)) == 0) {
@@ -288,6 +345,7 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 		rc = git_checkout_tree(g->repo, commit, &co);
 		git_tree_free(baseline);
 	} else {
+		gitmarkers_forget(g); /* every file rewritten: the marker index no longer holds */
 		co.checkout_strategy |= GIT_CHECKOUT_REMOVE_UNTRACKED;
 		if ((rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) == 0)
 			rc = git_checkout_head(g->repo, &co);
@@ -608,17 +666,27 @@ done:
 	return rc;
 }
 
-/* The cache's HEAD before a fetch (a name lookup only: libgit2 1.5 leaks when revparse meets
- * a missing commit), then the synced head. */
+/* Before a fetch, the cache's HEAD commit and root tree (a name lookup only: libgit2 1.5 leaks
+ * when revparse meets a missing commit; the negotiation walks commits); after the sync, every
+ * object of the synced head's tree (check_objects): the blobs are checked once per open, on
+ * the tree the pass works on. */
 static int check_head(struct gitstore *g, bool synced, struct error *err)
 {
 	git_oid id;
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
 	int rc =
 	    synced ? git_oid_fromstr(&id, g->head) : git_reference_name_to_id(&id, g->repo, "HEAD");
 
 	if (rc < 0)
 		return local_error(g, rc, "git cache check", err);
-	return check_objects(g, &id, err);
+	if (synced)
+		return check_objects(g, &id, err);
+	if ((rc = git_commit_lookup(&c, g->repo, &id)) == 0)
+		rc = git_commit_tree(&tree, c);
+	git_tree_free(tree);
+	git_commit_free(c);
+	return rc < 0 ? local_error(g, rc, "git cache check", err) : 0;
 }
 
 static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
@@ -642,8 +710,9 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 	}
 	if ((rc = sync_to_base(g, err)) < 0) {
 		/* a branch the remote does not have (a typo) is the configuration's fault, not the
-		 * cache's: say so, and keep the cache rather than recloning it on every pass */
-		*broken = rc != IG_ENOTFOUND;
+		 * cache's: say so, and keep the cache rather than recloning it on every pass (a
+		 * missing object met on the way is the cache's) */
+		*broken = rc != IG_ENOTFOUND || g->damaged;
 		return rc;
 	}
 	return check_head(g, true, err);
@@ -873,6 +942,8 @@ void gitstore_free(struct gitstore *g)
 {
 	if (!g)
 		return;
+	markerindex_free(g->markers);
+	gitwalk_dirs_free(g->dirs);
 	git_repository_free(g->repo);
 	gitauth_release(&g->auth);
 	gitsign_free(g->signer);
@@ -903,15 +974,145 @@ const char *gitstore_head(const struct gitstore *g)
 	return g->head;
 }
 
-/* Stages exactly what the edit changed: the tree was clean before it ran. Returns the number
- * of paths staged, or negative. */
-static int stage_changes(struct gitstore *g, git_index *index, struct error *err)
+git_repository *gitstore_repository(const struct gitstore *g)
+{
+	return g->repo;
+}
+
+const char *gitstore_dir(const struct gitstore *g)
+{
+	return g->dir;
+}
+
+struct markerindex **gitstore_markerindex(struct gitstore *g)
+{
+	return &g->markers;
+}
+
+/* The paths an edit changed, as tree updates (paths owned). */
+struct changes {
+	git_tree_update *items;
+	size_t len, cap;
+};
+
+static void changes_release(struct changes *c)
+{
+	for (size_t i = 0; i < c->len; i++)
+		free((char *)c->items[i].path);
+	free(c->items);
+}
+
+/* Records path's new state from the index entry (absent: removed). */
+static int changes_add(struct changes *c, git_index *index, const char *path, bool removed)
+{
+	const git_index_entry *e = removed ? NULL : git_index_get_bypath(index, path, 0);
+	git_tree_update *u;
+
+	if (c->len == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 8;
+		void *n = realloc(c->items, cap * sizeof(*c->items));
+
+		if (!n)
+			return -1;
+		c->items = n;
+		c->cap = cap;
+	}
+	u = &c->items[c->len];
+	memset(u, 0, sizeof(*u));
+	u->action = e ? GIT_TREE_UPDATE_UPSERT : GIT_TREE_UPDATE_REMOVE;
+	if (e) {
+		git_oid_cpy(&u->id, &e->id);
+		u->filemode = (git_filemode_t)e->mode;
+	}
+	if (!(u->path = strdup(path)))
+		return -1;
+	c->len++;
+	return 0;
+}
+
+/* Whether the work tree holds a directory at path (a file that became one: removed, and its
+ * files staged on their own). */
+static bool is_dir_at(struct gitstore *g, const char *path)
+{
+	struct buf full = BUF_INIT;
+	struct stat st;
+	bool dir = buf_printf(&full, "%s%s", g->workdir, path) == 0 && lstat(full.data, &st) == 0 &&
+	           S_ISDIR(st.st_mode);
+
+	buf_release(&full);
+	return dir;
+}
+
+/* One path stat data found changed: staged as libgit2's status would show it (deleted,
+ * untracked and not ignored, or modified in content or mode). Returns 1 staged, 0 not. */
+static int stage_path(struct gitstore *g, git_index *index, const char *path, struct changes *out)
+{
+	const git_index_entry *e = git_index_get_bypath(index, path, 0);
+	struct buf full = BUF_INIT;
+	struct stat st;
+	git_oid old_id;
+	uint32_t old_mode = e ? e->mode : 0;
+	bool exists;
+	int rc, ignored = 0;
+
+	if (buf_printf(&full, "%s%s", g->workdir, path) < 0)
+		return IG_EFAIL;
+	/* a directory where the index has a file: the file is gone, its new files come apart */
+	exists = lstat(full.data, &st) == 0 && !S_ISDIR(st.st_mode);
+	buf_release(&full);
+	if (e)
+		git_oid_cpy(&old_id, &e->id);
+	if (!exists && !e)
+		return 0;
+	if (!exists)
+		rc = git_index_remove_bypath(index, path);
+	else if (!e && (rc = git_ignore_path_is_ignored(&ignored, g->repo, path)) == 0 && ignored)
+		return 0;
+	else
+		rc = git_index_add_bypath(index, path);
+	if (rc < 0)
+		return rc;
+	if (exists && e && (e = git_index_get_bypath(index, path, 0)) && e->mode == old_mode &&
+	    git_oid_equal(&e->id, &old_id))
+		return 0; /* touched, not changed */
+	return changes_add(out, index, path, !exists) < 0 ? IG_EFAIL : 1;
+}
+
+/* Stages what gitwalk finds changed; 1 << 30 when it cannot decide (libgit2's status must). */
+static int stage_fast(struct gitstore *g, git_index *index, struct changes *out)
+{
+	struct strvec changed = STRVEC_INIT;
+	struct buf file = BUF_INIT;
+	bool undecided = true;
+	int rc = 0, staged = 0;
+
+	if (buf_printf(&file, "%s/.git/index", g->dir) < 0)
+		rc = IG_EFAIL;
+	else if (g->dirs) /* the tree was found clean this open: look only where it moved */
+		rc = gitwalk_changes_since(&changed, &undecided, g->dirs, index, g->workdir,
+		                           file.data);
+	else
+		rc = gitwalk_changes(&changed, &undecided, NULL, index, g->workdir, file.data);
+	for (size_t i = 0; rc == 0 && !undecided && i < changed.len; i++)
+		if ((rc = stage_path(g, index, changed.items[i], out)) > 0)
+			staged++, rc = 0;
+	strvec_release(&changed);
+	buf_release(&file);
+	return rc < 0 ? rc : undecided ? 1 << 30 : staged;
+}
+
+/* Stages exactly what the edit changed (the tree was clean before it ran) and lists it in
+ * out. Returns the number of paths staged, or negative. */
+static int stage_changes(struct gitstore *g, git_index *index, struct changes *out,
+                         struct error *err)
 {
 	git_status_options so;
 	git_status_list *list = NULL;
 	size_t i, n;
 	int rc, staged = 0;
 
+	if ((rc = stage_fast(g, index, out)) != 1 << 30)
+		return rc < 0 ? local_error(g, rc, "git stage", err) : rc;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
@@ -921,15 +1122,21 @@ static int stage_changes(struct gitstore *g, git_index *index, struct error *err
 	for (i = 0; i < n; i++) {
 		const git_status_entry *e = git_status_byindex(list, i);
 		const char *path = e->index_to_workdir ? e->index_to_workdir->new_file.path : NULL;
+		bool removed = (e->status & GIT_STATUS_WT_DELETED) ||
+		               ((e->status & GIT_STATUS_WT_TYPECHANGE) && is_dir_at(g, path));
 
 		if (!path)
 			continue;
-		if (e->status & GIT_STATUS_WT_DELETED)
+		if (removed)
 			rc = git_index_remove_bypath(index, path);
 		else
 			rc = git_index_add_bypath(index, path);
 		if (rc < 0)
 			goto fail;
+		if (changes_add(out, index, path, removed) < 0) {
+			git_status_list_free(list);
+			return oom(err);
+		}
 		staged++;
 	}
 	git_status_list_free(list);
@@ -937,6 +1144,24 @@ static int stage_changes(struct gitstore *g, git_index *index, struct error *err
 fail:
 	git_status_list_free(list);
 	return local_error(g, rc, "git stage", err);
+}
+
+/* The commit's tree: the parent's with the staged paths replaced (the index is the parent's
+ * tree plus them), so only the trees above them are built; libgit2's write of the whole
+ * index would hash and look up every tree of the checkout. A change it cannot express (a
+ * file that becomes a directory) takes the whole-index write. */
+static int build_tree(git_oid *out, struct gitstore *g, git_index *index, const git_commit *parent,
+                      const struct changes *c)
+{
+	git_tree *base = NULL;
+
+	if (git_commit_tree(&base, parent) == 0 &&
+	    git_tree_create_updated(out, g->repo, base, c->len, c->items) == 0) {
+		git_tree_free(base);
+		return 0;
+	}
+	git_tree_free(base);
+	return git_index_write_tree(out, index);
 }
 
 /* A signing failure, naming the Secret (the signer's own words name its folder). */
@@ -1000,21 +1225,21 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	git_tree *tree = NULL;
 	git_commit *parent = NULL;
 	git_signature *sig = NULL;
+	struct changes changes = {0};
 	git_oid tree_id, head_id;
 	int rc, staged;
 
 	if ((rc = git_repository_index(&index, g->repo)) < 0)
 		goto fail;
-	if ((staged = stage_changes(g, index, err)) <= 0) {
+	if ((staged = stage_changes(g, index, &changes, err)) <= 0) {
 		rc = staged;
 		goto done;
 	}
-	/* the index is written after the tree so that it keeps the refreshed tree cache: the next
-	 * commit then rebuilds only the trees above the paths it changes */
-	if ((rc = git_index_write_tree(&tree_id, index)) < 0 || (rc = git_index_write(index)) < 0 ||
-	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
-	    (rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
+	if ((rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
+	    (rc = build_tree(&tree_id, g, index, parent, &changes)) < 0 ||
+	    (rc = git_index_write(index)) < 0 ||
+	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0)
 		goto fail;
 	if (g->sign_dir) {
@@ -1030,6 +1255,7 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 fail:
 	rc = local_error(g, rc, "git commit", err);
 done:
+	changes_release(&changes);
 	git_signature_free(sig);
 	git_commit_free(parent);
 	git_tree_free(tree);

@@ -16,12 +16,12 @@
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/safefile.h"
 #include "imageguard/util/strvec.h"
+#include "markers_private.h"
 
-#define MAX_FILES 200000
-#define MAX_DEPTH 64
+#define MAX_FILES MARKERS_MAX_FILES
+#define MAX_DEPTH MARKERS_MAX_DEPTH
 
-/* The names Flux's file reader picks: *.yaml, *.yml and files named exactly Kustomization. */
-static bool is_yaml_name(const char *name)
+bool markers_is_yaml_name(const char *name)
 {
 	size_t n = strlen(name);
 
@@ -86,7 +86,7 @@ static int walk_entry(struct strvec *files, int dirfd, const char *name, const c
 			return markers_add_problem(out, child, 0, msg);
 		}
 		rc = walk(files, sub, child, depth + 1, out, err);
-	} else if (S_ISREG(st.st_mode) && is_yaml_name(name)) {
+	} else if (S_ISREG(st.st_mode) && markers_is_yaml_name(name)) {
 		if (files->len >= MAX_FILES)
 			rc = error_set(err, IG_ETOOBIG, "more than %d YAML files", MAX_FILES);
 		else if (strvec_push(files, child) < 0)
@@ -126,12 +126,15 @@ static int walk(struct strvec *files, int dirfd, const char *rel, int depth, str
 }
 
 /* Scans rel below the open root: read without following links, regular files only. */
-static int scan_file_at(struct marker_set *out, int rootfd, const char *name, struct error *err)
+int markers_scan_file_at(struct marker_set *out, int rootfd, const char *name, bool *read_ok,
+                         struct error *err)
 {
 	struct buf data = BUF_INIT_MAX(MARKERS_MAX_FILE_SIZE);
 	struct error e = ERROR_INIT;
 	int rc = safefile_read_at(&data, rootfd, name, &e);
 
+	/* an oversized file's problem depends on its size alone: as its bytes */
+	*read_ok = rc == 0 || rc == IG_ETOOBIG;
 	if (rc == IG_ETOOBIG) {
 		/* The scanner words the problem; it only needs to see a length over the cap. */
 		rc = markers_scan_buffer(out, name, "", MARKERS_MAX_FILE_SIZE + 1, err);
@@ -156,8 +159,30 @@ int markers_scan_file(struct marker_set *out, const char *root, const char *name
 		snprintf(msg, sizeof(msg), "cannot read file: %s", safefile_reason(&e));
 		return markers_add_problem(out, name, 0, msg);
 	}
-	rc = scan_file_at(out, rootfd, name, err);
+	rc = markers_scan_file_at(out, rootfd, name, &(bool){false}, err);
 	close(rootfd);
+	return rc;
+}
+
+int markers_tree_open(int *rootfd, int *dirfd, struct buf *sub, const char *root,
+                      const char *subpath, struct error *err)
+{
+	int rc;
+
+	*rootfd = *dirfd = -1;
+	if ((rc = normalise_subpath(sub, subpath, err)) < 0)
+		return rc;
+	if ((rc = safefile_open_root(rootfd, root, err)) < 0 ||
+	    (rc = safefile_open_dir(dirfd, *rootfd, sub->data, err)) < 0) {
+		if (errno == EACCES) { /* as an absent tree: nothing the caller can scan */
+			rc = IG_ENOTFOUND;
+			if (err)
+				err->code = rc;
+		}
+		if (*rootfd >= 0)
+			close(*rootfd);
+		*rootfd = -1;
+	}
 	return rc;
 }
 
@@ -169,22 +194,13 @@ int markers_scan_tree(struct marker_set *out, const char *root, const char *subp
 	struct strvec files = STRVEC_INIT;
 	int rootfd = -1, dirfd = -1, rc;
 
-	if ((rc = normalise_subpath(&sub, subpath, err)) < 0)
+	if ((rc = markers_tree_open(&rootfd, &dirfd, &sub, root, subpath, err)) < 0)
 		goto done;
-	if ((rc = safefile_open_root(&rootfd, root, err)) < 0 ||
-	    (rc = safefile_open_dir(&dirfd, rootfd, sub.data, err)) < 0) {
-		if (errno == EACCES) { /* as an absent tree: nothing the caller can scan */
-			rc = IG_ENOTFOUND;
-			if (err)
-				err->code = rc;
-		}
-		goto done;
-	}
 	if ((rc = walk(&files, dirfd, sub.data, 0, out, err)) < 0)
 		goto done;
 	strvec_sort(&files);
 	for (size_t i = 0; i < files.len && rc == 0; i++)
-		rc = scan_file_at(out, rootfd, files.items[i], err);
+		rc = markers_scan_file_at(out, rootfd, files.items[i], &(bool){false}, err);
 done:
 	if (rootfd >= 0)
 		close(rootfd);
