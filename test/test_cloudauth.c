@@ -591,7 +591,7 @@ END_TEST
  * reach STS); forgetting it fetches anew through the account; gcp has no object identity. */
 struct token_calls {
 	int n;
-	char audience[64];
+	char audience[256];
 };
 
 static int file_token(char **out, void *ctx, const char *audience, struct error *err)
@@ -601,7 +601,9 @@ static int file_token(char **out, void *ctx, const char *audience, struct error 
 
 	c->n++;
 	snprintf(c->audience, sizeof(c->audience), "%s", audience);
-	if (buf_read_file(&b, field_path("sa_aws")) < 0)
+	if (buf_read_file(&b, field_path(strncmp(audience, "identitynamespace:", 18) == 0
+	                                     ? "sa_gcp"
+	                                     : "sa_aws")) < 0)
 		return error_set(err, IG_EFAIL, "token file");
 	*out = buf_detach(&b);
 	return 0;
@@ -613,8 +615,9 @@ START_TEST(object_identity)
 	struct error err = ERROR_INIT;
 	struct token_calls calls = {0};
 	struct cloudauth_identity id = {
-	    "flux-system", "imageguard", "arn:aws:iam::123456789012:role/imageguard", NULL, NULL,
-	    file_token,    &calls};
+	    "flux-system", "imageguard", "arn:aws:iam::123456789012:role/imageguard",
+	    NULL,          NULL,         file_token,
+	    &calls,        NULL};
 	long long sts0, ecr0;
 
 	setenv("AWS_ENDPOINT_URL_STS", cloud.url, 1);
@@ -646,13 +649,81 @@ START_TEST(object_identity)
 	                  strstr(err.msg, "AccessDenied"),
 	              "%s", err.msg);
 	ck_assert_msg(!strstr(err.msg, "eyJ"), "no token in '%s'", err.msg);
-	error_clear(&err);
-	ck_assert_int_eq(cloudauth_creds_as(&obj, "gcp", host_of("gcp"), true, &id, &err),
-	                 IG_EINVALID);
-	ck_assert_msg(strstr(err.msg, "aws and azure only") != NULL, "%s", err.msg);
 	unsetenv("AWS_ENDPOINT_URL_STS");
 	creds_release(&pod);
 	creds_release(&obj);
+	cloudauth_reset();
+}
+END_TEST
+
+#define GSA "reader@imageguard-test.iam.gserviceaccount.com"
+#define GKE_AUDIENCE                                                                               \
+	"identitynamespace:imageguard-test.svc.id.goog:https://container.googleapis.com/v1/"       \
+	"projects/imageguard-test/locations/europe-west1/clusters/fleet"
+
+/* gcp object-level identity as fluxcd/pkg auth/gcp: the GKE cluster from the metadata server
+ * (read once), the account's token for Flux's identitynamespace audience, Google STS, then
+ * generateAccessToken of the annotated GSA, whose token (user oauth2accesstoken) lists the
+ * registry; cached per account; a GSA that does not admit the account is refused naming it;
+ * without the annotation the federated token itself (direct access). */
+START_TEST(gcp_object_identity)
+{
+	struct registry_creds c = REGISTRY_CREDS_INIT;
+	struct registry_listing l = REGISTRY_LISTING_INIT;
+	struct error err = ERROR_INIT;
+	struct token_calls calls = {0};
+	struct cloudauth_identity id = {"flux-system", "imageguard", NULL,   NULL,
+	                                NULL,          file_token,   &calls, GSA};
+	long long sts0 = stat_of("gcp-sts"), iam0 = stat_of("gcp-iam");
+	long long md0 = stat_of("gce-metadata-cluster"), pod0 = stat_of("gce-metadata");
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "127.0.0.1:%lld",
+	         (long long)json_integer_value(json_object_get(cloud.state, "port")));
+	setenv("GCE_METADATA_HOST", buf, 1);
+	setenv("GOOGLE_STS_ENDPOINT", cloud.url, 1);
+	setenv("GOOGLE_IAM_CREDENTIALS_ENDPOINT", cloud.url, 1);
+	control("/_fixture/config",
+	        "{\"gsa\": {\"" GSA "\": "
+	        "\"system:serviceaccount:flux-system:imageguard\"}, "
+	        "\"gcp_direct\": [\"system:serviceaccount:flux-system:imageguard\"]}");
+	cloudauth_reset();
+	ck_assert_msg(cloudauth_creds_as(&c, "gcp", host_of("gcp"), true, &id, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_str_eq(calls.audience, GKE_AUDIENCE);
+	ck_assert_str_eq(c.username, "oauth2accesstoken");
+	ck_assert_int_eq(stat_of("gcp-sts"), sts0 + 1);
+	ck_assert_int_eq(stat_of("gcp-iam"), iam0 + 1);
+	ck_assert_int_eq(stat_of("gce-metadata-cluster"), md0 + 3);
+	ck_assert_msg(list_with(&l, &c, "gcp", host_of("gcp"), &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(l.tags.len, 2);
+	registry_listing_release(&l);
+	ck_assert_int_eq(cloudauth_creds_as(&c, "gcp", host_of("gcp"), true, &id, &err), 0);
+	ck_assert_int_eq(calls.n, 1); /* cached */
+	/* a GSA whose binding does not admit the account */
+	id.gcp_service_account = "other@imageguard-test.iam.gserviceaccount.com";
+	cloudauth_forget_as("gcp", host_of("gcp"), &id);
+	ck_assert_int_eq(cloudauth_creds_as(&c, "gcp", host_of("gcp"), true, &id, &err), IG_EAUTH);
+	ck_assert_msg(strstr(err.msg, "serviceaccount 'flux-system/imageguard'") &&
+	                  strstr(err.msg, "other@imageguard-test") &&
+	                  strstr(err.msg, "403 forbidden: PERMISSION_DENIED") &&
+	                  !strstr(err.msg, "ya29") && !strstr(err.msg, "eyJ"),
+	              "%s", err.msg);
+	ck_assert_int_eq(stat_of("gce-metadata-cluster"), md0 + 3); /* the cluster read once */
+	/* direct access: no annotation, the federated token itself is the password */
+	id.gcp_service_account = NULL;
+	ck_assert_msg(cloudauth_creds_as(&c, "gcp", host_of("gcp"), true, &id, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_int_eq(stat_of("gcp-iam"), iam0 + 2); /* the refused one, none since */
+	ck_assert_int_eq(stat_of("gcp-sts"), sts0 + 3);
+	ck_assert_msg(list_with(&l, &c, "gcp", host_of("gcp"), &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(l.tags.len, 2);
+	registry_listing_release(&l);
+	ck_assert_int_eq(stat_of("gce-metadata"), pod0); /* never the pod's own token */
+	unsetenv("GOOGLE_STS_ENDPOINT");
+	unsetenv("GCE_METADATA_HOST");
+	unsetenv("GOOGLE_IAM_CREDENTIALS_ENDPOINT");
+	creds_release(&c);
 	cloudauth_reset();
 }
 END_TEST
@@ -737,6 +808,7 @@ int main(void)
 	tcase_add_test(tf, concurrent_fetches_coalesce);
 	tcase_add_test(tf, ecr_path_prefix_region);
 	tcase_add_test(tf, object_identity);
+	tcase_add_test(tf, gcp_object_identity);
 	tcase_add_test(tf, gcp_and_azure_cached_and_renewed);
 	tcase_add_test(tf, pod_identity_errors);
 	tcase_add_test(tf, missing_environment);

@@ -605,10 +605,8 @@ static const struct kube_sa_case {
      "puller", NULL},
     {"azure: object-level workload identity", "  provider: azure\n  serviceAccountName: puller\n",
      "puller", NULL},
-    {"gcp: object-level workload identity is aws and azure only",
-     "  provider: gcp\n  serviceAccountName: puller\n", NULL,
-     "'spec.serviceAccountName' with spec.provider 'gcp' is object-level workload identity, "
-     "which imageguard implements for aws and azure only"},
+    {"gcp: object-level workload identity", "  provider: gcp\n  serviceAccountName: puller\n",
+     "puller", NULL},
 };
 
 START_TEST(kube_service_account)

@@ -172,6 +172,32 @@ START_TEST(fetch_refuses_bad_names)
 }
 END_TEST
 
+/* A cloud provider reads the account's own identity, for each of aws, azure and gcp alike:
+ * without run --kube's API client that is one line naming the provider and the account. */
+START_TEST(object_identity_needs_the_api)
+{
+	static const char *const providers[] = {"aws", "azure", "gcp"};
+
+	for (size_t i = 0; i < 3; i++) {
+		struct config_repository r = {0};
+		struct registry_creds c = REGISTRY_CREDS_INIT;
+		struct error err = ERROR_INIT;
+		char want[128];
+
+		r.ns = "apps";
+		r.service_account = "puller";
+		r.provider = (char *)providers[i];
+		r.ref.registry = HOST;
+		ck_assert_int_eq(kubesa_load_creds(&c, &r, root, &err), IG_EINVALID);
+		snprintf(want, sizeof(want),
+		         "provider '%s': serviceaccount 'apps/puller': needs run --kube",
+		         providers[i]);
+		ck_assert_msg(strstr(err.msg, want) == err.msg, "%s", err.msg);
+		ck_assert_ptr_null(c.username);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kubesa");
@@ -182,6 +208,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, load_creds, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, fetch_refuses_bad_names);
+	tcase_add_test(tc, object_identity_needs_the_api);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

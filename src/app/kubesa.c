@@ -337,7 +337,7 @@ done:
 	return error;
 }
 
-/* ---- object-level workload identity (aws, azure) ---- */
+/* ---- object-level workload identity (aws, azure, gcp) ---- */
 
 /* The API client the scan threads share, one request at a time: module state because the
  * scans have no handle to carry it (as cloudauth's cache). */
@@ -408,7 +408,7 @@ static bool is_role_arn(const char *s)
 
 struct object_id {
 	struct cloudauth_identity id;
-	char *a, *b; /* owned: aws the role ARN; azure the client and tenant ids */
+	char *a, *b; /* owned: aws the role ARN; azure the client and tenant ids; gcp the GSA */
 };
 
 /* TokenRequest (authentication.k8s.io/v1) for the account, audience aud. */
@@ -476,9 +476,45 @@ static bool is_azure_id(const char *s)
 	return true;
 }
 
+/* fluxcd/pkg auth/gcp options.go's (commit b8275343) service account email pattern:
+ * ^[a-zA-Z0-9-]{1,100}@[a-zA-Z0-9-]{1,100}\.iam\.gserviceaccount\.com$ */
+static bool is_gsa_email(const char *s)
+{
+	static const char suffix[] = ".iam.gserviceaccount.com";
+	const char *at = strchr(s, '@');
+	size_t n = strlen(s), dom;
+
+	if (!at || at == s || at - s > 100 || n < sizeof(suffix) ||
+	    strcmp(s + n - (sizeof(suffix) - 1), suffix) != 0)
+		return false;
+	dom = n - (sizeof(suffix) - 1) - (size_t)(at - s) - 1;
+	if (dom < 1 || dom > 100)
+		return false;
+	for (const char *p = s; p < s + n - (sizeof(suffix) - 1); p++)
+		if (p != at && !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		                 (*p >= '0' && *p <= '9') || *p == '-'))
+			return false;
+	return true;
+}
+
+/* The gcp annotation: optional (without it Flux uses the federated token itself). */
+static int gcp_annotation(char **out, const json_t *sa, struct error *err)
+{
+	static const char key[] = "iam.gke.io/gcp-service-account";
+	const json_t *a = json_object_get(json_object_get(sa, "metadata"), "annotations");
+	const char *v = json_string_value(json_object_get(a, key));
+
+	*out = NULL;
+	if (!v || !*v)
+		return 0;
+	return annotation(out, sa, key, is_gsa_email, "<name>@<project>.iam.gserviceaccount.com",
+	                  err);
+}
+
 /* The account's identity for r->provider, read now: fluxcd/pkg auth/aws (identity.go: the
- * eks.amazonaws.com/role-arn annotation) and auth/azure (identity.go: the
- * azure.workload.identity/client-id and tenant-id annotations, both required). */
+ * eks.amazonaws.com/role-arn annotation), auth/azure (identity.go: the
+ * azure.workload.identity/client-id and tenant-id annotations, both required) and auth/gcp
+ * (provider.go: the iam.gke.io/gcp-service-account annotation, optional). */
 static int object_identity(struct object_id *o, const struct config_repository *r,
                            struct error *err)
 {
@@ -488,7 +524,7 @@ static int object_identity(struct object_id *o, const struct config_repository *
 
 	memset(o, 0, sizeof(*o));
 	o->id = (struct cloudauth_identity){r->ns, r->service_account, NULL, NULL,
-	                                    NULL,  request_token,      o};
+	                                    NULL,  request_token,      o,    NULL};
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s", r->ns,
 	         r->service_account);
 	if ((error = api_call(&sa, path, NULL, err)) < 0)
@@ -497,6 +533,9 @@ static int object_identity(struct object_id *o, const struct config_repository *
 		error = annotation(&o->a, sa, "eks.amazonaws.com/role-arn", is_role_arn,
 		                   "arn:aws:iam::<account>:role/<name>", err);
 		o->id.role_arn = o->a;
+	} else if (strcmp(r->provider, "gcp") == 0) {
+		error = gcp_annotation(&o->a, sa, err);
+		o->id.gcp_service_account = o->a;
 	} else if ((error = annotation(&o->a, sa, "azure.workload.identity/client-id", is_azure_id,
 	                               "a client id", err)) == 0) {
 		error = annotation(&o->b, sa, "azure.workload.identity/tenant-id", is_azure_id,
@@ -518,11 +557,6 @@ static int object_creds(struct registry_creds *out, const struct config_reposito
 	struct object_id o;
 	int error;
 
-	if (strcmp(r->provider, "aws") != 0 && strcmp(r->provider, "azure") != 0)
-		return error_set(err, IG_EINVALID,
-		                 "provider '%s': serviceaccount '%s/%s': object-level workload "
-		                 "identity is implemented for aws and azure only",
-		                 r->provider, r->ns, r->service_account);
 	if ((error = object_identity(&o, r, err)) == 0)
 		error =
 		    cloudauth_creds_as(out, r->provider, r->ref.registry, r->insecure, &o.id, err);
@@ -535,7 +569,8 @@ int kubesa_list_tags(struct registry_listing *out, struct registry_client *c,
                      const struct registry_target *t, const struct config_repository *r,
                      struct registry_creds *creds, struct error *err)
 {
-	struct cloudauth_identity key = {r->ns, r->service_account, NULL, NULL, NULL, NULL, NULL};
+	struct cloudauth_identity key = {r->ns, r->service_account, NULL, NULL, NULL, NULL, NULL,
+	                                 NULL};
 	int error = registry_list_tags(out, c, t, err);
 
 	if (error != IG_EAUTH || !cloudauth_is_cloud(r->provider))

@@ -189,8 +189,8 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strve
 /* spec.serviceAccountName as Flux reads it (fluxcd/image-reflector-controller
  * internal/registry/options.go, commit 157c5be4): with provider generic, the ServiceAccount's
  * imagePullSecrets join spec.secretRef's (src/app/kubesa.c); with a cloud provider, the
- * account's own workload identity (Flux's object-level workload identity), which imageguard
- * implements for aws and azure. Both need the Kubernetes API: file mode refuses. */
+ * account's own workload identity (Flux's object-level workload identity) for aws, azure and
+ * gcp. Both need the Kubernetes API: file mode refuses. */
 static void read_service_account(struct doc *d, const yaml_node_t *spec,
                                  struct config_repository *r)
 {
@@ -216,13 +216,6 @@ static void read_service_account(struct doc *d, const yaml_node_t *spec,
 		                 "'spec.serviceAccountName': '%s' is not a valid Kubernetes name "
 		                 "(lower-case, digits, '-', '.')",
 		                 r->service_account);
-	else if (r->provider && !strcmp(r->provider, "gcp"))
-		config_doc_error(
-		    d, line,
-		    "'spec.serviceAccountName' with spec.provider '%s' is object-level "
-		    "workload identity, which imageguard implements for aws and azure "
-		    "only: leave it out to use the controller's own identity",
-		    r->provider);
 }
 
 static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *spec,

@@ -215,7 +215,8 @@ int cloudauth_read_env_file(char **out, const char *provider, const char *var, s
 	return *out ? 0 : error_set(err, IG_EFAIL, "out of memory");
 }
 
-/* The service's error code from a JSON ("__type", "error", "code") or XML (<Code>) body, kept
+/* The service's error code from a JSON ("__type", "error", "code", "error.status") or XML
+ * (<Code>) body, kept
  * to a short token of name characters; "" when none. */
 static void error_code(char *out, size_t n, const struct http_response *r)
 {
@@ -226,6 +227,8 @@ static void error_code(char *out, size_t n, const struct http_response *r)
 
 	for (size_t i = 0; json_is_object(j) && !src && i < 3; i++)
 		src = json_string_value(json_object_get(j, fields[i]));
+	if (!src) /* Google's {"error": {"code", "message", "status"}} */
+		src = json_string_value(json_object_get(json_object_get(j, "error"), "status"));
 	if (!src && r->body.data && (x = strstr(r->body.data, "<Code>")) != NULL)
 		src = x + 6;
 	if (src && strchr(src, '#') && strchr(src, '#') < src + 64)
@@ -280,12 +283,7 @@ static int fetch(struct cloudauth_token *t, const char *provider, const char *ho
 		return cloudauth_aws_fetch(t, host, id, err);
 	if (strcmp(provider, "azure") == 0)
 		return cloudauth_azure_fetch(t, host, insecure, id, err);
-	if (id)
-		return error_set(err, IG_EINVALID,
-		                 "provider '%s': serviceaccount '%s/%s': object-level workload "
-		                 "identity is implemented for aws and azure only",
-		                 provider, id->ns, id->name);
-	return cloudauth_gcp_fetch(t, host, err);
+	return cloudauth_gcp_fetch(t, host, id, err);
 }
 
 static bool is_inflight(const char *key)

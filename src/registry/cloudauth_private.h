@@ -45,7 +45,8 @@ int cloudauth_form_append(struct buf *b, const char *s);
 /* id NULL: the pod's identity (the SDKs' chain); else the object's (cloudauth_creds_as). */
 int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
                         const struct cloudauth_identity *id, struct error *err);
-int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host, struct error *err);
+int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host,
+                        const struct cloudauth_identity *id, struct error *err);
 int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
                           const struct cloudauth_identity *id, struct error *err);
 /* Drops a provider's identity entries (the keys a credential chain gave). */

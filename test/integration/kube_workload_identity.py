@@ -6,7 +6,12 @@ TokenRequest API of the Kubernetes API fixture (kubeapi_etcd.py over a real etcd
 the cluster OIDC issuer that the cloud fixture's STS trusts. STS checks the audience, the role's
 trust in exactly that account and the session name Flux uses. ECR checks the SigV4 signature
 in the registry's region, and docker-registry with token auth checks the ECR credential. An
-account that the role does not trust, or one without the annotation, fails alone in one line."""
+account that the role does not trust, or one without the annotation, fails alone in one line.
+azure goes through Entra ID and ACR's exchange; gcp through the GKE metadata server (the
+cluster, for Flux's identitynamespace audience), Google STS and IAM Credentials'
+generateAccessToken of the iam.gke.io/gcp-service-account annotation. A revoked credential (the
+fixture's /_fixture/revoke: the cloud credential and the registry bearer tokens issued for it)
+is refreshed once through the account; refused again, it is the repository's error."""
 import json
 import os
 import sys
@@ -26,6 +31,7 @@ del harness._tests[:]  # importing run_kube for its helpers registered its tests
 OBJECT_ROLE = "arn:aws:iam::%s:role/team-ecr-reader" % cf.ACCOUNT
 SUBJECT = "system:serviceaccount:default:ecr-reader"
 OBJECT_CLIENT = "5e1f0c1d-0000-4000-8000-acrreader001"
+GSA = "gar-reader@%s.iam.gserviceaccount.com" % cf.GCP_PROJECT
 
 
 def sa(name, role=None, annotations=None):
@@ -47,11 +53,13 @@ def setup():
         cf.control(c.url, "/_fixture/config", {
             "roles": {cf.ROLE_ARN: cf.SA_SUBJECT, OBJECT_ROLE: SUBJECT},
             "federated": {cf.CLIENT_ID: cf.SA_SUBJECT,
-                          OBJECT_CLIENT: "system:serviceaccount:default:acr-reader"}})
-        for k in [k for k in os.environ if k.startswith(("AWS_", "AZURE_"))]:
+                          OBJECT_CLIENT: "system:serviceaccount:default:acr-reader"},
+            "gsa": {GSA: "system:serviceaccount:default:gar-reader"}})
+        for k in [k for k in os.environ if k.startswith(("AWS_", "AZURE_", "GCE_", "GOOGLE_"))]:
             del os.environ[k]  # imageguard's own identity: none; only the objects' accounts
         os.environ.update(AWS_ENDPOINT_URL_STS=c.url, AWS_ENDPOINT_URL_ECR=c.url,
-                          AZURE_AUTHORITY_HOST=c.url + "/")
+                          AZURE_AUTHORITY_HOST=c.url + "/", GCE_METADATA_HOST=c.url[7:],
+                          GOOGLE_STS_ENDPOINT=c.url, GOOGLE_IAM_CREDENTIALS_ENDPOINT=c.url)
         env = Env(registry_host=c.host("ecr"), start_registry=False)
         api = kubeapi_etcd.start()
         api.token_signer = lambda ns, name, auds, secs: c.state.sa_token(
@@ -69,10 +77,13 @@ def setup():
     api.create_object(sa("acr-reader", annotations={
         "azure.workload.identity/client-id": OBJECT_CLIENT,
         "azure.workload.identity/tenant-id": cf.TENANT}))
+    api.create_object(sa("gar-reader", annotations={"iam.gke.io/gcp-service-account": GSA}))
+    api.create_object(sa("gar-bad", annotations={"iam.gke.io/gcp-service-account": "gar-reader"}))
     files, objs = {}, ""
     for name, account, provider, host in (
             ("app", "ecr-reader", "aws", None), ("untrusted", "untrusted", "aws", None),
-            ("plain", "plain", "aws", None), ("acr", "acr-reader", "azure", c.host("acr"))):
+            ("plain", "plain", "aws", None), ("acr", "acr-reader", "azure", c.host("acr")),
+            ("gar", "gar-reader", "gcp", c.host("gcp")), ("garbad", "gar-bad", "gcp", c.host("gcp"))):
         files["apps/%s.yaml" % name] = marker_file(env.image("team/app", host) + ":v1.0.0", name)
         objs += env.repository(name, "team/app", host=host, extra="  provider: %s\n"
                                "  serviceAccountName: %s\n" % (provider, account))
@@ -123,6 +134,29 @@ def azure_the_accounts_client_through_entra_and_acr(st):
 
 
 @harness.test
+def gcp_the_accounts_gsa_through_sts_and_iam_credentials(st):
+    wait(lambda: "v1.1.0" in st["env"].remote_file("apps/gar.yaml"),
+         "the Artifact Registry update through gar-reader's GSA", 40, st["run"].text)
+    reqs = [r for r in st["api"].token_requests if r["name"] == "gar-reader"]
+    harness.check(reqs and all(r["audiences"] == [cf.GCP_AUDIENCE] for r in reqs),
+                  "TokenRequest for the identitynamespace audience", st["api"].token_requests)
+    stats = cf.control(st["cloud"].url, "/_fixture/stats")
+    harness.check(stats.get("gcp-sts", 0) >= 1 and stats.get("gcp-iam", 0) >= 1 and
+                  not stats.get("gce-metadata"), "STS, IAM Credentials; never the pod's token",
+                  stats)
+
+
+@harness.test
+def gcp_a_malformed_gsa_annotation_says_so(st):
+    got = wait(lambda: [l for l in lines(st, "registry.credentials") if "default/gar-bad" in l],
+               "gar-bad's line", 20, st["run"].text)
+    msg = json.loads(got[0])["msg"]
+    harness.check("provider 'gcp'" in msg and "iam.gke.io/gcp-service-account is not" in msg,
+                  "names provider, account and annotation", msg)
+    harness.check("v1.0.0" in st["env"].remote_file("apps/garbad.yaml"), "not updated")
+
+
+@harness.test
 def an_untrusted_account_fails_alone_in_one_line(st):
     got = wait(lambda: [l for l in lines(st, "registry.credentials") if "default/untrusted" in l],
                "untrusted's line", 20, st["run"].text)
@@ -156,6 +190,56 @@ def the_credential_is_cached_across_passes(st):
     harness.check(not new, "no new TokenRequest for ecr-reader", new)
     harness.check(not [x for x in c.state.sessions[sessions:] if x[0] == OBJECT_ROLE],
                   "no new session", c.state.sessions[sessions:])
+
+
+def gar_tokens(st):
+    return len([r for r in st["api"].token_requests if r["name"] == "gar-reader"])
+
+
+def next_pass(st, tag):
+    registry.push_image("http://" + st["cloud"].upstream, "team/app", [tag], auth=cf.PUSH_USER)
+    kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
+            "reconcile.fluxcd.io/requestedAt=" + tag)
+
+
+@harness.test
+def a_revoked_credential_is_refreshed_once(st):
+    # revoked: the GSA token and the registry's bearer tokens for it (the registry client's
+    # cached bearer is refused too, not just the next token request)
+    c = st["cloud"]
+    n, iam = gar_tokens(st), cf.control(c.url, "/_fixture/stats").get("gcp-iam", 0)
+    cf.control(c.url, "/_fixture/revoke", {})
+    next_pass(st, "v1.3.0")
+    wait(lambda: "v1.3.0" in st["env"].remote_file("apps/gar.yaml"), "v1.3.0 after the refresh",
+         40, st["run"].text)
+    stats = cf.control(c.url, "/_fixture/stats")
+    harness.check(stats.get("registry-revoked-bearer", 0) >= 1, "the cached bearer was refused",
+                  stats)
+    harness.check(gar_tokens(st) == n + 1 and stats.get("gcp-iam", 0) == iam + 1,
+                  "one new TokenRequest and one generateAccessToken", (gar_tokens(st) - n, stats))
+    refused = [l for l in lines(st, "cloudauth.refused") if "default/gar-reader" in l]
+    harness.check(len(refused) == 1, "one refresh logged", refused)
+
+
+@harness.test
+def a_credential_refused_after_its_refresh_is_the_error(st):
+    c = st["cloud"]
+    n = gar_tokens(st)
+    cf.control(c.url, "/_fixture/config", {"refuse": ["registry"]})
+    cf.control(c.url, "/_fixture/revoke", {})
+    try:
+        next_pass(st, "v1.4.0")
+        got = wait(lambda: [l for l in lines(st, "registry.list") if "gar'" in l and
+                            json.loads(l)["level"] == "warn"],
+                   "gar's listing error", 40, st["run"].text)
+    finally:
+        cf.control(c.url, "/_fixture/config", {"refuse": []})
+    msg = json.loads(got[0])["msg"]
+    harness.check("401" in msg or "unauthorized" in msg.lower(), "a refusal", msg)
+    harness.check(gar_tokens(st) == n + 1, "one refresh, no more", gar_tokens(st) - n)
+    harness.check(len([l for l in lines(st, "cloudauth.refused") if "default/gar-reader" in l])
+                  == 2, "one more refresh logged")
+    harness.check("v1.3.0" in st["env"].remote_file("apps/gar.yaml"), "not updated")
 
 
 @harness.test

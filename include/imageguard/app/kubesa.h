@@ -3,7 +3,7 @@
  * the configuration and join spec.secretRef's Secret: the first with an entry for the registry
  * gives the credentials (fluxcd/image-reflector-controller internal/registry/options.go,
  * commit 157c5be4; fluxcd/pkg runtime/secrets PullSecretsFromServiceAccountRef). With provider
- * aws or azure, the account's own cloud identity (object-level workload identity): its
+ * aws, azure or gcp, the account's own cloud identity (object-level workload identity): its
  * annotations and a TokenRequest token, through cloudauth_creds_as. */
 #ifndef IMAGEGUARD_KUBESA_H
 #define IMAGEGUARD_KUBESA_H
@@ -35,9 +35,10 @@ void kubesa_fetch_spec(struct kube_client *c, const char *secrets_dir, const cha
                        const json_t *spec);
 
 /* The credentials of repository r (which names r->service_account) for its registry. With a
- * cloud provider (aws), the account's own identity: its eks.amazonaws.com/role-arn annotation
- * and a TokenRequest token, through cloudauth_creds_as. Otherwise its
- * spec.secretRef's Secret first, then the account's pull secrets, the first with an entry for
+ * cloud provider, the account's own identity: its annotations (aws eks.amazonaws.com/role-arn;
+ * azure azure.workload.identity/client-id and tenant-id; gcp the optional
+ * iam.gke.io/gcp-service-account) and a TokenRequest token, through cloudauth_creds_as. Otherwise
+ * its spec.secretRef's Secret first, then the account's pull secrets, the first with an entry for
  * the registry host. An account without pull secrets and no secretRef is anonymous, as in
  * Flux; pull secrets none of which has the host are IG_EINVALID naming them. Returns 0 with
  * out filled (release with creds_release), or IG_EINVALID / IG_ENOTFOUND / IG_EAUTH naming
@@ -45,7 +46,7 @@ void kubesa_fetch_spec(struct kube_client *c, const char *secrets_dir, const cha
 int kubesa_load_creds(struct registry_creds *out, const struct config_repository *r,
                       const char *secrets_dir, struct error *err);
 
-/* ---- object-level workload identity: serviceAccountName with provider aws ---- */
+/* ---- object-level workload identity: serviceAccountName with a cloud provider ---- */
 
 struct kubeconfig;
 struct registry_client;

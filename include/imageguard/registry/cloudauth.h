@@ -32,18 +32,21 @@ int cloudauth_creds(struct registry_creds *out, const char *provider, const char
  * serviceAccountName with a cloud provider. The ServiceAccount ns/name (the cache key and, for
  * aws, the role session name "<name>.<ns>.<region>.fluxcd.io"); aws: its role (the
  * eks.amazonaws.com/role-arn annotation); azure: its client and tenant ids (the
- * azure.workload.identity/client-id and tenant-id annotations); and token(), which asks the
- * TokenRequest API for the account's token for audience ("sts.amazonaws.com",
- * "api://AzureADTokenExchange"), newly allocated; called only when a credential has to be
- * fetched. gcp is not implemented. */
+ * azure.workload.identity/client-id and tenant-id annotations); gcp: the Google service account
+ * it impersonates (the iam.gke.io/gcp-service-account annotation; NULL: the federated token
+ * itself, Flux's direct access); and token(), which asks the TokenRequest API for the
+ * account's token for audience ("sts.amazonaws.com", "api://AzureADTokenExchange", gcp's
+ * "identitynamespace:<project>.svc.id.goog:<cluster URL>"), newly allocated; called only when
+ * a credential has to be fetched. */
 struct cloudauth_identity {
 	const char *ns, *name, *role_arn, *client_id, *tenant_id;
 	int (*token)(char **out, void *ctx, const char *audience, struct error *err);
 	void *ctx;
+	const char *gcp_service_account;
 };
 
 /* cloudauth_creds with the identity id instead of the pod's (id NULL: the pod's). Cached
- * apart from the pod's and from every other account's. gcp is IG_EINVALID. */
+ * apart from the pod's and from every other account's. */
 int cloudauth_creds_as(struct registry_creds *out, const char *provider, const char *registry_host,
                        bool insecure, const struct cloudauth_identity *id, struct error *err);
 
