@@ -103,6 +103,64 @@ START_TEST(json)
 }
 END_TEST
 
+/* report_json prints one item at a time: the bytes must be those jansson prints for the
+ * whole array at once (JSON_INDENT(2)), with nested arrays and escapes, and "[]" when empty. */
+START_TEST(json_layout)
+{
+	struct report r = REPORT_INIT;
+	struct buf out = BUF_INIT;
+	json_error_t je;
+	json_t *a;
+	char *whole;
+
+	ck_assert_int_eq(report_json(&out, &r), 0);
+	ck_assert_str_eq(out.data, "[]\n");
+	buf_reset(&out);
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+		fill(&r, i);
+	ck_assert_int_eq(report_json(&out, &r), 0);
+	ck_assert_ptr_nonnull(a = json_loads(out.data, 0, &je));
+	ck_assert_ptr_nonnull(whole = json_dumps(a, JSON_INDENT(2)));
+	ck_assert_uint_eq(out.len, strlen(whole) + 1);
+	ck_assert_int_eq(memcmp(out.data, whole, strlen(whole)), 0);
+	ck_assert_int_eq(out.data[out.len - 1], '\n');
+	free(whole);
+	json_decref(a);
+	buf_release(&out);
+	report_release(&r);
+}
+END_TEST
+
+/* report_reserve, report_truncate and report_join's move into an empty report. */
+START_TEST(reserve_truncate_join)
+{
+	struct report r = REPORT_INIT, dst = REPORT_INIT;
+	struct report_item *first;
+
+	ck_assert_int_eq(report_reserve(&r, 5), 0);
+	ck_assert_uint_ge(r.cap, 5);
+	fill(&r, 0);
+	first = &r.items[0];
+	for (size_t i = 1; i < 5; i++)
+		fill(&r, i);
+	ck_assert_ptr_eq(&r.items[0], first); /* reserved: no add moved the array */
+	report_truncate(&r, 2);
+	ck_assert_uint_eq(r.len, 2);
+	ck_assert_str_eq(r.items[1].current, items[1].current);
+	ck_assert_int_eq(report_join(&dst, &r), 0);
+	ck_assert_uint_eq(dst.len, 2);
+	ck_assert_uint_eq(r.len, 0);
+	ck_assert_ptr_null(r.items);
+	ck_assert_str_eq(dst.items[0].file, items[0].file);
+	fill(&r, 3);
+	ck_assert_int_eq(report_join(&dst, &r), 0);
+	ck_assert_uint_eq(dst.len, 3);
+	ck_assert_str_eq(dst.items[2].current, items[3].current);
+	report_release(&r);
+	report_release(&dst);
+}
+END_TEST
+
 /* Digest-tracked decisions carry the committed digest and both build times. */
 START_TEST(created_fields)
 {
@@ -176,6 +234,8 @@ int main(void)
 
 	tcase_add_loop_test(tc, text, 0, sizeof(items) / sizeof(items[0]));
 	tcase_add_test(tc, json);
+	tcase_add_test(tc, json_layout);
+	tcase_add_test(tc, reserve_truncate_join);
 	tcase_add_test(tc, created_fields);
 	tcase_add_test(tc, shard_fields);
 	suite_add_tcase(s, tc);

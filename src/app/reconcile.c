@@ -24,6 +24,7 @@
 #include "imageguard/registry/registry.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
+#include "imageguard/util/vec.h"
 
 /* ---- one automation ---- */
 
@@ -32,8 +33,11 @@ static void decided_release(struct autorun *ar)
 	for (size_t i = 0; i < ar->len; i++)
 		decide_item_release(&ar->items[i]);
 	free(ar->items);
+	free(ar->slots);
 	ar->items = NULL;
-	ar->len = 0;
+	ar->slots = NULL;
+	ar->len = ar->items_cap = 0;
+	ar->partial = false;
 }
 
 /* Decides every marker that names a configured policy, in scan order. */
@@ -129,10 +133,92 @@ static bool cache_shared(const struct autorun *ar, const struct autorun *all, si
 	return false;
 }
 
+/* Keeps writer *it (moved: the caller no longer owns it) with report item number slot. */
+static int keep_writer(struct autorun *ar, struct decide_item *it, size_t slot)
+{
+	size_t cap = ar->items_cap;
+	struct decide_item *items = vec_reserve(ar->items, &cap, ar->len, sizeof(*items), 4);
+	size_t *slots;
+
+	if (!items)
+		return IG_EFAIL;
+	ar->items = items;
+	if (!(slots = realloc(ar->slots, cap * sizeof(*slots))))
+		return IG_EFAIL;
+	ar->slots = slots;
+	ar->items_cap = cap;
+	ar->slots[ar->len] = slot;
+	ar->items[ar->len++] = *it;
+	return 0;
+}
+
+/* Decides every marker as reconcile_decide_all does, in the same order, but a decision that
+ * writes nothing goes straight to its report item and its decide_item is released: an
+ * up-to-date pass holds no decide_item (1 KiB) per marker. Writers keep their item and a
+ * report item left empty (filled by report_items, after the commit). */
+static int decide_and_report(struct autorun *ar)
+{
+	const struct config *cfg = ar->p->cfg;
+
+	decided_release(ar);
+	ar->partial = true;
+	if (report_reserve(&ar->report, ar->report.len + ar->markers.len) < 0)
+		return IG_EFAIL;
+	for (size_t i = 0; i < ar->markers.len; i++) {
+		const struct config_policy *pol =
+		    config_find_policy_id(cfg, ar->markers.items[i].policy);
+		struct decide_item tmp;
+		struct report_item *it;
+		int error;
+
+		if (!pol || !config_automation_selects(ar->a, pol))
+			continue;
+		memset(&tmp, 0, sizeof(tmp));
+		error = decide_marker(&tmp, &ar->p->env, ar->a, &ar->markers, i,
+		                      reconcile_policy_index(cfg, pol));
+		if (error == 0)
+			error = report_add(&it, &ar->report);
+		if (error == 0 && tmp.new_value &&
+		    (error = keep_writer(ar, &tmp, ar->report.len - 1)) == 0)
+			continue;
+		if (error == 0)
+			error = reconcile_report_fill(ar, it, &tmp);
+		decide_item_release(&tmp);
+		if (error < 0)
+			return error;
+	}
+	return 0;
+}
+
+/* The report items of ar's decisions from item number first on, in marker order, then their
+ * counts. When the commit decided again (every item kept), the early items are redone. */
+static int report_items(struct autorun *ar, size_t first)
+{
+	int error = 0;
+
+	if (ar->partial) {
+		for (size_t k = 0; k < ar->len && error == 0; k++)
+			error = reconcile_report_fill(ar, &ar->report.items[ar->slots[k]],
+			                              &ar->items[k]);
+	} else {
+		report_truncate(&ar->report, first);
+		for (size_t i = 0; i < ar->len && error == 0; i++) {
+			struct report_item *it;
+
+			if ((error = report_add(&it, &ar->report)) == 0)
+				error = reconcile_report_fill(ar, it, &ar->items[i]);
+		}
+	}
+	for (size_t i = first; i < ar->report.len && error == 0; i++)
+		reconcile_report_count(ar->p, &ar->report.items[i]);
+	return error;
+}
+
 /* Phase two, after the listings: decide, commit, report. */
 static int finish_automation(struct autorun *ar)
 {
 	struct error err = ERROR_INIT;
+	size_t first = ar->report.len;
 	int error = 0;
 
 	if (!ar->opened)
@@ -148,14 +234,12 @@ static int finish_automation(struct autorun *ar)
 		}
 		goto report;
 	}
-	if ((error = reconcile_decide_all(ar)) < 0)
+	if ((error = decide_and_report(ar)) < 0)
 		return error;
 	if (!ar->p->o->dry_run && reconcile_any_write(ar) && (error = reconcile_commit(ar)) < 0)
 		return error;
 report:
-	for (size_t i = 0; i < ar->len && error == 0; i++)
-		error = reconcile_report_marker(ar, &ar->items[i]);
-	return error;
+	return report_items(ar, first);
 }
 
 static void autorun_release(struct autorun *ar)

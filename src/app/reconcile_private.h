@@ -50,6 +50,11 @@ struct autorun {
 	struct marker_set markers;
 	struct decide_item *items;
 	size_t len;
+	/* After a pass's first decide (reconcile.c): only the writers' items are kept, each
+	 * decision that writes nothing went straight to its report item; slots[k] is the report
+	 * item of items[k]. False once every marker's item is kept (reconcile_decide_all). */
+	bool partial;
+	size_t *slots, items_cap;
 	bool opened;   /* phase one read its markers */
 	bool reopen;   /* its clone was closed after phase one (another automation shares it) */
 	bool finished; /* phase two done */
@@ -84,7 +89,10 @@ void reconcile_fail_writes(struct autorun *ar, const char *msg);
 int reconcile_commit(struct autorun *ar);
 
 /* reconcile_report.c */
-int reconcile_report_marker(struct autorun *ar, const struct decide_item *d);
+/* Fills report item it from decision d (the counts come after: reconcile_report_count). */
+int reconcile_report_fill(struct autorun *ar, struct report_item *it, const struct decide_item *d);
+/* Counts a filled item: metrics, the current-missing warning, the pass's errors. */
+void reconcile_report_count(struct pass *p, const struct report_item *it);
 void reconcile_automation_failed(struct pass *p, const struct config_automation *a,
                                  const struct error *err);
 int reconcile_report_unmarked(struct pass *p);

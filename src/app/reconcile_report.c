@@ -24,7 +24,7 @@
 #include "imageguard/util/safefile.h"
 #include "imageguard/util/strvec.h"
 
-static void count_decision(struct pass *p, const struct report_item *it)
+void reconcile_report_count(struct pass *p, const struct report_item *it)
 {
 	passmetrics_decision(p->o->metrics, it);
 	if (it->warnings & GUARD_WARN_CURRENT_MISSING)
@@ -47,20 +47,17 @@ static void listing_info(struct report_item *it, const struct scan *sc)
 	it->tags = &sc->listing.tags;
 }
 
-int reconcile_report_marker(struct autorun *ar, const struct decide_item *d)
+int reconcile_report_fill(struct autorun *ar, struct report_item *it, const struct decide_item *d)
 {
 	struct pass *p = ar->p;
 	const struct config_policy *pol = &p->cfg->policies[d->policy];
 	const struct marker *m = &ar->markers.items[d->marker];
-	struct report_item *it;
 	bool wrote = ar->committed && d->new_value && guard_writes(&d->d);
 	const char *current =
 	    m->part == MARKER_NAME || (m->part == MARKER_DIGEST && !d->current_tag)
 	        ? m->value
 	        : d->current_tag;
 
-	if (report_add(&it, &ar->report) < 0)
-		return IG_EFAIL;
 	it->decision = d->d.decision;
 	it->reason = d->d.reason;
 	it->warnings = d->d.warnings;
@@ -78,7 +75,6 @@ int reconcile_report_marker(struct autorun *ar, const struct decide_item *d)
 	    report_set_created(&it->candidate_created, d->cand_created) < 0 ||
 	    report_set(&it->automation, ar->a->id) < 0)
 		return IG_EFAIL;
-	count_decision(p, it);
 	return 0;
 }
 
@@ -126,7 +122,7 @@ int reconcile_report_unmarked(struct pass *p)
 			it->decision = GUARD_NONE;
 			it->reason = GUARD_NO_MARKERS;
 		}
-		count_decision(p, it);
+		reconcile_report_count(p, it);
 	}
 	return 0;
 }
@@ -150,7 +146,7 @@ int reconcile_report_invalid(struct pass *p)
 			return IG_EFAIL;
 		it->decision = GUARD_ERROR;
 		it->reason = GUARD_CONFIG;
-		count_decision(p, it);
+		reconcile_report_count(p, it);
 	}
 	return 0;
 }

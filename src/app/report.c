@@ -21,6 +21,15 @@ int report_join(struct report *dst, struct report *src)
 
 	if (!src->len)
 		return 0;
+	if (!dst->len) { /* nothing to keep: take src's array, with no second copy at the peak */
+		free(dst->items);
+		dst->items = src->items;
+		dst->len = src->len;
+		dst->cap = src->cap;
+		src->items = NULL;
+		src->len = src->cap = 0;
+		return 0;
+	}
 	if (src->len > SIZE_MAX / sizeof(*p) - dst->len ||
 	    !(p = realloc(dst->items, (dst->len + src->len) * sizeof(*p))))
 		return IG_EFAIL;
@@ -45,6 +54,41 @@ int report_add(struct report_item **out, struct report *r)
 	*out = &r->items[r->len++];
 	memset(*out, 0, sizeof(**out));
 	return 0;
+}
+
+int report_reserve(struct report *r, size_t n)
+{
+	struct report_item *p;
+
+	if (r->cap >= n)
+		return 0;
+	if (n > SIZE_MAX / sizeof(*p) || !(p = realloc(r->items, n * sizeof(*p))))
+		return IG_EFAIL;
+	r->items = p;
+	r->cap = n;
+	return 0;
+}
+
+static void item_release(struct report_item *it)
+{
+	free(it->policy);
+	free(it->image);
+	free(it->file);
+	free(it->current);
+	free(it->candidate);
+	free(it->digest);
+	free(it->commit);
+	free(it->message);
+	free(it->current_digest);
+	free(it->current_created);
+	free(it->candidate_created);
+	free(it->automation);
+}
+
+void report_truncate(struct report *r, size_t len)
+{
+	while (r->len > len)
+		item_release(&r->items[--r->len]);
 }
 
 int report_set(char **field, const char *s)
@@ -89,22 +133,8 @@ int report_add_failure(struct report *r, const char *automation, const char *mes
 
 void report_release(struct report *r)
 {
-	for (size_t i = 0; i < r->len; i++) {
-		struct report_item *it = &r->items[i];
-
-		free(it->policy);
-		free(it->image);
-		free(it->file);
-		free(it->current);
-		free(it->candidate);
-		free(it->digest);
-		free(it->commit);
-		free(it->message);
-		free(it->current_digest);
-		free(it->current_created);
-		free(it->candidate_created);
-		free(it->automation);
-	}
+	for (size_t i = 0; i < r->len; i++)
+		item_release(&r->items[i]);
 	for (size_t i = 0; i < r->failures_len; i++) {
 		free(r->failures[i].automation);
 		free(r->failures[i].message);
@@ -227,23 +257,40 @@ static json_t *item_json(const struct report_item *it, unsigned shards)
 	return o;
 }
 
+/* Item o as json_dumps(JSON_INDENT(2)) prints it as an element of the report's array: each of
+ * its lines two spaces further in. A string never holds a raw newline, so the lines are
+ * exact, and one item's tree at a time is built instead of the whole report's. */
+static int item_text(struct buf *out, json_t *o)
+{
+	char *text = json_dumps(o, JSON_INDENT(2));
+	int error = 0;
+
+	if (!text)
+		return IG_EFAIL;
+	for (const char *p = text; *p && error == 0;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+
+		if ((error = buf_puts(out, "  ")) == 0)
+			error = buf_append(out, p, n);
+		p += n;
+	}
+	free(text);
+	return error;
+}
+
 int report_json(struct buf *out, const struct report *r)
 {
-	json_t *a = json_array();
-	char *text = NULL;
-	int error = IG_EFAIL;
+	int error = buf_puts(out, r->len ? "[\n" : "[]\n");
 
-	for (size_t i = 0; a && i < r->len; i++) {
+	for (size_t i = 0; error == 0 && i < r->len; i++) {
 		json_t *o = item_json(&r->items[i], r->shards);
 
-		if (!o || json_array_append_new(a, o) < 0)
-			goto done;
+		error = o ? item_text(out, o) : IG_EFAIL;
+		json_decref(o);
+		if (error == 0)
+			error = buf_puts(out, i + 1 < r->len ? ",\n" : "\n]\n");
 	}
-	if (a && (text = json_dumps(a, JSON_INDENT(2))) && (error = buf_puts(out, text)) == 0)
-		error = buf_puts(out, "\n");
-done:
-	free(text);
-	json_decref(a);
 	return error;
 }
 

@@ -65,6 +65,10 @@ struct report {
 /* Appends a zeroed item and returns it in *out (borrowed; valid until the next add).
  * Returns 0 or IG_EFAIL when out of memory. */
 int report_add(struct report_item **out, struct report *r);
+/* Makes room for n items in all, so that adding up to n moves none; 0 or IG_EFAIL. */
+int report_reserve(struct report *r, size_t n);
+/* Releases the items from number len on (a report cut back to its first len items). */
+void report_truncate(struct report *r, size_t len);
 /* Moves every item of src to the end of dst, in order; src is left empty (its counts are not
  * moved: the caller counts on dst). Returns 0 or IG_EFAIL (dst unchanged, src kept). */
 int report_join(struct report *dst, struct report *src);
