@@ -519,6 +519,29 @@ static int start_webhook(struct runner *rn, struct error *err)
 	return 0;
 }
 
+/* --verify-interval: of this shard's automations only, and only while leading (the leader's
+ * drift Events; a standby writes nothing). After leader_start: it reads rn->leader. */
+static int start_verify(struct runner *rn, struct error *err)
+{
+	struct runverify_options vo = {rn->o->kubeconfig,
+	                               rn->o->state_dir,
+	                               rn->kube ? rn->kube_secrets : rn->o->secrets_dir,
+	                               rn->metrics,
+	                               rn->client,
+	                               rn->audit,
+	                               &stop_requested,
+	                               rn->events ? kubeevents_on_verify : NULL,
+	                               rn->events,
+	                               &rn->o->shard,
+	                               rn->leader};
+	int error;
+
+	if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
+		return error_prefix(err, "--verify-interval");
+	rn->verify_due = now_ms(); /* first verification right after the first pass */
+	return 0;
+}
+
 static int start(struct runner *rn, struct error *err)
 {
 	int error;
@@ -535,21 +558,6 @@ static int start(struct runner *rn, struct error *err)
 	if (rn->o->audit_log &&
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
 		return error;
-	if (rn->o->verify_interval_ms) {
-		struct runverify_options vo = {rn->o->kubeconfig,
-		                               rn->o->state_dir,
-		                               rn->kube ? rn->kube_secrets : rn->o->secrets_dir,
-		                               rn->metrics,
-		                               rn->client,
-		                               rn->audit,
-		                               &stop_requested,
-		                               rn->events ? kubeevents_on_verify : NULL,
-		                               rn->events};
-
-		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
-			return error_prefix(err, "--verify-interval");
-		rn->verify_due = now_ms(); /* first verification right after the first pass */
-	}
 	if (rn->o->webhook_listen && (error = start_webhook(rn, err)) < 0)
 		return error;
 	if (rn->o->listen) {
@@ -574,6 +582,8 @@ static int start(struct runner *rn, struct error *err)
 		/* a standby is ready, as controller-runtime's are: a RollingUpdate can proceed */
 		httpd_set_ready(rn->httpd, true);
 	}
+	if (rn->o->verify_interval_ms && (error = start_verify(rn, err)) < 0)
+		return error;
 	return 0;
 }
 
