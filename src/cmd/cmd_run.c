@@ -37,6 +37,8 @@
 #include "imageguard/app/webhook.h"
 
 #define MIN_INTERVAL_MS 100
+/* Gauge, 1 with --shards: labels shard (the index) and shards (N). */
+#define RUN_METRIC_SHARD_INFO "imageguard_shard_info"
 #define WATCH_EVERY_MS 1000
 #define WATCH_MAX_DEPTH 16
 
@@ -542,6 +544,36 @@ static int start_verify(struct runner *rn, struct error *err)
 	return 0;
 }
 
+/* Which shard and lease this instance is: one startup line (run.shard) and, by hash,
+ * imageguard_shard_info{shard,shards} 1. Nothing without sharding or leader election. */
+static int announce_shard(struct runner *rn, struct error *err)
+{
+	static const char *const labels[] = {"shard", "shards"};
+	const struct shard_spec *s = &rn->o->shard;
+	char index[16], shards[16], hash[48] = "none";
+	const char *values[] = {index, shards};
+
+	if (!s->shards && !s->selector && !rn->leader)
+		return 0;
+	if (s->shards) {
+		snprintf(index, sizeof(index), "%u", s->index);
+		snprintf(shards, sizeof(shards), "%u", s->shards);
+		snprintf(hash, sizeof(hash), "%u/%u (--shards %u --shard-index %u)", s->index,
+		         s->shards, s->shards, s->index);
+		if (metrics_declare(
+		        rn->metrics, RUN_METRIC_SHARD_INFO, METRICS_GAUGE,
+		        "This instance's hash shard (--shards, --shard-index): always 1.", labels,
+		        2, NULL, 0) < 0 ||
+		    metrics_set(rn->metrics, RUN_METRIC_SHARD_INFO, values, 1) < 0)
+			return error_set(err, IG_EFAIL, "metrics: out of memory");
+	}
+	log_info("run.shard", "shard %s, selector %s%s%s, lease %s%s%s", hash,
+	         s->selector ? "'" : "", s->selector ? s->selector : "none", s->selector ? "'" : "",
+	         rn->leader ? "'" : "", rn->leader ? leader_lease_name(rn->leader) : "none",
+	         rn->leader ? "'" : "");
+	return 0;
+}
+
 static int start(struct runner *rn, struct error *err)
 {
 	int error;
@@ -582,6 +614,8 @@ static int start(struct runner *rn, struct error *err)
 		/* a standby is ready, as controller-runtime's are: a RollingUpdate can proceed */
 		httpd_set_ready(rn->httpd, true);
 	}
+	if ((error = announce_shard(rn, err)) < 0)
+		return error;
 	if (rn->o->verify_interval_ms && (error = start_verify(rn, err)) < 0)
 		return error;
 	return 0;
