@@ -6,7 +6,8 @@ timings (3s / 2s / 500ms). One leads and commits with the Imageguard-Lease trail
 a ready standby with imageguard_leader 0; kubectl reads the Lease and its stale replace is a
 409; SIGTERM of the leader releases it and the standby takes over at once (leaseTransitions +1);
 a head written under a newer generation of the lease is not pushed on; a leader that cannot
-renew exits 1 without writing."""
+renew exits 1 without writing; with --leader-election-release-on-cancel=false SIGTERM leaves
+the holder in place and the standby takes over only after the lease duration."""
 import json
 import os
 import subprocess
@@ -225,7 +226,8 @@ def sigterm_releases_and_the_standby_takes_over(st):
                 lease(st)["spec"], "standby takes over", 5, lambda: lease(st))
     # measured between the two logs: SIGTERM seen (run.stop) to the standby's election;
     # without the release it would wait the full 3s lease duration after the last renewal
-    took = stamp(standby.events("leader.elected")[-1]) - stamp(leader.events("run.stop")[-1])
+    elected = wait(lambda: standby.events("leader.elected"), "leader.elected", 5, standby.text)
+    took = stamp(elected[-1]) - stamp(leader.events("run.stop")[-1])
     harness.check(took < 2.0, "takeover after release took %.2fs" % took,
                   leader.text()[-1500:], standby.text()[-3000:])
     print("# takeover after the leader's SIGTERM: %.2fs" % took)
@@ -295,6 +297,31 @@ def a_leader_that_cannot_renew_stops_writing_and_exits_1(st):
     d = [e for e in c.events("decision") if "v1.4.0" in e["msg"]]
     harness.check(d and all("error/git" in e["msg"] and "read-only" in e["msg"] for e in d),
                   "the writes became error/git", d)
+
+
+@harness.test
+def without_release_on_cancel_the_standby_waits_out_the_lease(st):
+    d = start(st, "d", "--leader-election-release-on-cancel=false")
+    wait(lambda: d.identity() and (lease(st) or {}).get("spec", {}).get("holderIdentity") ==
+         d.identity(), "d leads", 20, d.text)
+    e = start(st, "e")
+    wait(lambda: e.identity(), "e stands by", 10, e.text)
+    rc = d.stop()
+    harness.check(rc == 0, "d exits 0 on SIGTERM", rc, d.text()[-2000:])
+    spec = lease(st)["spec"]
+    harness.check(not d.events("leader.release") and spec["holderIdentity"] == d.identity(),
+                  "the lease is not released: its holder stays", spec, d.text()[-2000:])
+    spec = wait(lambda: lease(st)["spec"].get("holderIdentity") == e.identity() and
+                lease(st)["spec"], "the standby takes over after the lease duration", 15,
+                lambda: lease(st), e.text)
+    # d's last renewal was at most one retry period (0.5s) before its SIGTERM, and a standby
+    # takes over a record unchanged for the 3s lease duration: at least 2.5s after it
+    elected = wait(lambda: e.events("leader.elected"), "e's leader.elected", 5, e.text)
+    took = stamp(elected[-1]) - stamp(d.events("run.stop")[-1])
+    harness.check(took >= 2.4, "takeover without release took %.2fs" % took,
+                  d.text()[-1500:], e.text()[-3000:])
+    print("# takeover after SIGTERM without release: %.2fs" % took)
+    harness.check(e.stop() == 0, "e exits 0", e.text()[-2000:])
 
 
 @harness.test
