@@ -374,7 +374,7 @@ static int run_pass(struct runner *rn)
 	/* a deposed leader writes no status and no Event (the new leader does) */
 	if (rn->kube && error == 0 && (!rn->leader || leader_is_leading(rn->leader)))
 		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report,
-		                   &rn->o->shard);
+		                   &rn->o->shard, rn->leader);
 	report_release(&report);
 	return error;
 }

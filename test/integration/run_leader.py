@@ -7,7 +7,8 @@ a ready standby with imageguard_leader 0; kubectl reads the Lease and its stale 
 409; SIGTERM of the leader releases it and the standby takes over at once (leaseTransitions +1);
 a head written under a newer generation of the lease is not pushed on; a leader that cannot
 renew exits 1 without writing; with --leader-election-release-on-cancel=false SIGTERM leaves
-the holder in place and the standby takes over only after the lease duration."""
+the holder in place and the standby takes over only after the lease duration; a lease lost in
+the middle of the status writes stops them at the next automation, with one log line."""
 import json
 import os
 import subprocess
@@ -322,6 +323,50 @@ def without_release_on_cancel_the_standby_waits_out_the_lease(st):
                   d.text()[-1500:], e.text()[-3000:])
     print("# takeover after SIGTERM without release: %.2fs" % took)
     harness.check(e.stop() == 0, "e exits 0", e.text()[-2000:])
+
+
+@harness.test
+def a_lease_lost_mid_publish_stops_the_status_writes_there(st):
+    env, api = st["env"], st["api"]
+    names = ["auto"] + ["auto%d" % k for k in range(1, 6)]
+    kubectl(st, "apply", "-f", "-", stdin="".join(env.automation(name=n, interval="1s")
+                                                  for n in names[1:]))
+    f = start(st, "f")
+    wait(lambda: f.identity() and (lease(st) or {}).get("spec", {}).get("holderIdentity") ==
+         f.identity(), "f leads", 20, f.text)
+    wait(lambda: all((api.get("image.toolkit.fluxcd.io", "imageupdateautomations", "default",
+                              n) or {}).get("status") for n in names) and
+         f.events("reconcile.pass"), "f writes every automation's status", 20, f.text)
+
+    def status_writes(since):
+        return [q for q in api.requests[since:] if q["method"] in ("PUT", "PATCH") and
+                q["path"].endswith("/status")]
+    api.status_delay = 0.4  # a publish of six automations now takes 2.4s
+    try:
+        n = len(api.requests)
+        wait(lambda: status_writes(n), "a publish begins", 10, f.text)
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        api.patch(COORD, "leases", "default", LEASE,
+                  {"spec": {"holderIdentity": "intruder", "renewTime": now}})
+        rc = wait(lambda: f.p.poll() is not None and [f.p.returncode], "f exits", 15,
+                  f.text)[0]
+    finally:
+        api.status_delay = 0
+    harness.check(rc == 1 and f.events("leader.lost"), "f loses the lease and exits 1", rc,
+                  f.text()[-3000:])
+    lost_at = stamp(f.events("leader.lost")[0])
+    after = [e for e in f.events("kube.status") + f.events("kube.event")
+             if stamp(e) >= lost_at]
+    stopped = [e for e in after if "the new leader writes them" in e["msg"]]
+    failed = [e for e in after if e not in stopped]
+    harness.check(len(stopped) == 1 and "lease '%s' lost" % LEASE in stopped[0]["msg"],
+                  "one line says where the publish stopped", after)
+    # at most the automation in flight fails (its status write and its Events); without the
+    # check each of the others would log its own failures
+    harness.check(len([e for e in failed if e["event"] == "kube.status"]) <= 1 and
+                  len(failed) <= 3, "no line per automation after the loss", failed)
+    print("# after the loss: %s; %d failure line(s)" % (stopped[0]["msg"], len(failed)))
+    kubectl(st, "delete", "imageupdateautomations", *names[1:])
 
 
 @harness.test
