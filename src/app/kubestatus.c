@@ -11,6 +11,7 @@
 #include "imageguard/app/kubesource.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/kubestatus.h"
+#include "imageguard/app/leader.h"
 #include "imageguard/app/shard.h"
 #include "imageguard/app/report.h"
 #include "imageguard/config/config.h"
@@ -327,7 +328,7 @@ static long check_flux(struct kubesource *ks, struct metrics *m)
 
 void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct metrics *m,
                         const struct config *cfg, const struct report *r,
-                        const struct shard_spec *shard)
+                        const struct shard_spec *shard, struct leader *leader)
 {
 	const struct report_item **items = calloc(r->len + 1, sizeof(*items));
 	long flux_ready = check_flux(ks, m);
@@ -343,6 +344,17 @@ void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct met
 			continue; /* as Flux: a suspended object's status stays as it was */
 		if (!shard_owns(shard, o.a))
 			continue; /* its own shard writes it */
+		if (leader && !leader_is_leading(leader)) {
+			/* deposed mid-way: the new leader writes these (the client is cut anyway,
+			 * and one failure per automation would flood the log) */
+			log_warn(
+			    "kube.status",
+			    "lease '%s' lost: status not written from automation '%s' on (%zu of "
+			    "%zu automations), the new leader writes them",
+			    leader_lease_name(leader), o.a->id, cfg->automations_len - i,
+			    cfg->automations_len);
+			break;
+		}
 		for (size_t j = 0; j < r->len; j++)
 			if (is_its(&r->items[j], o.a)) {
 				items[o.n++] = &r->items[j];

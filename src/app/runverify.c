@@ -10,6 +10,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
+#include "imageguard/app/leader.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/runverify.h"
@@ -115,6 +116,10 @@ int runverify_once(struct runverify *v, const struct config *cfg)
 	struct timespec t0, t1;
 	int rc = 1;
 
+	if (v->o.leader && !leader_is_leading(v->o.leader)) {
+		log_debug("verify.skip", "not leading: the leader verifies");
+		return 0;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	kube_options_init(&ko);
 	ko.stop = v->o.stop;
@@ -123,8 +128,8 @@ int runverify_once(struct runverify *v, const struct config *cfg)
 		failed(v, "verification not run: ", err.msg);
 		goto done;
 	}
-	vo = (struct verify_options){cfg,  v->o.state_dir, v->o.secrets_dir,
-	                             NULL, kube,           v->o.registry};
+	vo = (struct verify_options){cfg,  v->o.state_dir, v->o.secrets_dir, NULL,
+	                             kube, v->o.registry,  v->o.shard};
 	if (verify_pass(&report, &vo, &err) < 0) {
 		failed(v, "verification not run: ", err.msg);
 		goto done;
@@ -132,7 +137,12 @@ int runverify_once(struct runverify *v, const struct config *cfg)
 	if (verify_metrics_publish(v->o.metrics, &report) < 0)
 		log_error("verify.metrics", "cannot publish %s", VERIFY_METRIC_DRIFT);
 	audit_drift(v, &report);
-	if (v->o.on_report)
+	if (v->o.leader && !leader_is_leading(v->o.leader))
+		log_warn("verify.skip",
+		         "lease '%s' lost during the verification: its drift is "
+		         "not reported as Events (the new leader's verification is)",
+		         leader_lease_name(v->o.leader));
+	else if (v->o.on_report)
 		v->o.on_report(v->o.on_report_arg, cfg, &report);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_info("verify.pass", "%zu ok, %zu drift, %zu not running, %zu unknown in %.3fs",

@@ -21,6 +21,7 @@
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/safefile.h"
 #include "imageguard/registry/registry.h"
+#include "imageguard/app/shard.h"
 #include "imageguard/app/verify.h"
 #include "imageguard/markers/workload.h"
 #include "verify_private.h"
@@ -422,6 +423,8 @@ int verify_pass(struct verify_report *out, const struct verify_options *o, struc
 	for (size_t i = 0; i < o->config->automations_len && error == 0; i++) {
 		size_t first = out->len;
 
+		if (o->shard && !shard_owns(o->shard, &o->config->automations[i]))
+			continue; /* another shard verifies it (and reports its drift) */
 		error = verify_automation(&p, &o->config->automations[i]);
 		for (size_t k = first; k < out->len; k++)
 			out->items[k].automation = i;

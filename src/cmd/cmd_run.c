@@ -37,6 +37,8 @@
 #include "imageguard/app/webhook.h"
 
 #define MIN_INTERVAL_MS 100
+/* Gauge, 1 with --shards: labels shard (the index) and shards (N). */
+#define RUN_METRIC_SHARD_INFO "imageguard_shard_info"
 #define WATCH_EVERY_MS 1000
 #define WATCH_MAX_DEPTH 16
 
@@ -110,7 +112,9 @@ static void usage(FILE *out)
 	    "                     workload} (1 drift, 0 none), logs verify.drift, writes one\n"
 	    "                     audit record per drifting container; a failure (API down)\n"
 	    "                     is logged and counted (imageguard_verify_errors_total) and\n"
-	    "                     changes neither the loop nor /healthz or /readyz.\n"
+	    "                     changes neither the loop nor /healthz or /readyz. With\n"
+	    "                     --shards only this shard's automations are verified, with\n"
+	    "                     leader election only by the leader.\n"
 	    "  --kube             take ImageRepository, ImagePolicy, ImageUpdateAutomation and\n"
 	    "                     GitRepository from the API server (list, then watch; each\n"
 	    "                     kind once at its preferred version) instead of --config;\n"
@@ -372,7 +376,7 @@ static int run_pass(struct runner *rn)
 	/* a deposed leader writes no status and no Event (the new leader does) */
 	if (rn->kube && error == 0 && (!rn->leader || leader_is_leading(rn->leader)))
 		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report,
-		                   &rn->o->shard);
+		                   &rn->o->shard, rn->leader);
 	report_release(&report);
 	return error;
 }
@@ -519,6 +523,59 @@ static int start_webhook(struct runner *rn, struct error *err)
 	return 0;
 }
 
+/* --verify-interval: of this shard's automations only, and only while leading (the leader's
+ * drift Events; a standby writes nothing). After leader_start: it reads rn->leader. */
+static int start_verify(struct runner *rn, struct error *err)
+{
+	struct runverify_options vo = {rn->o->kubeconfig,
+	                               rn->o->state_dir,
+	                               rn->kube ? rn->kube_secrets : rn->o->secrets_dir,
+	                               rn->metrics,
+	                               rn->client,
+	                               rn->audit,
+	                               &stop_requested,
+	                               rn->events ? kubeevents_on_verify : NULL,
+	                               rn->events,
+	                               &rn->o->shard,
+	                               rn->leader};
+	int error;
+
+	if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
+		return error_prefix(err, "--verify-interval");
+	rn->verify_due = now_ms(); /* first verification right after the first pass */
+	return 0;
+}
+
+/* Which shard and lease this instance is: one startup line (run.shard) and, by hash,
+ * imageguard_shard_info{shard,shards} 1. Nothing without sharding or leader election. */
+static int announce_shard(struct runner *rn, struct error *err)
+{
+	static const char *const labels[] = {"shard", "shards"};
+	const struct shard_spec *s = &rn->o->shard;
+	char index[16], shards[16], hash[48] = "none";
+	const char *values[] = {index, shards};
+
+	if (!s->shards && !s->selector && !rn->leader)
+		return 0;
+	if (s->shards) {
+		snprintf(index, sizeof(index), "%u", s->index);
+		snprintf(shards, sizeof(shards), "%u", s->shards);
+		snprintf(hash, sizeof(hash), "%u/%u (--shards %u --shard-index %u)", s->index,
+		         s->shards, s->shards, s->index);
+		if (metrics_declare(
+		        rn->metrics, RUN_METRIC_SHARD_INFO, METRICS_GAUGE,
+		        "This instance's hash shard (--shards, --shard-index): always 1.", labels,
+		        2, NULL, 0) < 0 ||
+		    metrics_set(rn->metrics, RUN_METRIC_SHARD_INFO, values, 1) < 0)
+			return error_set(err, IG_EFAIL, "metrics: out of memory");
+	}
+	log_info("run.shard", "shard %s, selector %s%s%s, lease %s%s%s", hash,
+	         s->selector ? "'" : "", s->selector ? s->selector : "none", s->selector ? "'" : "",
+	         rn->leader ? "'" : "", rn->leader ? leader_lease_name(rn->leader) : "none",
+	         rn->leader ? "'" : "");
+	return 0;
+}
+
 static int start(struct runner *rn, struct error *err)
 {
 	int error;
@@ -535,21 +592,6 @@ static int start(struct runner *rn, struct error *err)
 	if (rn->o->audit_log &&
 	    (error = audit_open(&rn->audit, rn->o->audit_log, rn->o->audit_tags, err)) < 0)
 		return error;
-	if (rn->o->verify_interval_ms) {
-		struct runverify_options vo = {rn->o->kubeconfig,
-		                               rn->o->state_dir,
-		                               rn->kube ? rn->kube_secrets : rn->o->secrets_dir,
-		                               rn->metrics,
-		                               rn->client,
-		                               rn->audit,
-		                               &stop_requested,
-		                               rn->events ? kubeevents_on_verify : NULL,
-		                               rn->events};
-
-		if ((error = runverify_new(&rn->verify, &vo, err)) < 0)
-			return error_prefix(err, "--verify-interval");
-		rn->verify_due = now_ms(); /* first verification right after the first pass */
-	}
 	if (rn->o->webhook_listen && (error = start_webhook(rn, err)) < 0)
 		return error;
 	if (rn->o->listen) {
@@ -574,6 +616,10 @@ static int start(struct runner *rn, struct error *err)
 		/* a standby is ready, as controller-runtime's are: a RollingUpdate can proceed */
 		httpd_set_ready(rn->httpd, true);
 	}
+	if ((error = announce_shard(rn, err)) < 0)
+		return error;
+	if (rn->o->verify_interval_ms && (error = start_verify(rn, err)) < 0)
+		return error;
 	return 0;
 }
 

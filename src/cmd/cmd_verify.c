@@ -197,7 +197,8 @@ static int run(const struct cmdopts *co, const struct verify_args *va)
 	registry_options_init(&ro);
 	if (kube_client_new(&kube, &kc, NULL, &err) < 0 || registry_client_new(&reg, &ro, &err) < 0)
 		goto fail;
-	vo = (struct verify_options){cfg, co->state_dir, co->secrets_dir, va->repo_dir, kube, reg};
+	vo = (struct verify_options){cfg, co->state_dir, co->secrets_dir, va->repo_dir, kube,
+	                             reg, NULL};
 	if (verify_pass(&report, &vo, &err) < 0)
 		goto fail;
 	if (co->json) {

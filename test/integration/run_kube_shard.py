@@ -5,11 +5,15 @@
 keep no status and no commit until shard 1 runs, and shard 1 then leaves shard 0's objects
 untouched (their resourceVersion does not move). --watch-label-selector is the labelSelector of
 every list and watch of the four kinds. With --enable-leader-election each hash shard elects on
-its own Lease, named from its shard key "shards=N/index=I" (FNV-1a 32, as lease_name)."""
+its own Lease, named from its shard key "shards=N/index=I" (FNV-1a 32, as lease_name), logs one
+startup line naming its shard and Lease, and exposes imageguard_shard_info{shard,shards} 1
+(promtool check metrics accepts the exposition)."""
 import os
+import re
 import subprocess
 import sys
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
@@ -215,12 +219,28 @@ def lease_name(key):
     return "imageguard-leader-election-%08x" % h
 
 
+def metrics(run):
+    """GET /metrics of a run (its port from the httpd.listen line)."""
+    m = wait(lambda: re.search(r"/metrics on port (\d+)", run.text()), "listening", 10, run.text)
+    with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % m.group(1), timeout=5) as r:
+        return r.read().decode()
+
+
+def promtool(st, text):
+    path = os.path.join(st["env"].dir, "metrics.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    with open(path) as f:
+        return subprocess.run(["promtool", "check", "metrics"], stdin=f, capture_output=True,
+                              text=True)
+
+
 @harness.test
 def each_hash_shard_elects_on_its_own_lease(st):
     runs = [Run(st, "lead%d" % i, "--shards", "2", "--shard-index", str(i),
                 "--enable-leader-election", "--leader-election-lease-duration", "3s",
                 "--leader-election-renew-deadline", "2s", "--leader-election-retry-period",
-                "500ms") for i in range(SHARDS)]
+                "500ms", "--listen", "127.0.0.1:0") for i in range(SHARDS)]
     try:
         names = [lease_name("shards=2/index=%d" % i) for i in range(SHARDS)]
 
@@ -231,6 +251,17 @@ def each_hash_shard_elects_on_its_own_lease(st):
                    runs[0].text, runs[1].text)
         harness.check(len(set(names)) == SHARDS and all(got),
                       "two shards, two Leases, both led", names, got)
+        for i, r in enumerate(runs):
+            line = "shard %d/2 (--shards 2 --shard-index %d), selector none, lease '%s'" % (
+                i, i, names[i])
+            harness.check(line in r.text(), "the startup line names the shard and its lease",
+                          line, r.text()[:3000])
+            text = metrics(r)
+            harness.check('imageguard_shard_info{shard="%d",shards="2"} 1' % i in
+                          text.splitlines(), "imageguard_shard_info", text[-3000:])
+            harness.check(text.count("imageguard_shard_info{") == 1, "one series", text)
+            pc = promtool(st, text)
+            harness.check(pc.returncode == 0, "promtool check metrics", pc.stdout, pc.stderr)
     finally:
         for r in runs:
             harness.check(r.stop() == 0, "a shard's leader exits 0 on SIGTERM", r.text())

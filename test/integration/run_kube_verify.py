@@ -3,8 +3,11 @@
 (kubeapi_etcd.py, a real etcd behind it) whose pod runs an image other than the one Git pins
 becomes a Warning DriftDetected Event on the automation and on its ImagePolicy (read with
 `kubectl get events -o json`), de-duplicated by count, and the Flux payload with severity error
-reaches the notification-controller stand-in; a pod back on Git's digest adds no more; every request is one manifests/rbac.yaml
-grants (the pods list is used here)."""
+reaches the notification-controller stand-in; a pod back on Git's digest adds no more; every
+request is one manifests/rbac.yaml grants (the pods list is used here). With --shards 2 the
+shard that does not own the automation verifies nothing of it and emits no Event, while its
+owner does; under leader election a standby verifies nothing and emits no Event until it
+leads."""
 import json
 import os
 import sys
@@ -155,6 +158,87 @@ def sigterm_exits_zero(st):
     rc = st["run"].stop()
     harness.check(rc == 0 and "Sanitizer" not in st["run"].text(), "exit 0 (under ASan: no leak)",
                   rc, st["run"].text()[-3000:])
+
+
+def owner(remote, shards=2):
+    """shard.h's owner of (file://remote, main): FNV-1a 64 + fmix64 of the normalised URL (the
+    path with '/' runs folded, no '.git') and the branch, mod shards."""
+    m = 1 << 64
+    h = 14695981039346656037
+    p = "/".join(x for x in remote.split("/") if x)
+    for b in ("file:///" + (p[:-4] if p.endswith(".git") else p) + "\nmain").encode():
+        h = ((h ^ b) * 1099511628211) % m
+    for k in (0xff51afd7ed558ccd, 0xc4ceb9fe1a85ec53):
+        h = ((h ^ (h >> 33)) * k) % m
+    return (h ^ (h >> 33)) % shards
+
+
+def drift_count(st):
+    """Drift reports on the automation so far: every process names its own Events."""
+    return sum(e["count"] for e in kube_events(st, "DriftDetected", "ImageUpdateAutomation"))
+
+
+def passes(run, n):
+    return wait(lambda: len(run.events("verify.pass")) >= n and run.events("verify.pass"),
+                "%d verifications" % n, 30, run.text)
+
+
+@harness.test
+def another_shards_drift_is_not_verified_here(st):
+    running(st, "v1.0.0")  # drift again
+    mine = owner(st["env"].remote)
+    count, posts = drift_count(st), len(posted(st, "DriftDetected"))
+    st["run"] = Run(st, "--verify-interval", "1s", "--shards", "2", "--shard-index",
+                    str(1 - mine))
+    got = passes(st["run"], 3)
+    harness.check(all(x["msg"].startswith("0 ok, 0 drift, 0 not running, 0 unknown")
+                      for x in got), "the other shard verifies nothing of it", got)
+    harness.check(drift_count(st) == count and len(posted(st, "DriftDetected")) == posts,
+                  "no drift Event from the shard that does not own the automation",
+                  kube_events(st, "DriftDetected", "ImageUpdateAutomation"))
+    harness.check(st["run"].stop() == 0, "exit 0", st["run"].text()[-2000:])
+    # the owner, same objects and pod: its verification finds the drift and reports it
+    st["run"] = Run(st, "--verify-interval", "1s", "--shards", "2", "--shard-index", str(mine))
+    wait(lambda: drift_count(st) > count, "the owning shard's drift Event", 30, st["run"].text)
+    harness.check(" 1 drift" in passes(st["run"], 1)[0]["msg"], "owner sees the drift",
+                  st["run"].events("verify.pass"))
+    harness.check(st["run"].stop() == 0, "exit 0", st["run"].text()[-2000:])
+
+
+def holder(st):
+    o = st["api"].get("coordination.k8s.io", "leases", "default", "imageguard-leader-election")
+    return ((o or {}).get("spec") or {}).get("holderIdentity")
+
+
+def identity(run):
+    e = run.events("leader.start")
+    return e and e[0]["msg"].split("identity '", 1)[1].split("'", 1)[0]
+
+
+@harness.test
+def a_standby_verifies_nothing_and_emits_no_event(st):
+    elect = ["--verify-interval", "1s", "--enable-leader-election",
+             "--leader-election-lease-duration", "3s", "--leader-election-renew-deadline", "2s",
+             "--leader-election-retry-period", "500ms"]
+    a = st["run"] = Run(st, *elect)
+    wait(lambda: identity(a) and holder(st) == identity(a), "a leads", 20, a.text)
+    b = Run(st, *elect)
+    try:
+        wait(lambda: identity(b), "b started", 10, b.text)
+        n = len(a.events("verify.pass"))
+        count = drift_count(st)
+        passes(a, n + 3)  # three of the leader's verifications, each a drift Event
+        harness.check(drift_count(st) > count, "the leader reports the drift")
+        harness.check(holder(st) == identity(a) and not b.events("verify.pass") and
+                      not b.events("leader.elected"), "the standby verified nothing",
+                      b.text()[-2000:])
+        harness.check(a.stop() == 0, "the leader exits 0 and releases", a.text()[-2000:])
+        count = drift_count(st)
+        # once elected, the same replica verifies and reports: the check above can fail
+        wait(lambda: b.events("verify.pass"), "the new leader verifies", 20, b.text)
+        wait(lambda: drift_count(st) > count, "the new leader's drift Event", 20, b.text)
+    finally:
+        st["run"] = b
 
 
 if __name__ == "__main__":

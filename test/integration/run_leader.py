@@ -6,7 +6,9 @@ timings (3s / 2s / 500ms). One leads and commits with the Imageguard-Lease trail
 a ready standby with imageguard_leader 0; kubectl reads the Lease and its stale replace is a
 409; SIGTERM of the leader releases it and the standby takes over at once (leaseTransitions +1);
 a head written under a newer generation of the lease is not pushed on; a leader that cannot
-renew exits 1 without writing."""
+renew exits 1 without writing; with --leader-election-release-on-cancel=false SIGTERM leaves
+the holder in place and the standby takes over only after the lease duration; a lease lost in
+the middle of the status writes stops them at the next automation, with one log line."""
 import json
 import os
 import subprocess
@@ -225,7 +227,8 @@ def sigterm_releases_and_the_standby_takes_over(st):
                 lease(st)["spec"], "standby takes over", 5, lambda: lease(st))
     # measured between the two logs: SIGTERM seen (run.stop) to the standby's election;
     # without the release it would wait the full 3s lease duration after the last renewal
-    took = stamp(standby.events("leader.elected")[-1]) - stamp(leader.events("run.stop")[-1])
+    elected = wait(lambda: standby.events("leader.elected"), "leader.elected", 5, standby.text)
+    took = stamp(elected[-1]) - stamp(leader.events("run.stop")[-1])
     harness.check(took < 2.0, "takeover after release took %.2fs" % took,
                   leader.text()[-1500:], standby.text()[-3000:])
     print("# takeover after the leader's SIGTERM: %.2fs" % took)
@@ -295,6 +298,75 @@ def a_leader_that_cannot_renew_stops_writing_and_exits_1(st):
     d = [e for e in c.events("decision") if "v1.4.0" in e["msg"]]
     harness.check(d and all("error/git" in e["msg"] and "read-only" in e["msg"] for e in d),
                   "the writes became error/git", d)
+
+
+@harness.test
+def without_release_on_cancel_the_standby_waits_out_the_lease(st):
+    d = start(st, "d", "--leader-election-release-on-cancel=false")
+    wait(lambda: d.identity() and (lease(st) or {}).get("spec", {}).get("holderIdentity") ==
+         d.identity(), "d leads", 20, d.text)
+    e = start(st, "e")
+    wait(lambda: e.identity(), "e stands by", 10, e.text)
+    rc = d.stop()
+    harness.check(rc == 0, "d exits 0 on SIGTERM", rc, d.text()[-2000:])
+    spec = lease(st)["spec"]
+    harness.check(not d.events("leader.release") and spec["holderIdentity"] == d.identity(),
+                  "the lease is not released: its holder stays", spec, d.text()[-2000:])
+    spec = wait(lambda: lease(st)["spec"].get("holderIdentity") == e.identity() and
+                lease(st)["spec"], "the standby takes over after the lease duration", 15,
+                lambda: lease(st), e.text)
+    # d's last renewal was at most one retry period (0.5s) before its SIGTERM, and a standby
+    # takes over a record unchanged for the 3s lease duration: at least 2.5s after it
+    elected = wait(lambda: e.events("leader.elected"), "e's leader.elected", 5, e.text)
+    took = stamp(elected[-1]) - stamp(d.events("run.stop")[-1])
+    harness.check(took >= 2.4, "takeover without release took %.2fs" % took,
+                  d.text()[-1500:], e.text()[-3000:])
+    print("# takeover after SIGTERM without release: %.2fs" % took)
+    harness.check(e.stop() == 0, "e exits 0", e.text()[-2000:])
+
+
+@harness.test
+def a_lease_lost_mid_publish_stops_the_status_writes_there(st):
+    env, api = st["env"], st["api"]
+    names = ["auto"] + ["auto%d" % k for k in range(1, 6)]
+    kubectl(st, "apply", "-f", "-", stdin="".join(env.automation(name=n, interval="1s")
+                                                  for n in names[1:]))
+    f = start(st, "f")
+    wait(lambda: f.identity() and (lease(st) or {}).get("spec", {}).get("holderIdentity") ==
+         f.identity(), "f leads", 20, f.text)
+    wait(lambda: all((api.get("image.toolkit.fluxcd.io", "imageupdateautomations", "default",
+                              n) or {}).get("status") for n in names) and
+         f.events("reconcile.pass"), "f writes every automation's status", 20, f.text)
+
+    def status_writes(since):
+        return [q for q in api.requests[since:] if q["method"] in ("PUT", "PATCH") and
+                q["path"].endswith("/status")]
+    api.status_delay = 0.4  # a publish of six automations now takes 2.4s
+    try:
+        n = len(api.requests)
+        wait(lambda: status_writes(n), "a publish begins", 10, f.text)
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        api.patch(COORD, "leases", "default", LEASE,
+                  {"spec": {"holderIdentity": "intruder", "renewTime": now}})
+        rc = wait(lambda: f.p.poll() is not None and [f.p.returncode], "f exits", 15,
+                  f.text)[0]
+    finally:
+        api.status_delay = 0
+    harness.check(rc == 1 and f.events("leader.lost"), "f loses the lease and exits 1", rc,
+                  f.text()[-3000:])
+    lost_at = stamp(f.events("leader.lost")[0])
+    after = [e for e in f.events("kube.status") + f.events("kube.event")
+             if stamp(e) >= lost_at]
+    stopped = [e for e in after if "the new leader writes them" in e["msg"]]
+    failed = [e for e in after if e not in stopped]
+    harness.check(len(stopped) == 1 and "lease '%s' lost" % LEASE in stopped[0]["msg"],
+                  "one line says where the publish stopped", after)
+    # at most the automation in flight fails (its status write and its Events); without the
+    # check each of the others would log its own failures
+    harness.check(len([e for e in failed if e["event"] == "kube.status"]) <= 1 and
+                  len(failed) <= 3, "no line per automation after the loss", failed)
+    print("# after the loss: %s; %d failure line(s)" % (stopped[0]["msg"], len(failed)))
+    kubectl(st, "delete", "imageupdateautomations", *names[1:])
 
 
 @harness.test

@@ -12,6 +12,7 @@ struct config;
 struct error;
 struct kube_client;
 struct kubeevents;
+struct leader;
 struct metrics;
 struct kubesource;
 struct report;
@@ -28,10 +29,12 @@ bool kubestatus_ready(char *reason, size_t reason_n, char *message, size_t messa
 /* Writes the status of every automation of cfg that is not suspended and that shard owns
  * (shard_owns; NULL: every one), and records its Events through ev (NULL: none); m (NULL: none)
  * gets the gauge of kubestatus_flux_running. Failures are logged (one line each), never fatal:
- * the next pass writes again. */
+ * the next pass writes again. With leader (NULL: no leader election) the loop checks before
+ * each automation that this replica still leads: a lease lost mid-way stops it there, with one
+ * log line counting the automations left to the new leader. */
 void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct metrics *m,
                         const struct config *cfg, const struct report *r,
-                        const struct shard_spec *shard);
+                        const struct shard_spec *shard, struct leader *leader);
 
 /* The ready replicas of Flux's image-automation-controller (Deployment flux-system/
  * image-automation-controller), 0 when absent or unreadable. Each pass publishes it as the gauge

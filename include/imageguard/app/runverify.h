@@ -9,8 +9,10 @@
 struct audit;
 struct config;
 struct error;
+struct leader;
 struct metrics;
 struct registry_client;
+struct shard_spec;
 struct verify_report;
 
 /* Called after each verification that ran (the report and cfg borrowed for the call). */
@@ -32,6 +34,10 @@ struct runverify_options {
 	const volatile sig_atomic_t *stop; /* SIGTERM ends API requests in flight; may be NULL */
 	runverify_report_fn on_report;     /* NULL: none (run --kube: drift Events) */
 	void *on_report_arg;
+	const struct shard_spec *shard; /* borrowed; NULL: every automation, else only the
+	                                   automations this shard owns are verified */
+	struct leader *leader;          /* borrowed; NULL: no leader election; else only the
+	                                   leader verifies and hands drift to on_report */
 };
 
 struct runverify;
@@ -44,13 +50,15 @@ struct runverify;
 int runverify_new(struct runverify **out, const struct runverify_options *o, struct error *err);
 void runverify_free(struct runverify *v);
 
-/* One verification against cfg (borrowed): re-reads the Kubernetes configuration and the
- * token (a rotated service account token is picked up), runs verify_pass, publishes the
- * drift gauge, writes one audit record per drifting container, hands the report to
- * o->on_report (also when some checks failed: the drift found is still drift) and logs a
- * summary. A failure
- * is logged (event verify.error) and counted, never returned to stop the caller. Returns 0
- * when every check could be made, 1 otherwise. */
+/* One verification against cfg (borrowed), of the automations o->shard owns; when o->leader
+ * is set and this replica does not lead, nothing (a standby verifies nothing and writes
+ * nothing), and a lease lost during the verification withholds its report from
+ * o->on_report (no drift Event from a deposed leader). Re-reads the Kubernetes configuration and
+ * the token (a rotated service account token is picked up), runs verify_pass, publishes the drift
+ * gauge, writes one audit record per drifting container, hands the report to o->on_report (also
+ * when some checks failed: the drift found is still drift) and logs a summary. A failure is logged
+ * (event verify.error) and counted, never returned to stop the caller. Returns 0 when every check
+ * could be made, 1 otherwise. */
 int runverify_once(struct runverify *v, const struct config *cfg);
 
 #endif

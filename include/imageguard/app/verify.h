@@ -13,6 +13,7 @@ struct config;
 struct error;
 struct kube_client;
 struct metrics;
+struct shard_spec;
 struct registry_client;
 
 enum verify_status {
@@ -66,6 +67,8 @@ struct verify_options {
 	                                     else this local checkout for every automation */
 	struct kube_client *kube;         /* borrowed */
 	struct registry_client *registry; /* borrowed */
+	const struct shard_spec *shard;   /* NULL: every automation; else only those it owns
+	                                     (shard_owns), as `run --shards` reconciles them */
 };
 
 /* One verification pass. Per-workload and per-marker failures become items (status
