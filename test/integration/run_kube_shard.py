@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env, git, marker_file  # noqa: E402
+from kuberun import Background  # noqa: E402
 
 IMG = "image.toolkit.fluxcd.io"
 SHARDS = 2
@@ -88,30 +89,14 @@ def automation(name, url):
             "  update:\n    path: ./\n    strategy: Setters\n" % (name, url, name, name))
 
 
-class Run:
+class Run(Background):
     """imageguard run --kube in the background with its own state dir and log file."""
 
     def __init__(self, st, name, *extra):
-        self.log = os.path.join(st["env"].dir, "run-%s.log" % name)
-        self.out = open(self.log, "w")
-        self.p = subprocess.Popen(
+        super().__init__(
+            os.path.join(st["env"].dir, "run-%s.log" % name),
             [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
-             "--state-dir", os.path.join(st["env"].dir, "state-" + name)] + list(extra),
-            stdout=self.out, stderr=subprocess.STDOUT)
-
-    def text(self):
-        with open(self.log) as f:
-            return f.read()
-
-    def stop(self):
-        self.p.terminate()
-        try:
-            rc = self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = self.p.wait()
-        self.out.close()
-        return rc
+             "--state-dir", os.path.join(st["env"].dir, "state-" + name)] + list(extra))
 
 
 def setup():

@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env, git, marker_file  # noqa: E402
+from kuberun import Background  # noqa: E402
 
 LEASE = "imageguard-leader-election"
 COORD = "coordination.k8s.io"
@@ -57,34 +58,17 @@ def lease(st):
     return st["api"].get(COORD, "leases", "default", LEASE)
 
 
-class Run:
+class Run(Background):
     """One replica: its own state dir (its own pod), its log in a file."""
 
     def __init__(self, st, name, *extra, timing=TIMING):
         self.name = name
-        self.log = os.path.join(st["env"].dir, "run-%s-%d.log" % (name, time.time_ns()))
-        self.out = open(self.log, "w")
-        state = os.path.join(st["env"].dir, "state-" + name)
-        self.p = subprocess.Popen(
+        super().__init__(
+            os.path.join(st["env"].dir, "run-%s-%d.log" % (name, time.time_ns())),
             [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
-             "--state-dir", state, "--log-format", "json", "--listen", "127.0.0.1:0",
-             "--enable-leader-election"] + timing + list(extra),
-            stdout=self.out, stderr=subprocess.STDOUT)
-
-    def text(self):
-        with open(self.log) as f:
-            return f.read()
-
-    def events(self, name):
-        out = []
-        for line in self.text().splitlines():
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if e.get("event") == name:
-                out.append(e)
-        return out
+             "--state-dir", os.path.join(st["env"].dir, "state-" + name), "--log-format",
+             "json", "--listen", "127.0.0.1:0", "--enable-leader-election"] + timing +
+            list(extra))
 
     def identity(self):
         e = self.events("leader.start")
@@ -109,15 +93,7 @@ class Run:
         return None
 
     def stop(self, sig_kill=False):
-        if self.p.poll() is None:
-            (self.p.kill if sig_kill else self.p.terminate)()
-        try:
-            rc = self.p.wait(15)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = self.p.wait()
-        self.out.close()
-        return rc
+        return super().stop(sig_kill, 15)
 
 
 def setup():
