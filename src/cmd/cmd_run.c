@@ -640,7 +640,8 @@ static void wait_leading(struct runner *rn)
 		try_reload(rn, "elected leader");
 }
 
-/* --kube: signals first (the watch threads must block them too), then the objects. */
+/* --kube: signals first (the watch threads must block them too), then the objects. Returns 0,
+ * the exit code of a failure, or -1 when SIGTERM came before the objects were listed. */
 static int start_kube(struct runner *rn)
 {
 	struct kubesource_options ko = {rn->o->kubeconfig,
@@ -655,6 +656,10 @@ static int start_kube(struct runner *rn)
 
 	if ((error = install_handlers(&err)) < 0 ||
 	    (error = kubesource_new(&rn->kube, &ko, &err)) < 0) {
+		if (stop_requested) { /* SIGTERM before the first lists arrived: a clean stop */
+			log_info("run.stop", "stopped before the first lists of the objects");
+			return -1;
+		}
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
 		return error == IG_EINVALID || error == IG_ENOTFOUND ? 2 : 1;
 	}
@@ -680,8 +685,10 @@ static int run_loop(const struct cmdopts *o)
 
 	rn.seed = (unsigned)time(NULL) ^ (unsigned)getpid();
 	if (o->kube) {
-		if ((rc = start_kube(&rn)) != 0)
+		if ((rc = start_kube(&rn)) != 0) {
+			rc = rc < 0 ? 0 : rc; /* < 0: stopped while starting */
 			goto done;
+		}
 	} else {
 		rn.fingerprint = fingerprint(o->config);
 		if ((rc = cmdpass_load(&rn.cfg, o, false)) != 0)

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env, marker_file  # noqa: E402
-from kuberun import (IMG, Run, events, kubectl, ready, start_receiver, status,  # noqa: E402
+from kuberun import (IMG, Background, Run, events, kubectl, ready, start_receiver, status,  # noqa: E402
                      wait)
 
 
@@ -317,6 +317,24 @@ def kube_flags_are_checked(st):
     harness.check(r.rc == 2 and "'--secrets-dir': not used with --kube" in r.err, "secrets", r)
     r = harness.run("run", "--config", "x", "--watch-namespace", "a")
     harness.check(r.rc == 2 and "only used with --kube" in r.err, "ns", r)
+
+
+@harness.test
+def sigterm_while_starting_exits_zero(st):
+    """SIGTERM before the first lists arrive (the API answers 503) is a clean stop, exit 0,
+    not the error the failed start would otherwise be."""
+    api = kubeapi_etcd.start()
+    try:
+        api.fail_with = 503
+        k = api.kubeconfig(os.path.join(st["env"].dir, "kc-starting"))
+        r = Background(os.path.join(st["env"].dir, "run-starting.log"),
+                       [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", k, "--state-dir",
+                        st["env"].state, "--log-format", "json"])
+        wait(lambda: api.requests, "the first request refused", 20, r.text)
+        rc = r.stop()
+        harness.check(rc == 0 and r.events("run.stop"), "exit 0, one stop line", rc, r.text())
+    finally:
+        api.stop()
 
 
 if __name__ == "__main__":
