@@ -141,6 +141,14 @@ static const struct {
      IG_EINVALID},
     {"{\"authorizationData\":[{\"authorizationToken\":\"" ECR_B64 "\"}]}", false, IG_EINVALID},
     {"{\"authorizationData\":[]}", false, IG_EINVALID},
+    /* expiresAt out of any time's range (found by fuzz_cloudauth: a double-to-integer overflow) */
+    {"{\"authorizationData\":{\"authorizationToken\":\"" ECR_B64 "\",\"expiresAt\":4.4e96}}", true,
+     IG_EINVALID},
+    {"{\"authorizationData\":{\"authorizationToken\":\"" ECR_B64 "\",\"expiresAt\":-1.5}}", true,
+     IG_EINVALID},
+    {"{\"authorizationData\":{\"authorizationToken\":\"" ECR_B64
+     "\",\"expiresAt\":9223372036854775807}}",
+     true, IG_EINVALID},
 };
 
 START_TEST(parse_ecr)
@@ -228,6 +236,8 @@ static const struct {
     {"no-dots", -1},
     {"a..b", -1},
     {"e30.eyJleHAiOiJzb29uIn0.x", -1}, /* {"exp":"soon"} */
+    {"e30.eyJleHAiOjFlMzAwfQ.x", -1},   /* out of range, as a real */
+    {"e30.eyJleHAiOjE3OTYxMTU2MDAuOX0.x", 1796115600LL},
 };
 
 START_TEST(jwt_exp)

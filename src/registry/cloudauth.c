@@ -68,6 +68,23 @@ long long cloudauth_now(void)
 	return (long long)time(NULL);
 }
 
+bool cloudauth_json_seconds(const json_t *v, long long *out)
+{
+	const double max = 253402300800.0; /* 10000-01-01T00:00:00Z */
+	double d;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)max)
+			return false;
+		*out = json_integer_value(v);
+		return true;
+	}
+	if (!json_is_real(v) || !((d = json_real_value(v)) >= 0.0 && d < max))
+		return false;
+	*out = (long long)d;
+	return true;
+}
+
 /* Fresh while more than a fifth of the lifetime is left (Flux renews ahead of expiry too). */
 static bool is_fresh(const struct cloudauth_token *t, long long now)
 {

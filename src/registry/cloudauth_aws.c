@@ -229,7 +229,10 @@ int cloudauth_parse_ecr(char **user, char **pass, long long *expires, const char
 		              : "authorizationData.authorizationToken");
 		goto done;
 	}
-	*expires = (long long)json_number_value(e);
+	if (!cloudauth_json_seconds(e, expires)) {
+		error_set(err, IG_EINVALID, "ecr answer with an out-of-range expiresAt");
+		goto done;
+	}
 	if ((error = split_token(user, pass, tok)) < 0) {
 		free(*user), free(*pass);
 		*user = *pass = NULL;

@@ -62,10 +62,8 @@ long long cloudauth_jwt_exp(const char *jwt)
 	while (len > 0 && raw[len - 1] == '\0')
 		len--;
 	j = json_loadb((char *)raw, (size_t)len, 0, NULL);
-	if (json_is_integer(json_object_get(j, "exp")))
-		exp = json_integer_value(json_object_get(j, "exp"));
-	else if (json_is_real(json_object_get(j, "exp")))
-		exp = (long long)json_real_value(json_object_get(j, "exp"));
+	if (!cloudauth_json_seconds(json_object_get(j, "exp"), &exp))
+		exp = -1;
 done:
 	json_decref(j);
 	free(b64), free(raw);

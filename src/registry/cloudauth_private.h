@@ -3,6 +3,7 @@
 #ifndef IMAGEGUARD_CLOUDAUTH_PRIVATE_H
 #define IMAGEGUARD_CLOUDAUTH_PRIVATE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "imageguard/registry/cloudauth.h"
@@ -36,6 +37,9 @@ const char *cloudauth_env(const char *name);
 int cloudauth_read_env_file(char **out, const char *provider, const char *var, struct error *err);
 /* The current unix time. */
 long long cloudauth_now(void);
+/* A JSON number (integer or real) that is a unix time before the year 10000, truncated to
+ * seconds, into *out; false for anything else (so no out-of-range conversion happens). */
+bool cloudauth_json_seconds(const json_t *v, long long *out);
 /* Sets err from a refused answer: "<what>: <status reason>[: <code>]" with the service's error
  * code (from field code_field of a JSON body, flattened and capped), never the body itself. */
 int cloudauth_refused(struct error *err, const char *what, const struct http_response *r);

@@ -33,7 +33,7 @@ static void ecr(const char *s, size_t n, bool pub)
 
 	FUZZ_CHECK(rc == 0 || rc == IG_EINVALID || rc == IG_EFAIL);
 	if (rc == 0)
-		FUZZ_CHECK(user && *user && pass && !strchr(pass, ':'));
+		FUZZ_CHECK(user && *user && pass && !strchr(pass, ':') && exp >= 0);
 	else
 		FUZZ_CHECK(!user && !pass && !strstr(err.msg, "SECRET"));
 	free(user), free(pass);
