@@ -236,7 +236,7 @@ static const struct {
     {"no-dots", -1},
     {"a..b", -1},
     {"e30.eyJleHAiOiJzb29uIn0.x", -1}, /* {"exp":"soon"} */
-    {"e30.eyJleHAiOjFlMzAwfQ.x", -1},   /* out of range, as a real */
+    {"e30.eyJleHAiOjFlMzAwfQ.x", -1},  /* out of range, as a real */
     {"e30.eyJleHAiOjE3OTYxMTU2MDAuOX0.x", 1796115600LL},
 };
 
