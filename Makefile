@@ -20,9 +20,12 @@ ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra
 	$(WERROR) $(SAN_FLAGS) $(CFLAGS) -Iinclude -MMD -MP \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lpthread -lm
-# The front binary runs eval, check-config, markers and lint itself and execs imageguard-full
-# for the rest (src/main.c): it links only what those need.
+# The front binary runs eval, check-config, markers and lint itself and execs imageguard-tags
+# for tags and imageguard-full for the rest (src/main.c): each links only what its commands
+# need. The tags binary's list is what the linker asks for when main.c references cmd_tags only.
 FRONT_LIBS := $(shell $(PKG_CONFIG) --libs libpcre2-8 yaml-0.1 jansson 2>/dev/null) -lpthread -lm
+TAGS_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libcrypto jansson yajl libpcre2-8 yaml-0.1 \
+	2>/dev/null) -lpthread -lm
 TEST_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
 LDFLAGS += $(SAN_FLAGS)
@@ -33,6 +36,7 @@ LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libimageguard.a
 BIN := $(BUILD)/imageguard
+TAGS_BIN := $(BUILD)/imageguard-tags
 FULL_BIN := $(BUILD)/imageguard-full
 TEST_SRCS := $(sort $(wildcard test/test_*.c))
 TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
@@ -40,7 +44,7 @@ TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
 .PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage chaos
-all: $(BIN) $(FULL_BIN)
+all: $(BIN) $(TAGS_BIN) $(FULL_BIN)
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -54,8 +58,16 @@ $(BUILD)/obj/main-front.o: src/main.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DIMAGEGUARD_FRONT -c -o $@ $<
 
-$(BIN): $(BUILD)/obj/main-front.o $(LIB) | $(FULL_BIN)
+$(BUILD)/obj/main-tags.o: src/main.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DIMAGEGUARD_TAGS -c -o $@ $<
+
+# The front binary is useless without the two it execs: building it builds them.
+$(BIN): $(BUILD)/obj/main-front.o $(LIB) | $(TAGS_BIN) $(FULL_BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(FRONT_LIBS)
+
+$(TAGS_BIN): $(BUILD)/obj/main-tags.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TAGS_LIBS)
 
 $(FULL_BIN): $(BUILD)/obj/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -101,7 +113,8 @@ memcheck: $(TEST_BINS)
 COV_BUILD := build-cov
 coverage: deps
 	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) CFLAGS='-O0 -g --coverage' LDFLAGS=--coverage \
-		$(COV_BUILD)/imageguard $(COV_BUILD)/imageguard-full $(TEST_SRCS:test/%.c=$(COV_BUILD)/test/%)
+		$(COV_BUILD)/imageguard $(COV_BUILD)/imageguard-tags $(COV_BUILD)/imageguard-full \
+		$(TEST_SRCS:test/%.c=$(COV_BUILD)/test/%)
 	@find $(COV_BUILD) -name '*.gcda' -delete
 	@BUILD=$(COV_BUILD) test/run; rc=$$?; scripts/coverage $(COV_BUILD) || rc=1; exit $$rc
 
@@ -146,11 +159,12 @@ chaos: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@IMAGEGUARD=$(abspath $(BIN)) test/chaos/run
 
-# Both binaries, where src/main.c looks for imageguard-full: beside the front binary's
-# directory in ../libexec/imageguard/.
-install: $(BIN) $(FULL_BIN)
+# The three binaries, where src/main.c looks for imageguard-tags and imageguard-full: beside
+# the front binary's directory in ../libexec/imageguard/.
+install: $(BIN) $(TAGS_BIN) $(FULL_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/imageguard
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/imageguard
+	install -m 0755 $(TAGS_BIN) $(DESTDIR)$(PREFIX)/libexec/imageguard/imageguard-tags
 	install -m 0755 $(FULL_BIN) $(DESTDIR)$(PREFIX)/libexec/imageguard/imageguard-full
 
 clean:
@@ -160,4 +174,5 @@ help:
 	@echo "targets: all check unit memcheck coverage demo image bench chaos fuzz lint format install clean"
 	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror)"
 
--include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(BUILD)/obj/main-front.d $(TEST_BINS:=.d)
+-include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(BUILD)/obj/main-front.d $(BUILD)/obj/main-tags.d \
+	$(TEST_BINS:=.d)

@@ -1,11 +1,15 @@
 /* imageguard's entry point: global library initialisation and the command table (git's
  * commands[]). Everything else lives in the library.
  *
- * Built twice. The full binary (imageguard-full) runs every command. The front binary
- * (imageguard, IMAGEGUARD_FRONT) links only pcre2, libyaml and jansson: it runs the commands
- * that need nothing more (eval, check-config, markers, lint) and execs the full binary for the
- * rest, so `imageguard eval` in a script does not load libcurl's and libgit2's dependency
- * chain (OpenSSL, GnuTLS, Kerberos, ...: ~8 MB of RSS before main). */
+ * Built three times, so that a command loads only the shared libraries it uses (ld.so's
+ * relocations are most of a short command's start). The full binary (imageguard-full) runs
+ * every command. The tags binary (imageguard-tags, IMAGEGUARD_TAGS) runs `tags` alone and links
+ * libcurl, libcrypto, jansson, yajl, pcre2 and libyaml, not libgit2, gpgme or libmicrohttpd.
+ * The front binary (imageguard, IMAGEGUARD_FRONT) links only pcre2, libyaml and jansson: it
+ * runs the commands that need nothing more (eval, check-config, markers, lint) and execs the
+ * tags binary for `tags` and the full binary for the rest, so `imageguard eval` in a script
+ * does not load libcurl's and libgit2's dependency chain (OpenSSL, GnuTLS, Kerberos, ...: ~8 MB
+ * of RSS before main). */
 #include <curl/curl.h>
 #include <errno.h>
 #include <git2.h>
@@ -25,42 +29,57 @@ enum {
 	USES_FULL = 4, /* links the network stack for another reason (version strings) */
 };
 
-#ifdef IMAGEGUARD_FRONT
-#define FULL(fn) NULL /* run by the full binary */
+/* Which commands this build runs itself (the others it execs, see exec_helper). */
+#if defined(IMAGEGUARD_FRONT)
+#define FRONT(fn) fn
+#define TAGS(fn) NULL
+#define FULL(fn) NULL
+#elif defined(IMAGEGUARD_TAGS)
+#define FRONT(fn) NULL
+#define TAGS(fn) fn
+#define FULL(fn) NULL
 #else
+#define FRONT(fn) fn
+#define TAGS(fn) fn
 #define FULL(fn) fn
 #endif
+
+#define TAGS_BIN "imageguard-tags"
+#define FULL_BIN "imageguard-full"
 
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	const char *helper; /* the binary exec'd where fn is NULL: the smallest that runs it */
 	unsigned uses;
 	const char *summary;
 };
 
 static const struct command commands[] = {
-    {"version", FULL(cmd_version), USES_FULL, "print the version"},
-    {"eval", cmd_eval, 0, "pick the tag a policy selects from tags on stdin"},
-    {"tags", FULL(cmd_tags), USES_CURL, "list the tags of an image repository"},
-    {"check-config", cmd_check_config, 0, "validate the configuration"},
-    {"plan", FULL(cmd_plan), USES_CURL | USES_GIT, "show every decision of a pass, write nothing"},
-    {"reconcile", FULL(cmd_reconcile), USES_CURL | USES_GIT,
+    {"version", FULL(cmd_version), FULL_BIN, USES_FULL, "print the version"},
+    {"eval", FRONT(cmd_eval), FULL_BIN, 0, "pick the tag a policy selects from tags on stdin"},
+    {"tags", TAGS(cmd_tags), TAGS_BIN, USES_CURL, "list the tags of an image repository"},
+    {"check-config", FRONT(cmd_check_config), FULL_BIN, 0, "validate the configuration"},
+    {"plan", FULL(cmd_plan), FULL_BIN, USES_CURL | USES_GIT,
+     "show every decision of a pass, write nothing"},
+    {"reconcile", FULL(cmd_reconcile), FULL_BIN, USES_CURL | USES_GIT,
      "one pass: decide and commit forward moves"},
-    {"run", FULL(cmd_run), USES_CURL | USES_GIT,
+    {"run", FULL(cmd_run), FULL_BIN, USES_CURL | USES_GIT,
      "reconcile on the configured intervals (controller)"},
-    {"markers", cmd_markers, 0, "list the image policy markers under a path"},
-    {"lint", cmd_lint, 0, "mutable tags, missing digests, pull policies in manifests"},
-    {"verify", FULL(cmd_verify), USES_CURL | USES_GIT, "compare running images with what Git pins"},
+    {"markers", FRONT(cmd_markers), FULL_BIN, 0, "list the image policy markers under a path"},
+    {"lint", FRONT(cmd_lint), FULL_BIN, 0,
+     "mutable tags, missing digests, pull policies in manifests"},
+    {"verify", FULL(cmd_verify), FULL_BIN, USES_CURL | USES_GIT,
+     "compare running images with what Git pins"},
 };
 
-#ifdef IMAGEGUARD_FRONT
-/* Replaces this process with the full binary, beside this one (the build tree) or in
- * ../libexec/imageguard/ (make install), with the same argv (the whole command line).
- * Returns only on failure. */
-static int exec_full(char **argv)
+#if defined(IMAGEGUARD_FRONT) || defined(IMAGEGUARD_TAGS)
+/* Replaces this process with the binary `name`, beside this one (the build tree; the tags
+ * binary beside the full one) or in ../libexec/imageguard/ (make install), with the same argv
+ * (the whole command line). Returns only on failure. */
+static int exec_helper(const char *name, char **argv)
 {
-	static const char *const places[] = {"%s/imageguard-full",
-	                                     "%s/../libexec/imageguard/imageguard-full"};
+	static const char *const places[] = {"%s/%s", "%s/../libexec/imageguard/%s"};
 	char self[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
@@ -72,7 +91,7 @@ static int exec_full(char **argv)
 		goto fail;
 	*slash = '\0';
 	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
-		snprintf(path, sizeof(path), places[i], self);
+		snprintf(path, sizeof(path), places[i], self, name);
 		if (access(path, X_OK) == 0) {
 			execv(path, argv);
 			break;
@@ -80,16 +99,19 @@ static int exec_full(char **argv)
 	}
 fail:
 	fprintf(stderr,
-	        "imageguard: %s: cannot run imageguard-full (installed beside imageguard or in "
+	        "imageguard: %s: cannot run %s (installed beside imageguard or in "
 	        "../libexec/imageguard/): %s\n",
-	        argv[1], strerror(errno ? errno : ENOENT));
+	        argv[1], name, strerror(errno ? errno : ENOENT));
 	return 1;
 }
+#endif
 
+#ifdef IMAGEGUARD_FRONT
+/* Links neither libcurl nor libgit2: the commands it runs itself use neither. */
 static int run_command(const struct command *c, int argc, char **argv)
 {
 	if (!c->fn)
-		return exec_full(argv);
+		return exec_helper(c->helper, argv);
 	return c->fn(argc - 1, argv + 1);
 }
 #else
@@ -97,13 +119,21 @@ static int run_command(const struct command *c, int argc, char **argv)
 {
 	int rc;
 
+#ifdef IMAGEGUARD_TAGS
+	if (!c->fn)
+		return exec_helper(c->helper, argv);
+#endif
 	if (c->uses & USES_CURL)
 		curl_global_init(CURL_GLOBAL_DEFAULT);
+#ifndef IMAGEGUARD_TAGS /* links no libgit2: `tags` does not use it */
 	if (c->uses & USES_GIT)
 		git_libgit2_init();
+#endif
 	rc = c->fn(argc - 1, argv + 1);
+#ifndef IMAGEGUARD_TAGS
 	if (c->uses & USES_GIT)
 		git_libgit2_shutdown();
+#endif
 	if (c->uses & USES_CURL)
 		curl_global_cleanup();
 	return rc;

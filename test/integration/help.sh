@@ -64,7 +64,8 @@ for c in $commands; do
 done
 
 # The front binary (src/main.c) runs eval, check-config, markers and lint without the network
-# stack and hands every other command to imageguard-full; alone, it says so and exits 1.
+# stack and hands tags to imageguard-tags and every other command to imageguard-full; alone, it
+# says so and exits 1. imageguard-tags loads libcurl but not libgit2, gpgme or libmicrohttpd.
 if ! ldd "$IMAGEGUARD" | grep -Eq 'libcurl|libgit2|libssl|libcrypto'; then
 	ok "the front binary links no network or Git library"
 else
@@ -79,6 +80,19 @@ if [[ $rc == 1 ]] && grep -q "^imageguard: plan: cannot run imageguard-full" "$t
 	ok "the front binary without imageguard-full: one-line error, exit 1"
 else
 	bad "the front binary without imageguard-full: one-line error, exit 1 (got $rc: $(cat "$tmp/err"))"
+fi
+rc=0; "$tmp/imageguard" tags --help >"$tmp/out" 2>"$tmp/err" || rc=$?
+if [[ $rc == 1 ]] && grep -q "^imageguard: tags: cannot run imageguard-tags" "$tmp/err"; then
+	ok "the front binary without imageguard-tags: one-line error, exit 1"
+else
+	bad "the front binary without imageguard-tags: one-line error, exit 1 (got $rc: $(cat "$tmp/err"))"
+fi
+tagsbin=$(dirname "$IMAGEGUARD")/imageguard-tags
+tagslibs=$(ldd "$tagsbin" 2>&1 || true)
+if grep -q libcurl <<<"$tagslibs" && ! grep -Eq 'libgit2|libgpgme|libmicrohttpd' <<<"$tagslibs"; then
+	ok "imageguard-tags links libcurl, not libgit2, gpgme or libmicrohttpd"
+else
+	bad "imageguard-tags links libcurl, not libgit2, gpgme or libmicrohttpd: $(grep -E 'libcurl|libgit2|libgpgme|libmicrohttpd|not' <<<"$tagslibs" | tr -s ' \n' ' ')"
 fi
 
 if [[ $fails == 0 ]]; then echo "PASS help"; else echo "FAIL help: $fails"; exit 1; fi
