@@ -2,7 +2,8 @@
 """The container image, built and run here without a container engine daemon: `make image`
 (scripts/build-image: buildah bud --isolation chroot on a debootstrap bookworm base), then the
 image's own imageguard run inside its root filesystem with `buildah run`: `version`, every
-library found by ldd, uid 65532, and one real `reconcile` pass against a loopback
+library of its three binaries found by ldd, uid 65532, `tags` (the front binary execs
+imageguard-tags) and one real `reconcile` pass (imageguard-full) against a loopback
 docker-registry and a file:// Git remote mounted in. Slow (minutes): its own CI step, not part of
 `make check` and never under sanitizers. Needs root."""
 import json
@@ -69,12 +70,29 @@ def runs_as_65532(st):
     harness.check(p.stdout.strip() == "65532", "id -u", p.stdout, p.stderr)
 
 
+# The image's binaries (src/main.c, Containerfile), each with a library it must load ("": none
+# required) and the ones it must not.
+BINARIES = (("/usr/local/bin/imageguard", "", ("libcurl", "libgit2")),
+            ("/usr/local/libexec/imageguard/imageguard-tags", "libcurl",
+             ("libgit2", "libgpgme", "libmicrohttpd")),
+            ("/usr/local/libexec/imageguard/imageguard-full", "libgit2", ()))
+
+
 @harness.test
 def every_library_is_found(st):
-    for b in ("/usr/local/bin/imageguard", "/usr/local/libexec/imageguard/imageguard-full"):
+    for b, needs, never in BINARIES:
         p = run_in(st, "/usr/bin/ldd", b, user="0:0")
-        harness.check(p.returncode == 0 and "not found" not in p.stdout and "libgit2" in
-                      p.stdout + ("libgit2" if b.endswith("/imageguard") else ""), b, p.stdout)
+        harness.check(p.returncode == 0 and "not found" not in p.stdout and needs in p.stdout
+                      and not any(lib in p.stdout for lib in never), b, p.stdout)
+
+
+@harness.test
+def tags_against_loopback_registry(st):
+    with Env() as env:
+        env.push("team/app", ["v1.1.0", "v1.0.0"])
+        p = run_in(st, "/usr/local/bin/imageguard", "tags", env.image("team/app"), "--insecure")
+        harness.check(p.returncode == 0 and p.stdout == "v1.0.0\nv1.1.0\n", "tags in the image",
+                      p.stdout, p.stderr)
 
 
 @harness.test

@@ -14,10 +14,11 @@
 set -euo pipefail
 SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 # The image's binaries are the plain `make` build (no sanitizer runtimes), whatever $IMAGEGUARD
-# is. imageguard-full links every library; the front binary imageguard links a subset (checked
-# below), so the full one's libraries are the image's.
+# is. imageguard-full links every library; the front binary imageguard and imageguard-tags link
+# subsets (checked below), so the full one's libraries are the image's.
 BIN=$SRC/build/imageguard-full
 FRONT=$SRC/build/imageguard
+TAGS=$SRC/build/imageguard-tags
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/imageguard-containerfile.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -29,18 +30,24 @@ for tool in readelf ldd dpkg dpkg-query apt-cache pkg-config gcc; do
 done
 # Up to date with the sources (a no-op after `make check`); SANITIZE= and BUILD= override what
 # `make check SANITIZE=1` passes down through MAKEFLAGS and the environment.
-make -C "$SRC" --no-print-directory SANITIZE= BUILD=build build/imageguard build/imageguard-full \
-	>"$tmp/make.log" 2>&1 ||
-	{ echo "not ok - make build/imageguard build/imageguard-full"; cat "$tmp/make.log"; exit 1; }
+make -C "$SRC" --no-print-directory SANITIZE= BUILD=build build/imageguard build/imageguard-tags \
+	build/imageguard-full >"$tmp/make.log" 2>&1 ||
+	{ echo "not ok - make build/imageguard build/imageguard-tags build/imageguard-full"; cat "$tmp/make.log"; exit 1; }
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort; }
-if [[ -z $(comm -23 <(needed "$FRONT") <(needed "$BIN")) ]]; then
-	ok "the front binary's libraries are a subset of imageguard-full's"
-else
-	notok "the front binary needs libraries imageguard-full does not: $(comm -23 <(needed "$FRONT") <(needed "$BIN") | tr '\n' ' ')"
-fi
-grep -q 'COPY --from=build /src/build/imageguard-full /usr/local/libexec/imageguard/imageguard-full' \
-	"$SRC/Containerfile" && ok "the image installs imageguard-full where the front binary looks" ||
-	notok "Containerfile does not install imageguard-full in /usr/local/libexec/imageguard/"
+for b in "$FRONT" "$TAGS"; do
+	if [[ -z $(comm -23 <(needed "$b") <(needed "$BIN")) ]]; then
+		ok "$(basename "$b")'s libraries are a subset of imageguard-full's"
+	else
+		notok "$(basename "$b") needs libraries imageguard-full does not: $(comm -23 <(needed "$b") <(needed "$BIN") | tr '\n' ' ')"
+	fi
+done
+for b in imageguard-tags imageguard-full; do
+	grep -q "^COPY --from=build /src/build/$b /usr/local/libexec/imageguard/$b\$" "$SRC/Containerfile" &&
+		ok "the image installs $b where the front binary looks" ||
+		notok "Containerfile does not install $b in /usr/local/libexec/imageguard/"
+	grep -q "^RUN make .*strip .*build/$b" "$SRC/Containerfile" && ok "the image strips $b" ||
+		notok "Containerfile does not strip build/$b"
+done
 
 # The package names of one stage's `apt-get install` commands (continuations joined, options
 # and shell operators dropped). $1 Containerfile, $2 stage index counted from 1; 0 = the last.
