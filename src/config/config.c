@@ -3,6 +3,7 @@
  * problem found is recorded; loading goes on after an error so that all of them are reported at
  * once. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,30 +257,113 @@ static void compile_policy(struct loader *L, struct config_policy *p)
 	free(digest_pattern);
 }
 
-static char *dup_or(struct loader *L, const char *a, const char *b)
-{
-	char *s = strdup(a ? a : b);
-
-	if (!s)
-		L->oom = true;
-	return s;
-}
-
+/* The defaults: the config's strings are shared (none is freed on its own). */
 static void complete_automation(struct loader *L, struct config_automation *a)
 {
 	const struct config_git_source *g;
 
 	g = a->source = config_find_git_source(L->c, a->source_ns, a->source_name);
 	if (!a->checkout_branch)
-		a->checkout_branch = dup_or(L, g->branch, "master");
-	if (!a->push_branch && a->checkout_branch)
-		a->push_branch = dup_or(L, a->checkout_branch, "");
+		a->checkout_branch = g->branch ? g->branch : config_strdup(L, "master");
+	if (!a->push_branch)
+		a->push_branch = a->checkout_branch;
 	if (!a->author_name)
-		a->author_name = dup_or(L, NULL, "imageguard");
+		a->author_name = config_strdup(L, "imageguard");
 	if (!a->author_email)
-		a->author_email = dup_or(L, NULL, "imageguard@localhost");
+		a->author_email = config_strdup(L, "imageguard@localhost");
 	if (!a->update_path)
-		a->update_path = dup_or(L, NULL, "./");
+		a->update_path = config_strdup(L, "./");
+}
+
+/* ---- the objects' strings ---- */
+
+/* Blocks of the config's strings, newest first: 1 KiB doubling to 32 KiB, and a string over a
+ * quarter of that in a block of its own. A string costs its bytes, not a malloc each. */
+#define ARENA_FIRST 1024u
+#define ARENA_MAX (32u << 10)
+
+struct config_arena {
+	struct config_arena *next;
+	size_t used, size;
+	char data[]; /* at offset 24: aligned for a pointer, as malloc's result is */
+};
+_Static_assert(offsetof(struct config_arena, data) % sizeof(void *) == 0, "data aligned");
+
+static struct config_arena *arena_block(struct config_arena *next, size_t size)
+{
+	struct config_arena *b = malloc(sizeof(*b) + size);
+
+	if (b)
+		*b = (struct config_arena){next, 0, size};
+	return b;
+}
+
+/* n bytes aligned for a pointer (every block's data is) when align, else anywhere. */
+static char *arena_alloc(struct config *c, size_t n, bool align)
+{
+	struct config_arena *a = c->strings, *b;
+	size_t size = a ? a->size * 2 : ARENA_FIRST, pad = 0;
+
+	if (a && align)
+		pad = (sizeof(void *) - a->used % sizeof(void *)) % sizeof(void *);
+	if (a && a->size - a->used >= n && a->size - a->used - n >= pad) {
+		a->used += pad + n;
+		return a->data + a->used - n;
+	}
+	if (size > ARENA_MAX)
+		size = ARENA_MAX;
+	if (n > ARENA_MAX / 4) { /* behind the current block, which keeps its room */
+		if (!(b = arena_block(a ? a->next : NULL, n)))
+			return NULL;
+		if (a)
+			a->next = b;
+		else
+			c->strings = b;
+		b->used = n;
+		return b->data;
+	}
+	if (!(b = arena_block(a, size < n ? n : size)))
+		return NULL;
+	c->strings = b;
+	b->used = n;
+	return b->data;
+}
+
+char *config_strndup(struct loader *L, const char *s, size_t n)
+{
+	char *p = n < SIZE_MAX ? arena_alloc(L->c, n + 1, false) : NULL;
+
+	if (!p) {
+		L->oom = true;
+		return NULL;
+	}
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *config_strdup(struct loader *L, const char *s)
+{
+	return config_strndup(L, s, strlen(s));
+}
+
+void *config_alloc(struct loader *L, size_t n)
+{
+	void *p = arena_alloc(L->c, n, true);
+
+	if (!p)
+		L->oom = true;
+	return p;
+}
+
+static void arena_free(struct config_arena *a)
+{
+	while (a) {
+		struct config_arena *next = a->next;
+
+		free(a);
+		a = next;
+	}
 }
 
 /* ---- lifecycle ---- */
@@ -288,21 +372,13 @@ static void repository_release(void *v)
 {
 	struct config_repository *r = v;
 
-	free(r->ns), free(r->name), free(r->id), free(r->image);
 	imageref_release(&r->ref);
-	free(r->secret_ref), free(r->cert_secret_ref), free(r->provider);
-	free(r->service_account);
-	strvec_release(&r->exclusion);
 }
 
 static void policy_release(void *v)
 {
 	struct config_policy *p = v;
 
-	free(p->ns), free(p->name), free(p->id), free(p->repo_ns), free(p->repo_name);
-	free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
-	free(p->digest_platform);
-	free(p->override.tag), free(p->override.reason);
 	strvec_release(&p->labels);
 	policy_free(p->policy);
 	policy_free(p->order_policy);
@@ -310,26 +386,35 @@ static void policy_release(void *v)
 
 static void git_source_release(void *v)
 {
-	struct config_git_source *g = v;
-
-	free(g->ns), free(g->name), free(g->id), free(g->url), free(g->branch);
-	free(g->secret_ref), free(g->provider);
+	(void)v; /* its strings are the config's */
 }
 
 static void automation_release(void *v)
 {
 	struct config_automation *a = v;
 
-	free(a->ns), free(a->name), free(a->id), free(a->source_ns), free(a->source_name);
-	free(a->checkout_branch), free(a->push_branch), free(a->author_name);
-	free(a->push_refspec), free(a->signing_secret);
-	free(a->author_email), free(a->message_template), free(a->update_path);
 	config_selector_release(&a->selector);
 	strvec_release(&a->template_values);
 }
 
 #define COMPACT(L, k, arr, len, release)                                                           \
 	((len) = compact((L), (k), (arr), (len), sizeof(*(arr)), (release)))
+
+/* An array at its exact size: the loader doubles them as documents come (up to half unused).
+ * Done before any pointer into it is taken. */
+static void *fit(void *items, size_t len, size_t size)
+{
+	void *p;
+
+	if (!len) {
+		free(items);
+		return NULL;
+	}
+	p = realloc(items, len * size);
+	return p ? p : items; /* a smaller block that cannot be had: keep the larger */
+}
+
+#define FIT(arr, len) ((arr) = fit((arr), (len), sizeof(*(arr))))
 
 /* Duplicates, secrets, references; then the invalid objects (and what depends on them) leave
  * the arrays, and the valid ones get their pointers, defaults and compiled policies. */
@@ -350,13 +435,19 @@ static void resolve(struct loader *L)
 	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
 	COMPACT(L, CONFIG_KIND_GIT_SOURCE, c->git_sources, c->git_sources_len, git_source_release);
 	COMPACT(L, CONFIG_KIND_AUTOMATION, c->automations, c->automations_len, automation_release);
+	FIT(c->repositories, c->repositories_len);
+	FIT(c->git_sources, c->git_sources_len);
+	FIT(c->automations, c->automations_len);
+	/* the positions moved: the lookups below must find the objects kept, where they are */
+	for (int k = 0; k < CONFIG_KIND_FILE; k++)
+		index_kind(L, (enum config_kind)k, false);
 	for (size_t i = 0; i < c->automations_len; i++)
 		complete_automation(L, &c->automations[i]);
 	for (size_t i = 0; i < c->policies_len && !L->oom; i++)
 		compile_policy(L, &c->policies[i]);
 	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
-	for (int k = 0; k < CONFIG_KIND_FILE; k++) /* the positions moved */
-		index_kind(L, (enum config_kind)k, false);
+	FIT(c->policies, c->policies_len);
+	index_kind(L, CONFIG_KIND_POLICY, false);
 }
 
 void config_free(struct config *c)
@@ -379,6 +470,7 @@ void config_free(struct config *c)
 	free(c->automations);
 	config_invalid_release(c);
 	strvec_release(&c->files);
+	arena_free(c->strings);
 	free(c);
 }
 
