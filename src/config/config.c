@@ -239,9 +239,14 @@ static void compile_policy(struct loader *L, struct config_policy *p)
 	size_t first = L->diags->len;
 
 	p->repository = config_find_repository(L->c, p->repo_ns, p->repo_name);
+	/* the policy checked while reading was compiled with the default exclusions */
+	if (p->policy && !config_kinds_default_exclusions(p->repository)) {
+		policy_free(p->policy);
+		p->policy = NULL;
+	}
 	if (config_kinds_policy_spec(&spec, &digest_pattern, p, p->repository) < 0)
 		L->oom = true;
-	else if (policy_new(&p->policy, &spec, &err) < 0)
+	else if (!p->policy && policy_new(&p->policy, &spec, &err) < 0)
 		config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s", p->id,
 		                  err.msg);
 	else if (p->kind == CONFIG_POLICY_SEMVER) {
@@ -416,14 +421,30 @@ static void *fit(void *items, size_t len, size_t size)
 
 #define FIT(arr, len) ((arr) = fit((arr), (len), sizeof(*(arr))))
 
+/* Indexes again each kind that compaction shortened since lens (which gets the new lengths):
+ * an array that kept all its objects kept their positions. */
+static void reindex_moved(struct loader *L, size_t *lens)
+{
+	for (int k = 0; k < CONFIG_KIND_FILE; k++) {
+		size_t len = kind_array(L->c, (enum config_kind)k).len;
+
+		if (len != lens[k])
+			index_kind(L, (enum config_kind)k, false);
+		lens[k] = len;
+	}
+}
+
 /* Duplicates, secrets, references; then the invalid objects (and what depends on them) leave
  * the arrays, and the valid ones get their pointers, defaults and compiled policies. */
 static void resolve(struct loader *L)
 {
 	struct config *c = L->c;
+	size_t lens[CONFIG_KIND_FILE];
 
-	for (int k = 0; k < CONFIG_KIND_FILE; k++)
+	for (int k = 0; k < CONFIG_KIND_FILE; k++) {
 		index_kind(L, (enum config_kind)k, true);
+		lens[k] = kind_array(c, (enum config_kind)k).len;
+	}
 	if (L->opts.check_secrets)
 		config_secrets_check_all(L);
 	for (size_t i = 0; i < c->automations_len; i++)
@@ -438,16 +459,15 @@ static void resolve(struct loader *L)
 	FIT(c->repositories, c->repositories_len);
 	FIT(c->git_sources, c->git_sources_len);
 	FIT(c->automations, c->automations_len);
-	/* the positions moved: the lookups below must find the objects kept, where they are */
-	for (int k = 0; k < CONFIG_KIND_FILE; k++)
-		index_kind(L, (enum config_kind)k, false);
+	/* where positions moved, the lookups below must find the objects kept where they are */
+	reindex_moved(L, lens);
 	for (size_t i = 0; i < c->automations_len; i++)
 		complete_automation(L, &c->automations[i]);
 	for (size_t i = 0; i < c->policies_len && !L->oom; i++)
 		compile_policy(L, &c->policies[i]);
 	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
 	FIT(c->policies, c->policies_len);
-	index_kind(L, CONFIG_KIND_POLICY, false);
+	reindex_moved(L, lens);
 }
 
 void config_free(struct config *c)

@@ -332,10 +332,17 @@ static void check_filter_compiles(struct doc *d, const yaml_node_t *spec,
 	policy_free(pol);
 }
 
+bool config_kinds_default_exclusions(const struct config_repository *r)
+{
+	return r->exclusion.len == 1 && !strcmp(r->exclusion.items[0], DEFAULT_EXCLUSION);
+}
+
 /* Compiles the whole policy (default exclusions: the repository's come later), so that a bad
- * range names spec.policy's line; without the filter when that was reported already. */
-static void check_policy_compiles(struct doc *d, const yaml_node_t *spec,
-                                  const struct config_policy *p, bool filter_ok)
+ * range names spec.policy's line; without the filter when that was reported already. The
+ * policy compiled with the filter is kept in p->policy: it is the final one when the
+ * repository has the default exclusions (compile_policy in config.c). */
+static void check_policy_compiles(struct doc *d, const yaml_node_t *spec, struct config_policy *p,
+                                  bool filter_ok)
 {
 	struct policy_spec ps;
 	struct policy *pol = NULL;
@@ -355,7 +362,10 @@ static void check_policy_compiles(struct doc *d, const yaml_node_t *spec,
 		range = config_yaml_lookup(d, config_yaml_lookup(d, at, "semver"), "range");
 		config_doc_error(d, line_of(range ? range : at), "'spec.policy': %s", err.msg);
 	}
-	policy_free(pol);
+	if (pol && (filter_ok || p->kind == CONFIG_POLICY_DIGEST))
+		p->policy = pol;
+	else
+		policy_free(pol);
 	free(digest_pattern);
 }
 
@@ -1082,6 +1092,21 @@ void config_kinds_read_file(struct loader *L, const char *file)
 	buf_release(&data);
 }
 
+/* Whether data holds more than max opening flow brackets: below that it cannot nest deeper
+ * than max, which is the bound yamldepth_check starts with too, counted here with memchr
+ * (a byte loop over a 1.4 MB config is 7 M instructions). */
+static bool flow_brackets_over(const char *data, size_t len, size_t max)
+{
+	const char *end = data + len;
+	size_t n = 0;
+
+	for (const char *p = data; n <= max && (p = memchr(p, '[', (size_t)(end - p))); p++)
+		n++;
+	for (const char *p = data; n <= max && (p = memchr(p, '{', (size_t)(end - p))); p++)
+		n++;
+	return n > max;
+}
+
 void config_kinds_read_buffer(struct loader *L, const char *file, const char *data, size_t len)
 {
 	yaml_parser_t parser;
@@ -1094,7 +1119,10 @@ void config_kinds_read_buffer(struct loader *L, const char *file, const char *da
 		file_error(L, file, 0, "document is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
 		return;
 	}
-	if ((rc = yamldepth_check(&line, data, len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
+	rc = flow_brackets_over(data, len, YAMLDEPTH_MAX)
+	         ? yamldepth_check(&line, data, len, YAMLDEPTH_MAX)
+	         : 0;
+	if (rc == IG_ETOOBIG) {
 		file_error(L, file, line, "invalid YAML: nested deeper than %d levels",
 		           YAMLDEPTH_MAX);
 		return;

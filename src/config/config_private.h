@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <yaml.h>
 
 #include "imageguard/config/config.h"
@@ -34,6 +35,13 @@ struct doc {
 	bool imageguard_api; /* apiVersion is imageguard.io/v1alpha1 */
 	char object[320];    /* "ImagePolicy 'ns/name'" once known: the subject of messages */
 };
+
+/* strcmp(a, b) == 0 with the first bytes compared inline: keys mostly differ there, and a
+ * mapping's keys are compared for every field read. */
+static inline bool same_str(const char *a, const char *b)
+{
+	return a[0] == b[0] && (!a[0] || !strcmp(a + 1, b + 1));
+}
 
 static inline size_t line_of(const yaml_node_t *n)
 {
@@ -145,6 +153,10 @@ void config_kinds_read_buffer(struct loader *L, const char *file, const char *da
  * *digest_pattern receives the pattern built for kind DIGEST (free it). 0 or IG_EFAIL. */
 int config_kinds_policy_spec(struct policy_spec *spec, char **digest_pattern,
                              const struct config_policy *p, const struct config_repository *r);
+
+/* Whether r's exclusions are the default list alone: a policy compiled with them is the one
+ * compiled with none given (policy_new shares the default). */
+bool config_kinds_default_exclusions(const struct config_repository *r);
 
 /* config_secrets.c: every secret a valid object names, checked (L->opts.secrets_dir); a
  * failure is an error of that object, which becomes invalid. */

@@ -68,7 +68,7 @@ yaml_node_t *config_yaml_lookup(struct doc *d, const yaml_node_t *m, const char 
 	     p++) {
 		yaml_node_t *k = node(d, p->key), *v = node(d, p->value);
 
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
+		if (k && k->type == YAML_SCALAR_NODE && same_str(scalar(k), key))
 			return v && !config_yaml_is_null(v) ? v : NULL;
 	}
 	return NULL;
@@ -84,7 +84,7 @@ size_t config_yaml_key_line(struct doc *d, const yaml_node_t *m, const char *key
 	     p++) {
 		yaml_node_t *k = node(d, p->key);
 
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
+		if (k && k->type == YAML_SCALAR_NODE && same_str(scalar(k), key))
 			return line_of(k);
 	}
 	return fallback;
@@ -197,7 +197,7 @@ void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *pat
 		for (yaml_node_pair_t *q = start; q < p; q++) {
 			yaml_node_t *k2 = node(d, q->key);
 
-			if (k2 && k2->type == YAML_SCALAR_NODE && !strcmp(scalar(k2), scalar(k))) {
+			if (k2 && k2->type == YAML_SCALAR_NODE && same_str(scalar(k2), scalar(k))) {
 				config_diag_error(
 				    d->L, d->file, line_of(k), "'%s': duplicate key",
 				    config_yaml_join(full, sizeof(full), path, scalar(k)));
@@ -205,7 +205,7 @@ void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *pat
 			}
 		}
 		for (size_t i = 0; known[i] && !ok; i++)
-			ok = !strcmp(known[i], scalar(k));
+			ok = same_str(known[i], scalar(k));
 		if (!ok)
 			config_doc_warn(d, line_of(k), "unknown field '%s' (ignored)%s",
 			                config_yaml_join(full, sizeof(full), path, scalar(k)),
