@@ -457,6 +457,7 @@ static void resolve(struct loader *L)
 	COMPACT(L, CONFIG_KIND_GIT_SOURCE, c->git_sources, c->git_sources_len, git_source_release);
 	COMPACT(L, CONFIG_KIND_AUTOMATION, c->automations, c->automations_len, automation_release);
 	FIT(c->repositories, c->repositories_len);
+	FIT(c->policies, c->policies_len);
 	FIT(c->git_sources, c->git_sources_len);
 	FIT(c->automations, c->automations_len);
 	/* where positions moved, the lookups below must find the objects kept where they are */
@@ -465,8 +466,9 @@ static void resolve(struct loader *L)
 		complete_automation(L, &c->automations[i]);
 	for (size_t i = 0; i < c->policies_len && !L->oom; i++)
 		compile_policy(L, &c->policies[i]);
-	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
-	FIT(c->policies, c->policies_len);
+	if (lens[CONFIG_KIND_POLICY] !=
+	    COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release))
+		FIT(c->policies, c->policies_len);
 	reindex_moved(L, lens);
 }
 

@@ -77,9 +77,9 @@ struct config_repository {
 	char *cert_secret_ref; /* owned; spec.certSecretRef.name, NULL: system CAs */
 	size_t secret_ref_line, cert_secret_ref_line; /* their lines, for messages */
 	bool insecure;                                /* spec.insecure: plain HTTP allowed */
+	bool suspend;          /* (beside insecure: no padding between them) */
 	char *provider;        /* owned; spec.provider (generic|aws|gcp|azure), NULL: generic */
 	char *service_account; /* owned; spec.serviceAccountName (run --kube only), or NULL */
-	bool suspend;
 	/* spec.exclusionList; default {"^.*\\.sig$"} (one static list, shared); may be empty */
 	struct config_strlist exclusion;
 };
@@ -131,9 +131,9 @@ struct config_policy {
 	size_t repo_ref_line;      /* line of spec.imageRepositoryRef, for messages */
 	const struct config_repository *repository; /* borrowed; resolved, never NULL */
 	enum config_policy_kind kind;
+	bool ascending;          /* numerical/alphabetical order (default asc) */
 	char *pattern, *extract; /* owned; spec.filterTags, NULL when absent */
 	char *range;             /* owned; policy.semver.range (kind SEMVER) */
-	bool ascending;          /* numerical/alphabetical order (default asc) */
 	char *digest_tag;        /* owned; policy.digest.tag (kind DIGEST) */
 	/* owned; policy.digest.platform "os/arch[/variant]" whose image config an index's
 	 * `created` is read from (kind DIGEST); NULL: linux/amd64 */
