@@ -240,7 +240,7 @@ static void compile_policy(struct loader *L, struct config_policy *p)
 
 	p->repository = config_find_repository(L->c, p->repo_ns, p->repo_name);
 	/* the policy checked while reading was compiled with the default exclusions */
-	if (p->policy && !config_kinds_default_exclusions(p->repository)) {
+	if (p->policy && p->repository && !config_kinds_default_exclusions(p->repository)) {
 		policy_free(p->policy);
 		p->policy = NULL;
 	}
@@ -350,6 +350,21 @@ char *config_strndup(struct loader *L, const char *s, size_t n)
 char *config_strdup(struct loader *L, const char *s)
 {
 	return config_strndup(L, s, strlen(s));
+}
+
+char *config_strjoin(struct loader *L, const char *a, char sep, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *p = na + nb < SIZE_MAX - 1 ? arena_alloc(L->c, na + nb + 2, false) : NULL;
+
+	if (!p) {
+		L->oom = true;
+		return NULL;
+	}
+	memcpy(p, a, na);
+	p[na] = sep;
+	memcpy(p + na + 1, b, nb + 1);
+	return p;
 }
 
 void *config_alloc(struct loader *L, size_t n)

@@ -42,14 +42,7 @@ static void *grow(struct loader *L, void *items, size_t len, size_t *cap, size_t
 /* "ns/name" in the config's strings. */
 static char *make_id(struct loader *L, const char *ns, const char *name)
 {
-	size_t a = strlen(ns), b = strlen(name);
-	char *id = config_strndup(L, ns, a + 1 + b);
-
-	if (id) {
-		id[a] = '/';
-		memcpy(id + a + 1, name, b);
-	}
-	return id;
+	return config_strjoin(L, ns, '/', name);
 }
 
 /* ---- metadata ---- */

@@ -65,6 +65,8 @@ static inline yaml_node_t *node(struct doc *d, yaml_node_item_t id)
  * config_free, never one by one: they may be shared); NULL with L->oom set when out of memory. */
 char *config_strndup(struct loader *L, const char *s, size_t n);
 char *config_strdup(struct loader *L, const char *s);
+/* a + sep + b, the same way. */
+char *config_strjoin(struct loader *L, const char *a, char sep, const char *b);
 /* The same for n bytes aligned for a pointer (lists of the config's strings). */
 void *config_alloc(struct loader *L, size_t n);
 
