@@ -930,6 +930,69 @@ START_TEST(keep_valid)
 }
 END_TEST
 
+/* Invalid objects ahead of valid ones: the valid ones move down when the invalid leave, and
+ * every reference is resolved to where they are now (not to their position while read). */
+#define MOVED_YAML                                                                                 \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"               \
+	"  name: bad\nspec:\n  image: ghcr.io/acme/bad:latest\n---\n"                              \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"               \
+	"  name: r1\nspec:\n  image: ghcr.io/acme/r1\n---\n"                                       \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"               \
+	"  name: r2\nspec:\n  image: ghcr.io/acme/r2\n  exclusionList: ['^a$', '^b$']\n---\n"      \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: p-bad\nspec:\n  imageRepositoryRef: {name: r1}\n"                                 \
+	"  policy: {semver: {range: '>=>1'}}\n---\n"                                               \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: p2\nspec:\n  imageRepositoryRef: {name: r2}\n"                                    \
+	"  policy: {semver: {range: '>=1.0.0'}}\n---\n"                                            \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"                   \
+	"  name: p1\nspec:\n  imageRepositoryRef: {name: r1}\n"                                    \
+	"  policy: {semver: {range: '>=1.0.0'}}\n---\n"                                            \
+	"apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"                \
+	"  name: g-bad\nspec:\n  url: ftp://example.com/x\n---\n"                                  \
+	"apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"                \
+	"  name: g1\nspec:\n  url: file:///srv/g1.git\n  ref: {branch: trunk}\n---\n"              \
+	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"         \
+	"  name: a1\nspec:\n  sourceRef: {name: g1}\n"
+
+START_TEST(keep_valid_moved)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config_load_options o = {.keep_valid = true};
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+	const char *path = write_file("moved.yaml", MOVED_YAML);
+
+	ck_assert_msg(config_load_with(&c, path, &o, &diags, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(diags.errors, 3); /* the tag, the range, the url */
+	ck_assert_uint_eq(c->repositories_len, 2);
+	ck_assert_str_eq(c->repositories[0].id, "default/r1");
+	ck_assert_str_eq(c->repositories[1].id, "default/r2");
+	ck_assert_uint_eq(c->repositories[0].exclusion.len, 1);
+	ck_assert_str_eq(c->repositories[0].exclusion.items[0], "^.*\\.sig$");
+	ck_assert_ptr_null(c->repositories[0].exclusion.items[1]);
+	ck_assert_uint_eq(c->repositories[1].exclusion.len, 2);
+	ck_assert_str_eq(c->repositories[1].exclusion.items[1], "^b$");
+	ck_assert_ptr_null(c->repositories[1].exclusion.items[2]);
+	ck_assert_uint_eq(c->policies_len, 2);
+	ck_assert_str_eq(c->policies[0].id, "default/p2");
+	ck_assert_ptr_eq(c->policies[0].repository, &c->repositories[1]);
+	ck_assert_str_eq(c->policies[1].id, "default/p1");
+	ck_assert_ptr_eq(c->policies[1].repository, &c->repositories[0]);
+	ck_assert_ptr_eq(config_find_policy(c, "default", "p1"), &c->policies[1]);
+	ck_assert_ptr_eq(config_find_repository(c, "default", "r2"), &c->repositories[1]);
+	ck_assert_ptr_null(config_find_policy(c, "default", "p-bad"));
+	ck_assert_uint_eq(c->git_sources_len, 1);
+	ck_assert_uint_eq(c->automations_len, 1);
+	ck_assert_ptr_eq(c->automations[0].source, &c->git_sources[0]);
+	ck_assert_str_eq(c->automations[0].checkout_branch, "trunk");
+	ck_assert_str_eq(c->automations[0].push_branch, "trunk");
+	ck_assert_str_eq(c->automations[0].update_path, "./");
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
 /* --watch-label-selector in file mode: objects of every kind whose metadata.labels do not
  * match are left out as the API server leaves them out of a list; none matching is an empty
  * config, not the "nothing found" error. */
@@ -1672,6 +1735,7 @@ static Suite *config_suite(void)
 	                    sizeof(kube_sa_cases) / sizeof(kube_sa_cases[0]));
 	tcase_add_test(tc, flux_folder);
 	tcase_add_test(tc, keep_valid);
+	tcase_add_test(tc, keep_valid_moved);
 	tcase_add_test(tc, keep_valid_files);
 	tcase_add_test(tc, label_selector_filters);
 	tcase_add_test(tc, update_path_message);

@@ -3,6 +3,7 @@
  * problem found is recorded; loading goes on after an error so that all of them are reported at
  * once. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,9 +239,14 @@ static void compile_policy(struct loader *L, struct config_policy *p)
 	size_t first = L->diags->len;
 
 	p->repository = config_find_repository(L->c, p->repo_ns, p->repo_name);
+	/* the policy checked while reading was compiled with the default exclusions */
+	if (p->policy && p->repository && !config_kinds_default_exclusions(p->repository)) {
+		policy_free(p->policy);
+		p->policy = NULL;
+	}
 	if (config_kinds_policy_spec(&spec, &digest_pattern, p, p->repository) < 0)
 		L->oom = true;
-	else if (policy_new(&p->policy, &spec, &err) < 0)
+	else if (!p->policy && policy_new(&p->policy, &spec, &err) < 0)
 		config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s", p->id,
 		                  err.msg);
 	else if (p->kind == CONFIG_POLICY_SEMVER) {
@@ -256,30 +262,128 @@ static void compile_policy(struct loader *L, struct config_policy *p)
 	free(digest_pattern);
 }
 
-static char *dup_or(struct loader *L, const char *a, const char *b)
-{
-	char *s = strdup(a ? a : b);
-
-	if (!s)
-		L->oom = true;
-	return s;
-}
-
+/* The defaults: the config's strings are shared (none is freed on its own). */
 static void complete_automation(struct loader *L, struct config_automation *a)
 {
 	const struct config_git_source *g;
 
 	g = a->source = config_find_git_source(L->c, a->source_ns, a->source_name);
 	if (!a->checkout_branch)
-		a->checkout_branch = dup_or(L, g->branch, "master");
-	if (!a->push_branch && a->checkout_branch)
-		a->push_branch = dup_or(L, a->checkout_branch, "");
+		a->checkout_branch = g->branch ? g->branch : config_strdup(L, "master");
+	if (!a->push_branch)
+		a->push_branch = a->checkout_branch;
 	if (!a->author_name)
-		a->author_name = dup_or(L, NULL, "imageguard");
+		a->author_name = config_strdup(L, "imageguard");
 	if (!a->author_email)
-		a->author_email = dup_or(L, NULL, "imageguard@localhost");
+		a->author_email = config_strdup(L, "imageguard@localhost");
 	if (!a->update_path)
-		a->update_path = dup_or(L, NULL, "./");
+		a->update_path = config_strdup(L, "./");
+}
+
+/* ---- the objects' strings ---- */
+
+/* Blocks of the config's strings, newest first: 1 KiB doubling to 32 KiB, and a string over a
+ * quarter of that in a block of its own. A string costs its bytes, not a malloc each. */
+#define ARENA_FIRST 1024u
+#define ARENA_MAX (32u << 10)
+
+struct config_arena {
+	struct config_arena *next;
+	size_t used, size;
+	char data[]; /* at offset 24: aligned for a pointer, as malloc's result is */
+};
+_Static_assert(offsetof(struct config_arena, data) % sizeof(void *) == 0, "data aligned");
+
+static struct config_arena *arena_block(struct config_arena *next, size_t size)
+{
+	struct config_arena *b = malloc(sizeof(*b) + size);
+
+	if (b)
+		*b = (struct config_arena){next, 0, size};
+	return b;
+}
+
+/* n bytes aligned for a pointer (every block's data is) when align, else anywhere. */
+static char *arena_alloc(struct config *c, size_t n, bool align)
+{
+	struct config_arena *a = c->strings, *b;
+	size_t size = a ? a->size * 2 : ARENA_FIRST, pad = 0;
+
+	if (a && align)
+		pad = (sizeof(void *) - a->used % sizeof(void *)) % sizeof(void *);
+	if (a && a->size - a->used >= n && a->size - a->used - n >= pad) {
+		a->used += pad + n;
+		return a->data + a->used - n;
+	}
+	if (size > ARENA_MAX)
+		size = ARENA_MAX;
+	if (n > ARENA_MAX / 4) { /* behind the current block, which keeps its room */
+		if (!(b = arena_block(a ? a->next : NULL, n)))
+			return NULL;
+		if (a)
+			a->next = b;
+		else
+			c->strings = b;
+		b->used = n;
+		return b->data;
+	}
+	if (!(b = arena_block(a, size < n ? n : size)))
+		return NULL;
+	c->strings = b;
+	b->used = n;
+	return b->data;
+}
+
+char *config_strndup(struct loader *L, const char *s, size_t n)
+{
+	char *p = n < SIZE_MAX ? arena_alloc(L->c, n + 1, false) : NULL;
+
+	if (!p) {
+		L->oom = true;
+		return NULL;
+	}
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *config_strdup(struct loader *L, const char *s)
+{
+	return config_strndup(L, s, strlen(s));
+}
+
+char *config_strjoin(struct loader *L, const char *a, char sep, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *p = na + nb < SIZE_MAX - 1 ? arena_alloc(L->c, na + nb + 2, false) : NULL;
+
+	if (!p) {
+		L->oom = true;
+		return NULL;
+	}
+	memcpy(p, a, na);
+	p[na] = sep;
+	memcpy(p + na + 1, b, nb + 1);
+	return p;
+}
+
+void *config_alloc(struct loader *L, size_t n)
+{
+	void *p = arena_alloc(L->c, n, true);
+
+	if (!p)
+		L->oom = true;
+	return p;
+}
+
+static void arena_free(struct config_arena *a)
+{
+	while (a) {
+		struct config_arena *next = a->next;
+
+		free(a);
+		a = next;
+	}
 }
 
 /* ---- lifecycle ---- */
@@ -288,21 +392,13 @@ static void repository_release(void *v)
 {
 	struct config_repository *r = v;
 
-	free(r->ns), free(r->name), free(r->id), free(r->image);
 	imageref_release(&r->ref);
-	free(r->secret_ref), free(r->cert_secret_ref), free(r->provider);
-	free(r->service_account);
-	strvec_release(&r->exclusion);
 }
 
 static void policy_release(void *v)
 {
 	struct config_policy *p = v;
 
-	free(p->ns), free(p->name), free(p->id), free(p->repo_ns), free(p->repo_name);
-	free(p->pattern), free(p->extract), free(p->range), free(p->digest_tag);
-	free(p->digest_platform);
-	free(p->override.tag), free(p->override.reason);
 	strvec_release(&p->labels);
 	policy_free(p->policy);
 	policy_free(p->order_policy);
@@ -310,20 +406,13 @@ static void policy_release(void *v)
 
 static void git_source_release(void *v)
 {
-	struct config_git_source *g = v;
-
-	free(g->ns), free(g->name), free(g->id), free(g->url), free(g->branch);
-	free(g->secret_ref), free(g->provider);
+	(void)v; /* its strings are the config's */
 }
 
 static void automation_release(void *v)
 {
 	struct config_automation *a = v;
 
-	free(a->ns), free(a->name), free(a->id), free(a->source_ns), free(a->source_name);
-	free(a->checkout_branch), free(a->push_branch), free(a->author_name);
-	free(a->push_refspec), free(a->signing_secret);
-	free(a->author_email), free(a->message_template), free(a->update_path);
 	config_selector_release(&a->selector);
 	strvec_release(&a->template_values);
 }
@@ -331,14 +420,46 @@ static void automation_release(void *v)
 #define COMPACT(L, k, arr, len, release)                                                           \
 	((len) = compact((L), (k), (arr), (len), sizeof(*(arr)), (release)))
 
+/* An array at its exact size: the loader doubles them as documents come (up to half unused).
+ * Done before any pointer into it is taken. */
+static void *fit(void *items, size_t len, size_t size)
+{
+	void *p;
+
+	if (!len) {
+		free(items);
+		return NULL;
+	}
+	p = realloc(items, len * size);
+	return p ? p : items; /* a smaller block that cannot be had: keep the larger */
+}
+
+#define FIT(arr, len) ((arr) = fit((arr), (len), sizeof(*(arr))))
+
+/* Indexes again each kind that compaction shortened since lens (which gets the new lengths):
+ * an array that kept all its objects kept their positions. */
+static void reindex_moved(struct loader *L, size_t *lens)
+{
+	for (int k = 0; k < CONFIG_KIND_FILE; k++) {
+		size_t len = kind_array(L->c, (enum config_kind)k).len;
+
+		if (len != lens[k])
+			index_kind(L, (enum config_kind)k, false);
+		lens[k] = len;
+	}
+}
+
 /* Duplicates, secrets, references; then the invalid objects (and what depends on them) leave
  * the arrays, and the valid ones get their pointers, defaults and compiled policies. */
 static void resolve(struct loader *L)
 {
 	struct config *c = L->c;
+	size_t lens[CONFIG_KIND_FILE];
 
-	for (int k = 0; k < CONFIG_KIND_FILE; k++)
+	for (int k = 0; k < CONFIG_KIND_FILE; k++) {
 		index_kind(L, (enum config_kind)k, true);
+		lens[k] = kind_array(c, (enum config_kind)k).len;
+	}
 	if (L->opts.check_secrets)
 		config_secrets_check_all(L);
 	for (size_t i = 0; i < c->automations_len; i++)
@@ -350,13 +471,20 @@ static void resolve(struct loader *L)
 	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
 	COMPACT(L, CONFIG_KIND_GIT_SOURCE, c->git_sources, c->git_sources_len, git_source_release);
 	COMPACT(L, CONFIG_KIND_AUTOMATION, c->automations, c->automations_len, automation_release);
+	FIT(c->repositories, c->repositories_len);
+	FIT(c->policies, c->policies_len);
+	FIT(c->git_sources, c->git_sources_len);
+	FIT(c->automations, c->automations_len);
+	/* where positions moved, the lookups below must find the objects kept where they are */
+	reindex_moved(L, lens);
 	for (size_t i = 0; i < c->automations_len; i++)
 		complete_automation(L, &c->automations[i]);
 	for (size_t i = 0; i < c->policies_len && !L->oom; i++)
 		compile_policy(L, &c->policies[i]);
-	COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release);
-	for (int k = 0; k < CONFIG_KIND_FILE; k++) /* the positions moved */
-		index_kind(L, (enum config_kind)k, false);
+	if (lens[CONFIG_KIND_POLICY] !=
+	    COMPACT(L, CONFIG_KIND_POLICY, c->policies, c->policies_len, policy_release))
+		FIT(c->policies, c->policies_len);
+	reindex_moved(L, lens);
 }
 
 void config_free(struct config *c)
@@ -379,6 +507,7 @@ void config_free(struct config *c)
 	free(c->automations);
 	config_invalid_release(c);
 	strvec_release(&c->files);
+	arena_free(c->strings);
 	free(c);
 }
 

@@ -39,16 +39,10 @@ static void *grow(struct loader *L, void *items, size_t len, size_t *cap, size_t
 	return p;
 }
 
+/* "ns/name" in the config's strings. */
 static char *make_id(struct loader *L, const char *ns, const char *name)
 {
-	struct buf b = BUF_INIT;
-
-	if (buf_printf(&b, "%s/%s", ns, name) < 0) {
-		L->oom = true;
-		buf_release(&b);
-		return NULL;
-	}
-	return buf_detach(&b);
+	return config_strjoin(L, ns, '/', name);
 }
 
 /* ---- metadata ---- */
@@ -83,10 +77,8 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 		    m->name);
 		return false;
 	}
-	if (!m->ns && !(m->ns = strdup("default"))) {
-		d->L->oom = true;
+	if (!m->ns && !(m->ns = config_strdup(d->L, "default")))
 		return false;
-	}
 	if (!config_yaml_is_dns_name(m->ns, 63, false)) {
 		config_doc_error(
 		    d, m->line,
@@ -130,12 +122,6 @@ static bool selected(struct doc *d, const struct meta *m)
 	return ok;
 }
 
-static void meta_release(struct meta *m)
-{
-	free(m->ns);
-	free(m->name);
-}
-
 /* ---- ImageRepository ---- */
 
 /* An exclusion regex is checked by compiling a policy that uses only it. */
@@ -155,15 +141,17 @@ static void check_exclusion(struct doc *d, const yaml_node_t *item)
 	policy_free(p);
 }
 
-static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strvec *out)
+static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct config_strlist *out)
 {
+	static const char *const default_list[] = {DEFAULT_EXCLUSION, NULL};
 	yaml_node_t *list = config_yaml_lookup(d, spec, "exclusionList");
+	const char **items;
+	size_t n;
 
-	/* Absent or null takes Flux's default, as the API server's defaulting would; an empty
-	 * list `[]` excludes nothing. */
+	/* Absent or null takes Flux's default, as the API server's defaulting would (one list,
+	 * shared); an empty list `[]` excludes nothing. */
 	if (!list) {
-		if (strvec_push(out, DEFAULT_EXCLUSION) < 0)
-			d->L->oom = true;
+		*out = (struct config_strlist){default_list, 1};
 		return;
 	}
 	if (list->type != YAML_SEQUENCE_NODE) {
@@ -171,6 +159,10 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strve
 		                 "'spec.exclusionList' must be a list of regexes");
 		return;
 	}
+	n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (!n || !(items = config_alloc(d->L, (n + 1) * sizeof(*items))))
+		return;
+	out->items = items;
 	for (yaml_node_item_t *i = list->data.sequence.items.start;
 	     i < list->data.sequence.items.top; i++) {
 		yaml_node_t *item = node(d, *i);
@@ -181,9 +173,10 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct strve
 			continue;
 		}
 		check_exclusion(d, item);
-		if (strvec_push(out, scalar(item)) < 0)
-			d->L->oom = true;
+		if ((items[out->len] = config_strdup(d->L, scalar(item))))
+			out->len++;
 	}
+	items[out->len] = NULL;
 }
 
 /* spec.serviceAccountName as Flux reads it (fluxcd/image-reflector-controller
@@ -207,7 +200,6 @@ static void read_service_account(struct doc *d, const yaml_node_t *spec,
 	    !r->service_account)
 		return;
 	if (!*r->service_account) { /* Flux: "" is unset */
-		free(r->service_account);
 		r->service_account = NULL;
 		return;
 	}
@@ -300,8 +292,7 @@ int config_kinds_policy_spec(struct policy_spec *spec, char **digest_pattern,
 	spec->range = p->range;
 	spec->ascending = p->ascending;
 	if (r) {
-		spec->exclude =
-		    r->exclusion.len ? (const char *const *)r->exclusion.items : no_exclusions;
+		spec->exclude = r->exclusion.len ? r->exclusion.items : no_exclusions;
 		spec->exclude_len = r->exclusion.len;
 	}
 	if (p->kind == CONFIG_POLICY_DIGEST) {
@@ -334,10 +325,17 @@ static void check_filter_compiles(struct doc *d, const yaml_node_t *spec,
 	policy_free(pol);
 }
 
+bool config_kinds_default_exclusions(const struct config_repository *r)
+{
+	return r->exclusion.len == 1 && !strcmp(r->exclusion.items[0], DEFAULT_EXCLUSION);
+}
+
 /* Compiles the whole policy (default exclusions: the repository's come later), so that a bad
- * range names spec.policy's line; without the filter when that was reported already. */
-static void check_policy_compiles(struct doc *d, const yaml_node_t *spec,
-                                  const struct config_policy *p, bool filter_ok)
+ * range names spec.policy's line; without the filter when that was reported already. The
+ * policy compiled with the filter is kept in p->policy: it is the final one when the
+ * repository has the default exclusions (compile_policy in config.c). */
+static void check_policy_compiles(struct doc *d, const yaml_node_t *spec, struct config_policy *p,
+                                  bool filter_ok)
 {
 	struct policy_spec ps;
 	struct policy *pol = NULL;
@@ -357,7 +355,10 @@ static void check_policy_compiles(struct doc *d, const yaml_node_t *spec,
 		range = config_yaml_lookup(d, config_yaml_lookup(d, at, "semver"), "range");
 		config_doc_error(d, line_of(range ? range : at), "'spec.policy': %s", err.msg);
 	}
-	policy_free(pol);
+	if (pol && (filter_ok || p->kind == CONFIG_POLICY_DIGEST))
+		p->policy = pol;
+	else
+		policy_free(pol);
 	free(digest_pattern);
 }
 
@@ -379,7 +380,6 @@ static bool read_order(struct doc *d, const yaml_node_t *m, const char *path, bo
 		                 "'%s.order': '%s' must be asc or desc", path, order);
 	else if (order)
 		*ascending = !strcmp(order, "asc");
-	free(order);
 	return ok;
 }
 
@@ -465,7 +465,6 @@ static void read_reflect(struct doc *d, const yaml_node_t *spec, struct config_p
 		config_doc_error(
 		    d, line_of(config_yaml_lookup(d, spec, "digestReflectionPolicy")),
 		    "'spec.digestReflectionPolicy': Never cannot track a tag by digest");
-	free(s);
 }
 
 /* imageguard.io/settle (CONTRACT §11): a positive Go duration, kept in whole seconds. */
@@ -484,7 +483,6 @@ static void read_settle(struct doc *d, const yaml_node_t *a, struct config_polic
 		                 err.msg[0] ? err.msg : "must be a positive duration");
 	else
 		p->settle_s = (long)((ns + 999999999) / 1000000000);
-	free(text);
 }
 
 /* The annotations of CONTRACT §7 and §11. */
@@ -550,7 +548,6 @@ static void read_override(struct doc *d, const struct meta *m, struct config_pol
 		else
 			o->has_until = true;
 	}
-	free(until);
 }
 
 static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, size_t kind_line)
@@ -589,8 +586,8 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 	} else if (!config_yaml_lookup(d, spec, "imageRepositoryRef")) {
 		config_doc_error(d, line_of(spec), "'spec.imageRepositoryRef' is required");
 	}
-	if (p->repo_name && !p->repo_ns && !(p->repo_ns = strdup(p->ns)))
-		L->oom = true;
+	if (p->repo_name && !p->repo_ns)
+		p->repo_ns = p->ns; /* the config's strings are shared, never freed one by one */
 	errors_before = L->diags->errors;
 	if ((filter = config_yaml_get_map(d, spec, "spec", "filterTags", filter_keys))) {
 		config_yaml_get_str(d, filter, "spec.filterTags", "pattern", &p->pattern);
@@ -822,7 +819,6 @@ static void read_automation_update(struct doc *d, const yaml_node_t *spec,
 		config_doc_error(d, line_of(config_yaml_lookup(d, update, "strategy")),
 		                 "'spec.update.strategy': '%s' is not supported (only Setters)",
 		                 strategy);
-	free(strategy);
 	if (a->update_path && (a->update_path[0] == '/' || strstr(a->update_path, "..")))
 		config_doc_error(d, line_of(config_yaml_lookup(d, update, "path")),
 		                 "'spec.update.path': '%s' must be relative to the repository "
@@ -864,12 +860,11 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 			    d, line_of(config_yaml_lookup(d, ref, "kind")),
 			    "'spec.sourceRef.kind': '%s' is not supported (only GitRepository)",
 			    kind);
-		free(kind);
 	} else if (!config_yaml_lookup(d, spec, "sourceRef")) {
 		config_doc_error(d, line_of(spec), "'spec.sourceRef' is required");
 	}
-	if (a->source_name && !a->source_ns && !(a->source_ns = strdup(a->ns)))
-		L->oom = true;
+	if (a->source_name && !a->source_ns)
+		a->source_ns = a->ns;
 	read_automation_git(d, spec, a);
 	read_automation_update(d, spec, a);
 	config_selector_read(d, spec, &a->selector);
@@ -1004,6 +999,18 @@ static void note_invalid(struct doc *d, enum kind k, const struct meta *m, size_
 	config_invalid_note(d->L, (enum config_kind)k, ns, name, d->file, line, first);
 }
 
+/* "ImagePolicy 'ns/name'" into out (size n), cut as snprintf would. */
+static void object_name(char *out, size_t n, const char *kind, const char *ns, const char *name)
+{
+	size_t at = config_append(out, n, 0, kind);
+
+	at = config_append(out, n, at, " '");
+	at = config_append(out, n, at, ns);
+	at = config_append(out, n, at, "/");
+	at = config_append(out, n, at, name);
+	config_append(out, n, at, "'");
+}
+
 static void read_document(struct doc *d, yaml_node_t *root)
 {
 	static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
@@ -1021,7 +1028,7 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	if ((k = classify(d, d->api, scalar(kind), line_of(kind))) == KIND_OTHER)
 		return;
 	len_before = kind_len(d->L->c, k);
-	snprintf(d->object, sizeof(d->object), "%s", scalar(kind));
+	config_append(d->object, sizeof(d->object), 0, scalar(kind));
 	config_yaml_check_keys(d, root, "", top);
 	if (!read_meta(d, root, line_of(kind), &m))
 		goto done;
@@ -1029,7 +1036,7 @@ static void read_document(struct doc *d, yaml_node_t *root)
 		d->L->unselected++;
 		goto done;
 	}
-	snprintf(d->object, sizeof(d->object), "%s '%s/%s'", scalar(kind), m.ns, m.name);
+	object_name(d->object, sizeof(d->object), scalar(kind), m.ns, m.name);
 	spec = config_yaml_lookup(d, root, "spec");
 	if (!spec || spec->type != YAML_MAPPING_NODE) {
 		config_doc_error(d, spec ? line_of(spec) : line_of(kind),
@@ -1047,7 +1054,6 @@ static void read_document(struct doc *d, yaml_node_t *root)
 done:
 	if (d->L->diags->errors > errors)
 		note_invalid(d, k, &m, len_before, first, line_of(kind));
-	meta_release(&m);
 }
 
 /* A problem with the file itself (or the rest of it, after a YAML error). */
@@ -1079,6 +1085,21 @@ void config_kinds_read_file(struct loader *L, const char *file)
 	buf_release(&data);
 }
 
+/* Whether data holds more than max opening flow brackets: below that it cannot nest deeper
+ * than max, which is the bound yamldepth_check starts with too, counted here with memchr
+ * (a byte loop over a 1.4 MB config is 7 M instructions). */
+static bool flow_brackets_over(const char *data, size_t len, size_t max)
+{
+	const char *end = data + len;
+	size_t n = 0;
+
+	for (const char *p = data; n <= max && (p = memchr(p, '[', (size_t)(end - p))); p++)
+		n++;
+	for (const char *p = data; n <= max && (p = memchr(p, '{', (size_t)(end - p))); p++)
+		n++;
+	return n > max;
+}
+
 void config_kinds_read_buffer(struct loader *L, const char *file, const char *data, size_t len)
 {
 	yaml_parser_t parser;
@@ -1091,7 +1112,10 @@ void config_kinds_read_buffer(struct loader *L, const char *file, const char *da
 		file_error(L, file, 0, "document is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
 		return;
 	}
-	if ((rc = yamldepth_check(&line, data, len, YAMLDEPTH_MAX)) == IG_ETOOBIG) {
+	rc = flow_brackets_over(data, len, YAMLDEPTH_MAX)
+	         ? yamldepth_check(&line, data, len, YAMLDEPTH_MAX)
+	         : 0;
+	if (rc == IG_ETOOBIG) {
 		file_error(L, file, line, "invalid YAML: nested deeper than %d levels",
 		           YAMLDEPTH_MAX);
 		return;

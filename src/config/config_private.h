@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <yaml.h>
 
 #include "imageguard/config/config.h"
@@ -35,6 +36,13 @@ struct doc {
 	char object[320];    /* "ImagePolicy 'ns/name'" once known: the subject of messages */
 };
 
+/* strcmp(a, b) == 0 with the first bytes compared inline: keys mostly differ there, and a
+ * mapping's keys are compared for every field read. */
+static inline bool same_str(const char *a, const char *b)
+{
+	return a[0] == b[0] && (!a[0] || !strcmp(a + 1, b + 1));
+}
+
 static inline size_t line_of(const yaml_node_t *n)
 {
 	return n->start_mark.line + 1;
@@ -45,10 +53,22 @@ static inline const char *scalar(const yaml_node_t *n)
 	return (const char *)n->data.scalar.value;
 }
 
+/* yaml_document_get_node, inline: it is called for every key compared. */
 static inline yaml_node_t *node(struct doc *d, yaml_node_item_t id)
 {
-	return yaml_document_get_node(d->y, id);
+	yaml_node_t *start = d->y->nodes.start;
+
+	return id > 0 && (size_t)id <= (size_t)(d->y->nodes.top - start) ? start + id - 1 : NULL;
 }
+
+/* config.c: a copy of the n bytes at s, NUL-terminated, in the config's strings (freed by
+ * config_free, never one by one: they may be shared); NULL with L->oom set when out of memory. */
+char *config_strndup(struct loader *L, const char *s, size_t n);
+char *config_strdup(struct loader *L, const char *s);
+/* a + sep + b, the same way. */
+char *config_strjoin(struct loader *L, const char *a, char sep, const char *b);
+/* The same for n bytes aligned for a pointer (lists of the config's strings). */
+void *config_alloc(struct loader *L, size_t n);
 
 /* config.c: record a problem (out of memory is remembered in L->oom). */
 void config_diag_error(struct loader *L, const char *file, size_t line, const char *fmt, ...)
@@ -69,6 +89,9 @@ bool config_yaml_is_null(const yaml_node_t *n);
 yaml_node_t *config_yaml_lookup(struct doc *d, const yaml_node_t *m, const char *key);
 size_t config_yaml_key_line(struct doc *d, const yaml_node_t *m, const char *key, size_t fallback);
 const char *config_yaml_join(char *out, size_t n, const char *path, const char *key);
+/* s appended at out[at] (out holds n bytes; cut to fit as snprintf would, NUL-terminated);
+ * returns the new length. */
+size_t config_append(char *out, size_t n, size_t at, const char *s);
 void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *path,
                             const char *const *known);
 yaml_node_t *config_yaml_get_map(struct doc *d, const yaml_node_t *m, const char *path,
@@ -94,6 +117,12 @@ void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const ch
 bool config_yaml_is_dns_name(const char *s, size_t max, bool dots);
 void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *path,
                               const char *key, char **out);
+
+/* config_yaml.c: room for n strings in the empty v, so that it does not take strvec_push's 16
+ * (most lists of a config hold one or two; cutting them down afterwards with realloc leaves
+ * the heap fragmented, and costs libyaml's mallocs more than the copy saves). False when out of
+ * memory. */
+bool config_strvec_reserve(struct strvec *v, size_t n);
 
 /* config_yaml.c: " (did you mean 'X'?)" into out when s is a near miss of one of known
  * (NULL-terminated: same letters in another case, or a small edit away), else "". */
@@ -126,6 +155,10 @@ void config_kinds_read_buffer(struct loader *L, const char *file, const char *da
  * *digest_pattern receives the pattern built for kind DIGEST (free it). 0 or IG_EFAIL. */
 int config_kinds_policy_spec(struct policy_spec *spec, char **digest_pattern,
                              const struct config_policy *p, const struct config_repository *r);
+
+/* Whether r's exclusions are the default list alone: a policy compiled with them is the one
+ * compiled with none given (policy_new shares the default). */
+bool config_kinds_default_exclusions(const struct config_repository *r);
 
 /* config_secrets.c: every secret a valid object names, checked (L->opts.secrets_dir); a
  * failure is an error of that object, which becomes invalid. */

@@ -64,6 +64,9 @@ void config_labels_read(struct doc *d, const yaml_node_t *m, struct strvec *out)
 		config_doc_error(d, line_of(m), "'metadata.labels' must be a mapping");
 		return;
 	}
+	if (!config_strvec_reserve(
+	        out, 2 * (size_t)(m->data.mapping.pairs.top - m->data.mapping.pairs.start)))
+		d->L->oom = true;
 	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
 	     p++) {
 		const char *k = label_text(d, node(d, p->key), "metadata.labels");
@@ -95,10 +98,8 @@ static struct config_requirement *add_requirement(struct doc *d, struct config_s
 	s->items = r;
 	r = &s->items[s->len];
 	*r = (struct config_requirement){NULL, op, STRVEC_INIT};
-	if (!(r->key = strdup(key))) {
-		d->L->oom = true;
+	if (!(r->key = config_strdup(d->L, key)))
 		return NULL;
-	}
 	s->len++;
 	return r;
 }
@@ -151,7 +152,6 @@ static bool read_operator(struct doc *d, const yaml_node_t *e, const char *path,
 		                 "'%s.operator': '%s' is not In, NotIn, Exists or DoesNotExist%s",
 		                 path, s, config_did_you_mean(hint, sizeof(hint), s, known));
 	}
-	free(s);
 	return ok;
 }
 
@@ -207,7 +207,6 @@ static void read_expression(struct doc *d, const yaml_node_t *e, size_t index,
 		                 "'%s.key': '%s' is not a valid label key", path, key);
 	else if (read_operator(d, e, path, &op) && (r = add_requirement(d, s, key, op)))
 		read_values(d, e, path, r);
-	free(key);
 }
 
 void config_selector_read(struct doc *d, const yaml_node_t *spec, struct config_selector *out)
@@ -234,10 +233,8 @@ void config_selector_read(struct doc *d, const yaml_node_t *spec, struct config_
 
 void config_selector_release(struct config_selector *s)
 {
-	for (size_t i = 0; i < s->len; i++) {
-		free(s->items[i].key);
+	for (size_t i = 0; i < s->len; i++) /* the keys are the config's strings */
 		strvec_release(&s->items[i].values);
-	}
 	free(s->items);
 	s->items = NULL;
 	s->len = 0;

@@ -1,7 +1,9 @@
 /* Reading configuration YAML with libyaml's document API: typed field access that reports
  * wrong types, duplicate and unknown keys with the line they sit on. */
+#include <assert.h>
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "config_private.h"
 #include "imageguard/util/duration.h"
 #include "imageguard/util/error.h"
+#include "imageguard/util/strvec.h"
 
 static void doc_diag(struct doc *d, enum config_severity sev, size_t line, const char *fmt,
                      va_list ap)
@@ -65,7 +68,7 @@ yaml_node_t *config_yaml_lookup(struct doc *d, const yaml_node_t *m, const char 
 	     p++) {
 		yaml_node_t *k = node(d, p->key), *v = node(d, p->value);
 
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
+		if (k && k->type == YAML_SCALAR_NODE && same_str(scalar(k), key))
 			return v && !config_yaml_is_null(v) ? v : NULL;
 	}
 	return NULL;
@@ -81,17 +84,47 @@ size_t config_yaml_key_line(struct doc *d, const yaml_node_t *m, const char *key
 	     p++) {
 		yaml_node_t *k = node(d, p->key);
 
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
+		if (k && k->type == YAML_SCALAR_NODE && same_str(scalar(k), key))
 			return line_of(k);
 	}
 	return fallback;
 }
 
-/* "spec" + "." + "image" into out (cut safely: only for messages). */
+size_t config_append(char *out, size_t n, size_t at, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (at + 1 >= n)
+		return at;
+	if (len > n - 1 - at)
+		len = n - 1 - at;
+	memcpy(out + at, s, len);
+	out[at + len] = '\0';
+	return at + len;
+}
+
+/* "spec" + "." + "image" into out (cut safely: only for messages). Called for every field
+ * read, so without snprintf (1 k instructions a call). */
 const char *config_yaml_join(char *out, size_t n, const char *path, const char *key)
 {
-	snprintf(out, n, "%s%s%s", path, *path ? "." : "", key);
+	size_t at = config_append(out, n, 0, path);
+
+	if (*path)
+		at = config_append(out, n, at, ".");
+	config_append(out, n, at, key);
 	return out;
+}
+
+bool config_strvec_reserve(struct strvec *v, size_t n)
+{
+	assert(!v->items);
+	if (!n)
+		return true;
+	if (n >= SIZE_MAX / sizeof(*v->items) || !(v->items = malloc((n + 1) * sizeof(*v->items))))
+		return false;
+	v->items[0] = NULL;
+	v->cap = n + 1;
+	return true;
 }
 
 /* Levenshtein distance of a and b, case folded, capped at 8 (longer words only get
@@ -164,7 +197,7 @@ void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *pat
 		for (yaml_node_pair_t *q = start; q < p; q++) {
 			yaml_node_t *k2 = node(d, q->key);
 
-			if (k2 && k2->type == YAML_SCALAR_NODE && !strcmp(scalar(k2), scalar(k))) {
+			if (k2 && k2->type == YAML_SCALAR_NODE && same_str(scalar(k2), scalar(k))) {
 				config_diag_error(
 				    d->L, d->file, line_of(k), "'%s': duplicate key",
 				    config_yaml_join(full, sizeof(full), path, scalar(k)));
@@ -172,7 +205,7 @@ void config_yaml_check_keys(struct doc *d, const yaml_node_t *m, const char *pat
 			}
 		}
 		for (size_t i = 0; known[i] && !ok; i++)
-			ok = !strcmp(known[i], scalar(k));
+			ok = same_str(known[i], scalar(k));
 		if (!ok)
 			config_doc_warn(d, line_of(k), "unknown field '%s' (ignored)%s",
 			                config_yaml_join(full, sizeof(full), path, scalar(k)),
@@ -219,8 +252,7 @@ bool config_yaml_get_str(struct doc *d, const yaml_node_t *m, const char *path, 
 		config_doc_error(d, line_of(v), "'%s' contains a NUL byte", full);
 		return false;
 	}
-	if (!(*out = strdup(scalar(v))))
-		d->L->oom = true;
+	*out = config_strndup(d->L, scalar(v), v->data.scalar.length);
 	return *out != NULL;
 }
 
@@ -235,7 +267,6 @@ bool config_yaml_get_nonempty(struct doc *d, const yaml_node_t *m, const char *p
 		return true;
 	config_doc_error(d, line_of(config_yaml_lookup(d, m, key)), "'%s' must not be empty",
 	                 config_yaml_join(full, sizeof(full), path, key));
-	free(*out);
 	*out = NULL;
 	return false;
 }
@@ -250,7 +281,6 @@ bool config_yaml_need_str(struct doc *d, const yaml_node_t *m, size_t line, cons
 		return false;
 	if (*out && **out)
 		return true;
-	free(*out);
 	*out = NULL;
 	config_doc_error(d, line, "'%s' is required",
 	                 config_yaml_join(full, sizeof(full), path, key));
@@ -375,13 +405,12 @@ void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const ch
 		return;
 	for (size_t i = 0; ok[i] && !known; i++)
 		known = !strcmp(provider, ok[i]);
-	for (size_t i = 0, n = 0; ok[i] && n < sizeof(list); i++)
-		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", ok[i]);
 	if (known) {
 		*out = provider;
 		return;
 	}
+	for (size_t i = 0, n = 0; ok[i] && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", ok[i]);
 	config_doc_error(d, line_of(config_yaml_lookup(d, spec, "provider")),
 	                 "'spec.provider': '%s' is not supported (use one of: %s)", provider, list);
-	free(provider);
 }

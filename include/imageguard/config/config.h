@@ -13,6 +13,7 @@
 #include "imageguard/util/strindex.h"
 #include "imageguard/util/strvec.h"
 
+struct config_arena;
 struct error;
 struct labelsel;
 struct policy;
@@ -49,12 +50,20 @@ struct config_diags {
 
 void config_diags_release(struct config_diags *d);
 
-/* ---- the objects ---- */
+/* ---- the objects ----
+ * Their "owned" strings belong to the config: they live in its string blocks
+ * (config.strings), may be shared between objects, and are freed by config_free only. */
 
 /* Where an object was declared: its document's `kind:` line. */
 struct config_origin {
 	const char *file; /* borrowed from config->files */
 	size_t line;
+};
+
+/* Strings of the config (or static), items[len] NULL; items NULL when the list is empty. */
+struct config_strlist {
+	const char *const *items;
+	size_t len;
 };
 
 struct config_repository {
@@ -68,10 +77,11 @@ struct config_repository {
 	char *cert_secret_ref; /* owned; spec.certSecretRef.name, NULL: system CAs */
 	size_t secret_ref_line, cert_secret_ref_line; /* their lines, for messages */
 	bool insecure;                                /* spec.insecure: plain HTTP allowed */
+	bool suspend;          /* (beside insecure: no padding between them) */
 	char *provider;        /* owned; spec.provider (generic|aws|gcp|azure), NULL: generic */
 	char *service_account; /* owned; spec.serviceAccountName (run --kube only), or NULL */
-	bool suspend;
-	struct strvec exclusion; /* spec.exclusionList; default {"^.*\\.sig$"}; may be empty */
+	/* spec.exclusionList; default {"^.*\\.sig$"} (one static list, shared); may be empty */
+	struct config_strlist exclusion;
 };
 
 /* A Kubernetes label selector (metav1.LabelSelector): matchLabels folded into In requirements
@@ -121,9 +131,9 @@ struct config_policy {
 	size_t repo_ref_line;      /* line of spec.imageRepositoryRef, for messages */
 	const struct config_repository *repository; /* borrowed; resolved, never NULL */
 	enum config_policy_kind kind;
+	bool ascending;          /* numerical/alphabetical order (default asc) */
 	char *pattern, *extract; /* owned; spec.filterTags, NULL when absent */
 	char *range;             /* owned; policy.semver.range (kind SEMVER) */
-	bool ascending;          /* numerical/alphabetical order (default asc) */
 	char *digest_tag;        /* owned; policy.digest.tag (kind DIGEST) */
 	/* owned; policy.digest.platform "os/arch[/variant]" whose image config an index's
 	 * `created` is read from (kind DIGEST); NULL: linux/amd64 */
@@ -227,6 +237,7 @@ struct config {
 	size_t automations_len;
 	/* by "ns/name", one per enum config_kind: the config_find_* lookups (config.c) */
 	struct strindex index[CONFIG_KIND_FILE]; /* the four object kinds */
+	struct config_arena *strings;            /* owned; the objects' strings (config.c) */
 };
 
 /* Loads path: one file, or every *.yaml / *.yml below a directory (sorted, names starting
