@@ -185,14 +185,13 @@ int semver_parse_loose(struct semver *out, bool *longer, const char *s, size_t l
 
 int semver_num_compare(struct semver_num a, struct semver_num b)
 {
-	int c;
-
 	if (a.len != b.len)
 		return a.len < b.len ? -1 : 1;
-	if (a.len == 0)
-		return 0;
-	c = memcmp(a.p, b.p, a.len);
-	return (c > 0) - (c < 0);
+	/* byte by byte: version numbers are a few digits, shorter than a memcmp call costs */
+	for (size_t i = 0; i < a.len; i++)
+		if (a.p[i] != b.p[i])
+			return (unsigned char)a.p[i] < (unsigned char)b.p[i] ? -1 : 1;
+	return 0;
 }
 
 /* An identifier is a number when Go's ParseUint reads it (Masterminds' comparePrePart): a
