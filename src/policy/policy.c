@@ -451,16 +451,18 @@ static enum outcome filter_value(const struct policy *p, struct scratch *sc, str
                                  const char *tag, size_t len)
 {
 	uint32_t mopt;
-	bool matched;
+	bool matched, ascii;
 
 	c->p = p;
 	c->tag = tag;
 	c->tag_len = len;
 	if (len > POLICY_TAG_MAX) /* bounded work per tag, whatever the input */
 		return OUT_SKIPPED;
-	mopt = utf8_valid((const unsigned char *)tag, len) ? PCRE2_NO_UTF_CHECK : 0;
+	/* printable ASCII is valid UTF-8: one pass over the tag answers both */
+	ascii = printable_ascii(tag, len);
+	mopt = ascii || utf8_valid((const unsigned char *)tag, len) ? PCRE2_NO_UTF_CHECK : 0;
 	for (size_t k = 0; k < p->nexclude; k++)
-		if (p->exclude[k] == shared_default && printable_ascii(tag, len)
+		if (p->exclude[k] == shared_default && ascii
 		        ? default_excludes(tag, len)
 		        : re_matches(p->exclude[k], tag, len, mopt, sc->md))
 			return OUT_FILTERED;

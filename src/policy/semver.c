@@ -114,17 +114,53 @@ static size_t split_version(struct semver *out, bool *extra, const char *s, size
 	return n;
 }
 
+/* The usual shape, s[i..len) of digits and dots only, read in one pass: false when s has any
+ * other byte (the general parse decides then). Otherwise *ok says whether it is a version: as
+ * split_version reads it, exactly three non-empty numbers. */
+static bool parse_plain(struct semver *out, bool *ok, const char *s, size_t i, size_t len)
+{
+	struct semver_num *nums[] = {&out->major, &out->minor, &out->patch};
+	size_t n = 0, start = i;
+	bool empty = false;
+
+	for (;; i++) {
+		if (i < len && is_digit(s[i]))
+			continue;
+		if (i < len && s[i] != '.')
+			return false;
+		if (i == start)
+			empty = true;
+		else if (n < 3) {
+			while (start < i && s[start] == '0') /* stripped, as parse_num does */
+				start++;
+			nums[n]->p = s + start;
+			nums[n]->len = i - start;
+		}
+		n++;
+		if (i == len)
+			break;
+		start = i + 1;
+	}
+	*ok = n == 3 && !empty;
+	return true;
+}
+
 int semver_parse(struct semver *out, const char *s, size_t len, struct error *err)
 {
 	size_t dots = 0, i = len > 0 && s[0] == 'v';
-	bool extra;
+	bool extra, ok;
 
 	memset(out, 0, sizeof(*out));
-	for (size_t k = 0; k < len; k++)
-		dots += s[k] == '.';
-	/* fluxcd/pkg version.ParseVersion: three parts split at '.', then NewVersion. */
-	if (dots < 2 || split_version(out, &extra, s, i, len, 3, true) == 0 ||
-	    !fits_u64(out->major) || !fits_u64(out->minor) || !fits_u64(out->patch)) {
+	if (parse_plain(out, &ok, s, i, len))
+		ok = ok && fits_u64(out->major) && fits_u64(out->minor) && fits_u64(out->patch);
+	else {
+		for (size_t k = 0; k < len; k++)
+			dots += s[k] == '.';
+		/* fluxcd/pkg version.ParseVersion: three parts split at '.', then NewVersion. */
+		ok = dots >= 2 && split_version(out, &extra, s, i, len, 3, true) != 0 &&
+		     fits_u64(out->major) && fits_u64(out->minor) && fits_u64(out->patch);
+	}
+	if (!ok) {
 		memset(out, 0, sizeof(*out));
 		if (err)
 			error_set(err, IG_EINVALID, "version '%.*s': not a semantic version",
@@ -149,14 +185,13 @@ int semver_parse_loose(struct semver *out, bool *longer, const char *s, size_t l
 
 int semver_num_compare(struct semver_num a, struct semver_num b)
 {
-	int c;
-
 	if (a.len != b.len)
 		return a.len < b.len ? -1 : 1;
-	if (a.len == 0)
-		return 0;
-	c = memcmp(a.p, b.p, a.len);
-	return (c > 0) - (c < 0);
+	/* byte by byte: version numbers are a few digits, shorter than a memcmp call costs */
+	for (size_t i = 0; i < a.len; i++)
+		if (a.p[i] != b.p[i])
+			return (unsigned char)a.p[i] < (unsigned char)b.p[i] ? -1 : 1;
+	return 0;
 }
 
 /* An identifier is a number when Go's ParseUint reads it (Masterminds' comparePrePart): a

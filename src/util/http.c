@@ -18,10 +18,18 @@
 #define MAX_HEADER_BYTES (64u << 10)
 #define MAX_REDIRECTS 10
 
+/* Idle easy handles kept for the next request: curl_easy_perform on a fresh handle builds a
+ * multi handle and its wakeup socketpair each time, a reused one keeps them. At most as many
+ * as requests ever ran at once (one per worker thread). */
+#define POOL_MAX 64
+
 struct http_client {
 	struct http_options opts;
 	CURLSH *share;
 	pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+	pthread_mutex_t pool_lock;
+	CURL *idle[POOL_MAX];
+	size_t nidle;
 };
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ctx)
@@ -59,6 +67,7 @@ int http_client_new(struct http_client **out, const struct http_options *opts, s
 		c->opts.max_backoff_ms = 30000;
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_init(&c->locks[i], NULL);
+	pthread_mutex_init(&c->pool_lock, NULL);
 	if (!(c->share = curl_share_init())) {
 		http_client_free(c);
 		return error_set(err, IG_EFAIL, "http: cannot create a connection pool");
@@ -77,11 +86,44 @@ void http_client_free(struct http_client *c)
 {
 	if (!c)
 		return;
+	/* the handles first: a share still in use by one cannot be cleaned up */
+	for (size_t i = 0; i < c->nidle; i++)
+		curl_easy_cleanup(c->idle[i]);
 	if (c->share)
 		curl_share_cleanup(c->share);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&c->locks[i]);
+	pthread_mutex_destroy(&c->pool_lock);
 	free(c);
+}
+
+/* An idle handle, or a new one; NULL when out of memory. */
+static CURL *handle_get(struct http_client *c)
+{
+	CURL *h = NULL;
+
+	pthread_mutex_lock(&c->pool_lock);
+	if (c->nidle)
+		h = c->idle[--c->nidle];
+	pthread_mutex_unlock(&c->pool_lock);
+	return h ? h : curl_easy_init();
+}
+
+/* Back to the pool reset to curl's defaults: nothing of this request's options, headers,
+ * callbacks or credentials stays on an idle handle. */
+static void handle_put(struct http_client *c, CURL *h)
+{
+	if (!h)
+		return;
+	curl_easy_reset(h);
+	pthread_mutex_lock(&c->pool_lock);
+	if (c->nidle < POOL_MAX) {
+		c->idle[c->nidle++] = h;
+		h = NULL;
+	}
+	pthread_mutex_unlock(&c->pool_lock);
+	if (h)
+		curl_easy_cleanup(h);
 }
 
 void http_response_release(struct http_response *r)
@@ -416,7 +458,7 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	struct sink sink = {&out->body,   &out->header,     false, NULL, req->stream, 0, 0, err,
 	                    c->opts.stop, req->deadline_ms, false, false};
 	struct curl_slist *headers = NULL;
-	CURL *h = curl_easy_init();
+	CURL *h = handle_get(c);
 	CURLcode rc = CURLE_OUT_OF_MEMORY;
 
 	buf_release(&out->body);
@@ -443,8 +485,7 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 		buf_append(&out->body, "", 0);
 done:
 	curl_slist_free_all(headers);
-	if (h)
-		curl_easy_cleanup(h);
+	handle_put(c, h);
 	return rc;
 }
 
@@ -567,7 +608,9 @@ static int perform_retrying(struct http_response *out, struct http_client *c,
                             const struct http_request *req, const struct attempt *a,
                             struct error *err)
 {
-	unsigned seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)out ^ (unsigned)clock();
+	/* clock() would be a system call per request (CLOCK_PROCESS_CPUTIME_ID); the monotonic
+	 * clock is read in user space */
+	unsigned seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)out ^ (unsigned)http_now_ms();
 	const char *label = req->label ? req->label : "http";
 	struct outcome oc;
 	CURLcode rc;
