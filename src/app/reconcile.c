@@ -56,7 +56,8 @@ int reconcile_decide_all(struct autorun *ar)
 		 */
 		if (!pol || !config_automation_selects(ar->a, pol))
 			continue;
-		if (decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
+		if (reconcile_listing_open(ar->p, reconcile_policy_index(cfg, pol)) < 0 ||
+		    decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
 		                  reconcile_policy_index(cfg, pol)) < 0)
 			return IG_EFAIL;
 	}
@@ -174,6 +175,8 @@ static int decide_and_report(struct autorun *ar)
 		if (!pol || !config_automation_selects(ar->a, pol))
 			continue;
 		memset(&tmp, 0, sizeof(tmp));
+		if (reconcile_listing_open(ar->p, reconcile_policy_index(cfg, pol)) < 0)
+			return IG_EFAIL;
 		error = decide_marker(&tmp, &ar->p->env, ar->a, &ar->markers, i,
 		                      reconcile_policy_index(cfg, pol));
 		if (error == 0)
@@ -444,6 +447,7 @@ static void pass_release(struct pass *p)
 	headcache_free(p->heads);
 	settle_free(p->settle);
 	free(p->listings);
+	free(p->scratch);
 	free(p->filled);
 	buildtime_free(p->buildtimes);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++) {

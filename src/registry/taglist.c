@@ -174,6 +174,35 @@ int tagarena_compact(struct tagarena *a, struct strvec *tags, size_t max_bytes)
 	return 0;
 }
 
+bool tagarena_is_packed(const struct tagarena *a, const struct strvec *tags)
+{
+	const char *at;
+
+	if (a->len != 1 || tags->len == 0)
+		return false;
+	at = a->blocks[0] + sizeof(size_t);
+	for (size_t i = 0; i < tags->len; i++) {
+		if (tags->items[i] != at)
+			return false;
+		at += strlen(at) + 1;
+	}
+	return true;
+}
+
+const char *tagarena_first(const struct tagarena *a)
+{
+	return a->len == 1 ? a->blocks[0] + sizeof(size_t) : NULL;
+}
+
+void tagarena_unpack(const char **out, const char *first, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[i] = first;
+		first += strlen(first) + 1;
+	}
+	out[n] = NULL;
+}
+
 /* Appends a pointer the vector does not own (the arena does). */
 static int push_borrowed(struct strvec *v, char *s)
 {
