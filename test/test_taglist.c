@@ -259,8 +259,8 @@ START_TEST(arena_compact)
 }
 END_TEST
 
-/* One block whose strings are not in the vector's order (sorted after the fetch) is not
- * packed: its pointers could not be rebuilt from it. */
+/* Only a compacted arena is packed, and not once the vector is reordered: its pointers could
+ * not be rebuilt from the block. */
 START_TEST(arena_order)
 {
 	static const char p[] = "{\"tags\":[\"b\",\"a\"]}";
@@ -276,6 +276,8 @@ START_TEST(arena_order)
 	ck_assert_int_eq(taglist_push(t, p, strlen(p), &err), 0);
 	ck_assert_int_eq(taglist_page_end(t, &err), 0);
 	ck_assert_uint_eq(arena.len, 1);
+	ck_assert(!tagarena_is_packed(&arena, &tags)); /* one block, but not compacted */
+	ck_assert_int_eq(tagarena_compact(&arena, &tags, 1024), 0);
 	ck_assert(tagarena_is_packed(&arena, &tags));
 	swap = tags.items[0];
 	tags.items[0] = tags.items[1];
