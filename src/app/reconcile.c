@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GLIBC__) /* set by the headers above */
+#include <malloc.h>
+#endif
 
 #include "reconcile_private.h"
 #include "imageguard/app/shard.h"
@@ -393,6 +396,17 @@ static int list_and_finish(struct pass *p, struct error *err)
 
 /* ---- the pass ---- */
 
+/* Returns the pass's freed pages to the system before the report is printed and the next
+ * pass runs. The listings were allocated on the scan threads and freed here: their arenas
+ * keep those pages otherwise (glibc trims a thread arena only above a threshold that rises
+ * past 1 MiB once a large block, such as the config file's, was freed). */
+static void give_back_memory(void)
+{
+#if defined(__GLIBC__)
+	malloc_trim(0);
+#endif
+}
+
 static size_t repository_index(const struct config *cfg, const struct config_repository *r)
 {
 	return (size_t)(r - cfg->repositories);
@@ -517,5 +531,6 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	passmetrics_pass_done(o->metrics, &t0);
 done:
 	pass_release(&p);
+	give_back_memory();
 	return error;
 }
