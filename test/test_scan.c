@@ -91,6 +91,17 @@ START_TEST(done_as_each_listing_completes)
 	ck_assert_msg(seen.at[0] && seen.at[1], "every listing reported");
 	ck_assert_int_eq(scans[0].rc, 0);
 	ck_assert_uint_eq(scans[0].listing.tags.len, 25);
+	{
+		/* a small listing waits packed: its pointers are rebuilt on demand, sorted */
+		const char *scratch[26];
+		const char *const *tags = scan_tags(&scans[0], scratch);
+
+		ck_assert(scans[0].packed);
+		ck_assert_ptr_null(scans[0].listing.tags.items);
+		for (size_t i = 1; i < 25; i++)
+			ck_assert_int_lt(strcmp(tags[i - 1], tags[i]), 0);
+		ck_assert_ptr_null(tags[25]);
+	}
 	ck_assert_int_eq(scans[1].rc, IG_ETIMEOUT);
 	ck_assert_ptr_nonnull(scans[1].error); /* the failure's message, kept for the report */
 	ck_assert_ptr_null(scans[0].error);

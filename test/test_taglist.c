@@ -239,11 +239,55 @@ START_TEST(arena_compact)
 			if (i && cases[c].packed) /* one after another in the one block */
 				ck_assert_ptr_eq(tags.items[i], tags.items[i - 1] + 7);
 		}
+		/* packed: the pointers can be rebuilt from the block alone */
+		ck_assert(tagarena_is_packed(&arena, &tags) == cases[c].packed);
+		if (cases[c].packed) {
+			const char **again = calloc(tags.len + 1, sizeof(*again));
+
+			ck_assert_ptr_nonnull(again);
+			tagarena_unpack(again, tagarena_first(&arena), tags.len);
+			for (size_t i = 0; i < tags.len; i++)
+				ck_assert_ptr_eq(again[i], tags.items[i]);
+			ck_assert_ptr_null(again[tags.len]);
+			free(again);
+		}
 		taglist_free(t);
 		free(tags.items);
 		tagarena_release(&arena);
 		buf_release(&page);
 	}
+}
+END_TEST
+
+/* Only a compacted arena is packed, and not once the vector is reordered: its pointers could
+ * not be rebuilt from the block. */
+START_TEST(arena_order)
+{
+	static const char p[] = "{\"tags\":[\"b\",\"a\"]}";
+	struct tagarena arena = TAGARENA_INIT;
+	struct strvec tags = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	struct taglist *t = NULL;
+	char *swap;
+
+	ck_assert_int_eq(taglist_new(&t, &tags, NAME, NULL, &err), 0);
+	taglist_set_arena(t, &arena);
+	ck_assert_int_eq(taglist_page_begin(t, &err), 0);
+	ck_assert_int_eq(taglist_push(t, p, strlen(p), &err), 0);
+	ck_assert_int_eq(taglist_page_end(t, &err), 0);
+	ck_assert_uint_eq(arena.len, 1);
+	ck_assert(!tagarena_is_packed(&arena, &tags)); /* one block, but not compacted */
+	ck_assert_int_eq(tagarena_compact(&arena, &tags, 1024), 0);
+	ck_assert(tagarena_is_packed(&arena, &tags));
+	swap = tags.items[0];
+	tags.items[0] = tags.items[1];
+	tags.items[1] = swap;
+	ck_assert(!tagarena_is_packed(&arena, &tags));
+	ck_assert_str_eq(tagarena_first(&arena), "b");
+	taglist_free(t);
+	free(tags.items);
+	tagarena_release(&arena);
+	ck_assert_ptr_null(tagarena_first(&arena));
 }
 END_TEST
 
@@ -312,6 +356,7 @@ int main(void)
 	tcase_add_test(tc, page_again_after_retry);
 	tcase_add_test(tc, arena_pages);
 	tcase_add_test(tc, arena_compact);
+	tcase_add_test(tc, arena_order);
 	tcase_add_test(tc, caps);
 	tcase_add_test(tc, depth_cap);
 	suite_add_tcase(s, tc);

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GLIBC__) /* set by the headers above */
+#include <malloc.h>
+#endif
 
 #include "reconcile_private.h"
 #include "imageguard/app/shard.h"
@@ -56,7 +59,8 @@ int reconcile_decide_all(struct autorun *ar)
 		 */
 		if (!pol || !config_automation_selects(ar->a, pol))
 			continue;
-		if (decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
+		if (reconcile_listing_open(ar->p, reconcile_policy_index(cfg, pol)) < 0 ||
+		    decide_marker(&ar->items[ar->len++], &ar->p->env, ar->a, &ar->markers, i,
 		                  reconcile_policy_index(cfg, pol)) < 0)
 			return IG_EFAIL;
 	}
@@ -174,6 +178,8 @@ static int decide_and_report(struct autorun *ar)
 		if (!pol || !config_automation_selects(ar->a, pol))
 			continue;
 		memset(&tmp, 0, sizeof(tmp));
+		if (reconcile_listing_open(ar->p, reconcile_policy_index(cfg, pol)) < 0)
+			return IG_EFAIL;
 		error = decide_marker(&tmp, &ar->p->env, ar->a, &ar->markers, i,
 		                      reconcile_policy_index(cfg, pol));
 		if (error == 0)
@@ -390,6 +396,17 @@ static int list_and_finish(struct pass *p, struct error *err)
 
 /* ---- the pass ---- */
 
+/* Returns the pass's freed pages to the system before the report is printed and the next
+ * pass runs. The listings were allocated on the scan threads and freed here: their arenas
+ * keep those pages otherwise (glibc trims a thread arena only above a threshold that rises
+ * past 1 MiB once a large block, such as the config file's, was freed). */
+static void give_back_memory(void)
+{
+#if defined(__GLIBC__)
+	malloc_trim(0);
+#endif
+}
+
 static size_t repository_index(const struct config *cfg, const struct config_repository *r)
 {
 	return (size_t)(r - cfg->repositories);
@@ -444,6 +461,7 @@ static void pass_release(struct pass *p)
 	headcache_free(p->heads);
 	settle_free(p->settle);
 	free(p->listings);
+	free(p->scratch);
 	free(p->filled);
 	buildtime_free(p->buildtimes);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++) {
@@ -513,5 +531,6 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	passmetrics_pass_done(o->metrics, &t0);
 done:
 	pass_release(&p);
+	give_back_memory();
 	return error;
 }

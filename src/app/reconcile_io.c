@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,13 +89,44 @@ int reconcile_io_init(struct pass *p)
 
 	if (!(p->listings = calloc(n ? n : 1, sizeof(*p->listings))))
 		return IG_EFAIL;
+	p->open_repo = SIZE_MAX;
 	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
 	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
 }
 
-/* Repository r's listing is final: decide may read it, and settle windows learn what it
- * holds. Called once per repository, on the pass's thread. */
+/* Points listing r's tags at its scan's, a packed one's rebuilt in the scratch (given up by
+ * the listing that had it). 0 or IG_EFAIL. */
+static int open_listing(struct pass *p, size_t r)
+{
+	const struct scan *sc = &p->scans[r];
+	struct decide_listing *l = &p->listings[r];
+
+	if (!l->ok || !sc->packed || p->open_repo == r)
+		return 0;
+	if (sc->listing.tags.len + 1 > p->scratch_cap) {
+		size_t cap = sc->listing.tags.len + 1;
+		const char **s = realloc(p->scratch, cap * sizeof(*s));
+
+		if (!s)
+			return IG_EFAIL;
+		p->scratch = s;
+		p->scratch_cap = cap;
+	}
+	if (p->open_repo != SIZE_MAX)
+		p->listings[p->open_repo].tags = NULL;
+	l->tags = scan_tags(sc, p->scratch);
+	p->open_repo = r;
+	return 0;
+}
+
+int reconcile_listing_open(struct pass *p, size_t policy)
+{
+	return open_listing(p, p->policy_repo[policy]);
+}
+
+/* Repository r's listing is final: decide may read it (a packed one once opened), and
+ * settle windows learn what it holds. Called once per repository, on the pass's thread. */
 void reconcile_listing_fill(struct pass *p, size_t r)
 {
 	const struct scan *sc = &p->scans[r];
@@ -104,7 +136,7 @@ void reconcile_listing_fill(struct pass *p, size_t r)
 	l->ok = sc->done && sc->rc == 0;
 	l->error = sc->done && sc->rc < 0 ? sc->error : NULL;
 	if (l->ok) {
-		l->tags = (const char *const *)sc->listing.tags.items;
+		l->tags = sc->packed ? NULL : (const char *const *)sc->listing.tags.items;
 		l->tags_len = sc->listing.tags.len;
 	}
 	/* only the policies with a settle window: a loop over every policy per listing made the
@@ -112,7 +144,13 @@ void reconcile_listing_fill(struct pass *p, size_t r)
 	for (size_t k = 0; l->ok && k < p->settled_len; k++) {
 		size_t i = p->settled[k];
 
-		if (p->policy_repo[i] == r)
-			settle_keep_listed(p->settle, p->cfg->policies[i].id, l->tags, l->tags_len);
+		if (p->policy_repo[i] != r)
+			continue;
+		if (open_listing(p, r) < 0) { /* out of memory: the clock kept, as on a failure */
+			log_error("settle.state", "policy '%s': out of memory",
+			          p->cfg->policies[i].id);
+			continue;
+		}
+		settle_keep_listed(p->settle, p->cfg->policies[i].id, l->tags, l->tags_len);
 	}
 }

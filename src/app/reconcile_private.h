@@ -35,7 +35,11 @@ struct pass {
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
 	struct decide_listing *listings; /* per config repository, filled as each is final */
 	bool *filled;                    /* per config repository: listing_fill done */
-	size_t *settled;                 /* the config policies with a settle window */
+	/* The tags of the one packed listing open for a decision (reconcile_listing_open):
+	 * scratch of scratch_cap pointers, open_repo's (or SIZE_MAX: none). */
+	const char **scratch;
+	size_t scratch_cap, open_repo;
+	size_t *settled; /* the config policies with a settle window */
 	size_t settled_len;
 	struct decide_io io;
 	struct decide_env env;
@@ -79,6 +83,10 @@ int reconcile_decide_all(struct autorun *ar);
 int reconcile_io_init(struct pass *p);
 /* Repository r's listing is final: decide may read it, settle windows learn what it holds. */
 void reconcile_listing_fill(struct pass *p, size_t r);
+/* Makes the listing config policy number policy reads hold its tags, before a decision: a
+ * packed listing (scan.h) is rebuilt in the pass's scratch, which the listing opened before
+ * gives up. Returns 0 or IG_EFAIL (out of memory). */
+int reconcile_listing_open(struct pass *p, size_t policy);
 
 /* reconcile_commit.c */
 int reconcile_open_git(struct autorun *ar, struct error *err);

@@ -18,6 +18,7 @@
 #include "imageguard/registry/buildtime.h"
 #include "imageguard/registry/headcache.h"
 #include "imageguard/registry/registry.h"
+#include "imageguard/registry/taglist.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
@@ -43,8 +44,9 @@ static void listing_info(struct report_item *it, const struct scan *sc)
 		return;
 	it->listed = true;
 	it->tag_count = sc->listing.tags.len;
-	memcpy(it->tags_sha256, sc->listing.sha256, sizeof(it->tags_sha256));
+	it->tags_sha256 = sc->listing.sha256;
 	it->tags = &sc->listing.tags;
+	it->tags_first = sc->packed ? tagarena_first(&sc->listing.arena) : NULL;
 }
 
 int reconcile_report_fill(struct autorun *ar, struct report_item *it, const struct decide_item *d)

@@ -10,6 +10,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/util/escape.h"
 #include "imageguard/registry/imageconfig.h"
+#include "imageguard/registry/taglist.h"
 #include "imageguard/app/report.h"
 #include "imageguard/util/strvec.h"
 #include "imageguard/util/vec.h"
@@ -443,16 +444,33 @@ int report_json(struct buf *out, const struct report *r)
 	return error;
 }
 
+/* An item's listing as the audit record takes it: it->tags, or a packed one's rebuilt in
+ * *out (free out->items after). 0 or IG_EFAIL. */
+static int audit_tags(const struct strvec **tags, struct strvec *out, const struct report_item *it)
+{
+	*tags = it->tags;
+	if (!it->tags || !it->tags_first)
+		return 0;
+	if (!(out->items = malloc((it->tags->len + 1) * sizeof(*out->items))))
+		return IG_EFAIL;
+	tagarena_unpack((const char **)out->items, it->tags_first, it->tags->len);
+	out->len = it->tags->len;
+	out->cap = it->tags->len + 1;
+	*tags = out;
+	return 0;
+}
+
 int report_audit(struct audit *a, const struct report *r, struct error *err)
 {
 	int error = 0;
 
 	for (size_t i = 0; error == 0 && i < r->len; i++) {
 		const struct report_item *it = &r->items[i];
-		struct strvec w = STRVEC_INIT;
+		struct strvec w = STRVEC_INIT, unpacked = STRVEC_INIT;
 		struct audit_record rec = {0};
 
-		if (report_warning_names(&w, it->warnings) < 0) {
+		if (report_warning_names(&w, it->warnings) < 0 ||
+		    audit_tags(&rec.tags, &unpacked, it) < 0) {
 			strvec_release(&w);
 			return error_set(err, IG_EFAIL, "audit: out of memory");
 		}
@@ -461,7 +479,6 @@ int report_audit(struct audit *a, const struct report *r, struct error *err)
 		rec.listed = it->listed;
 		rec.tag_count = it->tag_count;
 		rec.tags_sha256 = it->tags_sha256;
-		rec.tags = it->tags;
 		rec.current = it->current;
 		rec.candidate = it->candidate;
 		rec.decision = guard_decision_name(it->decision);
@@ -482,6 +499,7 @@ int report_audit(struct audit *a, const struct report *r, struct error *err)
 		rec.candidate_created = it->candidate_created;
 		error = audit_write(a, &rec, err);
 		strvec_release(&w);
+		free(unpacked.items); /* the strings are the listing's */
 	}
 	if (error == 0)
 		error = audit_sync(a, err);

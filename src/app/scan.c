@@ -10,6 +10,7 @@
 #include "imageguard/app/kubesa.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/cloudauth.h"
+#include "imageguard/registry/taglist.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/util/buf.h"
@@ -90,6 +91,27 @@ void scan_target(struct registry_target *out, const struct scan *s)
 	out->listing_timeout_ms = (long)s->repo->timeout_ms;
 }
 
+/* Drops the pointers of a listing whose tags are packed in one block (most are: see
+ * tagarena_compact), on the thread that made them: their chunks are reused by its next
+ * listing. */
+static void pack(struct scan *s)
+{
+	if (!tagarena_is_packed(&s->listing.arena, &s->listing.tags))
+		return;
+	free(s->listing.tags.items);
+	s->listing.tags.items = NULL;
+	s->listing.tags.cap = 0;
+	s->packed = true;
+}
+
+const char *const *scan_tags(const struct scan *s, const char **scratch)
+{
+	if (!s->packed)
+		return (const char *const *)s->listing.tags.items;
+	tagarena_unpack(scratch, tagarena_first(&s->listing.arena), s->listing.tags.len);
+	return scratch;
+}
+
 /* Lists one repository. The message of a failure is kept as a string of its length: a
  * struct error (1 KiB) in each of 5,000 scans was 5 MiB of a pass. */
 static void list_one(struct scan *s, struct registry_client *client, const char *secrets_dir)
@@ -115,6 +137,7 @@ static void list_one(struct scan *s, struct registry_client *client, const char 
 	} else {
 		log_debug("registry.list", "repository '%s': %zu tags in %zu pages", s->repo->id,
 		          s->listing.tags.len, s->listing.pages);
+		pack(s);
 	}
 }
 
@@ -292,6 +315,7 @@ void scan_release(struct scan *scans, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		registry_listing_release(&scans[i].listing);
+		scans[i].packed = false;
 		creds_release(&scans[i].creds);
 		free(scans[i].ca_file);
 		scans[i].ca_file = NULL;

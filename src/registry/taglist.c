@@ -137,6 +137,7 @@ static char *arena_copy(struct tagarena *a, const unsigned char *s, size_t n)
 		a->used = 0;
 	}
 	p = a->blocks[a->len - 1] + sizeof(size_t) + a->used;
+	a->packed = false;
 	memcpy(p, s, n);
 	p[n] = '\0';
 	a->used += n + 1;
@@ -171,7 +172,34 @@ int tagarena_compact(struct tagarena *a, struct strvec *tags, size_t max_bytes)
 	a->blocks = blocks;
 	a->len = a->cap = 1;
 	a->used = total;
+	a->packed = true;
 	return 0;
+}
+
+bool tagarena_is_packed(const struct tagarena *a, const struct strvec *tags)
+{
+	const char *first, *last;
+
+	if (!a->packed || a->len != 1 || tags->len == 0)
+		return false;
+	/* both ends in place: compact set every pointer between them */
+	first = a->blocks[0] + sizeof(size_t);
+	last = tags->items[tags->len - 1];
+	return tags->items[0] == first && last + strlen(last) + 1 == first + a->used;
+}
+
+const char *tagarena_first(const struct tagarena *a)
+{
+	return a->len == 1 ? a->blocks[0] + sizeof(size_t) : NULL;
+}
+
+void tagarena_unpack(const char **out, const char *first, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[i] = first;
+		first += strlen(first) + 1;
+	}
+	out[n] = NULL;
 }
 
 /* Appends a pointer the vector does not own (the arena does). */

@@ -22,7 +22,18 @@ struct report_item {
 	char *candidate; /* owned; NULL when none */
 	enum guard_decision_kind decision;
 	enum guard_reason reason;
-	unsigned warnings;    /* enum guard_warning bits */
+	unsigned warnings; /* enum guard_warning bits */
+	unsigned shard;    /* with has_shard */
+	bool has_shard;    /* plan --shards: shard is the automation's owner */
+	/* For the audit record: what the registry served this pass. The pointers are borrowed
+	 * and valid only until the pass's listings are freed (a pass keeps 5,000 items). */
+	bool listed;
+	size_t tag_count;
+	const char *tags_sha256;
+	const struct strvec *tags;
+	/* when tags is packed (its items NULL, scan.h): the first of its strings, which follow
+	 * one another */
+	const char *tags_first;
 	char *digest;         /* owned; the confirmed digest, NULL when none */
 	char *commit;         /* owned; the commit that wrote this marker, NULL when none */
 	char *message;        /* owned; error text or the rollback reason, NULL when none */
@@ -30,15 +41,8 @@ struct report_item {
 	/* owned; RFC3339 config `created` of the committed and the new image when a
 	 * digest-tracked policy compared them, NULL otherwise (or when unknown) */
 	char *current_created, *candidate_created;
-	/* For the audit record: what the registry served this pass. */
-	bool listed;
-	size_t tag_count;
-	char tags_sha256[65];
-	const struct strvec *tags; /* borrowed; valid only until the pass's listings are freed */
-	char *automation;          /* owned; the ImageUpdateAutomation "ns/name" of the marker, NULL
-	                              for a policy without marker (run --kube: status and events) */
-	bool has_shard;            /* plan --shards: shard is the automation's owner */
-	unsigned shard;
+	char *automation; /* owned; the ImageUpdateAutomation "ns/name" of the marker, NULL
+	                     for a policy without marker (run --kube: status and events) */
 };
 
 /* An automation whose Git repository could not be read in the pass (run --kube: its status). */

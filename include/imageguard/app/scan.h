@@ -21,11 +21,16 @@ struct scan {
 	const struct config_repository *repo; /* borrowed */
 	bool wanted;                          /* a marker of a policy using it exists */
 	bool done;                            /* listing attempted */
+	bool packed;                          /* with rc == 0: see listing */
 	int rc;                               /* 0 or the registry/creds error code */
 	char *error; /* owned; with rc < 0, the one-line message (NULL: out of memory) */
-	struct registry_listing listing; /* with rc == 0 */
-	struct registry_creds creds;     /* loaded from the secret, kept for HEADs */
-	char *ca_file;                   /* owned; NULL: system CAs */
+	/* With rc == 0. When packed, listing.tags.items is NULL (its len still counts the tags)
+	 * and the tags are the strings of listing.arena's one block: scan_tags rebuilds them. A
+	 * pass keeps every listing until its automations are decided, and the pointers were
+	 * more than half of a 100-tag listing. */
+	struct registry_listing listing;
+	struct registry_creds creds; /* loaded from the secret, kept for HEADs */
+	char *ca_file;               /* owned; NULL: system CAs */
 };
 
 /* Lists every wanted scan (suspended repositories are skipped: done stays false) with up to
@@ -56,6 +61,11 @@ int scan_load_access(struct registry_creds *creds, char **ca_file,
 
 /* The registry target (ref, creds, insecure, CA, timeout) of a scan, for manifest HEADs. */
 void scan_target(struct registry_target *out, const struct scan *s);
+
+/* The tags of a listed scan (rc == 0), sorted: listing.tags.items, or for a packed listing
+ * scratch (which holds listing.tags.len + 1 pointers) pointed at them. Borrowed from the
+ * scan (and scratch). */
+const char *const *scan_tags(const struct scan *s, const char **scratch);
 
 /* Frees what scan_run put in the scans (not the array). */
 void scan_release(struct scan *scans, size_t n);

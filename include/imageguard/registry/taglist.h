@@ -5,6 +5,7 @@
 #ifndef IMAGEGUARD_TAGLIST_H
 #define IMAGEGUARD_TAGLIST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "imageguard/util/strvec.h"
@@ -31,11 +32,12 @@ struct tagarena {
 	char **blocks;
 	size_t len, cap; /* blocks */
 	size_t used;     /* bytes used in the last block */
+	bool packed;     /* tagarena_compact copied the strings, in order, into one block */
 };
 
 #define TAGARENA_INIT                                                                              \
 	{                                                                                          \
-		NULL, 0, 0, 0                                                                      \
+		NULL, 0, 0, 0, false                                                               \
 	}
 #define TAGARENA_FIRST ((size_t)1 << 10)
 #define TAGARENA_BLOCK ((size_t)1 << 20)
@@ -48,6 +50,18 @@ void tagarena_release(struct tagarena *a);
  * partly used block (a pass keeps 5,000 of them). Larger listings are left as they are (the
  * copy would double their peak). Returns 0 or IG_EFAIL (out of memory: a is unchanged). */
 int tagarena_compact(struct tagarena *a, struct strvec *tags, size_t max_bytes);
+
+/* Whether the strings of tags lie one after another, in order, in a's only block: tags is
+ * the vector tagarena_compact packed (not reordered since). Its pointers can then be dropped
+ * while the listing waits and rebuilt from a alone (tagarena_unpack). */
+bool tagarena_is_packed(const struct tagarena *a, const struct strvec *tags);
+
+/* The first string of a's only block, or NULL when a has not exactly one. Borrowed. */
+const char *tagarena_first(const struct tagarena *a);
+
+/* Points out[0..n) at the n strings that follow one another from first (each after the
+ * previous one's NUL: a packed arena's tags), and sets out[n] to NULL. out holds n + 1. */
+void tagarena_unpack(const char **out, const char *first, size_t n);
 
 struct taglist;
 
