@@ -1621,6 +1621,11 @@ static const struct {
     {"/abs/path", 0, GITAUTH_LOCAL, NULL, 0},
     {"ssh://h:99999/r", IG_EINVALID, GITAUTH_SSH, NULL, 0},
     {"gopher://h/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {".a:b", 0, GITAUTH_LOCAL, NULL, 0}, /* a relative path, not host ".a" */
+    {"HTTPS://h/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {"ssh://[::1]x/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {"https://h:+443/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {"git@[::1]:r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
 };
 
 START_TEST(classify_url)
