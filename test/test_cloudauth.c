@@ -1,7 +1,7 @@
 /* Unit tests for cloud registry credentials: the parsers of STS, container-credentials, ECR,
  * OAuth2 and JWT answers (tables), ECR host parsing (Flux's pattern), and, against the cloud
- * fixture in front of docker-registry, caching until shortly before expiry and one refresh
- * after a revocation, then the error. */
+ * fixture in front of docker-registry, caching until shortly before expiry, one refresh
+ * after a revocation, then the error, and the endpoint overrides, each to a port of its own. */
 #include <check.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -738,6 +738,126 @@ START_TEST(gcp_object_identity)
 }
 END_TEST
 
+/* The requests the fixture has seen (GET /_fixture/requests): a JSON array, new reference. */
+static json_t *requests(void)
+{
+	char url[256];
+	struct buf out = BUF_INIT;
+	json_t *j;
+
+	snprintf(url, sizeof(url), "%s/_fixture/requests", cloud.url);
+	ck_assert_int_eq(fixture_http_get(&out, url), 200);
+	j = json_loads(out.data, 0, NULL);
+	ck_assert(json_is_array(j));
+	buf_release(&out);
+	return j;
+}
+
+/* Of the requests since index `since`, how many came to port for path (suffix match), with an
+ * X-Amz-Target (ECR) or without one (AWS STS) when target is 1 or 0, either when -1. */
+static int seen(size_t since, long long port, const char *path, int target)
+{
+	json_t *all = requests(), *r;
+	size_t i, plen = strlen(path);
+	int n = 0;
+
+	json_array_foreach(all, i, r)
+	{
+		const char *p = json_string_value(json_object_get(r, "path"));
+		bool has_target = json_is_string(json_object_get(r, "target"));
+
+		if (i >= since && json_integer_value(json_object_get(r, "port")) == port && p &&
+		    strlen(p) >= plen && !strcmp(p + strlen(p) - plen, path) &&
+		    (target < 0 || has_target == (target == 1)))
+			n++;
+	}
+	json_decref(all);
+	return n;
+}
+
+static size_t requests_len(void)
+{
+	json_t *all = requests();
+	size_t n = json_array_size(all);
+
+	json_decref(all);
+	return n;
+}
+
+/* The endpoint overrides move their own API and nothing else, each proved by the port the
+ * fixture saw the request on: GOOGLE_STS_ENDPOINT and GOOGLE_IAM_CREDENTIALS_ENDPOINT each to
+ * a port of its own (either way round: neither takes the other's), AWS_ENDPOINT_URL_STS over
+ * AWS_ENDPOINT_URL, which remains the endpoint of ECR (no AWS_ENDPOINT_URL_ECR) and, alone,
+ * of STS too. */
+START_TEST(endpoint_overrides)
+{
+	struct registry_creds c = REGISTRY_CREDS_INIT;
+	struct error err = ERROR_INIT;
+	struct token_calls calls = {0};
+	struct cloudauth_identity gcp = {"flux-system", "imageguard", NULL,   NULL,
+	                                 NULL,          file_token,   &calls, GSA};
+	struct cloudauth_identity aws = {
+	    "flux-system", "imageguard", "arn:aws:iam::123456789012:role/imageguard",
+	    NULL,          NULL,         file_token,
+	    &calls,        NULL};
+	long long p1 = json_integer_value(json_object_get(cloud.state, "port"));
+	long long p2 = json_integer_value(json_object_get(cloud.state, "port2"));
+	const char *url2 = json_string_value(json_object_get(cloud.state, "url2"));
+	const char *iam = ":generateAccessToken";
+	char md[64], slash[160];
+	size_t n0;
+
+	ck_assert(p2 > 0 && p2 != p1 && url2);
+	snprintf(md, sizeof(md), "127.0.0.1:%lld", p1);
+	snprintf(slash, sizeof(slash), "%s/", cloud.url); /* a trailing '/' is dropped */
+	setenv("GCE_METADATA_HOST", md, 1);
+	control("/_fixture/config",
+	        "{\"gsa\": {\"" GSA "\": \"system:serviceaccount:flux-system:imageguard\"}}");
+	for (int swap = 0; swap < 2; swap++) {
+		long long sts_port = swap ? p1 : p2, iam_port = swap ? p2 : p1;
+
+		setenv("GOOGLE_STS_ENDPOINT", swap ? slash : url2, 1);
+		setenv("GOOGLE_IAM_CREDENTIALS_ENDPOINT", swap ? url2 : slash, 1);
+		cloudauth_reset();
+		n0 = requests_len();
+		ck_assert_msg(cloudauth_creds_as(&c, "gcp", host_of("gcp"), true, &gcp, &err) == 0,
+		              "%s", err.msg);
+		ck_assert_int_eq(seen(n0, sts_port, "/v1/token", -1), 1);
+		ck_assert_int_eq(seen(n0, iam_port, "/v1/token", -1), 0);
+		ck_assert_int_eq(seen(n0, iam_port, iam, -1), 1);
+		ck_assert_int_eq(seen(n0, sts_port, iam, -1), 0);
+	}
+	unsetenv("GOOGLE_STS_ENDPOINT");
+	unsetenv("GOOGLE_IAM_CREDENTIALS_ENDPOINT");
+	unsetenv("GCE_METADATA_HOST");
+
+	unsetenv("AWS_ENDPOINT_URL_ECR");
+	setenv("AWS_ENDPOINT_URL", cloud.url, 1);
+	setenv("AWS_ENDPOINT_URL_STS", url2, 1);
+	cloudauth_reset();
+	n0 = requests_len();
+	ck_assert_msg(cloudauth_creds_as(&c, "aws", cloud.ecr, true, &aws, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_int_eq(seen(n0, p2, "/", 0), 1); /* STS: its own variable */
+	ck_assert_int_eq(seen(n0, p1, "/", 0), 0);
+	ck_assert_int_eq(seen(n0, p1, "/", 1), 1); /* ECR: AWS_ENDPOINT_URL */
+	ck_assert_int_eq(seen(n0, p2, "/", 1), 0);
+	unsetenv("AWS_ENDPOINT_URL_STS");
+	setenv("AWS_ENDPOINT_URL", url2, 1);
+	cloudauth_reset();
+	n0 = requests_len();
+	ck_assert_msg(cloudauth_creds_as(&c, "aws", cloud.ecr, true, &aws, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_int_eq(seen(n0, p2, "/", 0), 1); /* both through AWS_ENDPOINT_URL */
+	ck_assert_int_eq(seen(n0, p2, "/", 1), 1);
+	ck_assert_int_eq(seen(n0, p1, "/", -1), 0);
+	unsetenv("AWS_ENDPOINT_URL");
+	setenv("AWS_ENDPOINT_URL_ECR", cloud.url, 1);
+	creds_release(&c);
+	cloudauth_reset();
+}
+END_TEST
+
 /* The container credentials endpoint refuses a wrong agent token; an unsafe URL is refused
  * before any request. */
 START_TEST(pod_identity_errors)
@@ -819,6 +939,7 @@ int main(void)
 	tcase_add_test(tf, ecr_path_prefix_region);
 	tcase_add_test(tf, object_identity);
 	tcase_add_test(tf, gcp_object_identity);
+	tcase_add_test(tf, endpoint_overrides);
 	tcase_add_test(tf, gcp_and_azure_cached_and_renewed);
 	tcase_add_test(tf, pod_identity_errors);
 	tcase_add_test(tf, missing_environment);

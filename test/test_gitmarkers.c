@@ -16,28 +16,7 @@
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
-
-static const char *src_dir(void)
-{
-	const char *s = getenv("IMAGEGUARD_SRC");
-
-	return s && *s ? s : ".";
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	struct buf b = BUF_INIT;
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	rc = system(b.data);
-	buf_release(&b);
-	return rc;
-}
+#include "support/gitrepo.h"
 
 static bool same_str(const char *a, const char *b)
 {
@@ -72,34 +51,29 @@ static void assert_same_sets(const struct marker_set *a, const struct marker_set
 		              b->problems[i].message);
 }
 
+/* The remote (support/gitrepo.h) and a work clone of it that plays the writer. */
 struct fx {
-	char dir[128];
-	char url[256];
-	char state[192];
+	struct gitrepo r;
 	char work[192];
 };
 
 static void fx_init(struct fx *f)
 {
-	snprintf(f->dir, sizeof(f->dir), "/tmp/ig-gitmarkers.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(f->dir));
-	snprintf(f->url, sizeof(f->url), "file://%s/remote.git", f->dir);
-	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
-	snprintf(f->work, sizeof(f->work), "%s/work", f->dir);
-	ck_assert_int_eq(sh("mkdir -p %s/seed && printf 'x\\n' >%s/seed/README && "
-	                    "%s/test/fixtures/gitpeers.sh bare %s/remote.git %s/seed >/dev/null && "
-	                    "git clone -q %s %s && git -C %s config user.name t && "
-	                    "git -C %s config user.email t@localhost",
-	                    f->dir, f->dir, src_dir(), f->dir, f->dir, f->url, f->work, f->work,
-	                    f->work),
+	static const char *const seed[] = {"README", "x\n", NULL};
+
+	ck_assert_int_eq(gitrepo_init(&f->r, "ig-gitmarkers", seed), 0);
+	snprintf(f->work, sizeof(f->work), "%s/work", f->r.dir);
+	ck_assert_int_eq(gitrepo_sh("git clone -q %s %s && git -C %s config user.name t && "
+	                            "git -C %s config user.email t@localhost",
+	                            f->r.url, f->work, f->work, f->work),
 	                 0);
 }
 
 /* One commit of the writer: a shell snippet run in the work clone, committed and pushed. */
 static void writer(const struct fx *f, const char *script)
 {
-	ck_assert_msg(sh("cd %s && %s && git add -A && git commit -qm step && git push -q", f->work,
-	                 script) == 0,
+	ck_assert_msg(gitrepo_sh("cd %s && %s && git add -A && git commit -qm step && git push -q",
+	                         f->work, script) == 0,
 	              "writer: %s", script);
 }
 
@@ -192,9 +166,9 @@ START_TEST(index_scan_equals_walk_across_commits)
 	                          "absent", "../x", "apps/subdir"};
 
 	fx_init(&f);
-	o.url = f.url;
+	o.url = f.r.url;
 	o.branch = "main";
-	o.state_dir = f.state;
+	o.state_dir = f.r.state;
 	for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
 		struct gitstore *g = NULL;
 		struct error err = ERROR_INIT;
@@ -207,7 +181,7 @@ START_TEST(index_scan_equals_walk_across_commits)
 				compare_scans(g, subpaths[k], steps[s].what);
 		gitstore_free(g);
 	}
-	sh("rm -rf %s", f.dir);
+	gitrepo_done(&f.r);
 }
 END_TEST
 
@@ -264,39 +238,39 @@ START_TEST(index_file_is_a_cache)
 	ck_assert_str_eq(value, "r/a:2");
 	/* a damaged index (one byte flipped) reads as empty: the file is read */
 	put(dir, "a.yaml", MARK("r/a:3", "ns:a") "\n");
-	ck_assert_int_eq(sh("printf 'Z' | dd of=%s/idx bs=1 seek=30 conv=notrunc 2>/dev/null", dir),
-	                 0);
+	ck_assert_int_eq(
+	    gitrepo_sh("printf 'Z' | dd of=%s/idx bs=1 seek=30 conv=notrunc 2>/dev/null", dir), 0);
 	scan_value(dir, files, 1, value, sizeof(value));
 	ck_assert_str_eq(value, "r/a:3");
 	/* another scanner version, under a checksum that holds, reads as empty too */
 	put(dir, "a.yaml", MARK("r/a:4", "ns:a") "\n");
 	ck_assert_int_eq(
-	    sh("/usr/bin/python3 -c \"import struct,sys; p=sys.argv[1]; "
-	       "d=bytearray(open(p,'rb').read()[:-8]); d[8]^=0xff; h=0xcbf29ce484222325\n"
-	       "for c in d: h=((h^c)*0x100000001b3)&(2**64-1)\n"
-	       "open(p,'wb').write(bytes(d)+struct.pack('<Q',h))\" %s/idx",
-	       dir),
+	    gitrepo_sh("/usr/bin/python3 -c \"import struct,sys; p=sys.argv[1]; "
+	               "d=bytearray(open(p,'rb').read()[:-8]); d[8]^=0xff; h=0xcbf29ce484222325\n"
+	               "for c in d: h=((h^c)*0x100000001b3)&(2**64-1)\n"
+	               "open(p,'wb').write(bytes(d)+struct.pack('<Q',h))\" %s/idx",
+	               dir),
 	    0);
 	scan_value(dir, files, 1, value, sizeof(value));
 	ck_assert_str_eq(value, "r/a:4");
 	/* truncated, and garbage */
 	put(dir, "a.yaml", MARK("r/a:5", "ns:a") "\n");
-	ck_assert_int_eq(sh("truncate -s 20 %s/idx", dir), 0);
+	ck_assert_int_eq(gitrepo_sh("truncate -s 20 %s/idx", dir), 0);
 	scan_value(dir, files, 1, value, sizeof(value));
 	ck_assert_str_eq(value, "r/a:5");
 	put(dir, "a.yaml", MARK("r/a:6", "ns:a") "\n");
-	ck_assert_int_eq(sh("head -c 4096 /dev/urandom >%s/idx", dir), 0);
+	ck_assert_int_eq(gitrepo_sh("head -c 4096 /dev/urandom >%s/idx", dir), 0);
 	scan_value(dir, files, 1, value, sizeof(value));
 	ck_assert_str_eq(value, "r/a:6");
 	/* a symbolic link where the index lives is not followed, nor replaced */
-	ck_assert_int_eq(sh("rm %s/idx && ln -s /nonexistent-ig %s/idx", dir, dir), 0);
+	ck_assert_int_eq(gitrepo_sh("rm %s/idx && ln -s /nonexistent-ig %s/idx", dir, dir), 0);
 	link_at_idx = true;
 	put(dir, "a.yaml", MARK("r/a:7", "ns:a") "\n");
 	files[0].oid[0] = 3;
 	scan_value(dir, files, 1, value, sizeof(value));
 	ck_assert_str_eq(value, "r/a:7");
 	ck_assert_int_ne(access("/nonexistent-ig", F_OK), 0);
-	sh("rm -rf %s", dir);
+	gitrepo_sh("rm -rf %s", dir);
 }
 END_TEST
 
@@ -314,14 +288,15 @@ START_TEST(index_scan_never_follows_links)
 	put(outside, "a.yaml", MARK("r/secret:1", "ns:a") "\n");
 	put(outside, "b.yaml", MARK("r/secret:1", "ns:b") "\n");
 	ck_assert_int_eq(
-	    sh("ln -s %s/a.yaml %s/a.yaml && ln -s %s %s/sub", outside, dir, outside, dir), 0);
+	    gitrepo_sh("ln -s %s/a.yaml %s/a.yaml && ln -s %s %s/sub", outside, dir, outside, dir),
+	    0);
 	ck_assert_int_eq(markerindex_load(&ix, dir, "idx", &err), 0);
 	ck_assert_int_eq(markerindex_scan(ix, &s, dir, NULL, files, 2, &err), 0);
 	ck_assert_uint_eq(s.len, 0);
 	ck_assert_uint_eq(s.problems_len, 2); /* "cannot read file": a link */
 	markers_release(&s);
 	markerindex_free(ix);
-	sh("rm -rf %s %s", dir, outside);
+	gitrepo_sh("rm -rf %s %s", dir, outside);
 }
 END_TEST
 

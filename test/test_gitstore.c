@@ -22,6 +22,7 @@
 #include "imageguard/git/gitauth.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/knownhosts.h"
+#include "support/gitrepo.h"
 
 /* The ssh tests need LeakSanitizer to unwind through libgit2 (test/support/sanitizer.c). */
 const int sanitizer_slow_unwind = 1;
@@ -30,28 +31,6 @@ static char peers[256]; /* sshd and http server of this suite */
 static char ssh_port[64];
 static char http_port[64];
 static char https_port[64];
-
-static const char *src_dir(void)
-{
-	const char *s = getenv("IMAGEGUARD_SRC");
-
-	return s && *s ? s : ".";
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	struct buf b = BUF_INIT;
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	rc = system(b.data);
-	buf_release(&b);
-	return rc;
-}
 
 /* First line of a command's output, in out. */
 static void sh_out(char *out, size_t cap, const char *fmt, ...)
@@ -89,57 +68,20 @@ static void read_small(char *out, size_t cap, const char *path)
 }
 
 /* A temp dir with remote.git seeded with app.yaml (image v1) and other.txt; state/ for caches. */
-struct fx {
-	char dir[128];
-	char remote[192];
-	char url[512];
-	char state[192];
-};
-
-/* Temp dirs of this process, removed at exit too: a failed assertion ends the test before
- * fx_done (Check exits the forked test process). Crash-test children _exit and skip it. */
-static char cleanup_dirs[32][128];
-static int cleanup_len;
-
-static void cleanup_all(void)
+static void fx_init(struct gitrepo *f)
 {
-	int i;
+	static const char *const seed[] = {"apps/app.yaml", "image: app:v1\n", "other.txt", "x\n",
+	                                   NULL};
 
-	for (i = 0; i < cleanup_len; i++)
-		sh("rm -rf '%s'", cleanup_dirs[i]);
-	cleanup_len = 0;
+	ck_assert_int_eq(gitrepo_init(f, "ig-gitstore", seed), 0);
 }
 
-static void fx_init(struct fx *f)
-{
-	snprintf(f->dir, sizeof(f->dir), "/tmp/ig-gitstore.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(f->dir));
-	if (cleanup_len == 0)
-		atexit(cleanup_all);
-	if (cleanup_len < 32)
-		memcpy(cleanup_dirs[cleanup_len++], f->dir, sizeof(f->dir));
-	snprintf(f->remote, sizeof(f->remote), "%s/remote.git", f->dir);
-	snprintf(f->url, sizeof(f->url), "file://%s", f->remote);
-	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
-	ck_assert_int_eq(
-	    sh("mkdir -p %s/seed/apps && printf 'image: app:v1\\n' >%s/seed/apps/app.yaml"
-	       " && printf 'x\\n' >%s/seed/other.txt && %s/test/fixtures/gitpeers.sh bare %s "
-	       "%s/seed",
-	       f->dir, f->dir, f->dir, src_dir(), f->remote, f->dir),
-	    0);
-}
-
-static void fx_done(struct fx *f)
-{
-	sh("rm -rf %s", f->dir);
-}
-
-static void remote_head(char out[64], const struct fx *f, const char *branch)
+static void remote_head(char out[64], const struct gitrepo *f, const char *branch)
 {
 	sh_out(out, 64, "git --git-dir=%s rev-parse --verify -q refs/heads/%s", f->remote, branch);
 }
 
-static int remote_count(const struct fx *f, const char *branch)
+static int remote_count(const struct gitrepo *f, const char *branch)
 {
 	char out[64];
 
@@ -154,7 +96,7 @@ struct edit {
 	const char *value;
 	int calls;
 	void (*hook)(struct edit *e, const char *workdir);
-	const struct fx *f;
+	const struct gitrepo *f;
 	char extra[64]; /* a second file to write, "" for none */
 };
 
@@ -193,7 +135,7 @@ static int do_edit(void *ctx, const char *workdir, struct buf *message, struct e
 	return 0;
 }
 
-static struct gitstore_options opts_for(const struct fx *f)
+static struct gitstore_options opts_for(const struct gitrepo *f)
 {
 	struct gitstore_options o = {.url = f->url,
 	                             .branch = "main",
@@ -204,7 +146,7 @@ static struct gitstore_options opts_for(const struct fx *f)
 	return o;
 }
 
-static void check_remote_app(const struct fx *f, const char *branch, const char *value)
+static void check_remote_app(const struct gitrepo *f, const char *branch, const char *value)
 {
 	char out[128], want[128];
 
@@ -219,7 +161,7 @@ static void check_remote_app(const struct fx *f, const char *branch, const char 
 START_TEST(file_clone_commit_push)
 {
 	static const char *forms[] = {"file://%s", "%s"};
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -252,7 +194,7 @@ START_TEST(file_clone_commit_push)
 	ck_assert_str_eq(commit, "");
 	ck_assert_int_eq(remote_count(&f, "main"), 2);
 	gitstore_free(g);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -261,7 +203,7 @@ END_TEST
 START_TEST(stop_ends_clone_and_fetch)
 {
 	static volatile sig_atomic_t stop;
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -279,11 +221,12 @@ START_TEST(stop_ends_clone_and_fetch)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
 	g = NULL;
-	ck_assert_int_eq(sh("git clone -q %s %s/more && cd %s/more && printf 'y\\n' >more.txt && "
-	                    "git add -A && git -c user.name=s -c user.email=s@s commit -qm more && "
-	                    "git push -q origin HEAD:main",
-	                    f.remote, f.dir, f.dir),
-	                 0);
+	ck_assert_int_eq(
+	    gitrepo_sh("git clone -q %s %s/more && cd %s/more && printf 'y\\n' >more.txt && "
+	               "git add -A && git -c user.name=s -c user.email=s@s commit -qm more && "
+	               "git push -q origin HEAD:main",
+	               f.remote, f.dir, f.dir),
+	    0);
 	stop = 1;
 	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
 	ck_assert_msg(strstr(err.msg, "stopping"), "%s", err.msg);
@@ -292,13 +235,13 @@ START_TEST(stop_ends_clone_and_fetch)
 	remote_head(head, &f, "main");
 	ck_assert_str_eq(gitstore_head(g), head);
 	gitstore_free(g);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
 START_TEST(new_file_and_remote_moves_between_opens)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -310,10 +253,11 @@ START_TEST(new_file_and_remote_moves_between_opens)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
 	/* someone else commits between passes; the next open must see it */
-	ck_assert_int_eq(sh("cd %s && git clone -q %s other && cd other && echo y >other.txt && "
-	                    "git -c user.name=o -c user.email=o@x commit -qam other && git push -q",
-	                    f.dir, f.remote),
-	                 0);
+	ck_assert_int_eq(
+	    gitrepo_sh("cd %s && git clone -q %s other && cd other && echo y >other.txt && "
+	               "git -c user.name=o -c user.email=o@x commit -qam other && git push -q",
+	               f.dir, f.remote),
+	    0);
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	sh_out(out, sizeof(out), "git --git-dir=%s show main:other.txt", f.remote);
@@ -322,13 +266,13 @@ START_TEST(new_file_and_remote_moves_between_opens)
 	       "git --git-dir=%s show --format= --name-only main | sort | tr '\\n' ' '", f.remote);
 	ck_assert_str_eq(out, "apps/app.yaml apps/new.yaml ");
 	gitstore_free(g);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
 START_TEST(push_branch_created_then_extended)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -361,7 +305,7 @@ START_TEST(push_branch_created_then_extended)
 	gitstore_free(g);
 	check_remote_app(&f, "imageguard/updates", "v3");
 	ck_assert_int_eq(remote_count(&f, "imageguard/updates"), 3);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -371,7 +315,7 @@ END_TEST
  * nothing is pushed. */
 START_TEST(signed_commit_verifies)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -380,16 +324,18 @@ START_TEST(signed_commit_verifies)
 
 	fx_init(&f);
 	ck_assert_int_eq(
-	    sh("cd %s && mkdir -m 700 keys verify sec && export GNUPGHOME=$PWD/keys && "
-	       "gpg -q --batch --pinentry-mode loopback --passphrase 'pass phrase' --quick-gen-key "
-	       "'Robot <robot@example.com>' ed25519 sign never 2>/dev/null && "
-	       "gpg -q --batch --pinentry-mode loopback --passphrase 'pass phrase' --armor "
-	       "--export-secret-keys robot@example.com >sec/git.asc && "
-	       "printf 'pass phrase\n' >sec/passphrase && "
-	       "gpg --batch --armor --export robot@example.com >pub.asc && "
-	       "gpgconf --kill gpg-agent && GNUPGHOME=$PWD/verify gpg -q --batch --import pub.asc "
-	       "2>/dev/null && GNUPGHOME=$PWD/verify gpgconf --kill gpg-agent",
-	       f.dir),
+	    gitrepo_sh(
+	        "cd %s && mkdir -m 700 keys verify sec && export GNUPGHOME=$PWD/keys && "
+	        "gpg -q --batch --pinentry-mode loopback --passphrase 'pass phrase' "
+	        "--quick-gen-key "
+	        "'Robot <robot@example.com>' ed25519 sign never 2>/dev/null && "
+	        "gpg -q --batch --pinentry-mode loopback --passphrase 'pass phrase' --armor "
+	        "--export-secret-keys robot@example.com >sec/git.asc && "
+	        "printf 'pass phrase\n' >sec/passphrase && "
+	        "gpg --batch --armor --export robot@example.com >pub.asc && "
+	        "gpgconf --kill gpg-agent && GNUPGHOME=$PWD/verify gpg -q --batch --import pub.asc "
+	        "2>/dev/null && GNUPGHOME=$PWD/verify gpgconf --kill gpg-agent",
+	        f.dir),
 	    0);
 	snprintf(sec, sizeof(sec), "%s/sec", f.dir);
 	o = opts_for(&f);
@@ -401,15 +347,17 @@ START_TEST(signed_commit_verifies)
 	remote_head(head, &f, "main");
 	ck_assert_str_eq(commit, head);
 	check_remote_app(&f, "main", "v2");
-	ck_assert_int_eq(sh("GNUPGHOME=%s/verify git --git-dir=%s verify-commit main 2>/dev/null",
-	                    f.dir, f.remote),
-	                 0);
-	ck_assert_int_ne(sh("GNUPGHOME=%s/verify git --git-dir=%s verify-commit main^ 2>/dev/null",
-	                    f.dir, f.remote),
-	                 0);
+	ck_assert_int_eq(
+	    gitrepo_sh("GNUPGHOME=%s/verify git --git-dir=%s verify-commit main 2>/dev/null", f.dir,
+	               f.remote),
+	    0);
+	ck_assert_int_ne(
+	    gitrepo_sh("GNUPGHOME=%s/verify git --git-dir=%s verify-commit main^ 2>/dev/null",
+	               f.dir, f.remote),
+	    0);
 
 	/* a passphrase that does not unlock the key: an error naming the Secret, no push */
-	ck_assert_int_eq(sh("printf 'wrong\n' >%s/sec/passphrase", f.dir), 0);
+	ck_assert_int_eq(gitrepo_sh("printf 'wrong\n' >%s/sec/passphrase", f.dir), 0);
 	e.value = "v3";
 	remote_head(before, &f, "main");
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
@@ -422,7 +370,7 @@ START_TEST(signed_commit_verifies)
 	remote_head(head, &f, "main");
 	ck_assert_str_eq(head, before);
 	check_remote_app(&f, "main", "v2");
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -443,7 +391,7 @@ static const struct refspec_case {
 START_TEST(push_refspec)
 {
 	const struct refspec_case *c = &refspec_cases[_i];
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -462,7 +410,7 @@ START_TEST(push_refspec)
 	ck_assert_str_eq(out, commit);
 	remote_head(out, &f, "main");
 	ck_assert_str_eq(out, c->main_moves ? commit : main_before);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -473,7 +421,7 @@ START_TEST(push_refspec_refused)
 	    {"refs/heads/other:refs/heads/mirror", "the source must be HEAD or the branch"},
 	    {"HEAD:heads/x", "the destination must be a ref under refs/"},
 	};
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	size_t i;
@@ -490,23 +438,23 @@ START_TEST(push_refspec_refused)
 		                  strstr(err.msg, bad[i][1]),
 		              "%s", err.msg);
 	}
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
 /* A person's commit (subject, body, no trailers) on branch of the bare remote, by a clone. */
-static void person_commits(const struct fx *f, const char *branch, const char *file)
+static void person_commits(const struct gitrepo *f, const char *branch, const char *file)
 {
 	ck_assert_int_eq(
-	    sh("cd %s && rm -rf person && git clone -q -b '%s' %s person && cd person && "
-	       "echo mine >%s && git add -A && git -c user.name=p -c user.email=p@x "
-	       "commit -qm 'person: %s' -m 'Signed-off-by: p <p@x>' && git push -q "
-	       "origin HEAD:%s",
-	       f->dir, branch, f->remote, file, file, branch),
+	    gitrepo_sh("cd %s && rm -rf person && git clone -q -b '%s' %s person && cd person && "
+	               "echo mine >%s && git add -A && git -c user.name=p -c user.email=p@x "
+	               "commit -qm 'person: %s' -m 'Signed-off-by: p <p@x>' && git push -q "
+	               "origin HEAD:%s",
+	               f->dir, branch, f->remote, file, file, branch),
 	    0);
 }
 
-static void rev(char out[64], const struct fx *f, const char *spec)
+static void rev(char out[64], const struct gitrepo *f, const char *spec)
 {
 	sh_out(out, 64, "git --git-dir=%s rev-parse --verify -q '%s'", f->remote, spec);
 }
@@ -517,7 +465,7 @@ static void rev(char out[64], const struct fx *f, const char *spec)
  * appended to, the person's commit kept. */
 START_TEST(push_branch_rebuilt_or_appended)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -545,18 +493,19 @@ START_TEST(push_branch_rebuilt_or_appended)
 	rev(out, &f, "imageguard/updates^");
 	ck_assert_str_eq(out, main_now);
 	ck_assert_int_ne(
-	    sh("git --git-dir=%s merge-base --is-ancestor %s imageguard/updates", f.remote, c1),
+	    gitrepo_sh("git --git-dir=%s merge-base --is-ancestor %s imageguard/updates", f.remote,
+	               c1),
 	    0); /* the old imageguard commit is gone from the branch */
 	check_remote_app(&f, "imageguard/updates", "v3");
 
 	/* a person amends imageguard's commit (same message and trailers, the person as
 	 * committer): a person's commit, appended to, never dropped */
 	ck_assert_int_eq(
-	    sh("cd %s && rm -rf amend && git clone -q -b imageguard/updates %s amend && "
-	       "cd amend && echo mine >amended.txt && git add -A && git -c "
-	       "user.name=p -c user.email=p@x commit -q --amend --no-edit && git push "
-	       "-qf origin HEAD:imageguard/updates",
-	       f.dir, f.remote),
+	    gitrepo_sh("cd %s && rm -rf amend && git clone -q -b imageguard/updates %s amend && "
+	               "cd amend && echo mine >amended.txt && git add -A && git -c "
+	               "user.name=p -c user.email=p@x commit -q --amend --no-edit && git push "
+	               "-qf origin HEAD:imageguard/updates",
+	               f.dir, f.remote),
 	    0);
 	rev(person, &f, "refs/heads/imageguard/updates");
 	e.value = "v3b";
@@ -579,7 +528,7 @@ START_TEST(push_branch_rebuilt_or_appended)
 	ck_assert_str_eq(out, person);
 	check_remote_app(&f, "imageguard/updates", "v4");
 	edit_trailers = false;
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -588,7 +537,7 @@ END_TEST
  * seen, so nothing is forced; the retry finds the person's commit and appends to it. */
 START_TEST(push_branch_rebuild_sees_moved_head)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -617,13 +566,13 @@ START_TEST(push_branch_rebuild_sees_moved_head)
 	ck_assert_str_eq(out, person);
 	check_remote_app(&f, "imageguard/updates", "v3");
 	edit_trailers = false;
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
 START_TEST(missing_branch_and_bad_options)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -641,13 +590,16 @@ START_TEST(missing_branch_and_bad_options)
 	gitstore_free(g);
 	g = NULL;
 	ck_assert_int_eq(
-	    sh("for d in %s/state/git/*/; do touch \"$d/.imageguard-test-kept\"; done", f.dir), 0);
+	    gitrepo_sh("for d in %s/state/git/*/; do touch \"$d/.imageguard-test-kept\"; done",
+	               f.dir),
+	    0);
 	o.branch = "typo";
 	error_clear(&err);
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_ENOTFOUND);
 	ck_assert_msg(strstr(err.msg, "branch 'typo' not found"), "%s", err.msg);
 	ck_assert_msg(!strstr(err.msg, "reclon"), "%s", err.msg);
-	ck_assert_int_eq(sh("ls %s/state/git/*/.imageguard-test-kept >/dev/null", f.dir), 0);
+	ck_assert_int_eq(gitrepo_sh("ls %s/state/git/*/.imageguard-test-kept >/dev/null", f.dir),
+	                 0);
 	o.branch = "bad..name";
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EINVALID);
 	ck_assert_msg(strstr(err.msg, "'bad..name'"), "%s", err.msg);
@@ -660,7 +612,7 @@ START_TEST(missing_branch_and_bad_options)
 	o.url = f.url;
 	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
 	ck_assert_msg(strstr(err.msg, "git clone"), "%s", err.msg);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -668,21 +620,22 @@ END_TEST
 
 static void racer(struct edit *e, const char *workdir)
 {
-	const struct fx *f = e->f;
+	const struct gitrepo *f = e->f;
 
 	(void)workdir;
 	if (e->calls > 1 && e->value[0] != '!')
 		return;
-	ck_assert_int_eq(sh("cd %s && rm -rf racer && git clone -q %s racer && cd racer && "
-	                    "date +%%s%%N >>other.txt && git -c user.name=racer -c user.email=r@x "
-	                    "commit -qam 'racer %d' && git push -q",
-	                    f->dir, f->remote, e->calls),
-	                 0);
+	ck_assert_int_eq(
+	    gitrepo_sh("cd %s && rm -rf racer && git clone -q %s racer && cd racer && "
+	               "date +%%s%%N >>other.txt && git -c user.name=racer -c user.email=r@x "
+	               "commit -qam 'racer %d' && git push -q",
+	               f->dir, f->remote, e->calls),
+	    0);
 }
 
 START_TEST(race_reapplies_on_new_head)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -703,13 +656,13 @@ START_TEST(race_reapplies_on_new_head)
 	sh_out(out, sizeof(out), "git --git-dir=%s rev-parse main", f.remote);
 	ck_assert_str_eq(out, commit);
 	check_remote_app(&f, "main", "v2");
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
 START_TEST(race_forever_is_a_conflict)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -730,7 +683,7 @@ START_TEST(race_forever_is_a_conflict)
 	/* every racer commit is there, nothing of ours */
 	ck_assert_int_eq(remote_count(&f, "main"), 4);
 	check_remote_app(&f, "main", "v1");
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -756,7 +709,7 @@ static const struct {
 
 START_TEST(broken_cache_recovers)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -768,7 +721,8 @@ START_TEST(broken_cache_recovers)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
 	gitstore_free(g);
-	ck_assert_int_eq(sh("cd %s && touch .git/ig-marker && %s", cache, damages[_i].damage), 0);
+	ck_assert_int_eq(
+	    gitrepo_sh("cd %s && touch .git/ig-marker && %s", cache, damages[_i].damage), 0);
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s: %s", damages[_i].what, err.msg);
 	ck_assert_str_eq(gitstore_workdir(g), cache);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s: %s",
@@ -779,11 +733,12 @@ START_TEST(broken_cache_recovers)
 	sh_out(out, sizeof(out), "git --git-dir=%s show --format= --name-only main | tr '\\n' ' '",
 	       f.remote);
 	ck_assert_str_eq(out, "apps/app.yaml ");
-	ck_assert_int_eq(sh("test -f %s.git/ig-marker", cache) == 0, damages[_i].keeps_clone);
+	ck_assert_int_eq(gitrepo_sh("test -f %s.git/ig-marker", cache) == 0,
+	                 damages[_i].keeps_clone);
 	/* no leftovers beside the cache and its lock */
 	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
 	ck_assert_str_eq(out, "2");
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -801,7 +756,7 @@ static const struct {
 
 START_TEST(missing_object_recovers)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -816,9 +771,10 @@ START_TEST(missing_object_recovers)
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
 	ck_assert_int_eq(
-	    sh("cd %s && o=$(git rev-parse '%s') && test -f .git/objects/${o%%${o#??}}/${o#??} "
-	       "&& rm -f .git/objects/${o%%${o#??}}/${o#??}",
-	       cache, lost[_i].object),
+	    gitrepo_sh(
+	        "cd %s && o=$(git rev-parse '%s') && test -f .git/objects/${o%%${o#??}}/${o#??} "
+	        "&& rm -f .git/objects/${o%%${o#??}}/${o#??}",
+	        cache, lost[_i].object),
 	    0);
 	/* the next edits leave app.yaml as it is: its index entry still names the lost blob */
 	for (int pass = 0; pass < 2; pass++) {
@@ -829,13 +785,14 @@ START_TEST(missing_object_recovers)
 		              "%s: pass %d: %s", lost[_i].what, pass, err.msg);
 		gitstore_free(g);
 		check_remote_app(&f, "main", "v2");
-		ck_assert_int_eq(sh("git --git-dir=%s cat-file -e main:%s", f.remote, e.extra), 0);
+		ck_assert_int_eq(
+		    gitrepo_sh("git --git-dir=%s cat-file -e main:%s", f.remote, e.extra), 0);
 	}
 	sh_out(out, sizeof(out), "cd %s && git fsck --no-dangling 2>&1 | head -3", cache);
 	ck_assert_msg(out[0] == '\0', "%s: the cache is still damaged: %s", lost[_i].what, out);
 	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
 	ck_assert_str_eq(out, "2");
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -845,14 +802,14 @@ END_TEST
 static void lose_blob(struct edit *e, const char *workdir)
 {
 	(void)e;
-	sh("cd %s && o=$(git rev-parse HEAD:apps/app.yaml) && rm -f "
-	   ".git/objects/${o%%${o#??}}/${o#??}",
-	   workdir);
+	gitrepo_sh("cd %s && o=$(git rev-parse HEAD:apps/app.yaml) && rm -f "
+	           ".git/objects/${o%%${o#??}}/${o#??}",
+	           workdir);
 }
 
 START_TEST(object_lost_mid_pass_recovers)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -869,14 +826,16 @@ START_TEST(object_lost_mid_pass_recovers)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
-	ck_assert_int_eq(sh("git --git-dir=%s cat-file -e main:apps/new.txt", f.remote), 0);
+	ck_assert_int_eq(gitrepo_sh("git --git-dir=%s cat-file -e main:apps/new.txt", f.remote), 0);
 	e.hook = NULL;
 	snprintf(e.extra, sizeof(e.extra), "apps/new2.txt");
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
-	ck_assert_int_eq(sh("git --git-dir=%s cat-file -e main:apps/new2.txt", f.remote), 0);
-	ck_assert_int_eq(sh("git --git-dir=%s fsck --no-dangling >/dev/null 2>&1", f.remote), 0);
+	ck_assert_int_eq(gitrepo_sh("git --git-dir=%s cat-file -e main:apps/new2.txt", f.remote),
+	                 0);
+	ck_assert_int_eq(
+	    gitrepo_sh("git --git-dir=%s fsck --no-dangling >/dev/null 2>&1", f.remote), 0);
 	sh_out(out, sizeof(out),
 	       "cd %s/git && for d in */; do git -C $d fsck --no-dangling >/dev/null 2>&1 || "
 	       "echo $d; done",
@@ -884,7 +843,7 @@ START_TEST(object_lost_mid_pass_recovers)
 	ck_assert_msg(out[0] == '\0', "the cache is still damaged: %s", out);
 	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
 	ck_assert_str_eq(out, "2");
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -926,14 +885,14 @@ static int sh_edit(void *ctx, const char *workdir, struct buf *message, struct e
 {
 	const char *script = ctx;
 
-	if (sh("cd %s && %s", workdir, script) != 0)
+	if (gitrepo_sh("cd %s && %s", workdir, script) != 0)
 		return error_set(err, IG_EFAIL, "edit failed: %s", script);
 	return buf_puts(message, "edit");
 }
 
 START_TEST(stages_exactly_what_changed)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -960,7 +919,7 @@ START_TEST(stages_exactly_what_changed)
 	ck_assert_msg((commit[0] != '\0') == stagings[c].commits, "%s: commit '%s'",
 	              stagings[c].what, commit);
 	gitstore_free(g);
-	ck_assert_msg(sh("GIT_DIR=%s sh -c \"%s\"", f.remote, stagings[c].check) == 0, "%s",
+	ck_assert_msg(gitrepo_sh("GIT_DIR=%s sh -c \"%s\"", f.remote, stagings[c].check) == 0, "%s",
 	              stagings[c].what);
 	/* and the next open finds the tree clean: nothing to commit */
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
@@ -968,7 +927,7 @@ START_TEST(stages_exactly_what_changed)
 	              err.msg);
 	ck_assert_str_eq(commit, "");
 	gitstore_free(g);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1002,7 +961,7 @@ static void run_child(const struct gitstore_options *o, struct edit *e)
 	_exit(0);
 }
 
-static void converge(const struct fx *f, const struct gitstore_options *o)
+static void converge(const struct gitrepo *f, const struct gitstore_options *o)
 {
 	struct gitstore *g = NULL;
 	struct error err = ERROR_INIT;
@@ -1020,7 +979,7 @@ static void converge(const struct fx *f, const struct gitstore_options *o)
 
 START_TEST(killed_mid_edit_converges)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore_options o;
 	struct edit e = {"v2", 0, die_in_edit, NULL, ""};
 	int status = 0;
@@ -1036,7 +995,7 @@ START_TEST(killed_mid_edit_converges)
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	ck_assert_int_eq(remote_count(&f, "main"), 1);
 	converge(&f, &o);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1063,13 +1022,14 @@ static void peers_up(void)
 	snprintf(peers, sizeof(peers), "/tmp/ig-gitpeers.XXXXXX");
 	if (!mkdtemp(peers))
 		abort();
-	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh sshd %s/ssh", src_dir(), peers);
+	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh sshd %s/ssh", gitrepo_src_dir(),
+	       peers);
 	snprintf(ssh_port, sizeof(ssh_port), "%s", out);
 	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh http %s/http / user 's3cret-pw'",
-	       src_dir(), peers);
+	       gitrepo_src_dir(), peers);
 	snprintf(http_port, sizeof(http_port), "%s", out);
 	sh_out(out, sizeof(out), "%s/test/fixtures/gitpeers.sh https %s/https / user 's3cret-pw'",
-	       src_dir(), peers);
+	       gitrepo_src_dir(), peers);
 	snprintf(https_port, sizeof(https_port), "%s", out);
 	if (!ssh_port[0] || !http_port[0] || !https_port[0])
 		abort();
@@ -1077,9 +1037,10 @@ static void peers_up(void)
 
 static void peers_down(void)
 {
-	sh("%s/test/fixtures/gitpeers.sh stop %s/ssh; %s/test/fixtures/gitpeers.sh stop %s/http; "
-	   "%s/test/fixtures/gitpeers.sh stop %s/https; rm -rf %s",
-	   src_dir(), peers, src_dir(), peers, src_dir(), peers, peers);
+	gitrepo_sh(
+	    "%s/test/fixtures/gitpeers.sh stop %s/ssh; %s/test/fixtures/gitpeers.sh stop %s/http; "
+	    "%s/test/fixtures/gitpeers.sh stop %s/https; rm -rf %s",
+	    gitrepo_src_dir(), peers, gitrepo_src_dir(), peers, gitrepo_src_dir(), peers, peers);
 }
 
 struct ssh_case {
@@ -1101,7 +1062,7 @@ static const struct ssh_case ssh_cases[] = {
 START_TEST(ssh_transport)
 {
 	const struct ssh_case *c = &ssh_cases[_i];
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -1127,15 +1088,15 @@ START_TEST(ssh_transport)
 		read_small(key, sizeof(key), secret);
 		ck_assert(strstr(err.msg, "PRIVATE") == NULL);
 		/* a refused host leaves no clone behind */
-		ck_assert_int_ne(sh("ls %s/git | grep -q -v '\\.lock$'", f.state), 0);
+		ck_assert_int_ne(gitrepo_sh("ls %s/git | grep -q -v '\\.lock$'", f.state), 0);
 	}
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
 START_TEST(ssh_unknown_host)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -1145,26 +1106,26 @@ START_TEST(ssh_unknown_host)
 	o = opts_for(&f);
 	/* known_hosts that names only another host: an unknown host, never a prompt */
 	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
-	ck_assert_int_eq(sh("mkdir -p %s && cp %s/ssh/secret/identity %s/ && sed "
-	                    "'s/^\\[127.0.0.1\\]/[127.0.0.2]/' "
-	                    "%s/ssh/secret/known_hosts >%s/known_hosts",
-	                    secret, peers, secret, peers, secret),
+	ck_assert_int_eq(gitrepo_sh("mkdir -p %s && cp %s/ssh/secret/identity %s/ && sed "
+	                            "'s/^\\[127.0.0.1\\]/[127.0.0.2]/' "
+	                            "%s/ssh/secret/known_hosts >%s/known_hosts",
+	                            secret, peers, secret, peers, secret),
 	                 0);
 	snprintf(f.url, sizeof(f.url), "ssh://root@127.0.0.1:%s%s", ssh_port, f.remote);
 	o.secret_dir = secret;
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
 	ck_assert_msg(strstr(err.msg, "unknown host"), "%s", err.msg);
 	/* and none at all */
-	ck_assert_int_eq(sh("rm %s/known_hosts", secret), 0);
+	ck_assert_int_eq(gitrepo_sh("rm %s/known_hosts", secret), 0);
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
 	ck_assert_msg(strstr(err.msg, "no known_hosts"), "%s", err.msg);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
 START_TEST(ssh_killed_mid_clone_converges)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore_options o;
 	struct edit e = {"v2", 0, NULL, NULL, ""};
 	char secret[320], path[320];
@@ -1178,7 +1139,8 @@ START_TEST(ssh_killed_mid_clone_converges)
 	o.secret_dir = secret;
 	/* a per-test sshd switch would race with parallel cases; the delay file is keyed by the
 	 * peers dir, which only this suite uses, and the cases of a tcase run one at a time */
-	ck_assert_int_eq(sh("rm -f %s/ssh/started && echo 10 >%s/ssh/delay", peers, peers), 0);
+	ck_assert_int_eq(gitrepo_sh("rm -f %s/ssh/started && echo 10 >%s/ssh/delay", peers, peers),
+	                 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
@@ -1188,17 +1150,17 @@ START_TEST(ssh_killed_mid_clone_converges)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	ck_assert(WIFSIGNALED(status));
-	ck_assert_int_eq(sh("rm -f %s/ssh/delay", peers), 0);
-	ck_assert_int_eq(sh("ls -d %s/git/*.tmp-* >/dev/null 2>&1", f.state),
+	ck_assert_int_eq(gitrepo_sh("rm -f %s/ssh/delay", peers), 0);
+	ck_assert_int_eq(gitrepo_sh("ls -d %s/git/*.tmp-* >/dev/null 2>&1", f.state),
 	                 0); /* it was mid-way */
 	converge(&f, &o);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
 START_TEST(ssh_killed_mid_push_converges)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore_options o;
 	struct gitstore *g = NULL;
 	struct error err = ERROR_INIT;
@@ -1216,9 +1178,9 @@ START_TEST(ssh_killed_mid_push_converges)
 	gitstore_free(g);
 	/* the server stalls after receiving the pack, before updating the branch */
 	ck_assert_int_eq(
-	    sh("printf '#!/bin/sh\\ntouch %s/started\\nsleep 2\\ntouch %s/hook-done\\n' "
-	       ">%s/hooks/pre-receive && chmod +x %s/hooks/pre-receive",
-	       f.dir, f.dir, f.remote, f.remote),
+	    gitrepo_sh("printf '#!/bin/sh\\ntouch %s/started\\nsleep 2\\ntouch %s/hook-done\\n' "
+	               ">%s/hooks/pre-receive && chmod +x %s/hooks/pre-receive",
+	               f.dir, f.dir, f.remote, f.remote),
 	    0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -1231,9 +1193,9 @@ START_TEST(ssh_killed_mid_push_converges)
 	ck_assert(WIFSIGNALED(status));
 	snprintf(path, sizeof(path), "%s/hook-done", f.dir);
 	ck_assert(wait_file(path));
-	sh("rm -f %s/hooks/pre-receive", f.remote);
+	gitrepo_sh("rm -f %s/hooks/pre-receive", f.remote);
 	converge(&f, &o); /* whether the killed push landed or not: one commit with v2 */
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1267,7 +1229,7 @@ static void write_secret(const char *dir, const char *name, const char *value)
 
 START_TEST(http_transport)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -1298,7 +1260,7 @@ START_TEST(http_transport)
 	/* the cache dir name never holds credentials */
 	sh_out(out, sizeof(out), "ls %s/git 2>/dev/null | grep -c pw", f.state);
 	ck_assert_str_eq(out, "0");
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1307,7 +1269,7 @@ END_TEST
  * (reflogs, FETCH_HEAD, config), every file there is 0600 and every directory 0700. */
 START_TEST(http_password_in_url_not_at_rest)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -1326,7 +1288,7 @@ START_TEST(http_password_in_url_not_at_rest)
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg); /* warm: fetch */
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
-	ck_assert_int_eq(sh("rm -rf %s", cache), 0);
+	ck_assert_int_eq(gitrepo_sh("rm -rf %s", cache), 0);
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg); /* reclone */
 	gitstore_free(g);
 	check_remote_app(&f, "main", "v3");
@@ -1339,7 +1301,7 @@ START_TEST(http_password_in_url_not_at_rest)
 	       "| head -3",
 	       f.state);
 	ck_assert_msg(out[0] == '\0', "readable by others: %s", out);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1359,7 +1321,7 @@ static const struct {
 
 START_TEST(http_redirect_keeps_credentials)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -1375,11 +1337,11 @@ START_TEST(http_redirect_keeps_credentials)
 	write_secret(secret, "username", redirect_cases[_i].username);
 	write_secret(secret, "password", redirect_cases[_i].password);
 	write_secret(secret, "bearerToken", redirect_cases[_i].token);
-	sh_out(rec_port, sizeof(rec_port), "%s/test/fixtures/gitpeers.sh recorder %s", src_dir(),
-	       rec);
+	sh_out(rec_port, sizeof(rec_port), "%s/test/fixtures/gitpeers.sh recorder %s",
+	       gitrepo_src_dir(), rec);
 	sh_out(red_port, sizeof(red_port),
-	       "%s/test/fixtures/gitpeers.sh redirect %s http://127.0.0.1:%s", src_dir(), red,
-	       rec_port);
+	       "%s/test/fixtures/gitpeers.sh redirect %s http://127.0.0.1:%s", gitrepo_src_dir(),
+	       red, rec_port);
 	ck_assert(rec_port[0] && red_port[0]);
 	o.secret_dir = secret;
 	snprintf(f.url, sizeof(f.url), "http://%s127.0.0.1:%s%s", redirect_cases[_i].userinfo,
@@ -1387,14 +1349,14 @@ START_TEST(http_redirect_keeps_credentials)
 	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
 	ck_assert_msg(!strstr(err.msg, "s3cret"), "%s: leaks: %s", redirect_cases[_i].what,
 	              err.msg);
-	sh("%s/test/fixtures/gitpeers.sh stop %s; %s/test/fixtures/gitpeers.sh stop %s", src_dir(),
-	   red, src_dir(), rec);
+	gitrepo_sh("%s/test/fixtures/gitpeers.sh stop %s; %s/test/fixtures/gitpeers.sh stop %s",
+	           gitrepo_src_dir(), red, gitrepo_src_dir(), rec);
 	snprintf(out, sizeof(out), "%s/recorded", rec);
 	ck_assert_int_eq(buf_read_file(&seen, out), 0);
 	ck_assert_msg(!strcasestr(seen.data, "authorization") && !strstr(seen.data, "s3cret"),
 	              "%s: the recorder saw a credential:\n%s", redirect_cases[_i].what, seen.data);
 	buf_release(&seen);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1424,7 +1386,7 @@ static const struct {
 
 START_TEST(http_remote_moved_during_push)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -1447,12 +1409,13 @@ START_TEST(http_remote_moved_during_push)
 	fprintf(fp, moved_cases[_i].hook, f.dir, f.remote);
 	fclose(fp);
 	ck_assert_int_eq(chmod(path, 0755), 0);
-	ck_assert_int_eq(sh("touch %s/armed", f.dir), 0);
+	ck_assert_int_eq(gitrepo_sh("touch %s/armed", f.dir), 0);
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == moved_cases[_i].rc,
 	              "%s", err.msg);
 	gitstore_free(g);
-	ck_assert_int_eq(sh("test ! -e %s/armed", f.dir), 0); /* the hook did run its race */
+	ck_assert_int_eq(gitrepo_sh("test ! -e %s/armed", f.dir),
+	                 0); /* the hook did run its race */
 	ck_assert_int_eq(e.calls, moved_cases[_i].calls);
 	ck_assert_int_eq(remote_count(&f, "main"), moved_cases[_i].commits);
 	if (moved_cases[_i].rc == 0) {
@@ -1469,7 +1432,7 @@ START_TEST(http_remote_moved_during_push)
 		sh_out(out, sizeof(out), "git --git-dir=%s log -1 --format=%%s main^", f.remote);
 		ck_assert_str_eq(out, moved_cases[_i].racer);
 	}
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1479,7 +1442,7 @@ END_TEST
  * re-reads the branch, finds the person's commit and appends to it; nothing is lost. */
 START_TEST(http_rebuild_cas_fails_when_branch_moves)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -1497,12 +1460,13 @@ START_TEST(http_rebuild_cas_fails_when_branch_moves)
 	person_commits(&f, "main", "more.txt"); /* main moves: the next pass rebuilds */
 	remote_head(main_now, &f, "main");
 	/* the person's commit on top of c1, kept on a side branch until the hook pushes it */
-	ck_assert_int_eq(sh("cd %s && rm -rf side && git clone -q -b imageguard/updates %s side && "
-	                    "cd side && echo mine >review.txt && git add -A && git -c user.name=p "
-	                    "-c user.email=p@x commit -qm 'person: review' && git push -q origin "
-	                    "HEAD:refs/heads/side",
-	                    f.dir, f.remote),
-	                 0);
+	ck_assert_int_eq(
+	    gitrepo_sh("cd %s && rm -rf side && git clone -q -b imageguard/updates %s side && "
+	               "cd side && echo mine >review.txt && git add -A && git -c user.name=p "
+	               "-c user.email=p@x commit -qm 'person: review' && git push -q origin "
+	               "HEAD:refs/heads/side",
+	               f.dir, f.remote),
+	    0);
 	rev(side, &f, "refs/heads/side");
 	snprintf(secret, sizeof(secret), "%s/secret", f.dir);
 	mkdir(secret, 0700);
@@ -1520,21 +1484,21 @@ START_TEST(http_rebuild_cas_fails_when_branch_moves)
 	        f.dir, f.dir, f.dir);
 	fclose(fp);
 	ck_assert_int_eq(chmod(path, 0755), 0);
-	ck_assert_int_eq(sh("touch %s/armed", f.dir), 0);
+	ck_assert_int_eq(gitrepo_sh("touch %s/armed", f.dir), 0);
 	e.value = "v3";
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(gitstore_head(g), main_now);
 	ck_assert_msg(gitstore_commit_push(c2, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
-	ck_assert_int_eq(sh("test ! -e %s/armed", f.dir), 0); /* the hook did push */
-	ck_assert_int_eq(e.calls, 3);                         /* v2, v3 refused, v3 appended */
+	ck_assert_int_eq(gitrepo_sh("test ! -e %s/armed", f.dir), 0); /* the hook did push */
+	ck_assert_int_eq(e.calls, 3); /* v2, v3 refused, v3 appended */
 	rev(out, &f, "refs/heads/imageguard/updates");
 	ck_assert_str_eq(out, c2);
 	rev(out, &f, "imageguard/updates^");
 	ck_assert_str_eq(out, side); /* the person's commit is kept */
 	check_remote_app(&f, "imageguard/updates", "v3");
 	edit_trailers = false;
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1542,7 +1506,7 @@ END_TEST
  * CA location is process-global in libgit2: the trusted run must not leak into the next. */
 START_TEST(https_ca)
 {
-	struct fx f;
+	struct gitrepo f;
 	struct gitstore *g = NULL;
 	struct gitstore_options o;
 	struct error err = ERROR_INIT;
@@ -1559,7 +1523,7 @@ START_TEST(https_ca)
 	write_secret(secret, "password", "s3cret-pw");
 	write_secret(other, "username", "user");
 	write_secret(other, "password", "s3cret-pw");
-	ck_assert_int_eq(sh("cp %s/https/ca.crt %s/ca.crt", peers, secret), 0);
+	ck_assert_int_eq(gitrepo_sh("cp %s/https/ca.crt %s/ca.crt", peers, secret), 0);
 	snprintf(f.url, sizeof(f.url), "https://127.0.0.1:%s%s", https_port, f.remote);
 	o.secret_dir = secret;
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
@@ -1569,15 +1533,15 @@ START_TEST(https_ca)
 	check_remote_app(&f, "main", "v2");
 
 	/* warm: a refused fetch is a remote failure, the cache is kept */
-	ck_assert_int_eq(sh("touch %s.git/ig-marker", cache), 0);
+	ck_assert_int_eq(gitrepo_sh("touch %s.git/ig-marker", cache), 0);
 	o.secret_dir = other;
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
 	ck_assert_msg(strstr(err.msg, "not trusted"), "%s", err.msg);
-	ck_assert_int_eq(sh("test -f %s.git/ig-marker", cache), 0);
+	ck_assert_int_eq(gitrepo_sh("test -f %s.git/ig-marker", cache), 0);
 	o.state_dir = other; /* cold */
 	ck_assert_int_eq(gitstore_open(&g, &o, &err), IG_EAUTH);
 	ck_assert_msg(strstr(err.msg, "not trusted"), "%s", err.msg);
-	fx_done(&f);
+	gitrepo_done(&f);
 }
 END_TEST
 
@@ -1621,6 +1585,11 @@ static const struct {
     {"/abs/path", 0, GITAUTH_LOCAL, NULL, 0},
     {"ssh://h:99999/r", IG_EINVALID, GITAUTH_SSH, NULL, 0},
     {"gopher://h/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {".a:b", 0, GITAUTH_LOCAL, NULL, 0}, /* a relative path, not host ".a" */
+    {"HTTPS://h/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {"ssh://[::1]x/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {"https://h:+443/r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
+    {"git@[::1]:r", IG_EINVALID, GITAUTH_LOCAL, NULL, 0},
 };
 
 START_TEST(classify_url)
@@ -1657,7 +1626,7 @@ START_TEST(scrub_messages)
 	gitauth_scrub(&a, msg, sizeof(msg));
 	ck_assert_str_eq(msg, "failed *** and *** at https://h/r or x://c/d");
 	gitauth_release(&a);
-	sh("rm -rf %s", dir);
+	gitrepo_sh("rm -rf %s", dir);
 }
 END_TEST
 
@@ -1688,7 +1657,7 @@ START_TEST(scrub_keeps_text)
 	gitauth_scrub(&a, msg, sizeof(msg));
 	ck_assert_str_eq(msg, keeps[_i].want);
 	gitauth_release(&a);
-	sh("rm -rf %s", dir);
+	gitrepo_sh("rm -rf %s", dir);
 }
 END_TEST
 

@@ -3,12 +3,14 @@
  * ownership stable across equal pairs, one owner per automation, a fair spread over many
  * URLs, policy reporting and the shard key. */
 #include <check.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "imageguard/app/shard.h"
 #include "imageguard/config/config.h"
+#include "imageguard/git/gitauth.h"
 #include "imageguard/util/error.h"
 
 static const struct {
@@ -45,6 +47,13 @@ static const struct {
     {"/srv/git/app.git", "file:///srv/git/app"},
     {"https://github.com/org/app.gitx", "github.com/org/app.gitx"},
     {"https://github.com/org/app.git.git", "github.com/org/app.git"},
+    /* where shard's own parser once disagreed with gitauth's (now the one parser) */
+    {".a:b", "file:///.a:b"},    /* a relative path to gitauth, once host ".a" */
+    {"https://h:0443/x", "h/x"}, /* port 443, once ":0443" */
+    {"git@[h]:repo", "h/repo"},  /* once "[h]/repo", not the unit of git@h:repo */
+    {"ssh://[H]:2222/repo", "h:2222/repo"},
+    {"FILE://a://b", "file:///a:/b"},
+    {"GIT://h:9419/x", "h:9419/x"},
 };
 
 START_TEST(normalize_table)
@@ -61,7 +70,12 @@ END_TEST
 
 START_TEST(normalize_invalid)
 {
-	static const char *const bad[] = {"", "ssh://git@/x", "https://:443/x", "https:///x"};
+	static const char *const bad[] = {"", "ssh://git@/x", "https://:443/x", "https:///x",
+	                                  /* gitauth refuses these, shard once normalised them */
+	                                  "git@[::1]:repo", "ssh://h:abc/x", "https://h:+443/x",
+	                                  "https://h:65536/x", "https://h:0/x", "/srv/a://b",
+	                                  "git@host:path://x", "://x", "ssh://[::1]x/r",
+	                                  "1ftp://h/x", "https://[]/x"};
 	struct error err = ERROR_INIT;
 	char *out = (char *)"x", *big = malloc(SHARD_MAX_URL + 16);
 
@@ -77,6 +91,54 @@ START_TEST(normalize_invalid)
 	ck_assert_int_eq(shard_normalize_url(&out, big, &err), IG_EINVALID);
 	ck_assert_ptr_nonnull(strstr(err.msg, "longer than 4096 bytes"));
 	free(big);
+}
+END_TEST
+
+/* One parser decides what a host is: for every URL gitauth_load takes, or refuses, shard
+ * agrees, and the unit starts with the host and port the transport connects to. */
+START_TEST(agrees_with_gitauth)
+{
+	static const char *const urls[] = {"ssh://git@GitHub.com:2222/o/r",
+	                                   "git@h.example:o/r",
+	                                   "https://u:p@[::1]:8443/r",
+	                                   "http://h/r",
+	                                   ".a:b",
+	                                   "a.b:c/d",
+	                                   "git@[h]:r",
+	                                   "ssh://[::1]/r",
+	                                   "ssh://[::1]x/r",
+	                                   "git@[::1]:r",
+	                                   "https://h:+443/r",
+	                                   "https://h:0/r",
+	                                   "ssh://h:99999/r",
+	                                   "ssh://h:abc/r",
+	                                   "/srv/a://b",
+	                                   "https://[]/r",
+	                                   "file:///srv/r"};
+
+	for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+		struct gitauth a;
+		struct error err = ERROR_INIT;
+		char *out = NULL, want[300];
+		int rc = gitauth_load(&a, urls[i], NULL, &err);
+
+		ck_assert_msg((shard_normalize_url(&out, urls[i], &err) == 0) == (rc == 0), "'%s'",
+		              urls[i]);
+		if (rc == 0 && a.host) {
+			for (char *c = a.host; *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+			snprintf(want, sizeof(want), strchr(a.host, ':') ? "[%s]" : "%s", a.host);
+			ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "'%s': %s", urls[i],
+			              out);
+			ck_assert_msg(strchr(":/", out[strlen(want)]) != NULL, "'%s': %s", urls[i],
+			              out);
+			if (out[strlen(want)] == ':')
+				ck_assert_uint_eq(strtoul(out + strlen(want) + 1, NULL, 10),
+				                  a.port);
+		}
+		free(out);
+		gitauth_release(&a);
+	}
 }
 END_TEST
 
@@ -295,6 +357,7 @@ int main(void)
 
 	tcase_add_loop_test(tc, normalize_table, 0, sizeof(norm_cases) / sizeof(norm_cases[0]));
 	tcase_add_test(tc, normalize_invalid);
+	tcase_add_test(tc, agrees_with_gitauth);
 	tcase_add_test(tc, push_branch_rules);
 	tcase_add_test(tc, hash_golden);
 	tcase_add_test(tc, same_pair_same_shard);

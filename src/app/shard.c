@@ -7,6 +7,7 @@
 
 #include "imageguard/app/shard.h"
 #include "imageguard/config/config.h"
+#include "imageguard/git/giturl.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
@@ -28,21 +29,19 @@ static uint64_t fmix64(uint64_t k)
 /* The network schemes whose URLs name the same repository by host and path. */
 static const struct {
 	const char *scheme;
-	const char *port;
-} schemes[] = {{"ssh", "22"}, {"https", "443"}, {"http", "80"}, {"git", "9418"}};
+	unsigned port;
+} schemes[] = {{"ssh", 22}, {"https", 443}, {"http", 80}, {"git", 9418}};
 
-/* The last c in the n bytes at s, or NULL (memrchr is a GNU extension). */
-static const char *last_of(const char *s, char c, size_t n)
+static int put_lower(struct buf *b, const char *s, size_t n)
 {
-	while (n--)
-		if (s[n] == c)
-			return s + n;
-	return NULL;
-}
+	int error = 0;
 
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+	for (size_t i = 0; i < n && error == 0; i++) {
+		char c = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+
+		error = buf_append(b, &c, 1);
+	}
+	return error;
 }
 
 /* The path p (n bytes) with '/' runs folded, leading and trailing '/' and one ".git" dropped,
@@ -67,85 +66,45 @@ static int put_path(struct buf *b, const char *p, size_t n)
 	return error;
 }
 
-/* host[:port] of an authority (user dropped) lower-cased, port dropped when it is def. */
-static int put_host(struct buf *b, const char *a, size_t n, const char *def)
+/* A known network scheme loses its name and default port; another keeps both, lower-cased. */
+static int put_scheme(struct buf *b, const struct giturl *u, unsigned *default_port)
 {
-	const char *at = last_of(a, '@', n), *colon;
-	size_t hn;
-	int error = 0;
-
-	if (at)
-		n -= (size_t)(at + 1 - a), a = at + 1;
-	colon = last_of(a, ':', n);
-	if (colon && memchr(colon, ']', n - (size_t)(colon - a)))
-		colon = NULL; /* inside an IPv6 literal */
-	hn = colon ? (size_t)(colon - a) : n;
-	if (hn == 0)
-		return IG_EINVALID;
-	for (size_t i = 0; i < hn && error == 0; i++) {
-		char c = lower(a[i]);
-
-		error = buf_append(b, &c, 1);
-	}
-	if (error == 0 && colon && colon + 1 < a + n &&
-	    (!def || strlen(def) != n - hn - 1 || memcmp(colon + 1, def, n - hn - 1)))
-		error = buf_append(b, colon, n - hn);
-	return error;
-}
-
-/* scheme://authority/path: a known network scheme loses its name and default port. */
-static int put_url(struct buf *b, const char *url, const char *sep)
-{
-	const char *rest = sep + 3, *slash = strchr(rest, '/');
-	const char *def = NULL;
-	size_t sn = (size_t)(sep - url), an = slash ? (size_t)(slash - rest) : strlen(rest);
-	int error = 0;
-
-	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]) && !def; i++)
-		if (strlen(schemes[i].scheme) == sn && !strncasecmp(url, schemes[i].scheme, sn))
-			def = schemes[i].port;
-	for (size_t i = 0; !def && i < sn && error == 0; i++) {
-		char c = lower(url[i]);
-
-		error = buf_append(b, &c, 1);
-	}
-	if (error == 0 && !def)
-		error = buf_puts(b, "://");
-	if (error == 0)
-		error = put_host(b, rest, an, def);
-	if (error == 0 && slash)
-		error = put_path(b, slash, strlen(slash));
-	return error;
-}
-
-/* Whether url is scp-like: "[user@]host:path" with the ':' before any '/'. */
-static const char *scp_colon(const char *url)
-{
-	const char *colon = strchr(url, ':'), *slash = strchr(url, '/');
-
-	return colon && colon > url && (!slash || colon < slash) ? colon : NULL;
-}
-
-static int normalize(struct buf *b, const char *url)
-{
-	const char *sep = strstr(url, "://"), *colon;
 	int error;
 
-	if (!strncasecmp(url, "file://", 7)) {
-		if ((error = buf_puts(b, "file://")) < 0)
-			return error;
-		return put_path(b, url + 7, strlen(url + 7)) < 0 ? IG_EFAIL : 0;
-	}
-	if (sep && sep > url && !memchr(url, '/', (size_t)(sep - url)))
-		return put_url(b, url, sep);
-	if ((colon = scp_colon(url))) {
-		if ((error = put_host(b, url, (size_t)(colon - url), NULL)) < 0)
-			return error;
-		return put_path(b, colon + 1, strlen(colon + 1));
-	}
-	if ((error = buf_puts(b, "file://")) < 0)
+	*default_port = 0;
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (strlen(schemes[i].scheme) == u->scheme_len &&
+		    !strncasecmp(u->scheme, schemes[i].scheme, u->scheme_len))
+			return *default_port = schemes[i].port, 0;
+	if ((error = put_lower(b, u->scheme, u->scheme_len)) < 0)
 		return error;
-	return put_path(b, url, strlen(url));
+	return buf_puts(b, "://");
+}
+
+/* url split by giturl_parse (the transport's own idea of host and port), then
+ * host[:port]/path: the user dropped, the host lower-cased, a default port dropped. */
+static int normalize(struct buf *b, const char *url)
+{
+	struct giturl u;
+	unsigned def = 0;
+	bool v6;
+	int error;
+
+	if ((error = giturl_parse(&u, url)) < 0)
+		return error;
+	if (!u.host) /* a local path or file:// */
+		return (error = buf_puts(b, "file://")) < 0 ? error
+		                                            : put_path(b, u.path, strlen(u.path));
+	if (u.form == GITURL_SCHEME && (error = put_scheme(b, &u, &def)) < 0)
+		return error;
+	/* brackets only around an IPv6 literal: "[h]" and "h" are one host */
+	v6 = memchr(u.host, ':', u.host_len) != NULL;
+	if ((v6 && (error = buf_puts(b, "[")) < 0) ||
+	    (error = put_lower(b, u.host, u.host_len)) < 0 ||
+	    (v6 && (error = buf_puts(b, "]")) < 0) ||
+	    (u.port && u.port != def && (error = buf_printf(b, ":%u", u.port)) < 0))
+		return error;
+	return put_path(b, u.path, strlen(u.path));
 }
 
 int shard_normalize_url(char **out, const char *url, struct error *err)
@@ -159,7 +118,9 @@ int shard_normalize_url(char **out, const char *url, struct error *err)
 		                 *url ? "longer than 4096 bytes" : "empty");
 	if ((error = normalize(&b, url)) == IG_EINVALID) {
 		buf_release(&b);
-		return error_set(err, IG_EINVALID, "git url '%.200s': no host", url);
+		return error_set(err, IG_EINVALID,
+		                 "git url '%.200s': malformed (no host, or a bad scheme or port)",
+		                 url);
 	}
 	if (error < 0 || !(*out = buf_detach(&b))) {
 		buf_release(&b);

@@ -27,78 +27,36 @@ static bool has_prefix(const char *s, const char *p)
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
-/* Splits "[user[:pass]@]host[:port]" (host may be "[v6]") out of an authority. */
-static int parse_authority(struct gitauth *a, const char *s, size_t n, unsigned default_port)
+static bool scheme_is(const struct giturl *u, const char *name)
 {
-	const char *at = NULL, *host, *end = s + n, *colon = NULL, *p;
-
-	for (p = s; p < end; p++)
-		if (*p == '@')
-			at = p;
-	if (at) {
-		const char *colon = memchr(s, ':', (size_t)(at - s));
-		const char *user_end = colon ? colon : at;
-
-		if (!(a->url_user = strndup(s, (size_t)(user_end - s))) ||
-		    (colon && !(a->url_password = strndup(colon + 1, (size_t)(at - colon - 1)))))
-			return IG_EFAIL;
-	}
-	host = at ? at + 1 : s;
-	if (host < end && *host == '[') {
-		const char *close = memchr(host, ']', (size_t)(end - host));
-
-		if (!close)
-			return IG_EINVALID;
-		if (!(a->host = strndup(host + 1, (size_t)(close - host - 1))))
-			return IG_EFAIL;
-		colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
-	} else {
-		colon = memchr(host, ':', (size_t)(end - host));
-		if (!(a->host = strndup(host, (size_t)((colon ? colon : end) - host))))
-			return IG_EFAIL;
-	}
-	a->port = default_port;
-	if (colon && colon + 1 < end) {
-		char *stop;
-		unsigned long v = strtoul(colon + 1, &stop, 10);
-
-		if (stop != end || v == 0 || v > 65535)
-			return IG_EINVALID;
-		a->port = (unsigned)v;
-	}
-	return a->host[0] ? 0 : IG_EINVALID;
+	return u->scheme_len == strlen(name) && !memcmp(u->scheme, name, u->scheme_len);
 }
 
+/* The transport of url, and the host, port and user info it names (schemes as written in
+ * lower case: "HTTPS://" is refused as it always was). */
 static int classify(struct gitauth *a, const char *url)
 {
-	const char *sep = strstr(url, "://"), *rest, *slash, *colon;
+	struct giturl u;
+	unsigned port = 22;
+	int rc;
 
-	if (has_prefix(url, "file://"))
+	if ((rc = giturl_parse(&u, url)) < 0)
+		return rc;
+	if (u.form == GITURL_PATH || (u.form == GITURL_SCHEME && scheme_is(&u, "file")))
 		return a->transport = GITAUTH_LOCAL, 0;
-	if (sep) {
-		unsigned port = 0;
-
-		if (has_prefix(url, "ssh://"))
-			a->transport = GITAUTH_SSH, port = 22;
-		else if (has_prefix(url, "https://"))
-			a->transport = GITAUTH_HTTP, a->tls = true, port = 443;
-		else if (has_prefix(url, "http://"))
-			a->transport = GITAUTH_HTTP, port = 80;
-		else
-			return IG_EINVALID;
-		rest = sep + 3;
-		slash = strchr(rest, '/');
-		return parse_authority(a, rest, slash ? (size_t)(slash - rest) : strlen(rest),
-		                       port);
-	}
-	/* scp-like "user@host:path": a colon before any slash, not a local path */
-	colon = strchr(url, ':');
-	slash = strchr(url, '/');
-	if (colon && colon > url && (!slash || colon < slash) && url[0] != '.' && url[0] != '/') {
+	if (u.form == GITURL_SCP || scheme_is(&u, "ssh"))
 		a->transport = GITAUTH_SSH;
-		return parse_authority(a, url, (size_t)(colon - url), 22);
-	}
-	a->transport = GITAUTH_LOCAL;
+	else if (scheme_is(&u, "https"))
+		a->transport = GITAUTH_HTTP, a->tls = true, port = 443;
+	else if (scheme_is(&u, "http"))
+		a->transport = GITAUTH_HTTP, port = 80;
+	else
+		return IG_EINVALID;
+	if (!(a->host = strndup(u.host, u.host_len)) ||
+	    (u.user && !(a->url_user = strndup(u.user, u.user_len))) ||
+	    (u.password && !(a->url_password = strndup(u.password, u.password_len))))
+		return IG_EFAIL;
+	a->port = u.port ? u.port : port;
 	return 0;
 }
 

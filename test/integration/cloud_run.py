@@ -5,7 +5,10 @@ update; `run` serves /metrics after a pass; no token, key, signature or web iden
 stdout, stderr, the audit log or /metrics. An ImageRepository whose provider lacks its
 environment fails alone, with one line naming the provider, while the other automates; under
 `run` that failure is one `registry.credentials` log line naming the repository and provider,
-and counted in the pass's report."""
+and counted in the pass's report. The pod's own identity under `run`: a revoked credential (the
+fixture's /_fixture/revoke: the ECR password and the registry bearer tokens issued for it) is
+refreshed once (one STS AssumeRoleWithWebIdentity, one ECR token) and the update goes on; refused
+again after its refresh, it is the repository's error, with no second refresh."""
 import os
 import signal
 import subprocess
@@ -17,6 +20,7 @@ sys.path.insert(0, os.path.join(os.environ.get("IMAGEGUARD_SRC", "."), "test", "
 import cloud_fixture as cf  # noqa: E402
 import registry  # noqa: E402
 from guard_env import Env, Checks, marker_file, by_file  # noqa: E402
+from kuberun import Background, wait  # noqa: E402
 
 t = Checks()
 
@@ -35,6 +39,61 @@ def no_secret(c, token_file, what, *texts):
     t.check(not leaked, "no secret in " + what, leaked)
     t.check(not any("Signature=" in x or "AWS4-HMAC" in x for x in texts),
             "no signature in " + what)
+
+
+def stat(c, name):
+    return cf.control(c.url, "/_fixture/stats").get(name, 0)
+
+
+def next_pass(c, run, tag):
+    """Pushes tag, asks for a pass (SIGHUP) and waits until it is over."""
+    n = len(run.events("reconcile.pass"))
+    registry.push_image("http://" + c.upstream, "team/app", [tag], auth=cf.PUSH_USER)
+    run.p.send_signal(signal.SIGHUP)
+    wait(lambda: len(run.events("reconcile.pass")) > n, "the pass after SIGHUP", 60, run.text)
+
+
+def pod_identity_revoked(c, env, token_file):
+    """`run` with the pod's own identity (IRSA): revoked, refreshed once; refused after the
+    refresh, the repository's error. Passes come on SIGHUP (intervals of 10m)."""
+    env.config(env.repository("app", "team/app", interval="10m", extra="  provider: aws\n")
+               + env.policy("app", "app", semver=">=1.0.0") + env.automation(interval="10m"))
+    run = Background(os.path.join(env.dir, "run-revoke.log"),
+                     env.args("run", "--log-format", "json", "--listen", "127.0.0.1:0"))
+    try:
+        wait(lambda: run.events("reconcile.pass"), "the first pass", 60, run.text)
+        sts, ecr = stat(c, "sts"), stat(c, "ecr")
+        bearer = stat(c, "registry-revoked-bearer")
+        cf.control(c.url, "/_fixture/revoke", {})
+        next_pass(c, run, "v1.2.0")
+        t.check("v1.2.0" in env.remote_file("apps/app.yaml"), "updated after the refresh",
+                run.text()[-3000:])
+        t.check(stat(c, "registry-revoked-bearer") > bearer, "the cached bearer was refused")
+        t.check((stat(c, "sts") - sts, stat(c, "ecr") - ecr) == (1, 1),
+                "refreshed once: one STS AssumeRoleWithWebIdentity, one ECR token",
+                (stat(c, "sts") - sts, stat(c, "ecr") - ecr))
+        t.check(len(run.events("cloudauth.refused")) == 1, "one refresh logged",
+                run.events("cloudauth.refused"))
+        cf.control(c.url, "/_fixture/config", {"refuse": ["registry"]})
+        cf.control(c.url, "/_fixture/revoke", {})
+        try:
+            next_pass(c, run, "v1.3.0")
+        finally:
+            cf.control(c.url, "/_fixture/config", {"refuse": []})
+        failed = [e for e in run.events("registry.list") if e.get("level") == "warn" and
+                  "default/app" in e["msg"]]
+        t.check(len(failed) == 1 and ("401" in failed[0]["msg"] or
+                                      "unauthorized" in failed[0]["msg"].lower()),
+                "refused after its refresh: the repository's error", failed)
+        t.check((stat(c, "sts") - sts, stat(c, "ecr") - ecr) == (2, 2),
+                "one refresh, no more", (stat(c, "sts") - sts, stat(c, "ecr") - ecr))
+        t.check(len(run.events("cloudauth.refused")) == 2, "one more refresh logged",
+                run.events("cloudauth.refused"))
+        t.check("v1.2.0" in env.remote_file("apps/app.yaml"), "not updated to v1.3.0")
+    finally:
+        rc = run.stop()
+    t.check(rc == 0, "run exits 0 on SIGTERM", rc)
+    no_secret(c, token_file, "the revocation run's log", run.text())
 
 
 def main():
@@ -108,6 +167,7 @@ def main():
             audit_text = f.read()
         no_secret(c, token_file, "run output, audit and /metrics", out, err, audit_text,
                   metrics)
+        pod_identity_revoked(c, env, token_file)
     finally:
         if env:
             env.close()

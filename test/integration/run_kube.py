@@ -14,7 +14,7 @@ import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env, marker_file  # noqa: E402
 from kuberun import (IMG, Background, Run, events, kubectl, ready, start_receiver, status,  # noqa: E402
-                     wait)
+                     teardown, wait)
 
 
 def setup():
@@ -32,14 +32,6 @@ def setup():
             env.policy("app", "app", semver=">=1.0.0") + env.automation(interval="10m"))
     st["run"] = Run(st)
     return st
-
-
-def teardown(st):
-    if st:
-        st["run"].stop()
-        st["api"].stop()
-        st["receiver"].shutdown()
-        st["env"].close()
 
 
 @harness.test

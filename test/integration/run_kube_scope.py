@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env, marker_file  # noqa: E402
-from kuberun import IMG, Run, kubectl, ready, start_receiver, status, wait  # noqa: E402
+from kuberun import IMG, Run, kubectl, ready, start_receiver, status, teardown, wait  # noqa: E402
 
 LABEL = "imageguard.io/shard"
 
@@ -61,15 +61,6 @@ def setup():
         auto_on) + env.repository("other", "team/app") + env.policy("other", "other", semver=">=1.0.0")
         + auto_off)
     return st
-
-
-def teardown(st):
-    if st:
-        if st["run"]:
-            st["run"].stop()
-        st["api"].stop()
-        st["receiver"].shutdown()
-        st["env"].close()
 
 
 def flux_requests(st, since):

@@ -20,9 +20,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env, git, marker_file  # noqa: E402
-from kuberun import Background  # noqa: E402
+from kuberun import IMG, Background, kubectl, teardown, wait  # noqa: E402
 
-IMG = "image.toolkit.fluxcd.io"
 SHARDS = 2
 
 
@@ -44,23 +43,6 @@ def owner(remote):
     p = "/".join(x for x in remote.split("/") if x)
     p = p[:-4] if p.endswith(".git") else p
     return fnv1a64("file:///" + p + "\nmain") % SHARDS
-
-
-def wait(cond, what, timeout=30, *context):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError("timed out: " + what + "".join("\n    %.3000r" % (c(),) for c in context))
-
-
-def kubectl(st, *args, stdin=None):
-    p = subprocess.run(["kubectl", "--kubeconfig", st["kubeconfig"]] + list(args),
-                       capture_output=True, text=True, timeout=60, input=stdin)
-    harness.check(p.returncode == 0, "kubectl %s" % " ".join(args), p.stderr)
-    return p.stdout
 
 
 def bare_remote(env, name, img):
@@ -120,12 +102,6 @@ def setup():
             break
     kubectl(st, "apply", "-f", "-", stdin=objects)
     return st
-
-
-def teardown(st):
-    if st:
-        st["api"].stop()
-        st["env"].close()
 
 
 def moved(remote):

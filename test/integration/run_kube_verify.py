@@ -18,7 +18,7 @@ import harness  # noqa: E402
 import kubeapi  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env  # noqa: E402
-from kuberun import IMG, Run, kubectl, posted, start_receiver, wait  # noqa: E402
+from kuberun import IMG, Run, kubectl, posted, start_receiver, teardown, wait  # noqa: E402
 
 WEB = {"app.kubernetes.io/name": "web"}
 
@@ -65,14 +65,6 @@ def setup():
     running(st, "v1.0.0")
     st["run"] = Run(st, "--verify-interval", "1s")
     return st
-
-
-def teardown(st):
-    if st:
-        st["run"].stop()
-        st["api"].stop()
-        st["receiver"].shutdown()
-        st["env"].close()
 
 
 @harness.test

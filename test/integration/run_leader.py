@@ -11,7 +11,6 @@ the holder in place and the standby takes over only after the lease duration; a 
 the middle of the status writes stops them at the next automation, with one log line."""
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.error
@@ -22,30 +21,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 from guard_env import Env, git, marker_file  # noqa: E402
-from kuberun import Background  # noqa: E402
+import kuberun  # noqa: E402
+from kuberun import Background, kubectl, kubectl_process, wait  # noqa: E402
 
 LEASE = "imageguard-leader-election"
 COORD = "coordination.k8s.io"
 TIMING = ["--leader-election-lease-duration", "3s", "--leader-election-renew-deadline", "2s",
           "--leader-election-retry-period", "500ms"]
-
-
-def kubectl(st, *args, stdin=None, check=True):
-    p = subprocess.run(["kubectl", "--kubeconfig", st["kubeconfig"]] + list(args),
-                       capture_output=True, text=True, timeout=60, input=stdin)
-    if check:
-        harness.check(p.returncode == 0, "kubectl %s" % " ".join(args), p.stderr)
-    return p
-
-
-def wait(cond, what, timeout=20, *context):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError("timed out: " + what + "".join("\n    %.3000r" % (c(),) for c in context))
 
 
 def stamp(event):
@@ -113,11 +95,7 @@ def setup():
 
 
 def teardown(st):
-    if st:
-        for r in st["runs"]:
-            r.stop(sig_kill=True)
-        st["api"].stop()
-        st["env"].close()
+    kuberun.teardown(st, sig_kill=True)
 
 
 def start(st, name, *extra, timing=TIMING):
@@ -162,7 +140,7 @@ def one_leads_and_commits_with_the_trailer_the_other_stands_by(st):
 
 @harness.test
 def kubectl_reads_the_lease(st):
-    out = json.loads(kubectl(st, "get", "lease", LEASE, "-o", "json").stdout)
+    out = json.loads(kubectl(st, "get", "lease", LEASE, "-o", "json"))
     spec = out["spec"]
     harness.check(spec["holderIdentity"] == st["leader"].identity() and
                   spec["leaseDurationSeconds"] == 3 and spec["leaseTransitions"] == 0, "spec",
@@ -182,10 +160,10 @@ def kubectl_reads_the_lease(st):
 
 @harness.test
 def kubectl_replace_with_a_stale_resource_version_is_a_conflict(st):
-    old = kubectl(st, "get", "lease", LEASE, "-o", "json").stdout
+    old = kubectl(st, "get", "lease", LEASE, "-o", "json")
     rv = json.loads(old)["metadata"]["resourceVersion"]
     wait(lambda: lease(st)["metadata"]["resourceVersion"] != rv, "a renewal", 5)
-    p = kubectl(st, "replace", "-f", "-", stdin=old, check=False)
+    p = kubectl_process(st, "replace", "-f", "-", stdin=old)
     harness.check(p.returncode != 0 and "Conflict" in p.stderr or
                   "has been modified" in p.stderr, "409 from kubectl replace", p.stderr)
     harness.check(lease(st)["spec"]["holderIdentity"] == st["leader"].identity(),

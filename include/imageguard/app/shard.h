@@ -35,7 +35,9 @@ struct shard_spec {
  * the default port (22, 80, 443) dropped, repeated '/' folded, and trailing '/' and one ".git"
  * dropped: "ssh://git@GitHub.com:22/org/app.git/" and "git@github.com:org/app" both give
  * "github.com/org/app". file:// URLs and plain paths keep "file://" and their path.
- * Returns 0, IG_EINVALID (empty, too long, no host) or IG_EFAIL (out of memory), err set. */
+ * The URL is split by giturl_parse, the transport's own parser. Returns 0, IG_EINVALID
+ * (empty, too long, or refused by giturl_parse: no host, a bad scheme or port) or
+ * IG_EFAIL (out of memory), err set. */
 int shard_normalize_url(char **out, const char *url, struct error *err);
 
 /* The push branch of a (refs/heads/ dropped): git.push.branch, else the destination of
