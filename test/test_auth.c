@@ -2,10 +2,14 @@
  * suite runs beside Debian's docker-registry (test/fixtures/registry.py --token): Basic and
  * Bearer with right, wrong and no credentials, unknown and malformed challenges, tokens cached
  * per realm/service/scope/user and fetched again only when refused (stale). */
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "imageguard/registry/auth.h"
 #include "imageguard/registry/creds.h"
@@ -178,6 +182,41 @@ START_TEST(token_cached_until_stale)
 }
 END_TEST
 
+/* A token realm that accepts the connection and never answers: the pass's deadline ends the
+ * token request (IG_ETIMEOUT), not the per-request timeout, which is far longer here (without
+ * the deadline the test would outlive its tcase timeout). */
+START_TEST(token_request_ends_at_the_pass_deadline)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	struct peer p;
+	struct error err = ERROR_INIT;
+	char challenge[512];
+	char *out = NULL;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(fd, 4), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	peer_init(&p, RIGHT);
+	p.t.timeout_ms = 600000;
+	p.t.deadline_ms = http_now_ms() + 300;
+	snprintf(
+	    challenge, sizeof(challenge),
+	    "Bearer "
+	    "realm=\"http://127.0.0.1:%d/token\",service=\"s\",scope=\"repository:team/app:pull\"",
+	    ntohs(sa.sin_port));
+	ck_assert_int_eq(auth_authorize(&out, p.a, p.http, &p.t, challenge, false, &err),
+	                 IG_ETIMEOUT);
+	ck_assert_ptr_null(out);
+	ck_assert_msg(strstr(err.msg, "token request"), "%s", err.msg);
+	peer_release(&p);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("auth");
@@ -189,6 +228,11 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, challenge_table, 0, sizeof(rows) / sizeof(rows[0]));
 	tcase_add_test(tc, token_cached_until_stale);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("deadline");
+	tcase_add_unchecked_fixture(tc, start_peers, stop_peers);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, token_request_ends_at_the_pass_deadline);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

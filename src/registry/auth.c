@@ -312,6 +312,7 @@ static int fetch_token(char **out, long *expires_in, struct http_client *http,
 	req.ca_file = t->ca_file;
 	req.allow_http = t->insecure;
 	req.timeout_ms = t->timeout_ms;
+	req.deadline_ms = t->deadline_ms;
 	req.max_body = MAX_TOKEN_BODY;
 	req.label = where;
 	if ((error = http_do(&resp, http, &req, err)) < 0) {

@@ -286,8 +286,8 @@ static int request(struct http_response *out, struct call *k, const char *method
                    struct error *err)
 {
 	const struct registry_target *t = k->t;
-	struct auth_target at = {t->ref->registry, k->scope,   t->creds,
-	                         t->insecure,      t->ca_file, t->timeout_ms};
+	struct auth_target at = {t->ref->registry, k->scope,      t->creds,      t->insecure,
+	                         t->ca_file,       t->timeout_ms, k->deadline_ms};
 	struct http_request req = {0};
 	char *authz = NULL, *challenge = NULL;
 	int error;

@@ -5,6 +5,7 @@
 #define IMAGEGUARD_AUTH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct error;
 struct http_client;
@@ -23,6 +24,8 @@ struct auth_target {
 	bool insecure;                      /* plain HTTP allowed (realm included) */
 	const char *ca_file;
 	long timeout_ms;
+	int64_t
+	    deadline_ms; /* the pass's (http_request.deadline_ms): token requests end by it too */
 };
 
 /* Sets *out to the Authorization value to send (owned, free() it), or NULL to go anonymous.
