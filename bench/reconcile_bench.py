@@ -9,6 +9,7 @@ import signal
 import json
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -150,16 +151,27 @@ CONNS = 4
 
 
 def child_usage(argv, want_out=False):
-    """wall, cpu (user+sys), peak RSS KiB, rc, stdout of one child run."""
-    t0 = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE if want_out else subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    out = proc.stdout.read() if want_out else b""
-    err = proc.stderr.read()
-    _, status, ru = os.wait4(proc.pid, 0)
-    dt = time.monotonic() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return dt, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, proc.returncode, out, err
+    """wall, cpu (user+sys), peak RSS KiB, rc, stdout of one child run.
+
+    CPU and RSS come from /usr/bin/time, not from wait4: Python starts children with vfork, and
+    Linux folds the parent's memory high-water mark into the child's ru_maxrss at exec, so
+    wait4 would report this script's own RSS whenever it is the larger (it was, by 4-6 MiB)."""
+    fd, usage = tempfile.mkstemp(prefix="ig-usage.")
+    os.close(fd)
+    try:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(["/usr/bin/time", "-q", "-f", "%U %S %M", "-o", usage] + argv,
+                                stdout=subprocess.PIPE if want_out else subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        out = proc.stdout.read() if want_out else b""
+        err = proc.stderr.read()
+        proc.wait()
+        dt = time.monotonic() - t0
+        with open(usage) as f:
+            user, system, rss = f.read().split()[-3:]
+    finally:
+        os.unlink(usage)
+    return dt, float(user) + float(system), int(rss), proc.returncode, out, err
 
 
 def scale_layout(env, n):
