@@ -88,8 +88,11 @@ rc=0
 if [[ $(id -u) -ne 0 ]]; then
 	"$IMAGEGUARD" markers locked >/dev/null 2>&1 || rc=$?
 else
+	# a copy of the binary in $tmp: the build tree may sit where nobody cannot reach it (a
+	# clone in a mktemp -d folder is 0700), which would make the exit 126, not the check's 2
 	chmod 755 "$tmp"
-	su nobody -s /bin/bash -c "'$IMAGEGUARD' markers '$tmp/locked'" >/dev/null 2>&1 || rc=$?
+	install -m 0755 "$IMAGEGUARD" "$tmp/imageguard-nobody"
+	su nobody -s /bin/bash -c "'$tmp/imageguard-nobody' markers '$tmp/locked'" >/dev/null 2>&1 || rc=$?
 fi
 chmod 700 locked
 check "unreadable PATH exits 2" test "$rc" -eq 2
