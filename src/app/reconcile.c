@@ -6,6 +6,7 @@
  * so a value is only ever written forward of what is committed at that moment. The I/O the
  * decisions read, the commit and the report live in reconcile_io.c, reconcile_commit.c and
  * reconcile_report.c (reconcile_private.h). */
+#define _GNU_SOURCE /* PTHREAD_MUTEX_ADAPTIVE_NP, see mutex.h */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #endif
 
 #include "reconcile_private.h"
+#include "imageguard/util/mutex.h"
 #include "imageguard/app/shard.h"
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/scan.h"
@@ -265,6 +267,7 @@ struct progress {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool *listed;  /* per repository: its listing is final (scan's done hook) */
+	bool *awaited; /* per repository: an automation the pass waits for needs it next */
 	bool finished; /* scan_run_hooked returned */
 	int rc;
 	struct error err;
@@ -277,7 +280,10 @@ static void on_listed(void *ctx, size_t r)
 
 	pthread_mutex_lock(&g->mu);
 	g->listed[r] = true;
-	pthread_cond_broadcast(&g->cv);
+	/* only a listing some waiting automation needs next can make one ready: waking the pass
+	 * for every listing was a context switch per repository (5,000 at 5,000 policies) */
+	if (g->awaited[r])
+		pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -307,9 +313,9 @@ static bool repository_final(const struct progress *g, size_t r)
 	return g->finished || g->listed[r] || !sc->wanted || sc->repo->suspend;
 }
 
-/* Whether every repository ar's markers need is final. Under g->mu. A listing once final
- * stays final, so each call resumes at the first marker still waiting (called once per
- * completed listing, a scan from the start made the pass quadratic). */
+/* Whether every repository ar's markers need is final; if not, the first one that is not is
+ * marked awaited. Under g->mu. A listing once final stays final, so each call resumes at the
+ * first marker still waiting (a scan from the start made the pass quadratic). */
 static bool automation_ready(const struct progress *g, struct autorun *ar)
 {
 	const struct pass *p = g->p;
@@ -317,10 +323,13 @@ static bool automation_ready(const struct progress *g, struct autorun *ar)
 	for (; ar->ready_from < ar->markers.len; ar->ready_from++) {
 		const struct config_policy *pol =
 		    config_find_policy_id(p->cfg, ar->markers.items[ar->ready_from].policy);
+		size_t r;
 
 		if (pol && config_automation_selects(ar->a, pol) &&
-		    !repository_final(g, p->policy_repo[reconcile_policy_index(p->cfg, pol)]))
+		    !repository_final(g, r = p->policy_repo[reconcile_policy_index(p->cfg, pol)])) {
+			g->awaited[r] = true;
 			return false;
+		}
 	}
 	return true;
 }
@@ -359,17 +368,25 @@ static struct autorun *next_ready(struct progress *g)
 /* Lists and finishes every automation; the pass's report gets their items in config order. */
 static int list_and_finish(struct pass *p, struct error *err)
 {
-	struct progress g = {
-	    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, false, 0, ERROR_INIT, p};
+	struct progress g = {PTHREAD_MUTEX_INITIALIZER,
+	                     PTHREAD_COND_INITIALIZER,
+	                     NULL,
+	                     NULL,
+	                     false,
+	                     0,
+	                     ERROR_INIT,
+	                     p};
 	struct autorun *ar;
 	pthread_t th;
 	int error = 0;
 
-	if (!(g.listed = calloc(p->cfg->repositories_len + 1, sizeof(bool))) ||
+	if (!(g.listed = calloc(2 * (p->cfg->repositories_len + 1), sizeof(bool))) ||
 	    !(p->filled = calloc(p->cfg->repositories_len + 1, sizeof(bool)))) {
 		free(g.listed);
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	}
+	g.awaited = g.listed + p->cfg->repositories_len + 1;
+	mutex_init_adaptive(&g.mu); /* each listing takes it on its worker thread */
 	if (pthread_create(&th, NULL, scan_main, &g) != 0) {
 		free(g.listed);
 		return error_set(err, IG_EFAIL, "reconcile: cannot start the listings");
