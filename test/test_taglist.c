@@ -293,6 +293,90 @@ END_TEST
 
 /* The entry cap counts every entry of the listing, across pages, valid or not; the length cap
  * skips what is longer. */
+/* strcmp's order, as qsort gives it, folded. */
+static int by_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static size_t reference_sort(char **items, size_t n)
+{
+	size_t out = 0;
+
+	qsort(items, n, sizeof(*items), by_strcmp);
+	for (size_t i = 0; i < n; i++)
+		if (!out || strcmp(items[out - 1], items[i]) != 0)
+			items[out++] = items[i];
+	return out;
+}
+
+/* A tag-like string from a small alphabet (many duplicates), 0-20 bytes after one of a few
+ * prefixes of 0, 7, 8 and 9 bytes (so that first 8 bytes often tie), bytes >= 0x80 now and
+ * then (strcmp compares unsigned). At most 29 bytes. */
+static void random_tag(char *out, unsigned *seed)
+{
+	static const char alpha[] = "01.9a-_Zz\x80\xff";
+	static const char *const prefixes[] = {"", "1.20.30", "1.20.300", "v1.0.0-rc"};
+	const char *prefix = prefixes[rand_r(seed) % 4];
+	size_t p = strlen(prefix), len = (size_t)(rand_r(seed) % 21);
+
+	memcpy(out, prefix, p);
+
+	for (size_t i = 0; i < len; i++)
+		out[p + i] = alpha[rand_r(seed) % (sizeof(alpha) - 1)];
+	out[p + len] = '\0';
+}
+
+/* Every way a listing is sorted (runs, prefix keys, qsort past SORT_KEYED_MAX) gives qsort's
+ * order and folds the same duplicates: random lists of every size class, sorted, reversed,
+ * two runs, and a 9-run list that leaves the run merge. */
+START_TEST(sort_unique_matches_qsort)
+{
+	static const size_t sizes[] = {0, 1, 2, 3, 15, 16, 17, 100, 1000, 4096, 4097, 9000};
+	unsigned seed = 7;
+
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++)
+		for (int shape = 0; shape < 4; shape++) {
+			size_t n = sizes[z], want;
+			char *buf = malloc(n * 32 + 1), **a = malloc((n + 1) * sizeof(*a)),
+			     **b = malloc((n + 1) * sizeof(*b));
+			struct strvec v = {a, n, n + 1};
+
+			ck_assert_ptr_nonnull(buf);
+			for (size_t i = 0; i < n; i++) {
+				a[i] = buf + i * 32;
+				random_tag(a[i], &seed);
+			}
+			if (shape == 1)
+				qsort(a, n, sizeof(*a), by_strcmp); /* sorted */
+			if (shape == 2) {                           /* reversed, then two runs */
+				qsort(a, n, sizeof(*a), by_strcmp);
+				for (size_t i = 0; i < n / 2; i++) {
+					char *t = a[i];
+
+					a[i] = a[n - 1 - i];
+					a[n - 1 - i] = t;
+				}
+				qsort(a, n / 2, sizeof(*a), by_strcmp);
+			}
+			a[n] = NULL;
+			memcpy(b, a, (n + 1) * sizeof(*a));
+			want = reference_sort(b, n);
+			taglist_sort_unique(&v);
+			ck_assert_uint_eq(v.len, want);
+			for (size_t i = 0; i < want; i++)
+				ck_assert_msg(strcmp(v.items[i], b[i]) == 0,
+				              "size %zu shape %d item %zu: '%s', want '%s'", n,
+				              shape, i, v.items[i], b[i]);
+			if (n)
+				ck_assert_ptr_null(v.items[v.len]);
+			free(a);
+			free(b);
+			free(buf);
+		}
+}
+END_TEST
+
 START_TEST(caps)
 {
 	static const char p[] = "{\"tags\":[\"a\",\"-bad\",\"abcdef\"]}";
@@ -357,6 +441,7 @@ int main(void)
 	tcase_add_test(tc, arena_pages);
 	tcase_add_test(tc, arena_compact);
 	tcase_add_test(tc, arena_order);
+	tcase_add_test(tc, sort_unique_matches_qsort);
 	tcase_add_test(tc, caps);
 	tcase_add_test(tc, depth_cap);
 	suite_add_tcase(s, tc);

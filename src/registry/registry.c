@@ -572,82 +572,6 @@ done:
 	return error;
 }
 
-static int compare_tags(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Reverses items[from..to). */
-static void reverse(char **items, size_t from, size_t to)
-{
-	for (size_t i = from, j = to - 1; i < j; i++, j--) {
-		char *t = items[i];
-
-		items[i] = items[j];
-		items[j] = t;
-	}
-}
-
-/* Merges the sorted items[0..mid) and items[mid..n) through tmp (n pointers). */
-static void merge(char **items, size_t mid, size_t n, char **tmp)
-{
-	size_t i = 0, j = mid, k = 0;
-
-	while (i < mid && j < n)
-		tmp[k++] = strcmp(items[i], items[j]) <= 0 ? items[i++] : items[j++];
-	while (i < mid)
-		tmp[k++] = items[i++];
-	memcpy(items, tmp, k * sizeof(*items)); /* what is left of the second run is in place */
-}
-
-#define SORT_RUNS_MAX 8
-
-/* Sorts v as a few runs: each maximal ascending or strictly descending stretch (reversed),
- * merged into the sorted prefix. Listings come sorted (distribution), reversed (Debian's
- * docker-registry gives 1.99.0 ... 1.10.0, 1.9.0 ... 1.0.0) or in a few runs; false when v
- * has more than SORT_RUNS_MAX runs, or no memory: qsort then. */
-static bool sort_runs(struct strvec *v)
-{
-	size_t ends[SORT_RUNS_MAX], nruns = 0, i = 0;
-	char **tmp;
-
-	while (i < v->len) {
-		size_t from = i++;
-		bool desc = i < v->len && strcmp(v->items[from], v->items[i]) > 0;
-
-		while (i < v->len && (strcmp(v->items[i - 1], v->items[i]) > 0) == desc)
-			i++;
-		if (nruns == SORT_RUNS_MAX)
-			return false;
-		if (desc)
-			reverse(v->items, from, i);
-		ends[nruns++] = i;
-	}
-	if (nruns <= 1)
-		return true;
-	if (!(tmp = malloc(v->len * sizeof(*tmp))))
-		return false;
-	for (size_t r = 1; r < nruns; r++)
-		merge(v->items, ends[r - 1], ends[r], tmp);
-	free(tmp);
-	return true;
-}
-
-/* Sorts byte-wise and folds duplicates, freeing nothing (the arena owns the strings). */
-static void sort_unique(struct strvec *v)
-{
-	size_t out = 0;
-
-	if (!sort_runs(v))
-		qsort(v->items, v->len, sizeof(*v->items), compare_tags);
-	for (size_t i = 0; i < v->len; i++)
-		if (!out || strcmp(v->items[out - 1], v->items[i]) != 0)
-			v->items[out++] = v->items[i];
-	v->len = out;
-	if (v->items)
-		v->items[out] = NULL;
-}
-
 /* Listings up to this many bytes of tags are packed into one exact block once complete. */
 #define LISTING_COMPACT_MAX ((size_t)64 * 1024)
 
@@ -680,7 +604,7 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 		registry_listing_release(out);
 		goto done;
 	}
-	sort_unique(&out->tags);
+	taglist_sort_unique(&out->tags);
 	(void)tagarena_compact(&out->arena, &out->tags, LISTING_COMPACT_MAX); /* best effort */
 	trim(&out->tags);
 	if (!c->opts.skip_digest)

@@ -63,6 +63,12 @@ const char *tagarena_first(const struct tagarena *a);
  * previous one's NUL: a packed arena's tags), and sets out[n] to NULL. out holds n + 1. */
 void tagarena_unpack(const char **out, const char *first, size_t n);
 
+/* Sorts tags byte-wise (strcmp's order) and folds duplicates, freeing nothing: the strings
+ * belong to an arena. Sorted, reversed and few-run listings cost one pass; others are sorted
+ * by their first 8 bytes as one integer (up to 4,096 tags) or by qsort. Never fails: short of
+ * memory it falls back to qsort, which needs none of ours. */
+void taglist_sort_unique(struct strvec *tags);
+
 struct taglist;
 
 /* A reader that appends to tags (borrowed, must outlive the reader). name is the subject of
