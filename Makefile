@@ -144,7 +144,7 @@ demo: deps
 	@IMAGEGUARD=$(abspath $(BIN)) scripts/demo
 
 # The container image from Containerfile with buildah on a debootstrap base (root; slow: its
-# own CI step, test/image/run_image.sh).
+# own CI step, test/image/run_image.py).
 image: deps
 	@scripts/build-image
 

@@ -3,11 +3,13 @@
  * The cache and the client are module state on purpose, as Flux keeps one package-level auth
  * cache: tokens must outlive one pass of `run` without every caller carrying a handle. */
 #include <ctype.h>
+#include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cloudauth_private.h"
@@ -199,23 +201,38 @@ const char *cloudauth_env(const char *name)
 	return v && *v ? v : NULL;
 }
 
+/* The error for a token file that buf_read_file could not read (error, and its errno e). */
+static int file_error(struct error *err, const char *provider, const char *var, const char *path,
+                      int error, int e)
+{
+	if (error == IG_ENOTFOUND || error == IG_ETOOBIG)
+		return error_set(err, IG_EINVALID, "provider '%s': %s '%s': %s", provider, var,
+		                 path, error == IG_ENOTFOUND ? "no such file" : "too big");
+	return error_set(err, IG_EINVALID, "provider '%s': %s '%s': unreadable: %s", provider, var,
+	                 path, strerror(e));
+}
+
 int cloudauth_read_env_file(char **out, const char *provider, const char *var, struct error *err)
 {
 	const char *path = cloudauth_env(var);
 	struct buf b = BUF_INIT_MAX(CLOUDAUTH_MAX_FILE);
+	struct stat st;
 	size_t start = 0;
 	int error;
 
 	*out = NULL;
 	if (!path)
 		return error_set(err, IG_EINVALID, "provider '%s': %s is not set", provider, var);
+	/* A token file is a regular file (Kubernetes' projected token: a symlink to one); opening
+	 * a FIFO nobody writes to would block the pass for ever, a directory reads as EISDIR. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return error_set(err, IG_EINVALID, "provider '%s': %s '%s': not a regular file",
+		                 provider, var, path);
 	if ((error = buf_read_file(&b, path)) < 0) {
+		int e = errno;
+
 		buf_release(&b);
-		return error_set(err, IG_EINVALID, "provider '%s': %s '%s': %s", provider, var,
-		                 path,
-		                 error == IG_ENOTFOUND ? "no such file"
-		                 : error == IG_ETOOBIG ? "too big"
-		                                       : "unreadable");
+		return file_error(err, provider, var, path, error, e);
 	}
 	while (b.len > 0 && isspace((unsigned char)b.data[b.len - 1]))
 		b.data[--b.len] = '\0';

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `imageguard check-config`: OK on real Flux folders and imageguard configs, every error as
-# `imageguard: file:line: message` with exit 2, warnings on stderr, --help, usage errors.
+# `imageguard: file:line: message` with exit 2, warnings on stderr, --help, usage errors;
+# `provider: aws|gcp|azure` accepted without a warning, `serviceAccountName` a configuration
+# error in file mode and accepted with --kube.
 set -uo pipefail
 IMAGEGUARD=${IMAGEGUARD:-build/imageguard}
 SRC=${IMAGEGUARD_SRC:-.}
@@ -77,6 +79,30 @@ run "warnings only" 0 check-config --config "$tmp/repo.yaml"
 expect_line "warning on stderr" "$tmp/err" "^imageguard: $tmp/repo.yaml:[0-9]+: warning: kind 'Nothing'"
 expect_line "no policy warning" "$tmp/err" "warning: no ImagePolicy found"
 expect_line "still OK" "$tmp/out" '^configuration OK$'
+
+# provider aws, gcp and azure (issue 19): credentials from the pod's workload identity, accepted
+# without a word (no "provider ignored" warning); check-config reads no environment
+for pv in aws=123456789012.dkr.ecr.eu-west-1.amazonaws.com/app \
+	gcp=europe-docker.pkg.dev/acme/images/app azure=acme.azurecr.io/app; do
+	pv_name=${pv%%=*} pv_image=${pv#*=}
+	printf 'apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n  name: app\nspec:\n  image: %s\n  provider: %s\n---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicy\nmetadata:\n  name: app\nspec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    semver:\n      range: ">=1.0.0"\n' \
+		"$pv_image" "$pv_name" >"$tmp/provider-$pv_name.yaml"
+	run "provider: $pv_name" 0 check-config --config "$tmp/provider-$pv_name.yaml"
+	expect_line "provider: $pv_name: OK" "$tmp/out" '^configuration OK$'
+	[[ ! -s $tmp/err ]] && ok "provider: $pv_name: nothing on stderr" || not_ok "provider: $pv_name: stderr not empty"
+done
+
+# serviceAccountName needs the Kubernetes API: in file mode the configuration error that says
+# so, at its line; with --kube (the objects as run --kube reads them) accepted without a word
+sa="$tmp/service-account.yaml"
+sed 's/^  provider: aws$/  provider: aws\n  serviceAccountName: puller/' "$tmp/provider-aws.yaml" >"$sa"
+run "serviceAccountName in file mode" 2 check-config --config "$sa"
+expect_line "serviceAccountName in file mode: exact message" "$tmp/err" \
+	"^imageguard: $sa:8: ImageRepository 'default/app': 'spec.serviceAccountName' is not supported: it needs the Kubernetes API \\(the service account's imagePullSecrets\\); run with --kube, or use spec.secretRef or spec.provider in file mode$"
+expect_line "serviceAccountName in file mode: counted" "$tmp/err" "^imageguard: config '$sa': 1 error$"
+run "serviceAccountName with --kube" 0 check-config --kube --config "$sa"
+expect_line "serviceAccountName with --kube: OK" "$tmp/out" '^configuration OK$'
+[[ ! -s $tmp/err ]] && ok "serviceAccountName with --kube: nothing on stderr" || not_ok "serviceAccountName with --kube: stderr not empty"
 
 # a path with no object at all is an error
 printf 'apiVersion: imageguard.io/v1alpha1\nkind: Nothing\n' >"$tmp/warn.yaml"

@@ -3,9 +3,13 @@
 Identity, the GCE metadata server, Entra ID, ACR's exchange) in front of Debian's
 docker-registry with token auth: the credential each provider gives really unlocks the tag
 listing; caching until shortly before expiry; one refresh after a revocation, then an error;
-bad environments give one-line errors naming the provider and what is missing; no token, key
-or signature in any output."""
+bad environments (a missing, unreadable, non-regular or expired web identity token file, an
+unassumable role, a skewed clock) give one-line errors naming the provider and what is wrong; with
+the aws environment broken, a `plan` over two repositories still lists the other (gcp) one; no
+token, key or signature in any output."""
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import cloud_fixture as cf  # noqa: E402
 import harness  # noqa: E402
 import registry  # noqa: E402
+from guard_env import Env, marker_file, by_file  # noqa: E402
 from harness import check, test  # noqa: E402
 
 TAGS = ["v1.0.0", "v1.1.0", "v2.0.0"]
@@ -150,12 +155,30 @@ def aws_clock_skew_is_refused(c):
     check(r.rc == 1 and "ExpiredTokenException" in r.err, "expired identity", r)
 
 
+def one_line(r):
+    """The error line of a failed command run without --log-level debug: stderr is exactly one
+    line."""
+    lines = r.err.strip().splitlines()
+    return lines[0] if len(lines) == 1 else None
+
+
+def fifo(c):
+    """A FIFO nobody writes to: opening it for reading would block for ever."""
+    path = os.path.join(c.dir, "token-fifo")
+    if not os.path.exists(path):
+        os.mkfifo(path)
+    return path
+
+
 @test
 def aws_bad_environments(c):
+    missing = os.path.join(c.dir, "missing-token")
     cases = [
         (clean_env(), "no credentials"),
         (clean_env(AWS_ROLE_ARN=cf.ROLE_ARN), "AWS_WEB_IDENTITY_TOKEN_FILE is not set"),
-        (irsa_env(c, os.path.join(c.dir, "missing-token")), "no such file"),
+        (irsa_env(c, missing), "AWS_WEB_IDENTITY_TOKEN_FILE '%s': no such file" % missing),
+        (irsa_env(c, c.dir), "AWS_WEB_IDENTITY_TOKEN_FILE '%s': not a regular file" % c.dir),
+        (irsa_env(c, fifo(c)), "AWS_WEB_IDENTITY_TOKEN_FILE '%s': not a regular file" % fifo(c)),
         (irsa_env(c, c.sa_expired), "ExpiredTokenException"),
     ]
     for env, want in cases:
@@ -163,12 +186,104 @@ def aws_bad_environments(c):
         last = r.err.strip().splitlines()[-1] if r.err.strip() else ""
         check(r.rc != 0 and want in last and "provider 'aws'" in last, "one line: " + want, r)
         no_secret(c, r)
+    # an unassumable role: one line naming the provider and the role, never the token
+    other = "arn:aws:iam::123456789012:role/other"
     env = irsa_env(c)
-    env["AWS_ROLE_ARN"] = "arn:aws:iam::123456789012:role/other"
-    r = tags(c, "ecr", "aws", env)
-    check(r.rc == 1 and "AccessDenied" in r.err, "an unassumable role", r)
+    env["AWS_ROLE_ARN"] = other
+    r = harness.Result(subprocess.run([harness.IMAGEGUARD, "tags", c.host("ecr") + "/team/app",
+                                       "--insecure", "--provider", "aws"],
+                                      capture_output=True, text=True, timeout=120, env=env))
+    line = one_line(r)
+    check(r.rc == 1 and line is not None and "AccessDenied" in line and
+          "provider 'aws'" in line and "role '%s'" % other in line, "an unassumable role", r)
+    no_secret(c, r)
     r = tags(c, "plain", "aws", irsa_env(c))
     check(r.rc == 2 and "not an ECR host" in r.err, "a non-ECR host is a configuration error", r)
+
+
+def as_unprivileged(c, args, env):
+    """Runs imageguard with args where a 0600 file of another user is unreadable: as root, a
+    copy of the binary (in a 0755 folder: the build tree may sit where nobody cannot reach it)
+    run as nobody; otherwise as ourselves."""
+    if os.geteuid() != 0:
+        return harness.Result(subprocess.run([harness.IMAGEGUARD] + args, capture_output=True,
+                                             text=True, timeout=120, env=env))
+    d = harness.tempdir()
+    os.chmod(d, 0o755)
+    # the front binary runs its helpers (imageguard-tags, ...) from its own folder
+    build = os.path.dirname(os.path.abspath(harness.IMAGEGUARD))
+    for name in os.listdir(build):
+        if name.startswith("imageguard") and os.access(os.path.join(build, name), os.X_OK) \
+                and os.path.isfile(os.path.join(build, name)):
+            shutil.copy(os.path.join(build, name), os.path.join(d, name))
+            os.chmod(os.path.join(d, name), 0o755)
+    binary = os.path.join(d, os.path.basename(harness.IMAGEGUARD))
+    env = dict(env, HOME=d, XDG_STATE_HOME=d)
+    return harness.Result(subprocess.run([binary] + args, capture_output=True, text=True,
+                                         timeout=120, env=env, user=65534, group=65534,
+                                         extra_groups=[]))
+
+
+@test
+def aws_unreadable_token_file(c):
+    configure(c)
+    # the projected token as root writes it, readable by its owner only
+    locked = c.write("token-locked", open(c.sa_aws).read())
+    os.chmod(locked, 0o600 if os.geteuid() == 0 else 0)
+    try:
+        r = as_unprivileged(c, ["tags", c.host("ecr") + "/team/app", "--insecure", "--provider",
+                                "aws"], irsa_env(c, locked))
+    finally:
+        os.chmod(locked, 0o600)
+    line = one_line(r)
+    check(r.rc == 2 and line is not None and "provider 'aws'" in line and
+          "AWS_WEB_IDENTITY_TOKEN_FILE '%s': unreadable" % locked in line and
+          "ermission denied" in line, "an unreadable token file: one line naming the file", r)
+    no_secret(c, r)
+
+
+@test
+def aws_broken_environment_leaves_the_other_repositories(c):
+    """Two repositories in one plan: provider aws with a broken environment, provider gcp with a
+    working one. The aws repository's policy is an error naming the provider and what is wrong;
+    the gcp one lists and is decided as usual."""
+    configure(c)
+    env = Env(registry_host=c.host("ecr"), start_registry=False)
+    try:
+        env.seed({"apps/app.yaml": marker_file(env.image("team/app") + ":v1.0.0", "app"),
+                  "apps/gcp.yaml": marker_file(c.host("gcp") + "/team/app:v1.0.0", "gcp")})
+        env.config(env.repository("app", "team/app", extra="  provider: aws\n")
+                   + env.repository("gcp", "team/app", host=c.host("gcp"),
+                                    extra="  provider: gcp\n")
+                   + env.policy("app", "app", semver=">=1.0.0")
+                   + env.policy("gcp", "gcp", semver=">=1.0.0")
+                   + env.automation())
+        missing = os.path.join(c.dir, "missing-token")
+        other = "arn:aws:iam::123456789012:role/other"
+        cases = [
+            ("a missing token file", irsa_env(c, missing),
+             "AWS_WEB_IDENTITY_TOKEN_FILE '%s': no such file" % missing),
+            ("a token file that is a FIFO", irsa_env(c, fifo(c)), "not a regular file"),
+            ("an expired web identity token", irsa_env(c, c.sa_expired), "ExpiredTokenException"),
+            ("an unassumable role", dict(irsa_env(c), AWS_ROLE_ARN=other), "role '%s'" % other),
+            ("no credentials at all", clean_env(), "no credentials"),
+        ]
+        for what, aws_env, want in cases:
+            run_env = dict(aws_env, GCE_METADATA_HOST="127.0.0.1:%d" % c.port)
+            r = harness.Result(subprocess.run(env.args("plan", "-o", "json"), capture_output=True,
+                                              text=True, timeout=120, env=run_env))
+            check(r.rc == 1, what + ": plan exits 1 (one policy in error)", r)
+            items = by_file(json.loads(r.out))
+            app = items.get(("default/app", "apps/app.yaml"), {})
+            gcp = items.get(("default/gcp", "apps/gcp.yaml"), {})
+            msg = app.get("message") or ""
+            check(app.get("decision") == "error" and "provider 'aws'" in msg and want in msg
+                  and "\n" not in msg, what + ": the aws policy is one error line", app)
+            check(gcp.get("decision") == "update" and gcp.get("candidate") == TAGS[-1],
+                  what + ": the gcp repository still lists and is decided", gcp)
+            no_secret(c, r)
+    finally:
+        env.close()
 
 
 @test

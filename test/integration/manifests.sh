@@ -6,8 +6,12 @@
 # no capabilities, no privilege escalation, RuntimeDefault seccomp, probes, resources, state on
 # emptyDir), its egress-only-to-DNS/443/22/6443 NetworkPolicy (80/9090 only into flux-system),
 # exactly the RBAC of its mode, and (file mode) secret mounts that match the configuration's
-# secretRefs. Every flag in the Deployments' args is one `imageguard run --help` lists. Mutated
-# copies of the base and of the overlay must fail the checks.
+# secretRefs. The base and the Flux example need no Secret made by hand (issue 16: every Secret
+# a pod references is optional or made by the build); the opt-in push webhook (the component
+# manifests/webhook, on the base, on the file-mode overlay and uncommented in the Flux example)
+# adds its flags and its token's Secret and nothing else. Every flag in the Deployments' args is
+# one `imageguard run --help` lists. Mutated copies of the base, of the overlay and of the
+# component must fail the checks.
 set -euo pipefail
 SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 PY=/usr/bin/python3
@@ -53,15 +57,17 @@ SECRET_KEYS = {".dockerconfigjson", "username", "password", "bearerToken", "iden
 # file mode (examples/file-mode): objects from the ConfigMap, Secrets mounted.
 RUN_ARGS = ["run", "--config", "/etc/imageguard", "--secrets-dir", "/etc/imageguard-secrets",
             "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080", "--log-format", "json",
-            "--audit-log", "-", "--verify-interval", "5m",
-            "--webhook-listen", "0.0.0.0:8081", "--webhook-token-file", "/etc/imageguard-webhook/token"]
+            "--audit-log", "-", "--verify-interval", "5m"]
 # run --kube (the base, the Flux example): objects and Secrets from the API server.
 KUBE_ARGS = ["run", "--kube", "--enable-leader-election", "--state-dir", "/var/lib/imageguard",
              "--listen", "0.0.0.0:8080", "--log-format", "json", "--audit-log", "-",
              "--verify-interval", "5m", "--events-addr",
-             "http://notification-controller.flux-system.svc.cluster.local./",
-             "--webhook-listen", "0.0.0.0:8081", "--webhook-token-file",
-             "/etc/imageguard-webhook/token"]
+             "http://notification-controller.flux-system.svc.cluster.local./"]
+# the opt-in component manifests/webhook (a flavour "...+webhook") appends these and mounts
+# the Secret imageguard-webhook, the one Secret it needs made by hand
+WEBHOOK_ARGS = ["--webhook-listen", "0.0.0.0:8081", "--webhook-token-file",
+                "/etc/imageguard-webhook/token"]
+WEBHOOK_SECRET = "imageguard-webhook"
 KUBE_RULES = {("image.toolkit.fluxcd.io", "imagerepositories", "list"),
               ("image.toolkit.fluxcd.io", "imagerepositories", "watch"),
               ("image.toolkit.fluxcd.io", "imagepolicies", "list"),
@@ -101,7 +107,7 @@ def one(objs, kind, name=None):
     return found[0]
 
 
-def check_deployment(dep, kube=False):
+def check_deployment(dep, kube=False, webhook=False):
     spec = dep["spec"]
     pod = spec["template"]["spec"]
     # --kube: two replicas, one leader (a Lease), rolling updates; file mode: one writer
@@ -139,7 +145,7 @@ def check_deployment(dep, kube=False):
         bad("container seccompProfile overrides RuntimeDefault")
     if c.get("command"):
         bad("container overrides the image ENTRYPOINT")
-    want_args = KUBE_ARGS if kube else RUN_ARGS
+    want_args = (KUBE_ARGS if kube else RUN_ARGS) + (WEBHOOK_ARGS if webhook else [])
     if c.get("args") != want_args:
         bad(f"container args are {c.get('args')}, expected {want_args}")
     ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
@@ -162,13 +168,14 @@ def check_deployment(dep, kube=False):
         bad("cpu request missing")
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
-    # the webhook's own token (imageguard's, not a Flux object's) is mounted in both modes
-    want_mounts = [("/var/lib/imageguard", "emptyDir"), ("/tmp", "emptyDir"),
-                   ("/etc/imageguard-webhook", "secret")]
+    # the webhook's own token (imageguard's, not a Flux object's) only with the component
+    want_mounts = [("/var/lib/imageguard", "emptyDir"), ("/tmp", "emptyDir")]
+    if webhook:
+        want_mounts.append(("/etc/imageguard-webhook", "secret"))
     if kube:
         if set(mounts) != {p for p, _ in want_mounts}:
             bad(f"--kube mounts {sorted(mounts)}: Flux's objects and Secrets come from the API "
-                "only (the webhook token aside)")
+                "only (the webhook component's token aside)")
     else:
         want_mounts += [("/etc/imageguard", "configMap"), ("/etc/imageguard-secrets", "projected")]
     for path, kind in want_mounts:
@@ -181,6 +188,39 @@ def check_deployment(dep, kube=False):
         if kind in ("configMap", "projected") and m.get("readOnly") is not True:
             bad(f"{path} is not mounted read-only")
     return volumes.get(mounts.get("/etc/imageguard-secrets", {}).get("name"), {})
+
+
+def hand_made_secrets(objs):
+    """Secrets a pod template of the build needs that the build does not make: the user would
+    have to create them by hand before the pods can start. Optional references do not count
+    (the kubelet starts the pod without them), nor Secrets the build itself contains."""
+    made = {(o["metadata"].get("namespace"), o["metadata"]["name"])
+            for o in objs if o.get("kind") == "Secret"}
+    need = set()
+    for o in objs:
+        tmpl = (o.get("spec") or {}).get("template") if o.get("kind") != "Pod" else o
+        pod = (tmpl or {}).get("spec")
+        if not isinstance(pod, dict):
+            continue
+        ns = o["metadata"].get("namespace")
+        refs = []  # (secret name, optional)
+        for v in pod.get("volumes") or []:
+            if "secret" in v:
+                refs.append((v["secret"].get("secretName"), v["secret"].get("optional")))
+            for src in (v.get("projected") or {}).get("sources") or []:
+                if "secret" in src:
+                    refs.append((src["secret"].get("name"), src["secret"].get("optional")))
+        for c in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+            for e in c.get("env") or []:
+                ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+                if ref:
+                    refs.append((ref.get("name"), ref.get("optional")))
+            for e in c.get("envFrom") or []:
+                if e.get("secretRef"):
+                    refs.append((e["secretRef"].get("name"), e["secretRef"].get("optional")))
+        refs += [(s.get("name"), False) for s in pod.get("imagePullSecrets") or []]
+        need |= {n for n, optional in refs if optional is not True and (ns, n) not in made}
+    return need
 
 
 def mounted_secrets(volume):
@@ -338,6 +378,8 @@ def check_rbac(objs):
 def check_build(path, flavour):
     with open(path, encoding="utf-8") as f:
         objs = [d for d in yaml.safe_load_all(f) if d is not None]
+    flavour, _, extra = flavour.partition("+")
+    webhook = extra == "webhook"
     for kind in ("Namespace", "ServiceAccount", "Service", "NetworkPolicy"):
         one(objs, kind)
     for o in objs:
@@ -350,14 +392,28 @@ def check_build(path, flavour):
     if flavour == "kube":
         if [o for o in objs if o["kind"] == "ConfigMap"]:
             bad("--kube builds a ConfigMap: Flux's objects come from the API server")
-        check_deployment(dep, kube=True)
+        check_deployment(dep, kube=True, webhook=webhook)
         check_kube_rbac(objs)
+        # the base and the Flux example start with nothing made by hand (issue 16); the webhook
+        # component needs its token and nothing else
+        need = hand_made_secrets(objs)
+        want = {WEBHOOK_SECRET} if webhook else set()
+        if need != want:
+            bad(f"Secrets to create by hand before the pods start: {sorted(need)}, expected "
+                f"{sorted(want) or 'none'} (a Secret volume must be optional or made by the build)")
     else:
         cm = one(objs, "ConfigMap", "imageguard-config")
         if not cm:
             return
-        secrets = mounted_secrets(check_deployment(dep) or {})
+        secrets = mounted_secrets(check_deployment(dep, webhook=webhook) or {})
         check_config(cm, secrets, flavour)
+        # file mode mounts the Secrets its configuration names (made by hand, as the README
+        # says), the webhook component its token, and nothing else
+        need = hand_made_secrets(objs)
+        want = set(secrets) | ({WEBHOOK_SECRET} if webhook else set())
+        if need != want:
+            bad(f"Secrets to create by hand before the pods start: {sorted(need)}, expected "
+                f"{sorted(want)}")
         extra = [f"{o['kind']} {o['metadata']['name']}" for o in objs
                  if o["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
                  and o["metadata"]["name"] != "imageguard-verify"]
@@ -416,35 +472,62 @@ else notok "imageguard run --help ($IMAGEGUARD)"; fi
 
 # build DIR FLAVOUR [LABEL]: kustomize DIR (as Flux's kustomize-controller does, without load
 # restrictions), then the checks of FLAVOUR (kube: the base and the Flux example; imageguard:
-# file mode) and the flags of its args against run --help.
+# file mode; "+webhook": with the component manifests/webhook) and the flags of its args
+# against run --help. Every flavour checks the Secrets to create by hand: none for kube.
 build() {
-	local dir=$1 flavour=$2 out
-	if kubectl kustomize --load-restrictor LoadRestrictionsNone "$dir" >"$tmp/b.yaml" 2>"$tmp/b.err"; then ok "kubectl kustomize $dir builds"
-	else notok "kubectl kustomize $dir"; cat "$tmp/b.err"; return; fi
-	if out=$("$PY" "$tmp/check.py" "$flavour" "$tmp/b.yaml"); then ok "$dir: hardened Deployment, metrics Service, NetworkPolicy, exactly the RBAC of its mode ($flavour)"
-	else notok "$dir checks"; echo "$out"; fi
-	if out=$("$PY" "$tmp/check.py" flags "$tmp/b.yaml" "$tmp/help.txt"); then ok "$dir: every flag in args is a run option${out:+ $out}"
-	else notok "$dir flags"; echo "$out"; fi
+	local dir=$1 flavour=$2 label=${3:-$1} out
+	if kubectl kustomize --load-restrictor LoadRestrictionsNone "$dir" >"$tmp/b.yaml" 2>"$tmp/b.err"; then ok "kubectl kustomize $label builds"
+	else notok "kubectl kustomize $label"; cat "$tmp/b.err"; return; fi
+	if out=$("$PY" "$tmp/check.py" "$flavour" "$tmp/b.yaml"); then ok "$label: hardened Deployment, metrics Service, NetworkPolicy, exactly the RBAC and the hand-made Secrets of its mode ($flavour)"
+	else notok "$label checks"; echo "$out"; fi
+	if out=$("$PY" "$tmp/check.py" flags "$tmp/b.yaml" "$tmp/help.txt"); then ok "$label: every flag in args is a run option${out:+ $out}"
+	else notok "$label flags"; echo "$out"; fi
 }
 build manifests kube
 build examples/file-mode imageguard
 build examples/flux/infrastructure/imageguard kube
+
+# tree DIR: a copy of manifests/, examples/file-mode and examples/flux in DIR, plus the opt-in
+# push webhook three ways: kube-webhook/ (the base with the component), file-webhook/ (on top
+# of the file-mode overlay, as its README says) and the Flux example with its commented
+# `components:` lines uncommented.
+tree() {
+	local d=$1
+	rm -rf "$d" && mkdir -p "$d/examples" "$d/kube-webhook" "$d/file-webhook" &&
+		cp -r manifests "$d/" && cp -r examples/file-mode examples/flux "$d/examples/" &&
+		printf 'resources: [../manifests]\ncomponents: [../manifests/webhook]\n' >"$d/kube-webhook/kustomization.yaml" &&
+		printf 'resources: [../examples/file-mode]\ncomponents: [../manifests/webhook]\n' >"$d/file-webhook/kustomization.yaml" &&
+		sed -i 's/^# components:$/components:/; s/^#   - \(.*\/manifests\/webhook\)$/  - \1/' \
+			"$d/examples/flux/infrastructure/imageguard/kustomization.yaml"
+}
+tree "$tmp/w"
+if cmp -s examples/flux/infrastructure/imageguard/kustomization.yaml "$tmp/w/examples/flux/infrastructure/imageguard/kustomization.yaml"; then
+	notok "examples/flux/infrastructure/imageguard: no commented components: manifests/webhook lines to uncomment"
+fi
+build "$tmp/w/kube-webhook" kube+webhook "manifests + component manifests/webhook"
+build "$tmp/w/file-webhook" imageguard+webhook "examples/file-mode + component manifests/webhook"
+build "$tmp/w/examples/flux/infrastructure/imageguard" kube+webhook "examples/flux/infrastructure/imageguard, components: uncommented"
 if kubectl kustomize examples/flux/clusters/my-cluster/image-automation >/dev/null 2>"$tmp/ia.err"; then ok "Flux image-automation kustomization builds"
 else notok "Flux image-automation kustomization"; cat "$tmp/ia.err"; fi
 
-# The checks must be able to fail: mutated copies of the base (kube checks) and of the
-# file-mode overlay (its own checks).
-mutate() { # name sed-expression file (relative to the repository) [dir flavour]
-	local dir=${4:-manifests} flavour=${5:-kube}
-	rm -rf "$tmp/m" && mkdir -p "$tmp/m/examples" && cp -r manifests "$tmp/m/" &&
-		cp -r examples/file-mode "$tmp/m/examples/"
+# The checks must be able to fail: mutated copies of the base (kube checks), of the file-mode
+# overlay (its own checks) and of the webhook component. accept: a change the checks allow.
+mutate() { # name sed-expression file (relative to the repository) [dir flavour [expect]]
+	local dir=${4:-manifests} flavour=${5:-kube} expect=${6:-reject}
+	tree "$tmp/m"
 	sed -i "$2" "$tmp/m/$3"
 	if cmp -s "$3" "$tmp/m/$3"; then notok "mutation '$1' changed nothing"; return; fi
-	if ! kubectl kustomize "$tmp/m/$dir" >"$tmp/m.yaml" 2>/dev/null; then ok "mutation '$1' does not even build"; return; fi
+	if ! kubectl kustomize "$tmp/m/$dir" >"$tmp/m.yaml" 2>/dev/null; then
+		if [[ $expect == accept ]]; then notok "variant '$1' does not build"; else ok "mutation '$1' does not even build"; fi
+		return
+	fi
 	if out=$("$PY" "$tmp/check.py" "$flavour" "$tmp/m.yaml") &&
-		out=$("$PY" "$tmp/check.py" flags "$tmp/m.yaml" "$tmp/help.txt"); then notok "mutation '$1' passed the checks"
+		out=$("$PY" "$tmp/check.py" flags "$tmp/m.yaml" "$tmp/help.txt"); then
+		if [[ $expect == accept ]]; then ok "variant '$1' passes the checks"; else notok "mutation '$1' passed the checks"; fi
+	elif [[ $expect == accept ]]; then notok "variant '$1' is rejected:$(head -n1 <<<"$out")"
 	else ok "mutation '$1' is rejected:$(head -n1 <<<"$out")"; fi
 }
+accept() { mutate "$@" "${4:-manifests}" "${5:-kube}" accept; }
 mutate "writable root" 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/' manifests/deployment.yaml
 mutate "escalation" 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' manifests/deployment.yaml
 mutate "capabilities kept" '/- ALL/d' manifests/deployment.yaml
@@ -465,5 +548,13 @@ mutate "Leases deleted" 's/verbs: \["get", "create", "update"\]/verbs: ["get", "
 mutate "file mode keeps the --kube role" '0,/\$patch: delete/{/\$patch: delete/d}' examples/file-mode/kustomization.yaml examples/file-mode imageguard
 mutate "file mode with two replicas" 's/replicas: 1/replicas: 2/' examples/file-mode/deployment-patch.yaml examples/file-mode imageguard
 mutate "secret unmounted" 's/path: git-ssh\/known_hosts/path: known_hosts/' examples/file-mode/deployment-patch.yaml examples/file-mode imageguard
+# issue 16: the base (and so the Flux example) needs no Secret made by hand
+mutate "a Secret volume in the base" 's/^      volumes:$/&\n        - name: extra\n          secret:\n            secretName: imageguard-webhook/' manifests/deployment.yaml
+mutate "an env var from a Secret in the base" 's/^          env:$/&\n            - name: TOKEN\n              valueFrom:\n                secretKeyRef: {name: token, key: token}/' manifests/deployment.yaml
+mutate "the webhook component in the Flux example by default" 's/^resources:$/components: [..\/..\/..\/..\/manifests\/webhook]\n&/' examples/flux/infrastructure/imageguard/kustomization.yaml examples/flux/infrastructure/imageguard
+accept "an optional Secret volume in the base" 's/^      volumes:$/&\n        - name: extra\n          secret:\n            secretName: imageguard-webhook\n            optional: true/' manifests/deployment.yaml
+accept "a Secret volume the base makes itself" 's/^      volumes:$/&\n        - name: extra\n          secret:\n            secretName: made/; $a ---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: made\nstringData:\n  token: x' manifests/deployment.yaml
+mutate "the webhook component mounting elsewhere" 's/mountPath: \/etc\/imageguard-webhook/mountPath: \/etc\/imageguard-token/' manifests/webhook/kustomization.yaml kube-webhook kube+webhook
+mutate "the webhook component on another port" 's/value: 0.0.0.0:8081/value: 0.0.0.0:9091/' manifests/webhook/kustomization.yaml kube-webhook kube+webhook
 
 [[ $failures -eq 0 ]] && echo "PASS manifests" || { echo "FAIL manifests ($failures)"; exit 1; }
