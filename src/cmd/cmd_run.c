@@ -325,13 +325,16 @@ static void log_report(const struct report *r, double seconds)
 		struct report one = {&r->items[i], 1, 1, 0, 0, NULL, 0, 0};
 		struct buf line = BUF_INIT;
 		enum guard_decision_kind d = r->items[i].decision;
+		enum log_level level = d == GUARD_ERROR  ? LOG_ERROR
+		                       : d == GUARD_NONE ? LOG_DEBUG
+		                                         : LOG_INFO;
 
+		/* not formatted unless logged: an up-to-date pass is all debug lines */
+		if (!log_is_enabled(level))
+			continue;
 		if (report_text(&line, &one) == 0 && line.len) {
 			line.data[--line.len] = '\0';
-			log_event(d == GUARD_ERROR  ? LOG_ERROR
-			          : d == GUARD_NONE ? LOG_DEBUG
-			                            : LOG_INFO,
-			          "decision", "%s", line.data);
+			log_event(level, "decision", "%s", line.data);
 		}
 		buf_release(&line);
 	}
