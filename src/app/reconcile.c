@@ -6,7 +6,6 @@
  * so a value is only ever written forward of what is committed at that moment. The I/O the
  * decisions read, the commit and the report live in reconcile_io.c, reconcile_commit.c and
  * reconcile_report.c (reconcile_private.h). */
-#define _GNU_SOURCE /* PTHREAD_MUTEX_ADAPTIVE_NP, see mutex.h */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -17,7 +16,6 @@
 #endif
 
 #include "reconcile_private.h"
-#include "imageguard/util/mutex.h"
 #include "imageguard/app/shard.h"
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/scan.h"
@@ -386,7 +384,6 @@ static int list_and_finish(struct pass *p, struct error *err)
 		return error_set(err, IG_EFAIL, "reconcile: out of memory");
 	}
 	g.awaited = g.listed + p->cfg->repositories_len + 1;
-	mutex_init_adaptive(&g.mu); /* each listing takes it on its worker thread */
 	if (pthread_create(&th, NULL, scan_main, &g) != 0) {
 		free(g.listed);
 		return error_set(err, IG_EFAIL, "reconcile: cannot start the listings");

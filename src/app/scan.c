@@ -3,7 +3,6 @@
  * per scan taken: each host keeps its pending scans in index order with a cursor, so taking
  * one never rescans the scans already taken (5,000 repositories on one host made that
  * quadratic). */
-#define _GNU_SOURCE /* PTHREAD_MUTEX_ADAPTIVE_NP, see mutex.h */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,6 @@
 #include "imageguard/registry/cloudauth.h"
 #include "imageguard/registry/taglist.h"
 #include "imageguard/util/log.h"
-#include "imageguard/util/mutex.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/strindex.h"
@@ -294,7 +292,7 @@ int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client
 		goto done;
 	}
 	want = useful_threads(&p, want);
-	mutex_init_adaptive(&p.lock);
+	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.changed, NULL);
 	for (; started < want; started++)
 		if (pthread_create(&threads[started], NULL, worker, &p) != 0)
