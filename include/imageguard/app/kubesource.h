@@ -42,7 +42,8 @@ void kubesource_free(struct kubesource *ks);
 uint64_t kubesource_changes(struct kubesource *ks);
 
 /* A configuration from the current objects (documents named "Kind/ns/name"), with the Secrets
- * they name fetched now; *secrets_dir (borrowed) is the folder to resolve them in. Returns
+ * they name (and the ServiceAccounts' imagePullSecrets) fetched now and noted for
+ * kubesource_refs_changed; *secrets_dir (borrowed) is the folder to resolve them in. Returns
  * what config_load_documents returns. */
 int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
                     struct config_diags *diags, struct error *err);
