@@ -27,8 +27,11 @@
 #define SOURCE_GROUP "source.toolkit.fluxcd.io"
 #define MAX_SECRET_KEYS 64
 #define MAX_SECRET_BYTES (1u << 20) /* Kubernetes' own limit on a Secret */
-#define READ_TIMEOUT_MS 10000       /* one GET of a Secret or ServiceAccount */
-#define MIN_READ_MS 200             /* less left before the pass deadline: not sent */
+#define READ_TIMEOUT_MS 10000       /* one try of a GET of a Secret or ServiceAccount */
+#define READ_RETRIES 2              /* for the configuration's load */
+#define CHECK_TIMEOUT_MS 5000       /* one GET of a pass's re-read, never retried */
+#define CHECK_BUDGET_MS 10000       /* a pass's re-reads, and at most half the pass's time */
+#define MIN_READ_MS 200             /* less left before the deadline: not sent */
 
 enum { K_REPO, K_POLICY, K_AUTOMATION, K_GIT, K_COUNT };
 
@@ -54,6 +57,14 @@ struct refs {
 	size_t len, cap;
 };
 
+/* A client for Secrets and ServiceAccounts, which SIGTERM cuts, with its own timeout and
+ * retries; made again with one short try when a deadline is nearer than its longest GET. */
+struct reader {
+	struct kube_client *c;
+	long timeout_ms, base_timeout_ms;
+	unsigned retries, base_retries;
+};
+
 struct kubesource {
 	struct kubeconfig cfg;
 	struct kube_client *client;
@@ -61,10 +72,9 @@ struct kubesource {
 	char image_api[128], source_api[128];
 	char *secrets_dir; /* owned, made by mkdtemp */
 	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
-	/* Secrets and ServiceAccounts: their own client, which SIGTERM cuts, and, while a pass
-	 * reads them, the pass's deadline (CLOCK_MONOTONIC ms; 0: none) */
-	struct kube_client *reader;
-	long reader_timeout_ms;
+	/* Secrets and ServiceAccounts: the load's reader and the passes' re-reads' (active: the
+	 * one in use), and while a pass reads, its deadline (CLOCK_MONOTONIC ms; 0: none) */
+	struct reader load_reader, check_reader, *active;
 	int64_t deadline_ms;
 	const volatile sig_atomic_t *stop;
 	struct refs refs;    /* what the configuration in use read */
@@ -213,9 +223,9 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* (Re)makes the client for Secrets and ServiceAccounts with a request timeout of timeout_ms;
- * a short one (a pass deadline near) tries once. */
-static int open_reader(struct kubesource *ks, long timeout_ms, struct error *err)
+/* (Re)makes r's client with a timeout of timeout_ms for each of 1 + retries tries. */
+static int open_reader(struct reader *r, struct kubesource *ks, long timeout_ms, unsigned retries,
+                       struct error *err)
 {
 	struct kube_client *c = NULL;
 	struct kube_options ko;
@@ -224,16 +234,30 @@ static int open_reader(struct kubesource *ks, long timeout_ms, struct error *err
 	kube_options_init(&ko);
 	ko.stop = ks->stop;
 	ko.timeout_ms = timeout_ms;
-	ko.connect_timeout_ms =
-	    timeout_ms < ko.connect_timeout_ms ? timeout_ms : ko.connect_timeout_ms;
-	if (timeout_ms < READ_TIMEOUT_MS)
-		ko.max_retries = 0;
+	if (timeout_ms < ko.connect_timeout_ms)
+		ko.connect_timeout_ms = timeout_ms;
+	ko.max_retries = retries;
 	if ((error = kube_client_new(&c, &ks->cfg, &ko, err)) < 0)
 		return error;
-	kube_client_free(ks->reader);
-	ks->reader = c;
-	ks->reader_timeout_ms = timeout_ms;
+	kube_client_free(r->c);
+	r->c = c;
+	r->timeout_ms = timeout_ms;
+	r->retries = retries;
 	return 0;
+}
+
+static int start_reader(struct reader *r, struct kubesource *ks, long timeout_ms, unsigned retries,
+                        struct error *err)
+{
+	r->base_timeout_ms = timeout_ms;
+	r->base_retries = retries;
+	return open_reader(r, ks, timeout_ms, retries, err);
+}
+
+/* The longest a GET with r takes: its tries and the backoff (under a second) between them. */
+static int64_t longest_ms(const struct reader *r)
+{
+	return (int64_t)(r->retries + 1) * r->timeout_ms + (int64_t)r->retries * 1000;
 }
 
 int kubesource_new(struct kubesource **out, const struct kubesource_options *o, struct error *err)
@@ -248,11 +272,13 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	kube_options_init(&ko);
 	ko.stop = o->write_stop;
 	ks->stop = o->stop;
+	ks->active = &ks->load_reader;
 	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
 	                           : kubeconfig_in_cluster(&ks->cfg, NULL, err)) < 0 ||
 	    (error = kube_client_new(&ks->client, &ks->cfg, &ko, err)) < 0 ||
-	    (error = open_reader(ks, READ_TIMEOUT_MS, err)) < 0 ||
+	    (error = start_reader(&ks->load_reader, ks, READ_TIMEOUT_MS, READ_RETRIES, err)) < 0 ||
+	    (error = start_reader(&ks->check_reader, ks, CHECK_TIMEOUT_MS, 0, err)) < 0 ||
 	    (error = kubesa_start(&ks->cfg, o->stop, err)) < 0 ||
 	    (error = preferred(ks->image_api, sizeof(ks->image_api), ks->client, IMAGE_GROUP,
 	                       err)) < 0 ||
@@ -323,7 +349,8 @@ void kubesource_free(struct kubesource *ks)
 		return;
 	refs_release(&ks->refs);
 	refs_release(&ks->loading);
-	kube_client_free(ks->reader);
+	kube_client_free(ks->load_reader.c);
+	kube_client_free(ks->check_reader.c);
 	kubesa_stop();
 	for (int k = 0; k < K_COUNT; k++)
 		kubewatch_free(ks->watch[k]);
@@ -435,21 +462,31 @@ static bool is_answer(int code)
 	       code == IG_ETOOBIG;
 }
 
-/* The pass's reads are over: the reader gets its own timeout back. */
-static void end_deadline(struct kubesource *ks)
+/* A reader shortened for a deadline gets its own timeout and retries back. */
+static void restore_reader(struct reader *r, struct kubesource *ks)
 {
 	struct error err = ERROR_INIT;
 
-	ks->deadline_ms = 0;
-	if (ks->reader_timeout_ms < READ_TIMEOUT_MS && open_reader(ks, READ_TIMEOUT_MS, &err) < 0)
-		log_warn("kube.secrets", "%s", err.msg); /* the short-timeout client stays */
+	if ((r->timeout_ms != r->base_timeout_ms || r->retries != r->base_retries) &&
+	    open_reader(r, ks, r->base_timeout_ms, r->base_retries, &err) < 0)
+		log_warn("kube.secrets", "%s", err.msg); /* the shortened client stays */
 }
 
-/* GET path with the reader; by the pass's deadline while one is set (the client is made again
- * with a shorter timeout when less time is left than its own). */
+/* A pass's reads are over: the next ones (a load from a watch) have no deadline. */
+static void end_deadline(struct kubesource *ks)
+{
+	ks->deadline_ms = 0;
+	ks->active = &ks->load_reader;
+	restore_reader(&ks->load_reader, ks);
+	restore_reader(&ks->check_reader, ks);
+}
+
+/* GET path with the active reader; by the deadline while one is set (the client is made
+ * again with one try of what is left when its longest GET would end later). */
 static int read_get(json_t **out, void *ctx, const char *path, struct error *err)
 {
 	struct kubesource *ks = ctx;
+	struct reader *r = ks->active;
 	int64_t left;
 	int error;
 
@@ -459,10 +496,10 @@ static int read_get(json_t **out, void *ctx, const char *path, struct error *err
 			return error_set(err, IG_ETIMEOUT,
 			                 "kubernetes api 'GET %s': the pass deadline has passed",
 			                 path);
-		if (left < ks->reader_timeout_ms && (error = open_reader(ks, (long)left, err)) < 0)
+		if (longest_ms(r) > left && (error = open_reader(r, ks, (long)left, 0, err)) < 0)
 			return error;
 	}
-	return kube_get(out, ks->reader, path, err);
+	return kube_get(out, r->c, path, err);
 }
 
 /* Notes what a read of a Secret or account found (the last read of one wins). */
@@ -625,11 +662,14 @@ static void reread(unsigned char sum[KUBESA_SUM_LEN], bool *known, struct kubeso
 
 bool kubesource_refs_changed(struct kubesource *ks, int64_t deadline_ms)
 {
+	int64_t now = mono_ms(), budget = (deadline_ms - now) / 2;
 	bool changed = false;
 
 	if (ks->refs.len == 0)
 		return false; /* nothing read: no request */
-	ks->deadline_ms = deadline_ms;
+	/* an API that does not answer leaves the pass most of its time, with what was read */
+	ks->deadline_ms = now + (budget < CHECK_BUDGET_MS ? budget : CHECK_BUDGET_MS);
+	ks->active = &ks->check_reader;
 	for (size_t i = 0; i < ks->refs.len && !changed && !(ks->stop && *ks->stop); i++) {
 		const struct ref *r = &ks->refs.items[i];
 		const char *what = r->account ? "serviceaccount" : "secret";
@@ -653,9 +693,13 @@ bool kubesource_refs_changed(struct kubesource *ks, int64_t deadline_ms)
 			changed = true;
 		}
 	}
-	if (!changed)
+	if (!changed) {
 		end_deadline(ks);
-	return changed;
+		return false;
+	}
+	ks->deadline_ms = deadline_ms; /* the load that follows: by the pass's deadline */
+	ks->active = &ks->load_reader;
+	return true;
 }
 
 /* ---- documents ---- */

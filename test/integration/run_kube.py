@@ -319,6 +319,62 @@ def sigterm_ends_the_watches(st):
 
 
 @harness.test
+def secret_reads_end_by_the_pass_deadline_and_at_sigterm(st):
+    """The API server stops answering GETs of Secrets under a run with --pass-timeout 2s and
+    passes every second: the pass's re-read gives up after half the pass's time (not after its
+    own 5 s timeout), in one warning naming the Secret, and the pass goes on with what was read
+    last, in the time left; SIGTERM while a start's read waits exits 0 at once."""
+    api = st["api"]
+    kubectl(st, "patch", "imagerepository", "app", "--type", "merge", "-p",
+            '{"spec":{"interval":"1s","secretRef":{"name":"regcred"}}}')
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"interval":"1s"}}')
+    st["run"].stop()
+    run = st["run"] = Run(st, "--pass-timeout", "2s")
+    try:
+        wait(lambda: [d for d in run.decisions() if d["policy"] == "default/app" and
+                      d["tag_count"] is not None], "a pass with the Secret", 20, run.text)
+        api.stall_prefix = "/api/v1/namespaces/default/secrets/"
+        t0 = time.time()
+        warned = wait(lambda: [e for e in run.events("kube.secrets")
+                               if "not read again" in e["msg"]], "the re-read given up", 20,
+                      run.text)
+        # a hang bound: the next pass within about a second, then half its 2 s
+        harness.check(log_time(warned[0]) - t0 < 4 and "secret 'default/regcred'" in
+                      warned[0]["msg"], "given up by the deadline, naming the Secret, "
+                      "%.1fs after the stall" % (log_time(warned[0]) - t0), warned)
+        n = len(run.decisions())
+        got = wait(lambda: [d for d in run.decisions()[n:] if d["policy"] == "default/app"],
+                   "the pass goes on", 20, run.text)
+        harness.check(got[0]["decision"] != "error" and got[0]["tag_count"] is not None,
+                      "listed with what was read last", got)
+        # a start while the reads stall: the load's read waits up to 10 s a try, three tries,
+        # which SIGTERM cuts
+        run.stop()
+
+        def reads():
+            return [q for q in api.requests if q["path"].startswith(api.stall_prefix) and
+                    q["agent"].startswith("imageguard/")]
+        k = len(reads())
+        run = st["run"] = Run(st)
+        wait(lambda: len(reads()) > k, "a read waiting", 20, run.text)
+        t1 = time.time()
+        rc = run.stop()
+        harness.check(rc == 0 and time.time() - t1 < 3, "SIGTERM during a read: exit 0 "
+                      "within 2s, took %.1fs" % (time.time() - t1), run.text()[-2000:])
+    finally:
+        api.stall_prefix = None
+        st["run"].stop()
+        st["run"] = Run(st)
+    kubectl(st, "patch", "imagerepository", "app", "--type", "json", "-p",
+            '[{"op":"remove","path":"/spec/secretRef"},'
+            '{"op":"replace","path":"/spec/interval","value":"1m"}]')
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"interval":"10m"}}')
+    wait(lambda: st["run"].events("reconcile.pass"), "restarted", 20, st["run"].text)
+
+
+@harness.test
 def flux_controller_running_beside_is_loud(st):
     import urllib.request
     api = st["api"]

@@ -54,8 +54,10 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
  * changed (written, rotated, deleted, created, refused): the caller then calls kubesource_load
  * at once, whose reads end by deadline_ms too. Returns false when nothing changed, when nothing
  * is referenced (no request is made), or when the API does not answer (logged once; what was
- * read last stays). Every request ends by deadline_ms (CLOCK_MONOTONIC milliseconds) and on
- * the stop flag (SIGTERM). */
+ * read last stays). The re-reads end by the earlier of 10 s and half the time left before
+ * deadline_ms (CLOCK_MONOTONIC milliseconds, the pass's), 5 s each, so that a silent API leaves
+ * the pass most of its time; the load after a change ends by deadline_ms; SIGTERM (the stop
+ * flag) ends either within about a second. */
 bool kubesource_refs_changed(struct kubesource *ks, int64_t deadline_ms);
 
 /* The client for writes from the loop's thread (status, events); borrowed. */
