@@ -472,13 +472,13 @@ static void restore_reader(struct reader *r, struct kubesource *ks)
 		log_warn("kube.secrets", "%s", err.msg); /* the shortened client stays */
 }
 
-/* A pass's reads are over: the next ones (a load from a watch) have no deadline. */
+/* A pass's reads are over: the next ones (a load from a watch) have no deadline. The
+ * re-reads' client stays as the deadline made it: every pass has the same --pass-timeout. */
 static void end_deadline(struct kubesource *ks)
 {
 	ks->deadline_ms = 0;
 	ks->active = &ks->load_reader;
 	restore_reader(&ks->load_reader, ks);
-	restore_reader(&ks->check_reader, ks);
 }
 
 /* GET path with the active reader; by the deadline while one is set (the client is made
@@ -655,8 +655,8 @@ static void reread(unsigned char sum[KUBESA_SUM_LEN], bool *known, struct kubeso
 
 	if (r->account)
 		kubesa_read(sum, known, read_get, ks, NULL, r->ns, r->name, err);
-	else
-		get_secret(&s, sum, known, ks, r->ns, r->name, err);
+	else if (get_secret(&s, sum, known, ks, r->ns, r->name, err) < 0)
+		error_prefix(err, "secret '%s/%s'", r->ns, r->name);
 	json_decref(s);
 }
 
@@ -672,7 +672,6 @@ bool kubesource_refs_changed(struct kubesource *ks, int64_t deadline_ms)
 	ks->active = &ks->check_reader;
 	for (size_t i = 0; i < ks->refs.len && !changed && !(ks->stop && *ks->stop); i++) {
 		const struct ref *r = &ks->refs.items[i];
-		const char *what = r->account ? "serviceaccount" : "secret";
 		unsigned char sum[KUBESA_SUM_LEN];
 		struct error err = ERROR_INIT;
 		bool known;
@@ -681,15 +680,14 @@ bool kubesource_refs_changed(struct kubesource *ks, int64_t deadline_ms)
 		if (!known) {
 			/* the API does not answer: the others would not either */
 			if (!(ks->stop && *ks->stop))
-				log_warn("kube.secrets", "%s '%s/%s': not read again this pass: %s",
-				         what, r->ns, r->name, err.msg);
+				log_warn("kube.secrets", "not read again this pass: %s", err.msg);
 			break;
 		}
 		if (!r->known || memcmp(sum, r->sum, sizeof(sum)) != 0) {
 			log_info("kube.secrets",
 			         "%s '%s/%s' changed (written, rotated or deleted): reading the "
 			         "configuration again",
-			         what, r->ns, r->name);
+			         r->account ? "serviceaccount" : "secret", r->ns, r->name);
 			changed = true;
 		}
 	}
