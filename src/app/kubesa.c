@@ -4,6 +4,7 @@
  * (its annotations, a TokenRequest token) handed to cloudauth. */
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -122,9 +123,26 @@ done:
 	return error;
 }
 
-/* Secret ns/name into dir/<i>.json. */
-static int fetch_pull_secret(struct kube_client *c, const char *dir, const char *ns,
-                             const char *name, int i, struct error *err)
+/* Whether a failure is the API's answer (a 404, a 403, a bad object), which the sum of a read
+ * records, rather than no answer (a timeout, a 5xx, a stop, a local failure). */
+static bool is_answer(int code)
+{
+	return code == 0 || code == IG_ENOTFOUND || code == IG_EAUTH || code == IG_EINVALID ||
+	       code == IG_ETOOBIG;
+}
+
+/* Adds len bytes to the sum, after their length: no two sequences of fields sum alike. */
+static void sum_add(EVP_MD_CTX *md, const void *data, size_t len)
+{
+	unsigned long long n = len;
+
+	EVP_DigestUpdate(md, &n, sizeof(n));
+	EVP_DigestUpdate(md, data, len);
+}
+
+/* Secret ns/name's Docker config into the sum (after its name) and, with dir, dir/<i>.json. */
+static int fetch_pull_secret(kubesa_get_fn get, void *ctx, const char *dir, const char *ns,
+                             const char *name, int i, EVP_MD_CTX *md, struct error *err)
 {
 	char path[600], what[600], file[32];
 	json_t *s = NULL;
@@ -135,13 +153,16 @@ static int fetch_pull_secret(struct kube_client *c, const char *dir, const char 
 	snprintf(what, sizeof(what), "image pull secret '%s/%s'", ns, name);
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
 	snprintf(file, sizeof(file), "%d.json", i);
-	if ((error = kube_get(&s, c, path, err)) < 0) {
+	if ((error = get(&s, ctx, path, err)) < 0) {
 		error_prefix(err, "%s", what);
 		goto done;
 	}
 	if ((error = pull_config(&conf, &len, s, what, err)) < 0)
 		goto done;
-	error = write_file(dir, file, conf, len, err);
+	sum_add(md, name, strlen(name));
+	sum_add(md, conf, len);
+	if (dir)
+		error = write_file(dir, file, conf, len, err);
 done:
 	if (conf)
 		memset(conf, 0, len);
@@ -150,8 +171,8 @@ done:
 	return error;
 }
 
-static int fetch_all(struct kube_client *c, const char *dir, const char *ns, const char *name,
-                     struct error *err)
+static int fetch_all(kubesa_get_fn get, void *ctx, const char *dir, const char *ns,
+                     const char *name, EVP_MD_CTX *md, struct error *err)
 {
 	char path[600];
 	json_t *sa = NULL, *list, *item;
@@ -159,7 +180,7 @@ static int fetch_all(struct kube_client *c, const char *dir, const char *ns, con
 	int error = 0;
 
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s", ns, name);
-	if ((error = kube_get(&sa, c, path, err)) < 0)
+	if ((error = get(&sa, ctx, path, err)) < 0)
 		goto done;
 	list = json_object_get(sa, "imagePullSecrets");
 	if (json_array_size(list) > KUBESA_MAX_PULL_SECRETS) {
@@ -176,7 +197,7 @@ static int fetch_all(struct kube_client *c, const char *dir, const char *ns, con
 			                  "imagePullSecrets[%zu]: not a Secret name", i);
 			goto done;
 		}
-		if ((error = fetch_pull_secret(c, dir, ns, s, (int)i, err)) < 0)
+		if ((error = fetch_pull_secret(get, ctx, dir, ns, s, (int)i, md, err)) < 0)
 			goto done;
 	}
 done:
@@ -184,47 +205,107 @@ done:
 	return error;
 }
 
-int kubesa_fetch(struct kube_client *c, const char *secrets_dir, const char *ns, const char *name,
-                 struct error *err)
+/* The sum of a failure that is an answer: its code and message. */
+static void sum_failure(unsigned char sum[KUBESA_SUM_LEN], int code, const char *msg)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+	memset(sum, 0, KUBESA_SUM_LEN);
+	if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1) {
+		sum_add(md, &code, sizeof(code));
+		sum_add(md, msg, strlen(msg));
+		EVP_DigestFinal_ex(md, sum, NULL);
+	}
+	EVP_MD_CTX_free(md);
+}
+
+/* The failure err into dir/error (a fresh folder), for kubesa_load_creds to report. */
+static void record_failure(const char *dir, const struct error *err)
+{
+	struct error ignored = ERROR_INIT;
+
+	remove_dir(dir);
+	if (mkdir(dir, 0700) == 0)
+		write_file(dir, "error", err->msg, strlen(err->msg), &ignored);
+}
+
+/* Makes dir empty (the account's previous read removed). */
+static int fresh_dir(struct buf *dir, const char *secrets_dir, const char *ns, const char *name,
+                     struct error *err)
+{
+	if (sa_dir(dir, secrets_dir, ns, name) < 0)
+		return error_set(err, IG_EFAIL, "out of memory");
+	remove_dir(dir->data);
+	if (mkdir(dir->data, 0700) < 0)
+		return error_set(err, IG_EFAIL, "serviceaccount '%s/%s': cannot make '%s': %s", ns,
+		                 name, dir->data, strerror(errno));
+	return 0;
+}
+
+int kubesa_read(unsigned char sum[KUBESA_SUM_LEN], bool *summed, kubesa_get_fn get, void *ctx,
+                const char *secrets_dir, const char *ns, const char *name, struct error *err)
 {
 	struct buf dir = BUF_INIT;
-	int error;
+	EVP_MD_CTX *md = NULL;
+	int error = 0;
 
-	if (!is_name(ns) || !is_name(name))
-		return error_set(err, IG_EINVALID, "serviceaccount '%s/%s': not a valid name", ns,
-		                 name);
-	if (sa_dir(&dir, secrets_dir, ns, name) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
-	remove_dir(dir.data);
-	if (mkdir(dir.data, 0700) < 0) {
-		error = error_set(err, IG_EFAIL, "serviceaccount '%s/%s': cannot make '%s': %s", ns,
-		                  name, dir.data, strerror(errno));
+	*summed = false;
+	if (!is_name(ns) || !is_name(name)) {
+		error = error_set(err, IG_EINVALID, "serviceaccount '%s/%s': not a valid name", ns,
+		                  name);
 		goto done;
 	}
-	if ((error = fetch_all(c, dir.data, ns, name, err)) < 0) {
-		struct error ignored = ERROR_INIT;
-
+	if (!(md = EVP_MD_CTX_new()) || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+		error = error_set(err, IG_EFAIL, "out of memory");
+		goto done;
+	}
+	if (secrets_dir && (error = fresh_dir(&dir, secrets_dir, ns, name, err)) < 0)
+		goto done;
+	if ((error = fetch_all(get, ctx, dir.data, ns, name, md, err)) < 0) {
 		error_prefix(err, "serviceaccount '%s/%s'", ns, name);
-		remove_dir(dir.data);
-		if (mkdir(dir.data, 0700) == 0)
-			write_file(dir.data, "error", err->msg, strlen(err->msg), &ignored);
+		if (dir.data)
+			record_failure(dir.data, err);
+	} else if (EVP_DigestFinal_ex(md, sum, NULL) == 1) {
+		*summed = true;
 	}
 done:
+	if (error < 0 && is_answer(error)) {
+		sum_failure(sum, error, err->msg);
+		*summed = true;
+	}
+	EVP_MD_CTX_free(md);
 	buf_release(&dir);
 	return error;
 }
 
-void kubesa_fetch_spec(struct kube_client *c, const char *secrets_dir, const char *ns,
-                       const json_t *spec)
+static int client_get(json_t **out, void *ctx, const char *path, struct error *err)
+{
+	return kube_get(out, ctx, path, err);
+}
+
+int kubesa_fetch(struct kube_client *c, const char *secrets_dir, const char *ns, const char *name,
+                 struct error *err)
+{
+	unsigned char sum[KUBESA_SUM_LEN];
+	bool summed;
+
+	return kubesa_read(sum, &summed, client_get, c, secrets_dir, ns, name, err);
+}
+
+const char *kubesa_fetch_spec(unsigned char sum[KUBESA_SUM_LEN], bool *summed, kubesa_get_fn get,
+                              void *ctx, const char *secrets_dir, const char *ns,
+                              const json_t *spec)
 {
 	const char *sa = json_string_value(json_object_get(spec, "serviceAccountName"));
 	const char *provider = json_string_value(json_object_get(spec, "provider"));
 	struct error err = ERROR_INIT;
 
+	*summed = false;
 	if (!sa || !*sa || !ns || cloudauth_is_cloud(provider))
-		return;
-	if (kubesa_fetch(c, secrets_dir, ns, sa, &err) < 0)
+		return NULL;
+	if (kubesa_read(sum, summed, get, ctx, secrets_dir, ns, sa, &err) < 0)
 		log_warn("kube.serviceaccount", "%s", err.msg);
+	return sa;
 }
 
 static bool exists(const char *path)

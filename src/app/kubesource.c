@@ -1,9 +1,11 @@
 /* run --kube: the four Flux kinds watched from the API server (kubewatch), turned into a
  * configuration (config_load_documents over each object's JSON), and the Secrets they name
- * fetched from their own namespace into a private memory-backed folder. */
+ * fetched from their own namespace into a private memory-backed folder; every pass reads
+ * those Secrets and ServiceAccounts again (get by name) and reloads when one changed. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,11 @@
 #define SOURCE_GROUP "source.toolkit.fluxcd.io"
 #define MAX_SECRET_KEYS 64
 #define MAX_SECRET_BYTES (1u << 20) /* Kubernetes' own limit on a Secret */
+#define READ_TIMEOUT_MS 10000       /* one try of a GET of a Secret or ServiceAccount */
+#define READ_RETRIES 2              /* for the configuration's load */
+#define CHECK_TIMEOUT_MS 5000       /* one GET of a pass's re-read, never retried */
+#define CHECK_BUDGET_MS 10000       /* a pass's re-reads, and at most half the pass's time */
+#define MIN_READ_MS 200             /* less left before the deadline: not sent */
 
 enum { K_REPO, K_POLICY, K_AUTOMATION, K_GIT, K_COUNT };
 
@@ -37,6 +44,27 @@ static const struct {
     {SOURCE_GROUP, "gitrepositories", "GitRepository"},
 };
 
+/* A Secret or ServiceAccount a configuration reads, and what its last read found. */
+struct ref {
+	bool account; /* a ServiceAccount (its imagePullSecrets), else a Secret */
+	bool known;   /* false: the API did not answer, the next pass reloads */
+	char *ns, *name;
+	unsigned char sum[KUBESA_SUM_LEN]; /* of the content, or of the API's refusal */
+};
+
+struct refs {
+	struct ref *items;
+	size_t len, cap;
+};
+
+/* A client for Secrets and ServiceAccounts, which SIGTERM cuts, with its own timeout and
+ * retries; made again with one short try when a deadline is nearer than its longest GET. */
+struct reader {
+	struct kube_client *c;
+	long timeout_ms, base_timeout_ms;
+	unsigned retries, base_retries;
+};
+
 struct kubesource {
 	struct kubeconfig cfg;
 	struct kube_client *client;
@@ -44,6 +72,13 @@ struct kubesource {
 	char image_api[128], source_api[128];
 	char *secrets_dir; /* owned, made by mkdtemp */
 	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
+	/* Secrets and ServiceAccounts: the load's reader and the passes' re-reads' (active: the
+	 * one in use), and while a pass reads, its deadline (CLOCK_MONOTONIC ms; 0: none) */
+	struct reader load_reader, check_reader, *active;
+	int64_t deadline_ms;
+	const volatile sig_atomic_t *stop;
+	struct refs refs;    /* what the configuration in use read */
+	struct refs loading; /* what the load in progress reads */
 };
 
 /* ---- discovery ---- */
@@ -180,6 +215,51 @@ static int make_secrets_dir(struct kubesource *ks, const char *parent, struct er
 	return 0;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* (Re)makes r's client with a timeout of timeout_ms for each of 1 + retries tries. */
+static int open_reader(struct reader *r, struct kubesource *ks, long timeout_ms, unsigned retries,
+                       struct error *err)
+{
+	struct kube_client *c = NULL;
+	struct kube_options ko;
+	int error;
+
+	kube_options_init(&ko);
+	ko.stop = ks->stop;
+	ko.timeout_ms = timeout_ms;
+	if (timeout_ms < ko.connect_timeout_ms)
+		ko.connect_timeout_ms = timeout_ms;
+	ko.max_retries = retries;
+	if ((error = kube_client_new(&c, &ks->cfg, &ko, err)) < 0)
+		return error;
+	kube_client_free(r->c);
+	r->c = c;
+	r->timeout_ms = timeout_ms;
+	r->retries = retries;
+	return 0;
+}
+
+static int start_reader(struct reader *r, struct kubesource *ks, long timeout_ms, unsigned retries,
+                        struct error *err)
+{
+	r->base_timeout_ms = timeout_ms;
+	r->base_retries = retries;
+	return open_reader(r, ks, timeout_ms, retries, err);
+}
+
+/* The longest a GET with r takes: its tries and the backoff (under a second) between them. */
+static int64_t longest_ms(const struct reader *r)
+{
+	return (int64_t)(r->retries + 1) * r->timeout_ms + (int64_t)r->retries * 1000;
+}
+
 int kubesource_new(struct kubesource **out, const struct kubesource_options *o, struct error *err)
 {
 	struct kubesource *ks = calloc(1, sizeof(*ks));
@@ -191,10 +271,14 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 		return error_set(err, IG_EFAIL, "out of memory");
 	kube_options_init(&ko);
 	ko.stop = o->write_stop;
+	ks->stop = o->stop;
+	ks->active = &ks->load_reader;
 	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
 	                           : kubeconfig_in_cluster(&ks->cfg, NULL, err)) < 0 ||
 	    (error = kube_client_new(&ks->client, &ks->cfg, &ko, err)) < 0 ||
+	    (error = start_reader(&ks->load_reader, ks, READ_TIMEOUT_MS, READ_RETRIES, err)) < 0 ||
+	    (error = start_reader(&ks->check_reader, ks, CHECK_TIMEOUT_MS, 0, err)) < 0 ||
 	    (error = kubesa_start(&ks->cfg, o->stop, err)) < 0 ||
 	    (error = preferred(ks->image_api, sizeof(ks->image_api), ks->client, IMAGE_GROUP,
 	                       err)) < 0 ||
@@ -249,10 +333,24 @@ static void remove_secrets(const char *root)
 	rmdir(root);
 }
 
+static void refs_release(struct refs *r)
+{
+	for (size_t i = 0; i < r->len; i++) {
+		free(r->items[i].ns);
+		free(r->items[i].name);
+	}
+	free(r->items);
+	*r = (struct refs){0};
+}
+
 void kubesource_free(struct kubesource *ks)
 {
 	if (!ks)
 		return;
+	refs_release(&ks->refs);
+	refs_release(&ks->loading);
+	kube_client_free(ks->load_reader.c);
+	kube_client_free(ks->check_reader.c);
 	kubesa_stop();
 	for (int k = 0; k < K_COUNT; k++)
 		kubewatch_free(ks->watch[k]);
@@ -354,23 +452,172 @@ done:
 	return error;
 }
 
-/* Secret ns/name into <secrets_dir>/<ns>.<name>/<key>, replacing what was there; a Secret
- * that is gone leaves no folder, so its users fail with "no such secret", never anonymous. */
+/* ---- what a configuration reads: noted by the load, read again by every pass ---- */
+
+/* Whether a failure is the API's answer (404, 403, a bad object), which a sum records, rather
+ * than no answer (a timeout, a 5xx, a stop, a local failure). */
+static bool is_answer(int code)
+{
+	return code == 0 || code == IG_ENOTFOUND || code == IG_EAUTH || code == IG_EINVALID ||
+	       code == IG_ETOOBIG;
+}
+
+/* A reader shortened for a deadline gets its own timeout and retries back. */
+static void restore_reader(struct reader *r, struct kubesource *ks)
+{
+	struct error err = ERROR_INIT;
+
+	if ((r->timeout_ms != r->base_timeout_ms || r->retries != r->base_retries) &&
+	    open_reader(r, ks, r->base_timeout_ms, r->base_retries, &err) < 0)
+		log_warn("kube.secrets", "%s", err.msg); /* the shortened client stays */
+}
+
+/* A pass's reads are over: the next ones (a load from a watch) have no deadline. The
+ * re-reads' client stays as the deadline made it: every pass has the same --pass-timeout. */
+static void end_deadline(struct kubesource *ks)
+{
+	ks->deadline_ms = 0;
+	ks->active = &ks->load_reader;
+	restore_reader(&ks->load_reader, ks);
+}
+
+/* GET path with the active reader; by the deadline while one is set (the client is made
+ * again with one try of what is left when its longest GET would end later). */
+static int read_get(json_t **out, void *ctx, const char *path, struct error *err)
+{
+	struct kubesource *ks = ctx;
+	struct reader *r = ks->active;
+	int64_t left;
+	int error;
+
+	*out = NULL;
+	if (ks->deadline_ms) {
+		if ((left = ks->deadline_ms - mono_ms()) < MIN_READ_MS)
+			return error_set(err, IG_ETIMEOUT,
+			                 "kubernetes api 'GET %s': the pass deadline has passed",
+			                 path);
+		if (longest_ms(r) > left && (error = open_reader(r, ks, (long)left, 0, err)) < 0)
+			return error;
+	}
+	return kube_get(out, r->c, path, err);
+}
+
+/* Notes what a read of a Secret or account found (the last read of one wins). */
+static void note(struct refs *r, bool account, const char *ns, const char *name,
+                 const unsigned char sum[KUBESA_SUM_LEN], bool known)
+{
+	struct ref *it = NULL;
+
+	for (size_t i = 0; i < r->len && !it; i++)
+		if (r->items[i].account == account && strcmp(r->items[i].ns, ns) == 0 &&
+		    strcmp(r->items[i].name, name) == 0)
+			it = &r->items[i];
+	if (!it) {
+		if (r->len == r->cap) {
+			size_t cap = r->cap ? 2 * r->cap : 8;
+			struct ref *items = realloc(r->items, cap * sizeof(*items));
+
+			if (!items)
+				return; /* out of memory: not read again, as before */
+			r->items = items;
+			r->cap = cap;
+		}
+		it = &r->items[r->len];
+		*it = (struct ref){account, false, strdup(ns), strdup(name), {0}};
+		if (!it->ns || !it->name) {
+			free(it->ns);
+			free(it->name);
+			return;
+		}
+		r->len++;
+	}
+	it->known = known;
+	if (known)
+		memcpy(it->sum, sum, KUBESA_SUM_LEN);
+}
+
+/* After a load: its notes replace the previous ones; a failed load (the configuration in use
+ * stays) keeps the previous notes of what it did not read. */
+static void finish_notes(struct kubesource *ks, bool loaded)
+{
+	for (size_t i = 0; !loaded && i < ks->refs.len; i++) {
+		struct ref *old = &ks->refs.items[i];
+		bool seen = false;
+
+		for (size_t j = 0; j < ks->loading.len && !seen; j++)
+			seen = ks->loading.items[j].account == old->account &&
+			       strcmp(ks->loading.items[j].ns, old->ns) == 0 &&
+			       strcmp(ks->loading.items[j].name, old->name) == 0;
+		if (!seen)
+			note(&ks->loading, old->account, old->ns, old->name, old->sum, old->known);
+	}
+	refs_release(&ks->refs);
+	ks->refs = ks->loading;
+	ks->loading = (struct refs){0};
+}
+
+/* SHA-256 of Secret s's type and data (keys sorted), or of code when the API refused it. */
+static void sum_secret(unsigned char sum[KUBESA_SUM_LEN], const json_t *s, int code)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	const char *type = str(json_object_get(s, "type"));
+	char *data =
+	    s ? json_dumps(json_object_get(s, "data"), JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+
+	memset(sum, 0, KUBESA_SUM_LEN);
+	if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1) {
+		EVP_DigestUpdate(md, &code, sizeof(code));
+		EVP_DigestUpdate(md, type, strlen(type) + 1);
+		if (data)
+			EVP_DigestUpdate(md, data, strlen(data));
+		EVP_DigestFinal_ex(md, sum, NULL);
+	}
+	if (data) {
+		memset(data, 0, strlen(data));
+		free(data);
+	}
+	EVP_MD_CTX_free(md);
+}
+
+/* GET Secret ns/name (*out: NULL when it failed) and the sum of the answer; *known false when
+ * the API did not answer. */
+static int get_secret(json_t **out, unsigned char sum[KUBESA_SUM_LEN], bool *known,
+                      struct kubesource *ks, const char *ns, const char *name, struct error *err)
+{
+	char path[600];
+	int error;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
+	error = read_get(out, ks, path, err);
+	*known = is_answer(error);
+	if (*known)
+		sum_secret(sum, *out, error);
+	return error;
+}
+
+/* Secret ns/name into <secrets_dir>/<ns>.<name>/<key>, replacing what was there, and noted for
+ * the passes to read again; a Secret that is gone leaves no folder, so its users fail with
+ * "no such secret", never anonymous. */
 static int fetch_secret(struct kubesource *ks, const char *ns, const char *name, struct error *err)
 {
 	json_t *s = NULL, *data, *v;
 	struct buf dir = BUF_INIT;
-	char path[600], what[400];
+	unsigned char sum[KUBESA_SUM_LEN];
+	char what[400];
 	const char *key;
+	bool known;
 	int error = 0;
 
 	snprintf(what, sizeof(what), "secret '%s/%s'", ns, name);
 	if (buf_printf(&dir, "%s/%s.%s", ks->secrets_dir, ns, name) < 0)
 		return error_set(err, IG_EFAIL, "out of memory");
 	remove_folder(dir.data);
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
-	if ((error = kube_get(&s, ks->client, path, err)) < 0)
+	error = get_secret(&s, sum, &known, ks, ns, name, err);
+	note(&ks->loading, false, ns, name, sum, known);
+	if (error < 0) {
+		error_prefix(err, "%s", what);
 		goto done;
+	}
 	data = json_object_get(s, "data");
 	if (json_object_size(data) > MAX_SECRET_KEYS) {
 		error = error_set(err, IG_ETOOBIG, "%s: more than %d keys", what, MAX_SECRET_KEYS);
@@ -393,9 +640,64 @@ static int fetch_secret(struct kubesource *ks, const char *ns, const char *name,
 done:
 	if (error < 0)
 		remove_folder(dir.data);
+	if (error < 0 && !is_answer(error))
+		note(&ks->loading, false, ns, name, sum, false); /* not written: read again */
 	json_decref(s);
 	buf_release(&dir);
 	return error;
+}
+
+/* Reads ref r again: its sum now, *known false when the API did not answer. */
+static void reread(unsigned char sum[KUBESA_SUM_LEN], bool *known, struct kubesource *ks,
+                   const struct ref *r, struct error *err)
+{
+	json_t *s = NULL;
+
+	if (r->account)
+		kubesa_read(sum, known, read_get, ks, NULL, r->ns, r->name, err);
+	else if (get_secret(&s, sum, known, ks, r->ns, r->name, err) < 0)
+		error_prefix(err, "secret '%s/%s'", r->ns, r->name);
+	json_decref(s);
+}
+
+bool kubesource_refs_changed(struct kubesource *ks, int64_t deadline_ms)
+{
+	int64_t now = mono_ms(), budget = (deadline_ms - now) / 2;
+	bool changed = false;
+
+	if (ks->refs.len == 0)
+		return false; /* nothing read: no request */
+	/* an API that does not answer leaves the pass most of its time, with what was read */
+	ks->deadline_ms = now + (budget < CHECK_BUDGET_MS ? budget : CHECK_BUDGET_MS);
+	ks->active = &ks->check_reader;
+	for (size_t i = 0; i < ks->refs.len && !changed && !(ks->stop && *ks->stop); i++) {
+		const struct ref *r = &ks->refs.items[i];
+		unsigned char sum[KUBESA_SUM_LEN];
+		struct error err = ERROR_INIT;
+		bool known;
+
+		reread(sum, &known, ks, r, &err);
+		if (!known) {
+			/* the API does not answer: the others would not either */
+			if (!(ks->stop && *ks->stop))
+				log_warn("kube.secrets", "not read again this pass: %s", err.msg);
+			break;
+		}
+		if (!r->known || memcmp(sum, r->sum, sizeof(sum)) != 0) {
+			log_info("kube.secrets",
+			         "%s '%s/%s' changed (written, rotated or deleted): reading the "
+			         "configuration again",
+			         r->account ? "serviceaccount" : "secret", r->ns, r->name);
+			changed = true;
+		}
+	}
+	if (!changed) {
+		end_deadline(ks);
+		return false;
+	}
+	ks->deadline_ms = deadline_ms; /* the load that follows: by the pass's deadline */
+	ks->active = &ks->load_reader;
+	return true;
 }
 
 /* ---- documents ---- */
@@ -440,6 +742,17 @@ static void rewrite_secrets(struct kubesource *ks, int k, json_t *spec, const ch
 	}
 }
 
+/* spec.serviceAccountName's imagePullSecrets, read and noted (kubesa_fetch_spec). */
+static void fetch_account(struct kubesource *ks, const char *ns, const json_t *spec)
+{
+	unsigned char sum[KUBESA_SUM_LEN];
+	bool known;
+	const char *sa = kubesa_fetch_spec(sum, &known, read_get, ks, ks->secrets_dir, ns, spec);
+
+	if (sa)
+		note(&ks->loading, true, ns, sa, sum, known);
+}
+
 /* The document imageguard reads of one object: apiVersion, kind, metadata (name, namespace,
  * labels, annotations but kubectl's last-applied copy) and spec, indented so that lines mean
  * something in messages. NULL when out of memory. */
@@ -466,7 +779,7 @@ static char *document(struct kubesource *ks, int k, const json_t *obj)
 	if ((spec = json_deep_copy(json_object_get(obj, "spec")))) {
 		rewrite_secrets(ks, k, spec, ns);
 		if (k == K_REPO)
-			kubesa_fetch_spec(ks->client, ks->secrets_dir, ns, spec);
+			fetch_account(ks, ns, spec);
 		json_object_set_new(doc, "spec", spec);
 	}
 	text = json_dumps(doc, JSON_INDENT(2));
@@ -497,6 +810,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 
 	*out = NULL;
 	*secrets_dir = ks->secrets_dir;
+	refs_release(&ks->loading);
 	for (int k = 0; k < K_COUNT; k++) {
 		if (!(snap[k] = kubewatch_snapshot(ks->watch[k]))) {
 			error = error_set(err, IG_EFAIL, "out of memory");
@@ -538,6 +852,8 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	if (error == 0)
 		remember(ks, snap[K_AUTOMATION]);
 done:
+	finish_notes(ks, error == 0);
+	end_deadline(ks);
 	release_docs(docs, names, n);
 	for (int k = 0; k < K_COUNT; k++)
 		json_decref(snap[k]);

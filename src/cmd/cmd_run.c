@@ -342,6 +342,8 @@ static void log_report(const struct report *r, double seconds)
 	         r->commits, r->errors, seconds);
 }
 
+static void try_reload(struct runner *rn, const char *why);
+
 static int run_pass(struct runner *rn)
 {
 	struct reconcile_options ro = {0};
@@ -350,6 +352,9 @@ static int run_pass(struct runner *rn)
 	int64_t t0 = now_ms();
 	int error;
 
+	/* --kube: a Secret or ServiceAccount deleted or rotated since the load is read anew */
+	if (rn->kube && kubesource_refs_changed(rn->kube, t0 + rn->o->pass_timeout_ms))
+		try_reload(rn, "secrets changed");
 	ro.config = rn->cfg;
 	ro.state_dir = rn->o->state_dir;
 	ro.secrets_dir = rn->kube ? rn->kube_secrets : rn->o->secrets_dir;

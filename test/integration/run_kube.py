@@ -102,6 +102,13 @@ def a_policy_change_takes_effect_without_restart(st):
          lambda: status(st))
 
 
+def log_time(e):
+    """A JSON log line's "time" (RFC 3339 UTC, milliseconds) as Unix seconds."""
+    import calendar
+    base, _, ms = e["time"].rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(base, "%Y-%m-%dT%H:%M:%S")) + int(ms or 0) / 1000.0
+
+
 @harness.test
 def requested_reconcile_runs_within_a_second(st):
     before = status(st).get("lastAutomationRunTime")
@@ -110,10 +117,68 @@ def requested_reconcile_runs_within_a_second(st):
             "reconcile.fluxcd.io/requestedAt=2026-12-01T07:00:00.1Z")
     wait(lambda: status(st).get("lastHandledReconcileAt") == "2026-12-01T07:00:00.1Z",
          "lastHandledReconcileAt", 10, lambda: status(st))
-    # status is written after the pass; the pass itself began within the second
-    harness.check(time.time() - t0 < 5, "took %.1fs" % (time.time() - t0))
+    # the annotation's arrival (the fixture's request log) against the pass's start (the loop
+    # logs config.reload, then runs the pass at once): both on this machine's clock. A bound on
+    # a hang, not a benchmark: the loop looks every 50 ms, and 0.5 s of slack over the second
+    # is for a loaded machine
+    patched = [q["time"] for q in st["api"].requests if q["method"] == "PATCH" and
+               q["path"].endswith("/imageupdateautomations/auto") and q["time"] >= t0 - 1]
+    harness.check(patched, "the annotation's PATCH is in the request log")
+    starts = [log_time(e) for e in st["run"].events("config.reload")
+              if log_time(e) >= patched[-1] - 0.001]
+    harness.check(starts and starts[0] - patched[-1] < 1.5, "the pass began %.3fs after the "
+                  "annotation" % ((starts or [0])[0] - patched[-1]), starts)
     harness.check(status(st).get("lastAutomationRunTime") is not None and
                   status(st)["observedGeneration"] >= 1, "run time", before, status(st))
+
+
+@harness.test
+def lists_and_watches_use_only_the_preferred_version(st):
+    """Each kind is listed and watched at the version discovery prefers (v1 here, v1beta2 also
+    served), and, against a fixture that prefers v1beta2 for the image group, at v1beta2: never
+    at another served version."""
+    from kuberun import IMG as image_group
+    plurals = {image_group: ("imagerepositories", "imagepolicies", "imageupdateautomations"),
+               "source.toolkit.fluxcd.io": ("gitrepositories",)}
+
+    def collection_gets(api):
+        """(group, version, plural, watch?) of imageguard's list and watch requests."""
+        out = []
+        for q in list(api.requests):
+            parts = q["path"].strip("/").split("/")
+            if (q["method"] != "GET" or not q["agent"].startswith("imageguard/") or
+                    len(parts) < 4 or parts[0] != "apis" or parts[1] not in plurals or
+                    parts[-1] not in plurals[parts[1]]):
+                continue
+            out.append((parts[1], parts[2], parts[-1], q["query"].get("watch") == "true"))
+        return out
+
+    def check(api, what):
+        got = collection_gets(api)
+        for group, names in plurals.items():
+            pref = api.preferred_version(group)
+            for plural in names:
+                mine = [g for g in got if g[0] == group and g[2] == plural]
+                harness.check([g for g in mine if not g[3]] and [g for g in mine if g[3]],
+                              "%s: %s listed and watched" % (what, plural), mine)
+                harness.check({g[1] for g in mine} == {pref}, "%s: %s only at %s" % (
+                    what, plural, pref), sorted({g[1] for g in mine}))
+
+    check(st["api"], "v1 preferred")
+    api = kubeapi_etcd.start(preferred={image_group: "v1beta2"})
+    r = None
+    try:
+        k = api.kubeconfig(os.path.join(st["env"].dir, "kc-v1beta2"))
+        r = Background(os.path.join(st["env"].dir, "run-v1beta2.log"),
+                       [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", k, "--state-dir",
+                        os.path.join(st["env"].dir, "state-v1beta2"), "--log-format", "json"])
+        wait(lambda: len({g[2] for g in collection_gets(api) if g[3]}) == 4,
+             "the four watches", 20, r.text)
+        check(api, "v1beta2 preferred for the image group")
+    finally:
+        if r:
+            r.stop()
+        api.stop()
 
 
 @harness.test
@@ -181,6 +246,63 @@ def a_missing_secret_is_a_clear_error(st):
 
 
 @harness.test
+def a_deleted_secret_is_an_error_at_the_next_pass(st):
+    """The Secret goes while run --kube runs with a short interval, and no Flux object is
+    touched: the next passes re-read it, each reports the repository's policy as an error
+    naming it, never a listing (anonymous, or with the copy read before), and Ready goes
+    False; the Secret created again is used at the pass after."""
+    env, run, api = st["env"], st["run"], st["api"]
+    # passes every second (an invalid repository's interval no longer counts: the
+    # automation's does)
+    kubectl(st, "patch", "imagerepository", "app", "--type", "merge", "-p",
+            '{"spec":{"interval":"1s","secretRef":{"name":"regcred"}}}')
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"interval":"1s"}}')
+    wait(lambda: (ready(st) or {}).get("reason") == "Succeeded" and
+         [d for d in run.decisions() if d["policy"] == "default/app" and
+          d["tag_count"] is not None][-1:], "listed with the Secret", 20,
+         lambda: status(st), run.text)
+    n, requests = len(run.decisions()), len(api.requests)
+    kubectl(st, "delete", "secret", "regcred")
+
+    def app_after(k):
+        return [d for d in run.decisions()[k:] if d["policy"] == "default/app"]
+
+    # (a pass already running when the Secret went may still finish with it: the next one
+    # must not)
+    wait(lambda: [d for d in app_after(n) if d["decision"] == "error"], "an error after the "
+         "deletion, no Flux object touched", 20, run.text)
+    env.push("team/app", ["v1.3.0"])
+    n = len(run.decisions())
+    got = wait(lambda: len(app_after(n)) >= 3 and app_after(n), "three passes more", 30,
+               lambda: app_after(n), lambda: run.text()[-3000:])
+    harness.check(all(d["decision"] == "error" and d["reason"] == "config" and
+                      d["tag_count"] is None and "regcred" in (d.get("message") or "")
+                      for d in got), "each pass: an error naming the Secret, no listing", got)
+    harness.check("v1.3.0" not in env.remote_file("apps/app.yaml"), "nothing written")
+    lines = [e["msg"] for e in run.events("kube.secret") if "default/regcred" in e["msg"]]
+    harness.check(lines and "404" in lines[-1] and "\n" not in lines[-1],
+                  "one line naming namespace/secret", lines)
+    c = wait(lambda: (ready(st) or {}).get("status") == "False" and ready(st), "Ready False",
+             10, lambda: status(st))
+    harness.check("regcred" in c["message"], "the condition names the Secret", c)
+    harness.check([q for q in api.requests[requests:] if q["agent"].startswith("imageguard/")
+                   and q["path"] == "/api/v1/namespaces/default/secrets/regcred"],
+                  "read by name in the object's namespace at the passes")
+    kubectl(st, "create", "secret", "generic", "regcred", "--from-literal=username=u",
+            "--from-literal=password=p")
+    wait(lambda: "v1.3.0" in env.remote_file("apps/app.yaml"), "the Secret back: written",
+         30, run.text)
+    wait(lambda: (ready(st) or {}).get("status") == "True", "Ready True", 20,
+         lambda: status(st))
+    kubectl(st, "patch", "imagerepository", "app", "--type", "json", "-p",
+            '[{"op":"remove","path":"/spec/secretRef"},'
+            '{"op":"replace","path":"/spec/interval","value":"1m"}]')
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"interval":"10m"}}')
+
+
+@harness.test
 def sigterm_ends_the_watches(st):
     # this process's folder (from its log: other runs of this test may share /dev/shm)
     st["secrets"] = st["run"].secrets_dir()
@@ -194,6 +316,62 @@ def sigterm_ends_the_watches(st):
     harness.check(not os.path.exists(st["secrets"]), "secrets folder removed", st["secrets"])
     st["run"] = Run(st)  # for teardown; and a second start works
     wait(lambda: st["run"].events("reconcile.pass"), "second start", 20, st["run"].text)
+
+
+@harness.test
+def secret_reads_end_by_the_pass_deadline_and_at_sigterm(st):
+    """The API server stops answering GETs of Secrets under a run with --pass-timeout 2s and
+    passes every second: the pass's re-read gives up after half the pass's time (not after its
+    own 5 s timeout), in one warning naming the Secret, and the pass goes on with what was read
+    last, in the time left; SIGTERM while a start's read waits exits 0 at once."""
+    api = st["api"]
+    kubectl(st, "patch", "imagerepository", "app", "--type", "merge", "-p",
+            '{"spec":{"interval":"1s","secretRef":{"name":"regcred"}}}')
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"interval":"1s"}}')
+    st["run"].stop()
+    run = st["run"] = Run(st, "--pass-timeout", "2s")
+    try:
+        wait(lambda: [d for d in run.decisions() if d["policy"] == "default/app" and
+                      d["tag_count"] is not None], "a pass with the Secret", 20, run.text)
+        api.stall_prefix = "/api/v1/namespaces/default/secrets/"
+        t0 = time.time()
+        warned = wait(lambda: [e for e in run.events("kube.secrets")
+                               if "not read again" in e["msg"]], "the re-read given up", 20,
+                      run.text)
+        # a hang bound: the next pass within about a second, then half its 2 s
+        harness.check(log_time(warned[0]) - t0 < 4 and "secret 'default/regcred'" in
+                      warned[0]["msg"], "given up by the deadline, naming the Secret, "
+                      "%.1fs after the stall" % (log_time(warned[0]) - t0), warned)
+        n = len(run.decisions())
+        got = wait(lambda: [d for d in run.decisions()[n:] if d["policy"] == "default/app"],
+                   "the pass goes on", 20, run.text)
+        harness.check(got[0]["decision"] != "error" and got[0]["tag_count"] is not None,
+                      "listed with what was read last", got)
+        # a start while the reads stall: the load's read waits up to 10 s a try, three tries,
+        # which SIGTERM cuts
+        run.stop()
+
+        def reads():
+            return [q for q in api.requests if q["path"].startswith(api.stall_prefix) and
+                    q["agent"].startswith("imageguard/")]
+        k = len(reads())
+        run = st["run"] = Run(st)
+        wait(lambda: len(reads()) > k, "a read waiting", 20, run.text)
+        t1 = time.time()
+        rc = run.stop()
+        harness.check(rc == 0 and time.time() - t1 < 3, "SIGTERM during a read: exit 0 "
+                      "within 2s, took %.1fs" % (time.time() - t1), run.text()[-2000:])
+    finally:
+        api.stall_prefix = None
+        st["run"].stop()
+        st["run"] = Run(st)
+    kubectl(st, "patch", "imagerepository", "app", "--type", "json", "-p",
+            '[{"op":"remove","path":"/spec/secretRef"},'
+            '{"op":"replace","path":"/spec/interval","value":"1m"}]')
+    kubectl(st, "patch", "imageupdateautomation", "auto", "--type", "merge", "-p",
+            '{"spec":{"interval":"10m"}}')
+    wait(lambda: st["run"].events("reconcile.pass"), "restarted", 20, st["run"].text)
 
 
 @harness.test

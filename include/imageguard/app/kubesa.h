@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
 
 struct config_repository;
 struct error;
@@ -17,6 +18,10 @@ struct kube_client;
 struct registry_creds;
 
 #define KUBESA_MAX_PULL_SECRETS 32 /* imagePullSecrets read from one ServiceAccount */
+#define KUBESA_SUM_LEN 32          /* a SHA-256: what one read of an account found */
+
+/* One GET of an absolute API path, as kube_get answers it (*out a new reference). */
+typedef int (*kubesa_get_fn)(json_t **out, void *ctx, const char *path, struct error *err);
 
 /* Reads ServiceAccount ns/name and each Secret its imagePullSecrets name into
  * <secrets_dir>/<ns>.<name>@serviceaccount/: one Docker config JSON per Secret ("0.json",
@@ -28,11 +33,22 @@ struct registry_creds;
 int kubesa_fetch(struct kube_client *c, const char *secrets_dir, const char *ns, const char *name,
                  struct error *err);
 
-/* kubesa_fetch for an ImageRepository's spec (borrowed JSON) in namespace ns when it names a
- * serviceAccountName and no cloud provider; a failure is logged (it is also kept for the
- * repository's scan). */
-void kubesa_fetch_spec(struct kube_client *c, const char *secrets_dir, const char *ns,
-                       const json_t *spec);
+/* kubesa_fetch through get, and what was read summed: SHA-256 over the imagePullSecrets'
+ * names and Docker configs in order, or, when the read fails with the API's answer (404, 403,
+ * a bad account or Secret), over that failure's code and message; *summed is false when the
+ * API did not answer (a timeout, a 5xx, a stop) or out of memory. secrets_dir NULL: nothing
+ * is written, only the sum (run --kube reads the accounts again at every pass and compares).
+ * Returns what kubesa_fetch returns. */
+int kubesa_read(unsigned char sum[KUBESA_SUM_LEN], bool *summed, kubesa_get_fn get, void *ctx,
+                const char *secrets_dir, const char *ns, const char *name, struct error *err);
+
+/* kubesa_read for an ImageRepository's spec (borrowed JSON) in namespace ns when it names a
+ * serviceAccountName and no cloud provider: returns that name (borrowed from spec), with *sum
+ * and *summed as kubesa_read fills them; NULL (nothing read) otherwise. A failure is logged
+ * (it is also kept for the repository's scan). */
+const char *kubesa_fetch_spec(unsigned char sum[KUBESA_SUM_LEN], bool *summed, kubesa_get_fn get,
+                              void *ctx, const char *secrets_dir, const char *ns,
+                              const json_t *spec);
 
 /* The credentials of repository r (which names r->service_account) for its registry. With a
  * cloud provider, the account's own identity: its annotations (aws eks.amazonaws.com/role-arn;

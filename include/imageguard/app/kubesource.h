@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct config;
@@ -41,10 +42,23 @@ void kubesource_free(struct kubesource *ks);
 uint64_t kubesource_changes(struct kubesource *ks);
 
 /* A configuration from the current objects (documents named "Kind/ns/name"), with the Secrets
- * they name fetched now; *secrets_dir (borrowed) is the folder to resolve them in. Returns
+ * they name (and the ServiceAccounts' imagePullSecrets) fetched now and noted for
+ * kubesource_refs_changed; *secrets_dir (borrowed) is the folder to resolve them in. Returns
  * what config_load_documents returns. */
 int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
                     struct config_diags *diags, struct error *err);
+
+/* Reads again, by name in their own namespaces, the Secrets and ServiceAccounts (with their
+ * imagePullSecrets) that the last kubesource_load read, and compares each with what that load
+ * found (a SHA-256 of the content, or of the API's refusal). Returns true at the first that
+ * changed (written, rotated, deleted, created, refused): the caller then calls kubesource_load
+ * at once, whose reads end by deadline_ms too. Returns false when nothing changed, when nothing
+ * is referenced (no request is made), or when the API does not answer (logged once; what was
+ * read last stays). The re-reads end by the earlier of 10 s and half the time left before
+ * deadline_ms (CLOCK_MONOTONIC milliseconds, the pass's), 5 s each, so that a silent API leaves
+ * the pass most of its time; the load after a change ends by deadline_ms; SIGTERM (the stop
+ * flag) ends either within about a second. */
+bool kubesource_refs_changed(struct kubesource *ks, int64_t deadline_ms);
 
 /* The client for writes from the loop's thread (status, events); borrowed. */
 struct kube_client *kubesource_client(struct kubesource *ks);
