@@ -366,14 +366,10 @@ static struct autorun *next_ready(struct progress *g)
 /* Lists and finishes every automation; the pass's report gets their items in config order. */
 static int list_and_finish(struct pass *p, struct error *err)
 {
-	struct progress g = {PTHREAD_MUTEX_INITIALIZER,
-	                     PTHREAD_COND_INITIALIZER,
-	                     NULL,
-	                     NULL,
-	                     false,
-	                     0,
-	                     ERROR_INIT,
-	                     p};
+	struct progress g = {.mu = PTHREAD_MUTEX_INITIALIZER,
+	                     .cv = PTHREAD_COND_INITIALIZER,
+	                     .err = ERROR_INIT,
+	                     .p = p};
 	struct autorun *ar;
 	pthread_t th;
 	int error = 0;
