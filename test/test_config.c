@@ -1157,7 +1157,7 @@ static const struct secret_case {
 static struct config *load_secrets(enum secret_object obj, const char *secrets_dir,
                                    struct config_diags *diags)
 {
-	struct config_load_options o = {true, true, secrets_dir, NULL, false};
+	struct config_load_options o = {true, true, secrets_dir, NULL, false, false};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 
@@ -1237,11 +1237,80 @@ START_TEST(secrets_missing)
 }
 END_TEST
 
+/* run --kube: kubesource rewrites each secretRef to "<ns>.<name>", the Secret's folder in its
+ * private secrets dir; a missing or unusable Secret is named as Kubernetes names it, ns/name,
+ * never by that folder. */
+static const char api_yaml[] =
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: r\n"
+    "  namespace: team-a\nspec:\n  image: ghcr.io/acme/app\n"
+    "  secretRef: {name: team-a.regcred}\n"
+    "  certSecretRef: {name: team-a.regca}\n---\n"
+    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+    "  namespace: team-a\nspec:\n  url: https://example.com/fleet\n"
+    "  secretRef: {name: team-a.git.cred}\n---\n"
+    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: open\n"
+    "  namespace: team-a\nspec:\n  url: file:///srv/g.git\n---\n"
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+    "  name: a\n  namespace: team-a\nspec:\n  sourceRef: {name: open}\n  git:\n"
+    "    commit:\n      author: {name: bot, email: bot@example.com}\n"
+    "      signingKey:\n        secretRef: {name: team-a.gpg}\n"
+    "    push: {branch: auto}\n";
+
+#define NOT_IN_API " not found in the Kubernetes API (or not readable: see the kube.secret warning)"
+
+START_TEST(secrets_from_api)
+{
+	static const char *const want[] = {
+	    "ImageRepository 'team-a/r': 'spec.secretRef': secret 'team-a/regcred'" NOT_IN_API,
+	    "ImageRepository 'team-a/r': 'spec.certSecretRef': secret 'team-a/regca': no 'ca.crt'",
+	    "GitRepository 'team-a/g': 'spec.secretRef': secret 'team-a/git.cred'" NOT_IN_API,
+	    "ImageUpdateAutomation 'team-a/a': 'spec.git.commit.signingKey.secretRef': secret "
+	    "'team-a/gpg'" NOT_IN_API,
+	};
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config_load_options o = {true, true, NULL, NULL, true, true};
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+	char sdir[600], dir[700], file_mode[1400];
+	const char *path = write_file("api.yaml", api_yaml);
+
+	snprintf(sdir, sizeof(sdir), "%s/kube-secrets", tmpdir);
+	mkdir(sdir, 0700);
+	snprintf(dir, sizeof(dir), "%s/team-a.regca", sdir); /* there, but no ca.crt */
+	mkdir(dir, 0700);
+	o.secrets_dir = sdir;
+	ck_assert_int_eq(config_load_with(&c, path, &o, &diags, &err), 0);
+	if (diags.errors != 4)
+		dump(&diags);
+	ck_assert_uint_eq(diags.errors, 4);
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_str_eq(diags.items[i].message, want[i]);
+		ck_assert_ptr_null(strstr(diags.items[i].message, sdir));
+	}
+	ck_assert_uint_eq(c->repositories_len + c->automations_len, 0);
+	ck_assert_uint_eq(c->git_sources_len, 1); /* "open", which names no secret */
+	config_free(c);
+	config_diags_release(&diags);
+
+	/* check-config --kube (kube, a --secrets-dir of the user's): the folder as in file mode */
+	o.secrets_from_api = false;
+	ck_assert_int_eq(config_load_with(&c, path, &o, &diags, &err), 0);
+	snprintf(file_mode, sizeof(file_mode),
+	         "ImageRepository 'team-a/r': 'spec.secretRef': secret 'team-a.regcred' not found: "
+	         "'%s/team-a.regcred' is not a folder",
+	         sdir);
+	ck_assert_uint_eq(diags.errors, 4);
+	ck_assert_str_eq(diags.items[0].message, file_mode);
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
 /* An object whose secret is missing takes its dependents with it; the others run. */
 START_TEST(secrets_dependents)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL, NULL, false};
+	struct config_load_options o = {true, true, NULL, NULL, false, false};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	const char *path = write_file(
@@ -1741,6 +1810,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, update_path_message);
 	tcase_add_loop_test(tc, secret_folders, 0, sizeof(secret_cases) / sizeof(secret_cases[0]));
 	tcase_add_test(tc, secrets_missing);
+	tcase_add_test(tc, secrets_from_api);
 	tcase_add_test(tc, secrets_dependents);
 	tcase_add_loop_test(tc, policy_selector, 0,
 	                    sizeof(selector_cases) / sizeof(selector_cases[0]));

@@ -845,7 +845,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	{
 		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
 		 * is an error of its own */
-		struct config_load_options lo = {true, true, ks->secrets_dir, NULL, true};
+		struct config_load_options lo = {true, true, ks->secrets_dir, NULL, true, true};
 
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}

@@ -1,6 +1,7 @@
 /* The secrets a configuration names, checked when it is loaded (check-config --secrets-dir,
  * and plan/reconcile/run): each folder exists under --secrets-dir and holds what its use needs,
- * parsed. A missing secret is an error naming it and its path, never anonymous access. Only
+ * parsed. A missing secret is an error naming it and its path, never anonymous access; under
+ * run --kube, naming it ns/name in the Kubernetes API instead (its folder is internal). Only
  * names and paths go into messages, never a value. */
 #include <jansson.h>
 #include <stdio.h>
@@ -172,6 +173,39 @@ static void check_folder(char *msg, size_t n, const char *dir, enum use use, con
 	}
 }
 
+/* run --kube's folder name "<ns>.<name>" as Kubernetes names the Secret, "ns/name" (a namespace
+ * is a DNS label: the first '.' ends it); a name without one is the object's namespace's. */
+static void api_name(char *out, size_t n, const char *ns, const char *secret)
+{
+	const char *dot = strchr(secret, '.');
+
+	if (dot)
+		snprintf(out, n, "%.*s/%s", (int)(dot - secret), secret, dot + 1);
+	else
+		snprintf(out, n, "%s/%s", ns ? ns : "", secret);
+}
+
+/* The folder dir of a Secret read from the API, named ns/name: its error, never the
+ * folder's path. The folder is missing when the Secret is deleted, never
+ * made, or could not be read (kubesource logs why as kube.secret). */
+static void check_api_secret(struct loader *L, enum config_kind k, const char *id, const char *file,
+                             size_t line, const char *field, const char *name, const char *dir,
+                             enum use use, const char *host)
+{
+	struct stat st;
+	char msg[512];
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		config_diag_error(
+		    L, file, line,
+		    "%s '%s': '%s': secret '%s' not found in the Kubernetes API (or not "
+		    "readable: see the kube.secret warning)",
+		    config_kind_name(k), id, field, name);
+	else if (check_folder(msg, sizeof(msg), dir, use, host), *msg)
+		config_diag_error(L, file, line, "%s '%s': '%s': secret '%s': %s",
+		                  config_kind_name(k), id, field, name, msg);
+}
+
 /* One secret of one object: an error of that object when it is not usable. */
 static void check_secret(struct loader *L, enum config_kind k, const char *ns, const char *name,
                          const char *id, struct config_origin origin, size_t line,
@@ -180,24 +214,28 @@ static void check_secret(struct loader *L, enum config_kind k, const char *ns, c
 	const char *sdir = L->opts.secrets_dir;
 	size_t first = L->diags->len;
 	struct stat st;
-	char dir[4096], msg[512];
+	char dir[4096], msg[512], shown[600];
 
 	if (!secret)
 		return;
 	snprintf(dir, sizeof(dir), "%s/%s", sdir ? sdir : "", secret);
-	if (!sdir)
+	if (sdir && L->opts.secrets_from_api) {
+		api_name(shown, sizeof(shown), ns, secret);
+		check_api_secret(L, k, id, origin.file, line, field, shown, dir, use, host);
+	} else if (!sdir) {
 		config_diag_error(
 		    L, origin.file, line,
 		    "%s '%s': '%s': secret '%s' needs --secrets-dir (its keys are read "
 		    "from the folder <secrets-dir>/%s)",
 		    config_kind_name(k), id, field, secret, secret);
-	else if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+	} else if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		config_diag_error(L, origin.file, line,
 		                  "%s '%s': '%s': secret '%s' not found: '%s' is not a folder",
 		                  config_kind_name(k), id, field, secret, dir);
-	else if (check_folder(msg, sizeof(msg), dir, use, host), *msg)
+	} else if (check_folder(msg, sizeof(msg), dir, use, host), *msg) {
 		config_diag_error(L, origin.file, line, "%s '%s': '%s': secret '%s' ('%s'): %s",
 		                  config_kind_name(k), id, field, secret, dir, msg);
+	}
 	if (L->diags->len > first && !config_invalid_at(L->c, k, origin.file, origin.line))
 		config_invalid_note(L, k, ns, name, origin.file, origin.line, first);
 }
