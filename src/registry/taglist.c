@@ -279,7 +279,7 @@ static uint64_t prefix_key(const char *s)
 
 	for (; i < 8 && s[i]; i++)
 		k = k << 8 | (unsigned char)s[i];
-	return k << (8 * (8 - i));
+	return i ? k << (8 * (8 - i)) : 0; /* a shift by 64 is undefined */
 }
 
 /* strcmp's sign for two keyed tags. Equal keys with a NUL among their 8 bytes (the low byte
