@@ -218,7 +218,12 @@ def as_unprivileged(c, args, env):
             shutil.copy(os.path.join(build, name), os.path.join(d, name))
             os.chmod(os.path.join(d, name), 0o755)
     binary = os.path.join(d, os.path.basename(harness.IMAGEGUARD))
-    env = dict(env, HOME=d, XDG_STATE_HOME=d)
+    # a coverage build writes its counters at exit: as nobody, under the build tree it cannot,
+    # and says so on stderr; GCOV_PREFIX puts them in a folder nobody can write
+    gcov = os.path.join(d, "gcov")
+    os.mkdir(gcov)
+    os.chmod(gcov, 0o777)
+    env = dict(env, HOME=d, XDG_STATE_HOME=d, GCOV_PREFIX=gcov)
     return harness.Result(subprocess.run([binary] + args, capture_output=True, text=True,
                                          timeout=120, env=env, user=65534, group=65534,
                                          extra_groups=[]))
