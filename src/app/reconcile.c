@@ -311,25 +311,37 @@ static bool repository_final(const struct progress *g, size_t r)
 	return g->finished || g->listed[r] || !sc->wanted || sc->repo->suspend;
 }
 
-/* Whether every repository ar's markers need is final; if not, the first one that is not is
- * marked awaited. Under g->mu. A listing once final stays final, so each call resumes at the
- * first marker still waiting (a scan from the start made the pass quadratic). */
-static bool automation_ready(const struct progress *g, struct autorun *ar)
+/* The repository marker k of ar needs, if its listing is not final yet. Under g->mu. */
+static bool needs_unlisted(const struct progress *g, const struct autorun *ar, size_t k, size_t *r)
 {
 	const struct pass *p = g->p;
+	const struct config_policy *pol =
+	    config_find_policy_id(p->cfg, ar->markers.items[k].policy);
 
-	for (; ar->ready_from < ar->markers.len; ar->ready_from++) {
-		const struct config_policy *pol =
-		    config_find_policy_id(p->cfg, ar->markers.items[ar->ready_from].policy);
-		size_t r;
+	if (!pol || !config_automation_selects(ar->a, pol))
+		return false;
+	*r = p->policy_repo[reconcile_policy_index(p->cfg, pol)];
+	return !repository_final(g, *r);
+}
 
-		if (pol && config_automation_selects(ar->a, pol) &&
-		    !repository_final(g, r = p->policy_repo[reconcile_policy_index(p->cfg, pol)])) {
-			g->awaited[r] = true;
-			return false;
-		}
-	}
-	return true;
+/* Whether every repository ar's markers need is final. If not, the one of them listed last
+ * (the highest index: the scan takes them in index order) is marked awaited, so the pass
+ * sleeps until then: waiting for the first one instead woke it about once per repository
+ * (8,600 futex calls in a pass of 5,000). Under g->mu. A listing once final stays final, so
+ * each call resumes at the first marker still waiting. */
+static bool automation_ready(const struct progress *g, struct autorun *ar)
+{
+	size_t r, last = 0;
+
+	while (ar->ready_from < ar->markers.len && !needs_unlisted(g, ar, ar->ready_from, &r))
+		ar->ready_from++;
+	if (ar->ready_from == ar->markers.len)
+		return true;
+	for (size_t k = ar->ready_from; k < ar->markers.len; k++)
+		if (needs_unlisted(g, ar, k, &r) && r > last)
+			last = r;
+	g->awaited[last] = true;
+	return false;
 }
 
 /* The next automation whose repositories are listed, waiting for listings as needed; NULL when
@@ -459,7 +471,7 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	}
 	if (o->client)
 		p->client = o->client;
-	else if (passmetrics_client_new(&p->client, o->metrics, err) < 0)
+	else if (passmetrics_client_new(&p->client, o->metrics, false, err) < 0)
 		return err->code;
 	return 0;
 }
