@@ -287,7 +287,8 @@ START_TEST(decide_table)
 	struct fake fake = {
 	    .head = cases[_i].head, .created = cases[_i].created, .replaced = cases[_i].replaced};
 	struct decide_io io = {fake_head, fake_created, fake_replaced, fake_listed_since, &fake};
-	struct decide_listing l = {true, !cases[_i].listing_fails, "listing: 500", listing, 6};
+	struct decide_listing l = {true, !cases[_i].listing_fails, "listing: 500", listing, 6,
+	                           NULL};
 	struct decide_env env = {cfg, 1767225600, &l, &io};
 	struct marker items[2] = {
 	    {(char *)"apps/web.yaml", 1, (char *)cases[_i].policy, MARKER_TAG, MARKER_PLAIN, 0, 0,

@@ -196,6 +196,48 @@ START_TEST(select_)
 }
 END_TEST
 
+static void same_result(const struct policy_result *r, size_t i)
+{
+	ck_assert_pstr_eq(r->latest, selects[i].latest);
+	ck_assert_uint_eq(r->candidates, selects[i].candidates);
+	ck_assert_uint_eq(r->skipped, selects[i].skipped);
+	ck_assert_pstr_eq(r->unordered, selects[i].unordered);
+}
+
+/* policy_select_keyed: the same key answers from memory (here: even over no tags, which shows
+ * the tags were not read), another key or none selects again, and only the last key is kept. */
+START_TEST(select_keyed)
+{
+	struct policy *p = make(&selects[_i].s);
+	struct policy_result r = POLICY_RESULT_INIT;
+	unsigned char k1[POLICY_LISTING_KEY_LEN], k2[POLICY_LISTING_KEY_LEN];
+	const char *const none[] = {NULL};
+	size_t n;
+	char **tags = split(selects[_i].tags, &n);
+
+	memset(k1, 1, sizeof(k1));
+	memset(k2, 2, sizeof(k2));
+	ck_assert_int_eq(policy_select_keyed(&r, p, (const char *const *)tags, n, k1, NULL), 0);
+	same_result(&r, (size_t)_i);
+	policy_result_release(&r);
+	ck_assert_int_eq(policy_select_keyed(&r, p, none, 0, k1, NULL), 0);
+	same_result(&r, (size_t)_i);
+	policy_result_release(&r);
+	ck_assert_int_eq(policy_select_keyed(&r, p, none, 0, k2, NULL), 0);
+	ck_assert_ptr_null(r.latest);
+	ck_assert_uint_eq(r.candidates, 0);
+	policy_result_release(&r);
+	ck_assert_int_eq(policy_select_keyed(&r, p, none, 0, k1, NULL), 0); /* k2 replaced it */
+	ck_assert_ptr_null(r.latest);
+	policy_result_release(&r);
+	ck_assert_int_eq(policy_select_keyed(&r, p, (const char *const *)tags, n, NULL, NULL), 0);
+	same_result(&r, (size_t)_i);
+	policy_result_release(&r);
+	free_split(tags);
+	policy_free(p);
+}
+END_TEST
+
 /* Deterministic pseudo-random permutation (no global RNG state). */
 static void shuffle(char **v, size_t n, unsigned seed)
 {
@@ -579,6 +621,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, select_, 0, sizeof(selects) / sizeof(selects[0]));
 	tcase_add_loop_test(tc, select_shuffled, 0, sizeof(selects) / sizeof(selects[0]));
+	tcase_add_loop_test(tc, select_keyed, 0, sizeof(selects) / sizeof(selects[0]));
 	tcase_add_loop_test(tc, verdict, 0, sizeof(verdicts) / sizeof(verdicts[0]));
 	tcase_add_loop_test(tc, compare, 0, sizeof(compares) / sizeof(compares[0]));
 	tcase_add_test(tc, compare_null);

@@ -73,6 +73,7 @@ static void fill_input(struct decide_item *it, const struct decide_env *env,
 	if (in->listing_ok) {
 		in->tags = l->tags;
 		in->tags_len = l->tags_len;
+		in->listing_key = l->key;
 	}
 	in->rollback_to = pol->override.tag;
 	in->rollback_reason = pol->override.reason;

@@ -88,11 +88,14 @@ static void observe_response(void *ctx, const char *registry, long code)
 	metrics_add(ctx, "imageguard_registry_requests_total", values, 1);
 }
 
-int passmetrics_client_new(struct registry_client **out, struct metrics *m, struct error *err)
+int passmetrics_client_new(struct registry_client **out, struct metrics *m, bool memo,
+                           struct error *err)
 {
 	struct registry_options opts;
 
 	registry_options_init(&opts);
+	opts.skip_digest = true; /* scan_tags_sha256 computes it where it is read */
+	opts.memo_listings = memo;
 	if (m) {
 		opts.observe = observe_response;
 		opts.observe_ctx = m;

@@ -124,7 +124,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	for (size_t i = 0; i < ar->len && error == 0; i++) {
 		const struct decide_item *it = &ar->items[i];
 		const struct marker *m = &ar->markers.items[it->marker];
-		const struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
+		struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
 		struct commitmsg_change *c = &changes[n];
 
 		if (!it->new_value)
@@ -138,7 +138,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 		c->kind = m->kind;
 		c->name = m->name;
 		c->namespace = m->namespace;
-		c->tags_sha256 = sc->done && sc->rc == 0 ? sc->listing.sha256 : NULL;
+		c->tags_sha256 = scan_tags_sha256(sc);
 		error = note(&c->decision, &notes, "%s/%s", guard_decision_name(it->d.decision),
 		             guard_reason_name(it->d.reason));
 		if (error == 0 && it->d.decision == GUARD_ROLLBACK) {

@@ -15,6 +15,7 @@
 #include "imageguard/app/settle.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/git/gitstore.h"
+#include "imageguard/policy/policy.h"
 #include "imageguard/registry/buildtime.h"
 #include "imageguard/registry/headcache.h"
 #include "imageguard/registry/registry.h"
@@ -127,6 +128,9 @@ int reconcile_listing_open(struct pass *p, size_t policy)
 
 /* Repository r's listing is final: decide may read it (a packed one once opened), and
  * settle windows learn what it holds. Called once per repository, on the pass's thread. */
+/* a listing's key is what policy_select_keyed remembers a pick under */
+_Static_assert(POLICY_LISTING_KEY_LEN == LISTMEMO_KEY_LEN, "one key length");
+
 void reconcile_listing_fill(struct pass *p, size_t r)
 {
 	const struct scan *sc = &p->scans[r];
@@ -138,6 +142,7 @@ void reconcile_listing_fill(struct pass *p, size_t r)
 	if (l->ok) {
 		l->tags = sc->packed ? NULL : (const char *const *)sc->listing.tags.items;
 		l->tags_len = sc->listing.tags.len;
+		l->key = sc->listing.keyed ? sc->listing.key : NULL;
 	}
 	/* only the policies with a settle window: a loop over every policy per listing made the
 	 * pass quadratic */

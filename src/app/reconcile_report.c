@@ -38,13 +38,13 @@ void reconcile_report_count(struct pass *p, const struct report_item *it)
 		p->report->errors++;
 }
 
-static void listing_info(struct report_item *it, const struct scan *sc)
+static void listing_info(struct report_item *it, struct scan *sc, bool audited)
 {
 	if (!sc->done || sc->rc < 0)
 		return;
 	it->listed = true;
 	it->tag_count = sc->listing.tags.len;
-	it->tags_sha256 = sc->listing.sha256;
+	it->tags_sha256 = audited ? scan_tags_sha256(sc) : NULL; /* only the audit reads it */
 	it->tags = &sc->listing.tags;
 	it->tags_first = sc->packed ? tagarena_first(&sc->listing.arena) : NULL;
 }
@@ -64,7 +64,7 @@ int reconcile_report_fill(struct autorun *ar, struct report_item *it, const stru
 	it->reason = d->d.reason;
 	it->warnings = d->d.warnings;
 	it->line = m->line;
-	listing_info(it, &p->scans[p->policy_repo[d->policy]]);
+	listing_info(it, &p->scans[p->policy_repo[d->policy]], p->o->audit != NULL);
 	if (report_set(&it->policy, pol->id) < 0 ||
 	    report_set(&it->image, pol->repository->image) || report_set(&it->file, m->file) < 0 ||
 	    report_set(&it->current, current) < 0 ||

@@ -112,6 +112,28 @@ const char *const *scan_tags(const struct scan *s, const char **scratch)
 	return scratch;
 }
 
+const char *scan_tags_sha256(struct scan *s)
+{
+	const char **scratch;
+	struct strvec v = STRVEC_INIT;
+
+	if (!s->done || s->rc < 0)
+		return NULL;
+	if (s->listing.sha256[0])
+		return s->listing.sha256;
+	if (!s->packed) {
+		registry_tags_sha256(s->listing.sha256, &s->listing.tags);
+		return s->listing.sha256;
+	}
+	if (!(scratch = malloc((s->listing.tags.len + 1) * sizeof(*scratch))))
+		return s->listing.sha256; /* "" as registry_tags_sha256 leaves it without memory */
+	v.items = (char **)scan_tags(s, scratch);
+	v.len = s->listing.tags.len;
+	registry_tags_sha256(s->listing.sha256, &v);
+	free(scratch);
+	return s->listing.sha256;
+}
+
 /* Lists one repository. The message of a failure is kept as a string of its length: a
  * struct error (1 KiB) in each of 5,000 scans was 5 MiB of a pass. */
 static void list_one(struct scan *s, struct registry_client *client, const char *secrets_dir)

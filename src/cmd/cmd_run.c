@@ -368,6 +368,7 @@ static int run_pass(struct runner *rn)
 	/* Every listing of the pass ends by its deadline (a registry that answers each page just
 	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
 	registry_client_set_deadline(rn->client, t0 + rn->o->pass_timeout_ms);
+	registry_client_next_pass(rn->client);
 	error = reconcile_pass(&report, &ro, &err);
 	if (error == 0 && rn->pushed_at > 0 && report.commits > 0) {
 		double took = wall_s() - rn->pushed_at; /* the registry's clock may run ahead */
@@ -591,7 +592,7 @@ static int start(struct runner *rn, struct error *err)
 	if ((error = metrics_new(&rn->metrics)) < 0 ||
 	    (error = passmetrics_declare(rn->metrics)) < 0)
 		return error_set(err, IG_EFAIL, "metrics: out of memory");
-	if ((error = passmetrics_client_new(&rn->client, rn->metrics, err)) < 0)
+	if ((error = passmetrics_client_new(&rn->client, rn->metrics, true, err)) < 0)
 		return error;
 	/* SIGTERM ends a request in flight (curl's progress callback reads the flag), so a stalled
 	 * registry cannot hold a stop for its timeouts and retries. */

@@ -38,7 +38,14 @@ struct tmpl_part {
 	uint32_t group;
 };
 
+/* policy_select_keyed's last answer. */
+struct policy_memo {
+	unsigned char key[POLICY_LISTING_KEY_LEN];
+	struct policy_result r;
+};
+
 struct policy {
+	struct policy_memo *memo; /* NULL until a keyed select; a cache, not the policy */
 	pcre2_code *pattern;
 	pcre2_code **exclude;
 	size_t nexclude;
@@ -264,6 +271,9 @@ void policy_free(struct policy *p)
 	free(p->extract);
 	free(p->parts);
 	semver_range_free(p->range);
+	if (p->memo)
+		policy_result_release(&p->memo->r);
+	free(p->memo);
 	free(p);
 }
 
@@ -602,6 +612,45 @@ void policy_result_release(struct policy_result *r)
 	free(r->unordered);
 	r->latest = r->unordered = NULL;
 	r->candidates = r->skipped = 0;
+}
+
+static int result_copy(struct policy_result *out, const struct policy_result *r)
+{
+	*out = *r;
+	out->latest = r->latest ? strdup(r->latest) : NULL;
+	out->unordered = r->unordered ? strdup(r->unordered) : NULL;
+	if ((r->latest && !out->latest) || (r->unordered && !out->unordered)) {
+		policy_result_release(out);
+		return IG_EFAIL;
+	}
+	return 0;
+}
+
+int policy_select_keyed(struct policy_result *out, const struct policy *p, const char *const *tags,
+                        size_t n, const unsigned char *key, struct error *err)
+{
+	struct policy_memo *m = p->memo;
+	int rc;
+
+	if (!key)
+		return policy_select(out, p, tags, n, err);
+	if (m && memcmp(m->key, key, POLICY_LISTING_KEY_LEN) == 0)
+		return result_copy(out, &m->r) < 0
+		           ? error_set(err, IG_EFAIL, "policy: out of memory")
+		           : 0;
+	if ((rc = policy_select(out, p, tags, n, err)) < 0)
+		return rc;
+	if (!m && !(m = calloc(1, sizeof(*m))))
+		return 0;
+	policy_result_release(&m->r);
+	/* the policy is the caller's const, its memo is not: a cache beside the compiled policy */
+	((struct policy *)p)->memo = m;
+	if (result_copy(&m->r, out) < 0) {
+		memset(m->key, 0, sizeof(m->key)); /* forgotten: the empty result under no key */
+		return 0;
+	}
+	memcpy(m->key, key, POLICY_LISTING_KEY_LEN);
+	return 0;
 }
 
 /* Extracted values for policy_order live in fixed blocks so keys never move. */

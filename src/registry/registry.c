@@ -14,6 +14,7 @@
 #include "imageguard/util/http.h"
 #include "imageguard/registry/imageref.h"
 #include "imageguard/registry/linkheader.h"
+#include "imageguard/registry/listmemo.h"
 #include "imageguard/util/log.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/registry/taglist.h"
@@ -35,6 +36,7 @@ struct registry_client {
 	struct http_client *http;
 	struct auth *auth;
 	int64_t pass_deadline_ms; /* 0: none */
+	struct listmemo *memo;    /* with opts.memo_listings */
 };
 
 size_t registry_max_bytes(size_t budget)
@@ -79,7 +81,9 @@ int registry_client_new(struct registry_client **out, const struct registry_opti
 	ho.observe = opts->observe;
 	ho.observe_ctx = opts->observe_ctx;
 	if ((error = http_client_new(&c->http, &ho, err)) < 0 ||
-	    (error = auth_new(&c->auth, err)) < 0) {
+	    (error = auth_new(&c->auth, err)) < 0 ||
+	    (opts->memo_listings && listmemo_new(&c->memo) < 0 &&
+	     (error = error_set(err, IG_EFAIL, "registry: out of memory")) < 0)) {
 		registry_client_free(c);
 		return error;
 	}
@@ -108,7 +112,14 @@ void registry_client_free(struct registry_client *c)
 		return;
 	http_client_free(c->http);
 	auth_free(c->auth);
+	listmemo_free(c->memo);
 	free(c);
+}
+
+void registry_client_next_pass(struct registry_client *c)
+{
+	if (c->memo)
+		listmemo_next_pass(c->memo);
 }
 
 void registry_listing_release(struct registry_listing *l)
@@ -351,6 +362,10 @@ static int first_url(char **out, const struct call *k, size_t n)
 struct page_stream {
 	struct taglist *reader;
 	size_t bytes; /* of the current page */
+	/* With a memo, a first page is held (up to LISTMEMO_BODY_MAX) to be looked up whole
+	 * before it is parsed; past that it streams as any other page. */
+	bool may_hold, holding;
+	struct buf hold;
 };
 
 static int page_begin(void *ctx, struct error *err)
@@ -358,14 +373,27 @@ static int page_begin(void *ctx, struct error *err)
 	struct page_stream *ps = ctx;
 
 	ps->bytes = 0;
+	ps->hold.len = 0; /* a retried page starts again */
+	ps->holding = ps->may_hold;
 	return taglist_page_begin(ps->reader, err);
 }
 
 static int page_write(void *ctx, const char *data, size_t len, struct error *err)
 {
 	struct page_stream *ps = ctx;
+	int rc;
 
 	ps->bytes += len;
+	if (ps->holding) {
+		if (len <= LISTMEMO_BODY_MAX - ps->hold.len)
+			return buf_append(&ps->hold, data, len) < 0
+			           ? error_set(err, IG_EFAIL, "tag list: out of memory")
+			           : 0;
+		ps->holding = false; /* too large to keep: what was held goes first */
+		if (ps->hold.len &&
+		    (rc = taglist_push(ps->reader, ps->hold.data, ps->hold.len, err)) < 0)
+			return rc;
+	}
 	return taglist_push(ps->reader, data, len, err);
 }
 
@@ -451,6 +479,12 @@ static bool smaller_page(size_t *n)
 	return true;
 }
 
+/* A listing's use of the memo: its key once the first page was held whole and is the last. */
+struct memo_probe {
+	unsigned char key[LISTMEMO_KEY_LEN];
+	bool keyed, hit;
+};
+
 /* What one listing carries from page to page. */
 struct listing_walk {
 	struct call *k;
@@ -458,7 +492,30 @@ struct listing_walk {
 	struct visited seen;
 	size_t n, total, *pages;
 	char *url;
+	struct strvec *tags;
+	struct tagarena *arena;
+	struct memo_probe *probe;
 };
+
+/* A held single page: the memo's copy of its listing when it has one (probe->hit), else the
+ * page parsed as it would have streamed. */
+static int held_page(struct listing_walk *w, const char *next, struct error *err)
+{
+	struct page_stream *ps = &w->ps;
+	int rc;
+
+	if (!next && *w->pages == 1 && w->tags->len == 0 && w->arena->len == 0 &&
+	    (w->probe->keyed = listmemo_key(w->probe->key, w->url,
+	                                    ps->hold.data ? ps->hold.data : "", ps->hold.len))) {
+		if ((rc = listmemo_get(w->k->c->memo, w->probe->key, w->tags, w->arena)) < 0)
+			return error_set(err, IG_EFAIL, "registry '%s': out of memory", w->k->name);
+		if ((w->probe->hit = rc == 1))
+			return 0;
+	}
+	if (ps->hold.len && (rc = taglist_push(ps->reader, ps->hold.data, ps->hold.len, err)) < 0)
+		return rc;
+	return taglist_page_end(ps->reader, err);
+}
 
 /* The cap checks before a page is asked for. */
 static int before_page(const struct listing_walk *w, struct error *err)
@@ -499,6 +556,7 @@ static int fetch_page(struct listing_walk *w, char **next, struct error *err)
 	int error;
 
 	*next = NULL;
+	w->ps.may_hold = w->k->c->memo && *w->pages == 0;
 	if ((error = request(&r, w->k, "GET", w->url, json_accept, o->max_bytes - w->total, &stream,
 	                     err)) < 0) {
 		error = page_error(w, error, err);
@@ -522,9 +580,19 @@ static int fetch_page(struct listing_walk *w, char **next, struct error *err)
 	}
 	(*w->pages)++;
 	w->total += w->ps.bytes;
-	if ((error = taglist_page_end(w->ps.reader, err)) < 0 ||
-	    (error = next_page(next, w->k, &r, r.url, err)) < 0 || !*next)
+	if (w->ps.holding) {
+		if ((error = next_page(next, w->k, &r, r.url, err)) < 0 ||
+		    (error = held_page(w, *next, err)) < 0 || !*next) {
+			if (error < 0) {
+				free(*next);
+				*next = NULL;
+			}
+			goto done;
+		}
+	} else if ((error = taglist_page_end(w->ps.reader, err)) < 0 ||
+	           (error = next_page(next, w->k, &r, r.url, err)) < 0 || !*next) {
 		goto done;
+	}
 	if (visited_add(&w->seen, *next, &oom) || oom) {
 		error =
 		    oom ? error_set(err, IG_EFAIL, "registry '%s': out of memory", w->k->name)
@@ -541,11 +609,17 @@ done:
 }
 
 static int fetch_all(struct strvec *tags, struct tagarena *arena, size_t *pages, struct call *k,
-                     struct error *err)
+                     struct memo_probe *probe, struct error *err)
 {
 	const struct registry_options *o = &k->c->opts;
 	struct taglist_limits lim = {0, o->max_tags};
-	struct listing_walk w = {k, {NULL, 0}, {NULL, 0, 0}, o->page_size, 0, pages, NULL};
+	struct listing_walk w = {.k = k,
+	                         .ps = {.hold = BUF_INIT},
+	                         .n = o->page_size,
+	                         .pages = pages,
+	                         .tags = tags,
+	                         .arena = arena,
+	                         .probe = probe};
 	bool oom = false;
 	char *next = NULL;
 	int error;
@@ -567,6 +641,7 @@ static int fetch_all(struct strvec *tags, struct tagarena *arena, size_t *pages,
 	}
 done:
 	taglist_free(w.ps.reader);
+	buf_release(&w.ps.hold);
 	free(w.seen.h);
 	free(w.url);
 	return error;
@@ -591,6 +666,7 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
                        const struct registry_target *t, struct error *err)
 {
 	long budget_ms = t->listing_timeout_ms ? t->listing_timeout_ms : c->opts.listing_timeout_ms;
+	struct memo_probe probe = {.keyed = false};
 	struct call k;
 	int error;
 
@@ -600,17 +676,24 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 	k.deadline_ms = c->pass_deadline_ms;
 	if (budget_ms > 0)
 		k.deadline_ms = earlier(k.deadline_ms, http_now_ms() + budget_ms);
-	if ((error = fetch_all(&out->tags, &out->arena, &out->pages, &k, err)) < 0) {
+	if ((error = fetch_all(&out->tags, &out->arena, &out->pages, &k, &probe, err)) < 0) {
 		registry_listing_release(out);
 		goto done;
 	}
-	taglist_sort_unique(&out->tags);
-	(void)tagarena_compact(&out->arena, &out->tags, LISTING_COMPACT_MAX); /* best effort */
-	trim(&out->tags);
+	if (!probe.hit) { /* a memo's copy is sorted, packed and trimmed already */
+		taglist_sort_unique(&out->tags);
+		(void)tagarena_compact(&out->arena, &out->tags,
+		                       LISTING_COMPACT_MAX); /* best effort */
+		trim(&out->tags);
+		if (probe.keyed)
+			listmemo_put(c->memo, probe.key, &out->arena, &out->tags);
+	}
+	if ((out->keyed = probe.keyed))
+		memcpy(out->key, probe.key, sizeof(out->key));
 	if (!c->opts.skip_digest)
 		registry_tags_sha256(out->sha256, &out->tags);
-	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages", k.name, out->tags.len,
-	          out->pages);
+	log_debug("registry.tags", "registry '%s': %zu tags in %zu pages%s", k.name, out->tags.len,
+	          out->pages, probe.hit ? ", the same page as the pass before" : "");
 done:
 	call_release(&k);
 	return error;

@@ -194,6 +194,30 @@ const char *tagarena_first(const struct tagarena *a)
 	return a->len == 1 ? a->blocks[0] + sizeof(size_t) : NULL;
 }
 
+int tagarena_load_packed(struct tagarena *a, struct strvec *tags, const char *bytes, size_t total,
+                         size_t n)
+{
+	char *block = malloc(sizeof(size_t) + (total ? total : 1));
+	char **blocks = malloc(sizeof(*blocks));
+	char **items = malloc((n + 1) * sizeof(*items));
+
+	if (!block || !blocks || !items) {
+		free(block);
+		free(blocks);
+		free(items);
+		return IG_EFAIL;
+	}
+	memcpy(block, &total, sizeof(total));
+	memcpy(block + sizeof(size_t), bytes, total);
+	blocks[0] = block;
+	*a = (struct tagarena){blocks, 1, 1, total, true};
+	tagarena_unpack((const char **)items, block + sizeof(size_t), n);
+	tags->items = items;
+	tags->len = n;
+	tags->cap = n + 1;
+	return 0;
+}
+
 void tagarena_unpack(const char **out, const char *first, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

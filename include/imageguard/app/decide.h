@@ -23,6 +23,7 @@ struct decide_listing {
 	const char *error; /* with done && !ok: one line */
 	const char *const *tags;
 	size_t tags_len;
+	const unsigned char *key; /* NULL, or the listing's identity (registry_listing.key) */
 };
 
 /* The I/O a decision may need, answered by the pass (reconcile) or a test. Strings handed out

@@ -69,6 +69,9 @@ struct guard_input {
 	const char *listing_error; /* one line, with !listing_ok (NULL: a generic message) */
 	const char *const *tags;   /* the listing, with listing_ok */
 	size_t tags_len;
+	/* NULL, or the listing's identity across passes: the policy's pick is then remembered
+	 * (policy_select_keyed) */
+	const unsigned char *listing_key;
 
 	const char *rollback_to;     /* NULL: no override annotation */
 	const char *rollback_reason; /* with rollback_to (config guarantees it) */
@@ -116,8 +119,8 @@ struct guard_input {
 
 #define GUARD_INPUT_INIT                                                                           \
 	{                                                                                          \
-		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, false, 0, 0, NULL,    \
-		    NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, false, 0                            \
+		NULL, false, false, false, false, NULL, NULL, 0, NULL, NULL, NULL, false, 0, 0,    \
+		    NULL, NULL, GUARD_DIGEST_NONE, NULL, NULL, NULL, false, 0                      \
 	}
 
 #define GUARD_TAG_MAX 128    /* the OCI tag grammar's limit */

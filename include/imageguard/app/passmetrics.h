@@ -3,6 +3,7 @@
 #ifndef IMAGEGUARD_PASSMETRICS_H
 #define IMAGEGUARD_PASSMETRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -21,8 +22,11 @@ int passmetrics_declare(struct metrics *m);
 int passmetrics_declare_webhook(struct metrics *m);
 
 /* A registry client whose every response is counted in
- * imageguard_registry_requests_total{registry,code} (m may be NULL). */
-int passmetrics_client_new(struct registry_client **out, struct metrics *m, struct error *err);
+ * imageguard_registry_requests_total{registry,code} (m may be NULL), listing without the tags'
+ * digest (scan_tags_sha256 makes it when read); memo: it keeps listings between passes
+ * (`run`, registry_options.memo_listings). */
+int passmetrics_client_new(struct registry_client **out, struct metrics *m, bool memo,
+                           struct error *err);
 
 /* One decision: imageguard_decisions_total, and imageguard_current_missing_total when the
  * item carries the current-missing warning. */

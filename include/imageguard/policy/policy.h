@@ -58,6 +58,17 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
                   size_t n, struct error *err);
 void policy_result_release(struct policy_result *r);
 
+/* The length of a listing's identity for policy_select_keyed: listmemo's key, the SHA-256 of
+ * the page the tags were parsed from. */
+#define POLICY_LISTING_KEY_LEN 32
+
+/* policy_select, remembering its last result under key (NULL: none, plain policy_select): the
+ * same policy over the same listing in the next `run` pass answers from memory (the policy
+ * was a fifth of an up-to-date pass). The memo is the policy's own and not thread-safe: one
+ * pass thread decides. Out of memory while remembering only forgets. */
+int policy_select_keyed(struct policy_result *out, const struct policy *p, const char *const *tags,
+                        size_t n, const unsigned char *key, struct error *err);
+
 /* Appends the candidates in policy order, best first, to out. */
 int policy_order(struct strvec *out, const struct policy *p, const char *const *tags, size_t n,
                  struct error *err);

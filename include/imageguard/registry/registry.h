@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "imageguard/registry/imageconfig.h"
+#include "imageguard/registry/listmemo.h"
 #include "imageguard/registry/taglist.h"
 #include "imageguard/util/strvec.h"
 
@@ -33,6 +34,9 @@ struct registry_options {
 	/* Leave registry_listing.sha256 "" (default false): for a caller that never reads it
 	 * (`tags -o text`), which then skips the hash and OpenSSL's first digest fetch. */
 	bool skip_digest;
+	/* Keep single-page listings between passes (listmemo.h), for `run`: a page that comes
+	 * back identical is not parsed again. Default false: a one-pass command keeps nothing. */
+	bool memo_listings;
 	/* Called after every HTTP response (or transport failure with code 0), for metrics. */
 	void (*observe)(void *ctx, const char *registry, long http_code);
 	void *observe_ctx;
@@ -75,6 +79,9 @@ void registry_client_set_stop(struct registry_client *c, const volatile sig_atom
  * after it keep their own timeouts: the listings that did complete can still be confirmed
  * and committed. Set it between passes, not while requests run. */
 void registry_client_set_deadline(struct registry_client *c, int64_t deadline_ms);
+/* Starts a pass for the listing memo (memo_listings): what the pass before did not list is
+ * dropped. */
+void registry_client_next_pass(struct registry_client *c);
 /* The listing cap from a memory budget: max_bytes = registry_max_bytes(budget). Set it before
  * requests run. */
 void registry_client_set_budget(struct registry_client *c, size_t budget);
@@ -86,12 +93,16 @@ struct registry_listing {
 	struct strvec tags;
 	size_t pages;    /* pages fetched */
 	char sha256[65]; /* hex SHA-256 of the sorted tags joined by "\n" (no trailing newline) */
+	/* With memo_listings and a single page held whole: listmemo's key of that page. Equal
+	 * keys, equal tags: policy_select_keyed reuses a policy's pick over it. */
+	bool keyed;
+	unsigned char key[LISTMEMO_KEY_LEN];
 	struct tagarena arena; /* owns the strings of tags */
 };
 
 #define REGISTRY_LISTING_INIT                                                                      \
 	{                                                                                          \
-		STRVEC_INIT, 0, {0}, TAGARENA_INIT                                                 \
+		STRVEC_INIT, 0, {0}, false, {0}, TAGARENA_INIT                                     \
 	}
 
 /* Lists every tag, each page parsed as it arrives (taglist.h). A listing that failed, timed

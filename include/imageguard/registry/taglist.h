@@ -63,6 +63,12 @@ const char *tagarena_first(const struct tagarena *a);
  * previous one's NUL: a packed arena's tags), and sets out[n] to NULL. out holds n + 1. */
 void tagarena_unpack(const char **out, const char *first, size_t n);
 
+/* Makes a (empty) and tags (empty) what tagarena_compact leaves: the n strings of bytes (total
+ * bytes, each NUL-terminated, as a packed arena holds them) copied into one block, and tags
+ * pointing at them. 0 or IG_EFAIL (nothing allocated). */
+int tagarena_load_packed(struct tagarena *a, struct strvec *tags, const char *bytes, size_t total,
+                         size_t n);
+
 /* Sorts tags byte-wise (strcmp's order) and folds duplicates, freeing nothing: the strings
  * belong to an arena. Sorted, reversed and few-run listings cost one pass; others are sorted
  * by their first 8 bytes as one integer (up to 4,096 tags) or by qsort. Never fails: short of

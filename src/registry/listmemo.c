@@ -1,0 +1,176 @@
+/* Listings kept between passes, in an open-addressing table keyed by the SHA-256 of each first
+ * page's URL and body (listmemo.h). */
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imageguard/registry/listmemo.h"
+#include "imageguard/util/error.h"
+
+struct entry {
+	unsigned char key[LISTMEMO_KEY_LEN];
+	char *bytes; /* owned, NULL: an empty slot; the packed tags */
+	size_t total, n;
+	unsigned pass; /* the last pass that read or wrote it */
+};
+
+struct listmemo {
+	pthread_mutex_t mu;
+	struct entry *slots;
+	size_t len, cap; /* cap a power of two (or 0), len at most cap / 2 */
+	size_t bytes;    /* packed bytes held */
+	unsigned pass;
+};
+
+int listmemo_new(struct listmemo **out)
+{
+	struct listmemo *m = calloc(1, sizeof(*m));
+
+	*out = m;
+	if (!m)
+		return IG_EFAIL;
+	pthread_mutex_init(&m->mu, NULL);
+	return 0;
+}
+
+void listmemo_free(struct listmemo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].bytes);
+	free(m->slots);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+bool listmemo_key(unsigned char key[LISTMEMO_KEY_LEN], const char *url, const char *body,
+                  size_t len)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned n = 0;
+	bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+	          EVP_DigestUpdate(ctx, url, strlen(url) + 1) == 1 &&
+	          EVP_DigestUpdate(ctx, body, len) == 1 && EVP_DigestFinal_ex(ctx, key, &n) == 1 &&
+	          n == LISTMEMO_KEY_LEN;
+
+	if (!ok)
+		memset(key, 0, LISTMEMO_KEY_LEN); /* the all-zero key is never looked up */
+	EVP_MD_CTX_free(ctx);
+	return ok;
+}
+
+static bool is_zero(const unsigned char key[LISTMEMO_KEY_LEN])
+{
+	for (size_t i = 0; i < LISTMEMO_KEY_LEN; i++)
+		if (key[i])
+			return false;
+	return true;
+}
+
+/* The slot of key in slots (cap a power of two, never full): its entry or the empty slot
+ * where it would go. The key is a SHA-256: its first bytes are already a good hash. */
+static struct entry *find(struct entry *slots, size_t cap, const unsigned char *key)
+{
+	uint64_t h;
+
+	memcpy(&h, key, sizeof(h));
+	for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!slots[i].bytes || memcmp(slots[i].key, key, LISTMEMO_KEY_LEN) == 0)
+			return &slots[i];
+}
+
+int listmemo_get(struct listmemo *m, const unsigned char key[LISTMEMO_KEY_LEN], struct strvec *tags,
+                 struct tagarena *arena)
+{
+	struct entry *e;
+	int rc = 0;
+
+	if (is_zero(key))
+		return 0;
+	pthread_mutex_lock(&m->mu);
+	if (m->cap && (e = find(m->slots, m->cap, key))->bytes) {
+		e->pass = m->pass;
+		rc = tagarena_load_packed(arena, tags, e->bytes, e->total, e->n) < 0 ? IG_EFAIL : 1;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+/* Rehashes into cap slots, keeping the entries used in this pass or the one before. */
+static int rebuild(struct listmemo *m, size_t cap)
+{
+	struct entry *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return IG_EFAIL;
+	m->len = 0;
+	m->bytes = 0;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct entry *e = &m->slots[i];
+
+		if (!e->bytes)
+			continue;
+		if (m->pass - e->pass > 1) {
+			free(e->bytes);
+			continue;
+		}
+		*find(slots, cap, e->key) = *e;
+		m->len++;
+		m->bytes += e->total;
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->cap = cap;
+	return 0;
+}
+
+void listmemo_put(struct listmemo *m, const unsigned char key[LISTMEMO_KEY_LEN],
+                  const struct tagarena *arena, const struct strvec *tags)
+{
+	const char *first = tagarena_first(arena);
+	struct entry *e;
+	char *copy;
+
+	if (is_zero(key) || !tagarena_is_packed(arena, tags) || !first)
+		return;
+	pthread_mutex_lock(&m->mu);
+	if (m->bytes + arena->used > LISTMEMO_BYTES_MAX ||
+	    ((m->len + 1) * 2 > m->cap && rebuild(m, m->cap ? m->cap * 2 : 64) < 0))
+		goto done;
+	e = find(m->slots, m->cap, key);
+	if (e->bytes) { /* listed twice in a pass: the same tags */
+		e->pass = m->pass;
+		goto done;
+	}
+	if (!(copy = malloc(arena->used ? arena->used : 1)))
+		goto done;
+	memcpy(copy, first, arena->used);
+	memcpy(e->key, key, LISTMEMO_KEY_LEN);
+	e->bytes = copy;
+	e->total = arena->used;
+	e->n = tags->len;
+	e->pass = m->pass;
+	m->len++;
+	m->bytes += arena->used;
+done:
+	pthread_mutex_unlock(&m->mu);
+}
+
+void listmemo_next_pass(struct listmemo *m)
+{
+	pthread_mutex_lock(&m->mu);
+	m->pass++;
+	if (m->cap)
+		(void)rebuild(m, m->cap); /* out of memory: the old entries stay a pass longer */
+	pthread_mutex_unlock(&m->mu);
+}
+
+size_t listmemo_len(const struct listmemo *m, size_t *bytes)
+{
+	if (bytes)
+		*bytes = m->bytes;
+	return m->len;
+}
