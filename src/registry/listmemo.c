@@ -11,8 +11,8 @@
 
 struct entry {
 	unsigned char key[LISTMEMO_KEY_LEN];
-	char *bytes; /* owned, NULL: an empty slot; the packed tags */
-	size_t total, n;
+	char *block; /* owned, NULL: an empty slot; the packed tags (tagarena_lend) */
+	size_t n;
 	unsigned pass; /* the last pass that read or wrote it */
 };
 
@@ -21,6 +21,7 @@ struct listmemo {
 	struct entry *slots;
 	size_t len, cap; /* cap a power of two (or 0), len at most cap / 2 */
 	size_t bytes;    /* packed bytes held */
+	size_t max_bytes;
 	unsigned pass;
 };
 
@@ -32,7 +33,15 @@ int listmemo_new(struct listmemo **out)
 	if (!m)
 		return IG_EFAIL;
 	pthread_mutex_init(&m->mu, NULL);
+	m->max_bytes = LISTMEMO_BYTES_MAX;
 	return 0;
+}
+
+void listmemo_set_cap(struct listmemo *m, size_t max_bytes)
+{
+	pthread_mutex_lock(&m->mu);
+	m->max_bytes = max_bytes;
+	pthread_mutex_unlock(&m->mu);
 }
 
 void listmemo_free(struct listmemo *m)
@@ -40,7 +49,7 @@ void listmemo_free(struct listmemo *m)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->cap; i++)
-		free(m->slots[i].bytes);
+		free(m->slots[i].block);
 	free(m->slots);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
@@ -78,7 +87,7 @@ static struct entry *find(struct entry *slots, size_t cap, const unsigned char *
 
 	memcpy(&h, key, sizeof(h));
 	for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1))
-		if (!slots[i].bytes || memcmp(slots[i].key, key, LISTMEMO_KEY_LEN) == 0)
+		if (!slots[i].block || memcmp(slots[i].key, key, LISTMEMO_KEY_LEN) == 0)
 			return &slots[i];
 }
 
@@ -91,9 +100,9 @@ int listmemo_get(struct listmemo *m, const unsigned char key[LISTMEMO_KEY_LEN], 
 	if (is_zero(key))
 		return 0;
 	pthread_mutex_lock(&m->mu);
-	if (m->cap && (e = find(m->slots, m->cap, key))->bytes) {
-		e->pass = m->pass;
-		rc = tagarena_load_packed(arena, tags, e->bytes, e->total, e->n) < 0 ? IG_EFAIL : 1;
+	if (m->cap && (e = find(m->slots, m->cap, key))->block) {
+		e->pass = m->pass; /* so it stays while this pass's listing reads it */
+		rc = tagarena_borrow(arena, tags, e->block, e->n) < 0 ? IG_EFAIL : 1;
 	}
 	pthread_mutex_unlock(&m->mu);
 	return rc;
@@ -111,15 +120,15 @@ static int rebuild(struct listmemo *m, size_t cap)
 	for (size_t i = 0; i < m->cap; i++) {
 		struct entry *e = &m->slots[i];
 
-		if (!e->bytes)
+		if (!e->block)
 			continue;
 		if (m->pass - e->pass > 1) {
-			free(e->bytes);
+			free(e->block);
 			continue;
 		}
 		*find(slots, cap, e->key) = *e;
 		m->len++;
-		m->bytes += e->total;
+		m->bytes += tagarena_block_bytes(e->block);
 	}
 	free(m->slots);
 	m->slots = slots;
@@ -128,29 +137,23 @@ static int rebuild(struct listmemo *m, size_t cap)
 }
 
 void listmemo_put(struct listmemo *m, const unsigned char key[LISTMEMO_KEY_LEN],
-                  const struct tagarena *arena, const struct strvec *tags)
+                  struct tagarena *arena, const struct strvec *tags)
 {
-	const char *first = tagarena_first(arena);
 	struct entry *e;
-	char *copy;
 
-	if (is_zero(key) || !tagarena_is_packed(arena, tags) || !first)
+	if (is_zero(key) || arena->lent || !tagarena_is_packed(arena, tags))
 		return;
 	pthread_mutex_lock(&m->mu);
-	if (m->bytes + arena->used > LISTMEMO_BYTES_MAX ||
+	if (m->bytes > m->max_bytes || arena->used > m->max_bytes - m->bytes ||
 	    ((m->len + 1) * 2 > m->cap && rebuild(m, m->cap ? m->cap * 2 : 64) < 0))
 		goto done;
 	e = find(m->slots, m->cap, key);
-	if (e->bytes) { /* listed twice in a pass: the same tags */
+	if (e->block) { /* listed twice in a pass: the same tags */
 		e->pass = m->pass;
 		goto done;
 	}
-	if (!(copy = malloc(arena->used ? arena->used : 1)))
-		goto done;
-	memcpy(copy, first, arena->used);
 	memcpy(e->key, key, LISTMEMO_KEY_LEN);
-	e->bytes = copy;
-	e->total = arena->used;
+	e->block = tagarena_lend(arena); /* not NULL: packed and not lent */
 	e->n = tags->len;
 	e->pass = m->pass;
 	m->len++;

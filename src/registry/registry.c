@@ -104,6 +104,8 @@ void registry_client_set_deadline(struct registry_client *c, int64_t deadline_ms
 void registry_client_set_budget(struct registry_client *c, size_t budget)
 {
 	c->opts.max_bytes = registry_max_bytes(budget);
+	if (c->memo)
+		listmemo_set_cap(c->memo, budget / 8);
 }
 
 void registry_client_free(struct registry_client *c)

@@ -89,7 +89,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 
 void tagarena_release(struct tagarena *a)
 {
-	for (size_t i = 0; i < a->len; i++)
+	for (size_t i = a->lent ? a->len : 0; i < a->len; i++)
 		free(a->blocks[i]);
 	free(a->blocks);
 	memset(a, 0, sizeof(*a));
@@ -194,23 +194,31 @@ const char *tagarena_first(const struct tagarena *a)
 	return a->len == 1 ? a->blocks[0] + sizeof(size_t) : NULL;
 }
 
-int tagarena_load_packed(struct tagarena *a, struct strvec *tags, const char *bytes, size_t total,
-                         size_t n)
+char *tagarena_lend(struct tagarena *a)
 {
-	char *block = malloc(sizeof(size_t) + (total ? total : 1));
+	if (!a->packed || a->lent || a->len != 1)
+		return NULL;
+	a->lent = true;
+	return a->blocks[0];
+}
+
+size_t tagarena_block_bytes(const char *block)
+{
+	return cap_of(block);
+}
+
+int tagarena_borrow(struct tagarena *a, struct strvec *tags, char *block, size_t n)
+{
 	char **blocks = malloc(sizeof(*blocks));
 	char **items = malloc((n + 1) * sizeof(*items));
 
-	if (!block || !blocks || !items) {
-		free(block);
+	if (!blocks || !items) {
 		free(blocks);
 		free(items);
 		return IG_EFAIL;
 	}
-	memcpy(block, &total, sizeof(total));
-	memcpy(block + sizeof(size_t), bytes, total);
 	blocks[0] = block;
-	*a = (struct tagarena){blocks, 1, 1, total, true};
+	*a = (struct tagarena){blocks, 1, 1, cap_of(block), true, true};
 	tagarena_unpack((const char **)items, block + sizeof(size_t), n);
 	tags->items = items;
 	tags->len = n;

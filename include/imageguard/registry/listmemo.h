@@ -16,12 +16,16 @@
 /* Pages up to this size are held whole before they are parsed, so that they can be looked up;
  * larger ones stream as before and are never kept. */
 #define LISTMEMO_BODY_MAX ((size_t)64 * 1024)
-/* What all entries together may hold, in packed tag bytes: past it nothing new is kept. */
-#define LISTMEMO_BYTES_MAX ((size_t)16 << 20)
+/* What all entries together may hold by default, in packed tag bytes: past it nothing new is
+ * kept (registry_client_set_budget makes it an eighth of the memory budget). */
+#define LISTMEMO_BYTES_MAX ((size_t)12 << 20)
 
 struct listmemo;
 
 int listmemo_new(struct listmemo **out);
+/* The cap on the packed bytes of all entries (LISTMEMO_BYTES_MAX until set); entries already
+ * held stay until they go unused. */
+void listmemo_set_cap(struct listmemo *m, size_t max_bytes);
 void listmemo_free(struct listmemo *m);
 
 /* The key of a page: SHA-256 of url, a NUL, and the body. False (key all zero, never looked
@@ -29,18 +33,22 @@ void listmemo_free(struct listmemo *m);
 bool listmemo_key(unsigned char key[LISTMEMO_KEY_LEN], const char *url, const char *body,
                   size_t len);
 
-/* On a hit, *tags and *arena (both empty) become a packed copy of the entry's tags (as
- * tagarena_compact leaves them) and 1 is returned; 0 on a miss, IG_EFAIL out of memory. */
+/* On a hit, *tags and *arena (both empty) become the entry's packed tags, as tagarena_compact
+ * leaves them but lent (tagarena_borrow: the memo's block, not a copy), and 1 is returned; 0
+ * on a miss, IG_EFAIL out of memory. The block stays at least until the next pass but one:
+ * release such listings before that listmemo_next_pass. */
 int listmemo_get(struct listmemo *m, const unsigned char key[LISTMEMO_KEY_LEN], struct strvec *tags,
                  struct tagarena *arena);
 
-/* Keeps a copy of a packed listing (tagarena_is_packed) under key; anything else, or one past
- * LISTMEMO_BYTES_MAX, is not kept. Best effort: out of memory keeps nothing. */
+/* Keeps a packed listing (tagarena_is_packed, not lent) under key: the memo takes its block
+ * (tagarena_lend) and the listing goes on reading it, so a pass holds each listing once.
+ * Anything else, or one past the cap, is not kept. Best effort: out of memory keeps nothing. */
 void listmemo_put(struct listmemo *m, const unsigned char key[LISTMEMO_KEY_LEN],
-                  const struct tagarena *arena, const struct strvec *tags);
+                  struct tagarena *arena, const struct strvec *tags);
 
 /* Starts a pass: what was neither read nor written in the pass before is dropped, so the memo
- * holds at most two passes' listings and a listing that changed leaves no old copy behind. */
+ * holds at most two passes' listings and a listing that changed leaves no old copy behind.
+ * Call it between passes, with no listing of a pass alive. */
 void listmemo_next_pass(struct listmemo *m);
 
 /* Entries and packed bytes held (tests). */

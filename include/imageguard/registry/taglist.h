@@ -33,11 +33,12 @@ struct tagarena {
 	size_t len, cap; /* blocks */
 	size_t used;     /* bytes used in the last block */
 	bool packed;     /* tagarena_compact copied the strings, in order, into one block */
+	bool lent;       /* packed, and that block belongs to another (listmemo): not freed here */
 };
 
 #define TAGARENA_INIT                                                                              \
 	{                                                                                          \
-		NULL, 0, 0, 0, false                                                               \
+		NULL, 0, 0, 0, false, false                                                        \
 	}
 #define TAGARENA_FIRST ((size_t)1 << 10)
 #define TAGARENA_BLOCK ((size_t)1 << 20)
@@ -63,11 +64,17 @@ const char *tagarena_first(const struct tagarena *a);
  * previous one's NUL: a packed arena's tags), and sets out[n] to NULL. out holds n + 1. */
 void tagarena_unpack(const char **out, const char *first, size_t n);
 
-/* Makes a (empty) and tags (empty) what tagarena_compact leaves: the n strings of bytes (total
- * bytes, each NUL-terminated, as a packed arena holds them) copied into one block, and tags
- * pointing at them. 0 or IG_EFAIL (nothing allocated). */
-int tagarena_load_packed(struct tagarena *a, struct strvec *tags, const char *bytes, size_t total,
-                         size_t n);
+/* Hands a packed arena's block to the caller, who frees it (free()) once no arena uses it; a
+ * keeps reading it (lent) and no longer frees it. NULL when a is not packed or already lent. */
+char *tagarena_lend(struct tagarena *a);
+
+/* The bytes of tags in a block tagarena_lend gave. */
+size_t tagarena_block_bytes(const char *block);
+
+/* Makes a (empty) and tags (empty) what tagarena_compact leaves, over block (from
+ * tagarena_lend, holding n strings) without copying it: a is lent it and never frees it, so
+ * the block must outlive a. 0 or IG_EFAIL (nothing allocated). */
+int tagarena_borrow(struct tagarena *a, struct strvec *tags, char *block, size_t n);
 
 /* Sorts tags byte-wise (strcmp's order) and folds duplicates, freeing nothing: the strings
  * belong to an arena. Sorted, reversed and few-run listings cost one pass; others are sorted
