@@ -40,6 +40,7 @@ struct tmpl_part {
 
 /* policy_select_keyed's last answer. */
 struct policy_memo {
+	bool set; /* r is the pick over the listing with key */
 	unsigned char key[POLICY_LISTING_KEY_LEN];
 	struct policy_result r;
 };
@@ -634,7 +635,7 @@ int policy_select_keyed(struct policy_result *out, const struct policy *p, const
 
 	if (!key)
 		return policy_select(out, p, tags, n, err);
-	if (m && memcmp(m->key, key, POLICY_LISTING_KEY_LEN) == 0)
+	if (m && m->set && memcmp(m->key, key, POLICY_LISTING_KEY_LEN) == 0)
 		return result_copy(out, &m->r) < 0
 		           ? error_set(err, IG_EFAIL, "policy: out of memory")
 		           : 0;
@@ -645,11 +646,8 @@ int policy_select_keyed(struct policy_result *out, const struct policy *p, const
 	policy_result_release(&m->r);
 	/* the policy is the caller's const, its memo is not: a cache beside the compiled policy */
 	((struct policy *)p)->memo = m;
-	if (result_copy(&m->r, out) < 0) {
-		memset(m->key, 0, sizeof(m->key)); /* forgotten: the empty result under no key */
-		return 0;
-	}
-	memcpy(m->key, key, POLICY_LISTING_KEY_LEN);
+	if ((m->set = result_copy(&m->r, out) == 0)) /* out of memory: forgotten */
+		memcpy(m->key, key, POLICY_LISTING_KEY_LEN);
 	return 0;
 }
 

@@ -499,7 +499,7 @@ struct listing_walk {
 	struct memo_probe *probe;
 };
 
-/* A held single page: the memo's copy of its listing when it has one (probe->hit), else the
+/* A held single page: the memo's listing of it when it has one (probe->hit), else the
  * page parsed as it would have streamed. */
 static int held_page(struct listing_walk *w, const char *next, struct error *err)
 {
@@ -682,7 +682,7 @@ int registry_list_tags(struct registry_listing *out, struct registry_client *c,
 		registry_listing_release(out);
 		goto done;
 	}
-	if (!probe.hit) { /* a memo's copy is sorted, packed and trimmed already */
+	if (!probe.hit) { /* the memo's listing is sorted, packed and trimmed already */
 		taglist_sort_unique(&out->tags);
 		(void)tagarena_compact(&out->arena, &out->tags,
 		                       LISTING_COMPACT_MAX); /* best effort */
