@@ -65,7 +65,8 @@ START_TEST(round_trip)
 		ck_assert_str_eq(got.items[1], "1.1.0");
 		ck_assert_str_eq(got.items[2], "latest");
 		ck_assert_ptr_null(got.items[3]);
-		ck_assert(tagarena_is_packed(&ga, &got) && ga.lent); /* what a pass packs and unpacks */
+		ck_assert(tagarena_is_packed(&ga, &got) &&
+		          ga.lent); /* what a pass packs and unpacks */
 		drop(&got, &ga);
 	}
 	listmemo_free(m);
