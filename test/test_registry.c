@@ -17,6 +17,7 @@
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/registry/imageref.h"
 #include "imageguard/registry/registry.h"
+#include "imageguard/util/http.h"
 #include "support/fixture.h"
 
 static struct fixture reg, fault;
@@ -257,6 +258,87 @@ static int count_requests(const char *prefix)
 	buf_release(&body);
 	return n;
 }
+
+/* The fault server's recorded requests whose path starts with prefix, in order (a new array). */
+static json_t *requests_under(const char *prefix)
+{
+	struct buf body = BUF_INIT;
+	char url[256];
+	json_t *log, *e, *out = json_array();
+	size_t i;
+
+	snprintf(url, sizeof(url), "http://%s/_fault/requests", fault.host);
+	ck_assert_int_eq(fixture_http_get(&body, url), 200);
+	log = json_loads(body.data, 0, NULL);
+	json_array_foreach(log, i, e)
+	{
+		const char *p = json_string_value(json_object_get(e, "path"));
+
+		if (p && strncmp(p, prefix, strlen(prefix)) == 0)
+			json_array_append(out, e);
+	}
+	json_decref(log);
+	buf_release(&body);
+	return out;
+}
+
+/* One client on one thread reuses one pooled handle: what a request set (its Authorization,
+ * its headers, HEAD's no-body) is never on the next one. */
+START_TEST(pooled_handle_keeps_nothing)
+{
+	static const struct {
+		const char *method, *authorization, *header;
+	} seq[] = {
+	    {"GET", "Bearer first-secret", "X-Imageguard-Test: one"},
+	    {"GET", NULL, NULL},
+	    {"HEAD", "Bearer second-secret", NULL},
+	    {"GET", NULL, NULL},
+	};
+	struct http_options o = {0};
+	struct http_client *c;
+	struct error err = ERROR_INIT;
+	char url[256], prefix[64];
+	json_t *got;
+
+	ck_assert_msg(started, "fixtures did not start");
+	snprintf(prefix, sizeof(prefix), "/v2/dups/pool%ld/", (long)time(NULL));
+	snprintf(url, sizeof(url), "http://%s%stags/list", fault.host, prefix);
+	ck_assert_int_eq(http_client_new(&c, &o, &err), 0);
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		const char *headers[] = {seq[i].header, NULL};
+		struct http_request req = {.method = seq[i].method,
+		                           .url = url,
+		                           .authorization = seq[i].authorization,
+		                           .headers = seq[i].header ? headers : NULL};
+		struct http_response r = HTTP_RESPONSE_INIT;
+
+		ck_assert_int_eq(http_do(&r, c, &req, &err), 0);
+		ck_assert_int_eq(r.status, 200);
+		/* a GET after the HEAD has its body again */
+		ck_assert_msg(strcmp(seq[i].method, "HEAD") == 0 ? r.body.len == 0 : r.body.len > 0,
+		              "request %zu: %zu body bytes", i, r.body.len);
+		http_response_release(&r);
+	}
+	http_client_free(c);
+	got = requests_under(prefix);
+	ck_assert_int_eq((int)json_array_size(got), 4);
+	for (size_t i = 0; i < 4; i++) {
+		json_t *h = json_object_get(json_array_get(got, i), "headers");
+		const char *auth = json_string_value(json_object_get(h, "authorization"));
+
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(json_array_get(got, i), "method")),
+		    seq[i].method);
+		ck_assert_msg(seq[i].authorization ? auth && strcmp(auth, seq[i].authorization) == 0
+		                                   : auth == NULL,
+		              "request %zu: Authorization %s", i, auth ? auth : "(none)");
+		ck_assert_msg((json_object_get(h, "x-imageguard-test") != NULL) ==
+		                  (seq[i].header != NULL),
+		              "request %zu: the test header", i);
+	}
+	json_decref(got);
+}
+END_TEST
 
 START_TEST(token_cached_and_renewed)
 {
@@ -549,6 +631,7 @@ int main(void)
 	tcase_add_test(tc, list_real);
 	tcase_add_test(tc, threads_share_a_client);
 	tcase_add_test(tc, digest_from_body);
+	tcase_add_test(tc, pooled_handle_keeps_nothing);
 	tcase_add_test(tc, token_cached_and_renewed);
 	tcase_add_test(tc, retry_after);
 	tcase_add_test(tc, image_created);

@@ -55,16 +55,30 @@ void listmemo_free(struct listmemo *m)
 	free(m);
 }
 
+static EVP_MD *sha256;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+/* Fetched once: OpenSSL 3 looks EVP_sha256() up again in its provider store at every
+ * EVP_DigestInit_ex, which cost more than hashing a 1 KiB page (docs/performance.md). Held for
+ * the process's life. */
+static void fetch_sha256(void)
+{
+	sha256 = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+}
+
 bool listmemo_key(unsigned char key[LISTMEMO_KEY_LEN], const char *url, const char *body,
                   size_t len)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_MD_CTX *ctx;
 	unsigned n = 0;
-	bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
-	          EVP_DigestUpdate(ctx, url, strlen(url) + 1) == 1 &&
-	          EVP_DigestUpdate(ctx, body, len) == 1 && EVP_DigestFinal_ex(ctx, key, &n) == 1 &&
-	          n == LISTMEMO_KEY_LEN;
+	bool ok;
 
+	pthread_once(&sha256_once, fetch_sha256);
+	ctx = sha256 ? EVP_MD_CTX_new() : NULL;
+	ok = ctx && EVP_DigestInit_ex2(ctx, sha256, NULL) == 1 &&
+	     EVP_DigestUpdate(ctx, url, strlen(url) + 1) == 1 &&
+	     EVP_DigestUpdate(ctx, body, len) == 1 && EVP_DigestFinal_ex(ctx, key, &n) == 1 &&
+	     n == LISTMEMO_KEY_LEN;
 	if (!ok)
 		memset(key, 0, LISTMEMO_KEY_LEN); /* the all-zero key is never looked up */
 	EVP_MD_CTX_free(ctx);

@@ -26,12 +26,19 @@
  * without it); DNS and TLS sessions still are shared. */
 #define POOL_MAX 64
 
+/* A pooled handle; set: it holds the options every request shares (set_shared), kept from
+ * one plain GET to the next instead of curl_easy_reset and a dozen setopt calls each time. */
+struct handle {
+	CURL *h;
+	bool set;
+};
+
 struct http_client {
 	struct http_options opts;
 	CURLSH *share;
 	pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
 	pthread_mutex_t pool_lock;
-	CURL *idle[POOL_MAX];
+	struct handle idle[POOL_MAX];
 	size_t nidle;
 };
 
@@ -90,7 +97,7 @@ void http_client_free(struct http_client *c)
 		return;
 	/* the handles first: a share still in use by one cannot be cleaned up */
 	for (size_t i = 0; i < c->nidle; i++)
-		curl_easy_cleanup(c->idle[i]);
+		curl_easy_cleanup(c->idle[i].h);
 	if (c->share)
 		curl_share_cleanup(c->share);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
@@ -99,33 +106,45 @@ void http_client_free(struct http_client *c)
 	free(c);
 }
 
-/* An idle handle, or a new one; NULL when out of memory. */
-static CURL *handle_get(struct http_client *c)
+/* An idle handle, or a new one; hd->h NULL when out of memory. */
+static void handle_get(struct http_client *c, struct handle *hd)
 {
-	CURL *h = NULL;
-
+	hd->h = NULL;
 	pthread_mutex_lock(&c->pool_lock);
 	if (c->nidle)
-		h = c->idle[--c->nidle];
+		*hd = c->idle[--c->nidle];
 	pthread_mutex_unlock(&c->pool_lock);
-	return h ? h : curl_easy_init();
+	if (!hd->h) {
+		hd->h = curl_easy_init();
+		hd->set = false;
+	}
 }
 
-/* Back to the pool reset to curl's defaults: nothing of this request's options, headers,
- * callbacks or credentials stays on an idle handle. */
-static void handle_put(struct http_client *c, CURL *h)
+/* Back to the pool with nothing of this request on it: after a plain GET (no CA file, no
+ * body) only its headers and callback data were its own, and they are cleared; after any other
+ * request the handle goes back to curl's defaults. Credentials only ever travel in the header
+ * list, so none stays on an idle handle. */
+static void handle_put(struct http_client *c, struct handle *hd, bool plain)
 {
-	if (!h)
+	if (!hd->h)
 		return;
-	curl_easy_reset(h);
+	if (plain) {
+		curl_easy_setopt(hd->h, CURLOPT_HTTPHEADER, NULL);
+		curl_easy_setopt(hd->h, CURLOPT_WRITEDATA, NULL);
+		curl_easy_setopt(hd->h, CURLOPT_HEADERDATA, NULL);
+		curl_easy_setopt(hd->h, CURLOPT_XFERINFODATA, NULL);
+	} else {
+		curl_easy_reset(hd->h);
+	}
+	hd->set = plain;
 	pthread_mutex_lock(&c->pool_lock);
 	if (c->nidle < POOL_MAX) {
-		c->idle[c->nidle++] = h;
-		h = NULL;
+		c->idle[c->nidle++] = *hd;
+		hd->h = NULL;
 	}
 	pthread_mutex_unlock(&c->pool_lock);
-	if (h)
-		curl_easy_cleanup(h);
+	if (hd->h)
+		curl_easy_cleanup(hd->h);
 }
 
 void http_response_release(struct http_response *r)
@@ -423,11 +442,10 @@ static long attempt_timeout_ms(const struct http_client *c, const struct http_re
 	return t;
 }
 
-static void set_options(CURL *h, struct http_client *c, const struct http_request *req,
-                        const struct attempt *a, struct curl_slist *headers, struct sink *sink)
+/* What every request of this client sets alike. */
+static void set_shared(CURL *h, struct http_client *c)
 {
 	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
-	curl_easy_setopt(h, CURLOPT_URL, a->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -435,15 +453,25 @@ static void set_options(CURL *h, struct http_client *c, const struct http_reques
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+}
+
+static void set_options(struct handle *hd, struct http_client *c, const struct http_request *req,
+                        const struct attempt *a, struct curl_slist *headers, struct sink *sink)
+{
+	CURL *h = hd->h;
+
+	if (!hd->set)
+		set_shared(h, c);
+	curl_easy_setopt(h, CURLOPT_URL, a->url);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, req));
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, sink);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, sink);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	if (req->ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, req->ca_file);
 	if (strcmp(a->method, "HEAD") == 0)
@@ -460,8 +488,12 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	struct sink sink = {&out->body,   &out->header,     false, NULL, req->stream, 0, 0, err,
 	                    c->opts.stop, req->deadline_ms, false, false};
 	struct curl_slist *headers = NULL;
-	CURL *h = handle_get(c);
+	struct handle hd;
 	CURLcode rc = CURLE_OUT_OF_MEMORY;
+	CURL *h;
+
+	handle_get(c, &hd);
+	h = hd.h;
 
 	buf_release(&out->body);
 	buf_release(&out->header);
@@ -476,7 +508,7 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	if (!h || set_headers(&headers, req, a->authorization) < 0)
 		goto done;
 	sink.h = h;
-	set_options(h, c, req, a, headers, &sink);
+	set_options(&hd, c, req, a, headers, &sink);
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
 	oc->too_big = sink.too_big;
@@ -486,8 +518,8 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	if (!out->body.data)
 		buf_append(&out->body, "", 0);
 done:
+	handle_put(c, &hd, !req->ca_file && strcmp(a->method, "GET") == 0);
 	curl_slist_free_all(headers);
-	handle_put(c, h);
 	return rc;
 }
 

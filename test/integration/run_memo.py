@@ -10,22 +10,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.environ.get("IMAGEGUARD_SRC", "."), "test", "fixtures"))
-from guard_env import Env, Checks, marker_file, serve_tags  # noqa: E402
+from guard_env import Env, Checks, marker_file, serve_tags, wait_for  # noqa: E402
 
 t = Checks()
 SAME = ", the same page as the pass before"
-
-
-def wait_for(cond, timeout=60, step=0.2):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(step)
-    return False
 
 
 def lines(path):

@@ -21,7 +21,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.environ.get("IMAGEGUARD_SRC", "."), "test", "fixtures"))
-from guard_env import Env, Checks  # noqa: E402
+from guard_env import Env, Checks, wait_for  # noqa: E402
 import kubeapi  # noqa: E402
 import registry  # noqa: E402
 
@@ -37,15 +37,6 @@ def get(port, path):
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
-
-
-def wait_for(cond, timeout=60, step=0.2):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(step)
-    return False
 
 
 def metric(port, name):
