@@ -309,7 +309,10 @@ static bool fast_clean(struct gitstore *g)
 
 /* True when index and work tree are exactly HEAD (no change, no untracked file). One walk of
  * the work tree: cheaper than the two of a hard reset plus untracked removal, and it also
- * catches damage from outside (a truncated index fails here and takes the full path). */
+ * catches damage from outside (a truncated index fails here and takes the full path).
+ * libgit2's status writes back the stat data of the files it had to hash and found unchanged:
+ * a checkout's last files share the index file's timestamp (the kernel's coarse clock), so
+ * without it every later pass found them racy and hashed all 5,000 files again. */
 static bool tree_is_clean(struct gitstore *g)
 {
 	git_status_options so;
@@ -320,7 +323,8 @@ static bool tree_is_clean(struct gitstore *g)
 		return true;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
-	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+	           GIT_STATUS_OPT_UPDATE_INDEX;
 	clean =
 	    git_status_list_new(&list, g->repo, &so) == 0 && git_status_list_entrycount(list) == 0;
 	git_status_list_free(list);
