@@ -6,7 +6,8 @@
 # Then the scale table (issue 17): N policies over N repositories of 100 tags each, all up to
 # date, for N = 500, 2,000, 5,000: wall time beside curl fetching the same N lists over the same
 # 4 keep-alive connections (`--parallel --parallel-max 4`), CPU, the CPU of one steady-state
-# `run` pass, peak RSS, per-policy figures, and the growth. Targets at 5,000: wall <= 1.2x
+# `run` pass beside the libcurl floor (bench/curl_floor.c: 4 threads, one reused handle each,
+# imageguard's options), peak RSS, per-policy figures, and the growth. Targets at 5,000: wall <= 1.2x
 # curl, CPU <= 0.6 s, RSS < 32 MiB (docs/performance.md has the figures). Environment: IMAGEGUARD (binary), BENCH_POLICIES (default
 # 500), BENCH_PASSES (default 5), BENCH_SKIP_MIXED=1 (the scale table only), BENCH_SCALE
 # (default 500,2000,5000; 0 skips it), BENCH_SCALE_TAGS (100), BENCH_SCALE_RUNS (3).
@@ -14,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export IMAGEGUARD_SRC=$PWD
 export IMAGEGUARD=${IMAGEGUARD:-$PWD/${BUILD:-build}/imageguard}
+make -s "${BUILD:-build}/bench/curl_floor" >/dev/null
 # The registry storage (55000 tag links), the Git remote and the state dir go to tmpfs when there
 # is one: the figures are imageguard's, not the disk's (BENCH_TMPDIR overrides).
 if [[ -z ${BENCH_TMPDIR:-} && -d /dev/shm && -w /dev/shm ]]; then BENCH_TMPDIR=/dev/shm; fi

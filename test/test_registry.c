@@ -235,30 +235,6 @@ START_TEST(digest_from_body)
 }
 END_TEST
 
-/* Counts the fault server's recorded requests whose path starts with prefix. */
-static int count_requests(const char *prefix)
-{
-	struct buf body = BUF_INIT;
-	char url[256];
-	json_t *log, *e;
-	size_t i;
-	int n = 0;
-
-	snprintf(url, sizeof(url), "http://%s/_fault/requests", fault.host);
-	ck_assert_int_eq(fixture_http_get(&body, url), 200);
-	log = json_loads(body.data, 0, NULL);
-	json_array_foreach(log, i, e)
-	{
-		const char *p = json_string_value(json_object_get(e, "path"));
-
-		if (p && strncmp(p, prefix, strlen(prefix)) == 0)
-			n++;
-	}
-	json_decref(log);
-	buf_release(&body);
-	return n;
-}
-
 /* The fault server's recorded requests whose path starts with prefix, in order (a new array). */
 static json_t *requests_under(const char *prefix)
 {
@@ -280,6 +256,16 @@ static json_t *requests_under(const char *prefix)
 	json_decref(log);
 	buf_release(&body);
 	return out;
+}
+
+/* Counts the fault server's recorded requests whose path starts with prefix. */
+static int count_requests(const char *prefix)
+{
+	json_t *log = requests_under(prefix);
+	int n = (int)json_array_size(log);
+
+	json_decref(log);
+	return n;
 }
 
 /* One client on one thread reuses one pooled handle: what a request set (its Authorization,
