@@ -268,8 +268,15 @@ static int count_requests(const char *prefix)
 	return n;
 }
 
+static int refuse_begin(void *ctx, struct error *err)
+{
+	(void)ctx;
+	return error_set(err, IG_EFAIL, "refused before the request");
+}
+
 /* One client on one thread reuses one pooled handle: what a request set (its Authorization,
- * its headers, HEAD's no-body) is never on the next one. */
+ * its headers, HEAD's no-body) is never on the next one, and a request that ended before
+ * reaching curl leaves a fresh handle unconfigured, not half set up. */
 START_TEST(pooled_handle_keeps_nothing)
 {
 	static const struct {
@@ -290,6 +297,15 @@ START_TEST(pooled_handle_keeps_nothing)
 	snprintf(prefix, sizeof(prefix), "/v2/dups/pool%ld/", (long)time(NULL));
 	snprintf(url, sizeof(url), "http://%s%stags/list", fault.host, prefix);
 	ck_assert_int_eq(http_client_new(&c, &o, &err), 0);
+	{
+		const struct http_stream refused = {refuse_begin, NULL, NULL};
+		struct http_request req = {.url = url, .stream = &refused};
+		struct http_response r = HTTP_RESPONSE_INIT;
+
+		ck_assert_int_lt(http_do(&r, c, &req, &err), 0);
+		http_response_release(&r);
+		err = (struct error)ERROR_INIT;
+	}
 	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
 		const char *headers[] = {seq[i].header, NULL};
 		struct http_request req = {.method = seq[i].method,

@@ -26,8 +26,9 @@
  * without it); DNS and TLS sessions still are shared. */
 #define POOL_MAX 64
 
-/* A pooled handle; set: it holds the options every request shares (set_shared), kept from
- * one plain GET to the next instead of curl_easy_reset and a dozen setopt calls each time. */
+/* A pooled handle; set: set_shared ran on it since its last reset, so it holds the options
+ * every request shares, kept from one plain GET to the next instead of curl_easy_reset and a
+ * dozen setopt calls each time. */
 struct handle {
 	CURL *h;
 	bool set;
@@ -128,15 +129,15 @@ static void handle_put(struct http_client *c, struct handle *hd, bool plain)
 {
 	if (!hd->h)
 		return;
-	if (plain) {
+	if (plain && hd->set) {
 		curl_easy_setopt(hd->h, CURLOPT_HTTPHEADER, NULL);
 		curl_easy_setopt(hd->h, CURLOPT_WRITEDATA, NULL);
 		curl_easy_setopt(hd->h, CURLOPT_HEADERDATA, NULL);
 		curl_easy_setopt(hd->h, CURLOPT_XFERINFODATA, NULL);
 	} else {
 		curl_easy_reset(hd->h);
+		hd->set = false;
 	}
-	hd->set = plain;
 	pthread_mutex_lock(&c->pool_lock);
 	if (c->nidle < POOL_MAX) {
 		c->idle[c->nidle++] = *hd;
@@ -466,6 +467,7 @@ static void set_options(struct handle *hd, struct http_client *c, const struct h
 
 	if (!hd->set)
 		set_shared(h, c);
+	hd->set = true;
 	curl_easy_setopt(h, CURLOPT_URL, a->url);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, req));
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
