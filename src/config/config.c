@@ -249,13 +249,6 @@ static void compile_policy(struct loader *L, struct config_policy *p)
 	else if (!p->policy && policy_new(&p->policy, &spec, &err) < 0)
 		config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s", p->id,
 		                  err.msg);
-	else if (p->kind == CONFIG_POLICY_SEMVER) {
-		/* The SemVer order itself, every version in range (prereleases too). */
-		spec.range = ">=0.0.0-0";
-		if (policy_new(&p->order_policy, &spec, &err) < 0)
-			config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s",
-			                  p->id, err.msg);
-	}
 	if (L->diags->len > first)
 		config_invalid_note(L, CONFIG_KIND_POLICY, p->ns, p->name, p->origin.file,
 		                    p->origin.line, first);
@@ -401,7 +394,6 @@ static void policy_release(void *v)
 
 	strvec_release(&p->labels);
 	policy_free(p->policy);
-	policy_free(p->order_policy);
 }
 
 static void git_source_release(void *v)

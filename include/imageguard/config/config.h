@@ -145,10 +145,6 @@ struct config_policy {
 	/* Owned, compiled with the repository's exclusion list. For kind DIGEST it accepts exactly
 	 * digest_tag (pattern ^tag$, alphabetical), so selection and comparison work unchanged. */
 	struct policy *policy;
-	/* Owned; kind SEMVER only (else NULL): the same filter with every SemVer version in range
-	 * (">=0.0.0-0"), for guard_input.order_policy: a committed version outside a narrowed
-	 * range is still compared, and held rather than adopted when the pick is lower. */
-	struct policy *order_policy;
 };
 
 struct config_git_source {
