@@ -95,7 +95,8 @@ START_TEST(replaced_table)
 	                   NULL,
 	                   NULL,
 	                   NULL,
-	                   NULL};
+	                   NULL,
+	                   false};
 	struct error err = ERROR_INIT;
 	bool out = !rows[_i].replaced;
 
@@ -120,7 +121,8 @@ START_TEST(link_version_ignored)
 	                   NULL,
 	                   NULL,
 	                   NULL,
-	                   NULL};
+	                   NULL,
+	                   false};
 	struct error err = ERROR_INIT;
 	bool out = true;
 

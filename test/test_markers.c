@@ -245,8 +245,8 @@ END_TEST
 
 static struct marker mk(enum marker_part part, const char *value)
 {
-	struct marker m = {(char *)"f.yaml", 1,    (char *)"ns/p", part, MARKER_PLAIN, 0,   0,
-	                   (char *)value,    NULL, NULL,           NULL, NULL,         NULL};
+	struct marker m = {(char *)"f.yaml", 1,    (char *)"ns/p", part, MARKER_PLAIN, 0,    0,
+	                   (char *)value,    NULL, NULL,           NULL, NULL,         NULL, false};
 	return m;
 }
 

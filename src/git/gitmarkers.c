@@ -74,9 +74,15 @@ int gitmarkers_scan(struct marker_set *out, struct gitstore *g, const char *subp
 		goto done;
 	rc = markerindex_scan(*gitstore_markerindex(g), out, gitstore_workdir(g), subpath, files, n,
 	                      err);
-	if (rc == 0 && markerindex_save(*gitstore_markerindex(g), &e) < 0)
+	if (rc == 0 && markerindex_save(*gitstore_markerindex(g), &e) < 0) {
 		log_warn("git.markers.index", "'%s': cannot save the marker index: %s",
 		         gitstore_dir(g), e.msg);
+	} else if (rc == 0) {
+		/* the file holds what memory does: the next scan loads it again, and the pass
+		 * decides without it (a record a marker, 1 MiB at 5,000 markers) */
+		markerindex_free(*gitstore_markerindex(g));
+		*gitstore_markerindex(g) = NULL;
+	}
 done:
 	free(files);
 	git_index_free(index);

@@ -7,6 +7,7 @@
 
 struct buf;
 struct error;
+struct marker;
 struct marker_set;
 
 #define MARKERS_MAX_FILES 200000 /* YAML files in one scan; beyond: IG_ETOOBIG */
@@ -27,5 +28,8 @@ int markers_tree_open(int *rootfd, int *dirfd, struct buf *sub, const char *root
  * then do the results depend on the bytes alone). Returns 0 or negative (out of memory). */
 int markers_scan_file_at(struct marker_set *out, int rootfd, const char *name, bool *read_ok,
                          struct error *err);
+
+/* Frees what m owns (its strings, or its one block when packed). */
+void markers_free_fields(struct marker *m);
 
 #endif

@@ -11,6 +11,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/yamldepth.h"
+#include "markers_private.h"
 
 #define MARKER_KEY "$imagepolicy"
 
@@ -177,6 +178,7 @@ static int add_marker(struct marker_set *out, const char *file, struct cand *c)
 	m->value = c->value;
 	c->policy = c->value = NULL;
 	m->setter = m->api_version = m->kind = m->name = m->namespace = NULL;
+	m->packed = false;
 	out->len++;
 	return 0;
 }
@@ -215,9 +217,11 @@ const char *markers_part_name(enum marker_part part)
 	return "?";
 }
 
-static void marker_free_fields(struct marker *m)
+void markers_free_fields(struct marker *m)
 {
 	free(m->file);
+	if (m->packed)
+		return;
 	free(m->policy);
 	free(m->value);
 	free(m->setter);
@@ -231,7 +235,7 @@ static void marker_free_fields(struct marker *m)
 static void truncate_set(struct marker_set *s, size_t len, size_t problems_len)
 {
 	while (s->len > len)
-		marker_free_fields(&s->items[--s->len]);
+		markers_free_fields(&s->items[--s->len]);
 	while (s->problems_len > problems_len) {
 		struct marker_problem *p = &s->problems[--s->problems_len];
 		free(p->file);

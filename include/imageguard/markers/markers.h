@@ -3,6 +3,7 @@
 #ifndef IMAGEGUARD_MARKERS_H
 #define IMAGEGUARD_MARKERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct buf;
@@ -12,7 +13,9 @@ enum marker_part { MARKER_IMAGE, MARKER_NAME, MARKER_TAG, MARKER_DIGEST };
 enum marker_style { MARKER_PLAIN, MARKER_SINGLE_QUOTED, MARKER_DOUBLE_QUOTED };
 
 struct marker {
-	char *file;   /* owned; relative to the scan root ("apps/web.yaml") */
+	/* owned; relative to the scan root ("apps/web.yaml"). When packed, the one block that
+	 * holds every string of the marker (the marker index's records decode so): free only it */
+	char *file;
 	size_t line;  /* 1-based line of the marked value */
 	char *policy; /* owned; "ns/name" */
 	enum marker_part part;
@@ -24,6 +27,7 @@ struct marker {
 	/* owned; the YAML document holding the marker, as its scalars read (NULL when absent):
 	 * apiVersion, kind, metadata.name, metadata.namespace (Flux's ObjectIdentifier) */
 	char *api_version, *kind, *name, *namespace;
+	bool packed; /* the strings share file's block */
 };
 
 /* Something the user should hear about: a marker on a non-scalar, a file that does not parse
