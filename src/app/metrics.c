@@ -4,6 +4,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,19 +65,10 @@ int metrics_new(struct metrics **out)
 	return 0;
 }
 
-static void free_strings(char **v, size_t n)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 static void family_clear(struct family *f)
 {
 	for (size_t i = 0; i < f->len; i++) {
-		free_strings(f->series[i].values, f->n_labels);
+		free(f->series[i].values);
 		free(f->series[i].buckets);
 	}
 	free(f->series);
@@ -89,7 +81,7 @@ static void family_release(struct family *f)
 	family_clear(f);
 	free(f->name);
 	free(f->help);
-	free_strings(f->labels, f->n_labels);
+	free(f->labels);
 	free(f->bounds);
 }
 
@@ -112,17 +104,29 @@ static struct family *find_family(struct metrics *m, const char *name)
 	return NULL;
 }
 
+/* n strings (NULL as "") and their pointers in one block: a series is one allocation, not
+ * one per label (20,000 series at 5,000 policies). */
 static char **copy_strings(const char *const *v, size_t n)
 {
-	char **out = calloc(n ? n : 1, sizeof(*out));
+	size_t bytes = (n ? n : 1) * sizeof(char *);
+	char **out, *at;
 
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (!(out[i] = strdup(v[i] ? v[i] : ""))) {
-			free_strings(out, n);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(v[i] ? v[i] : "") + 1;
+
+		if (len > SIZE_MAX - bytes)
 			return NULL;
-		}
+		bytes += len;
+	}
+	if (!(out = malloc(bytes)))
+		return NULL;
+	at = (char *)(out + (n ? n : 1));
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(v[i] ? v[i] : "") + 1;
+
+		out[i] = memcpy(at, v[i] ? v[i] : "", len);
+		at += len;
+	}
 	return out;
 }
 
@@ -233,7 +237,7 @@ static struct series *get_series(struct family *f, const char *const *values)
 	if (f->type == METRICS_HISTOGRAM)
 		s.buckets = calloc(f->n_bounds ? f->n_bounds : 1, sizeof(*s.buckets));
 	if (!s.values || (f->type == METRICS_HISTOGRAM && !s.buckets)) {
-		free_strings(s.values, f->n_labels);
+		free(s.values);
 		free(s.buckets);
 		return NULL;
 	}

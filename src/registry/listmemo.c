@@ -19,7 +19,7 @@ struct entry {
 struct listmemo {
 	pthread_mutex_t mu;
 	struct entry *slots;
-	size_t len, cap; /* cap a power of two (or 0), len at most cap / 2 */
+	size_t len, cap; /* cap a power of two (or 0), len at most 3/4 of cap: find ends */
 	size_t bytes;    /* packed bytes held */
 	size_t max_bytes;
 	unsigned pass;
@@ -159,7 +159,7 @@ void listmemo_put(struct listmemo *m, const unsigned char key[LISTMEMO_KEY_LEN],
 		return;
 	pthread_mutex_lock(&m->mu);
 	if (m->bytes > m->max_bytes || arena->used > m->max_bytes - m->bytes ||
-	    ((m->len + 1) * 2 > m->cap && rebuild(m, m->cap ? m->cap * 2 : 64) < 0))
+	    ((m->len + 1) * 4 > m->cap * 3 && rebuild(m, m->cap ? m->cap * 2 : 64) < 0))
 		goto done;
 	e = find(m->slots, m->cap, key);
 	if (e->block) { /* listed twice in a pass: the same tags */
