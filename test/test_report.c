@@ -192,6 +192,47 @@ END_TEST
 
 /* plan --shards: " shard I/N" after the warnings (before the commit), and JSON's shard and
  * shards; items without an owner (has_shard false) and reports without shards are unchanged. */
+/* report_set_strings: one block replaces what the item held (set one by one, or an earlier
+ * block), NULLs stay NULL, and every rendering reads the copies (valgrind: nothing leaks). */
+START_TEST(strings_block)
+{
+	struct report r = REPORT_INIT;
+	struct report_item *it;
+	struct buf out = BUF_INIT;
+	char policy[] = "ns/p";
+	struct report_strings s = {.policy = policy,
+	                           .image = "reg/app",
+	                           .file = "apps/a.yaml",
+	                           .current = "1.0.0",
+	                           .candidate = "1.1.0",
+	                           .automation = "ns/auto"};
+	json_t *a, *o;
+
+	ck_assert_int_eq(report_add(&it, &r), 0);
+	ck_assert_int_eq(report_set(&it->policy, "ns/old"), 0);
+	ck_assert_int_eq(report_set(&it->message, "old message"), 0);
+	ck_assert_int_eq(report_set_strings(it, &s), 0);
+	ck_assert_ptr_null(it->message);
+	ck_assert_ptr_eq(it->policy, it->block);
+	policy[0] = 'X'; /* copied, not borrowed */
+	s.candidate = NULL;
+	s.message = "again";
+	ck_assert_int_eq(report_set_strings(it, &s), 0);
+	ck_assert_ptr_null(it->candidate);
+	ck_assert_str_eq(it->message, "again");
+	ck_assert_int_eq(report_json(&out, &r), 0);
+	a = json_loads(out.data, 0, NULL);
+	o = json_array_get(a, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "policy")), "Xs/p");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "file")), "apps/a.yaml");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "current")), "1.0.0");
+	ck_assert(json_is_null(json_object_get(o, "candidate")));
+	json_decref(a);
+	buf_release(&out);
+	report_release(&r);
+}
+END_TEST
+
 START_TEST(shard_fields)
 {
 	struct report r = REPORT_INIT;
@@ -237,6 +278,7 @@ int main(void)
 	tcase_add_test(tc, json_layout);
 	tcase_add_test(tc, reserve_truncate_join);
 	tcase_add_test(tc, created_fields);
+	tcase_add_test(tc, strings_block);
 	tcase_add_test(tc, shard_fields);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

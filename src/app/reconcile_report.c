@@ -59,25 +59,27 @@ int reconcile_report_fill(struct autorun *ar, struct report_item *it, const stru
 	    m->part == MARKER_NAME || (m->part == MARKER_DIGEST && !d->current_tag)
 	        ? m->value
 	        : d->current_tag;
+	char cur_created[REPORT_CREATED_LEN], cand_created[REPORT_CREATED_LEN];
+	struct report_strings s = {
+	    .policy = pol->id,
+	    .image = pol->repository->image,
+	    .file = m->file,
+	    .current = current,
+	    .candidate = *d->d.candidate ? d->d.candidate : NULL,
+	    .digest = *d->d.digest ? d->d.digest : NULL,
+	    .commit = wrote ? ar->commit : NULL,
+	    .message = *d->d.message ? d->d.message : NULL,
+	    .current_digest = d->current_digest,
+	    .current_created = report_created_text(cur_created, d->cur_created),
+	    .candidate_created = report_created_text(cand_created, d->cand_created),
+	    .automation = ar->a->id};
 
 	it->decision = d->d.decision;
 	it->reason = d->d.reason;
 	it->warnings = d->d.warnings;
 	it->line = m->line;
 	listing_info(it, &p->scans[p->policy_repo[d->policy]], p->o->audit != NULL);
-	if (report_set(&it->policy, pol->id) < 0 ||
-	    report_set(&it->image, pol->repository->image) || report_set(&it->file, m->file) < 0 ||
-	    report_set(&it->current, current) < 0 ||
-	    report_set(&it->candidate, *d->d.candidate ? d->d.candidate : NULL) < 0 ||
-	    report_set(&it->digest, *d->d.digest ? d->d.digest : NULL) < 0 ||
-	    report_set(&it->commit, wrote ? ar->commit : NULL) < 0 ||
-	    report_set(&it->message, *d->d.message ? d->d.message : NULL) < 0 ||
-	    report_set(&it->current_digest, d->current_digest) < 0 ||
-	    report_set_created(&it->current_created, d->cur_created) < 0 ||
-	    report_set_created(&it->candidate_created, d->cand_created) < 0 ||
-	    report_set(&it->automation, ar->a->id) < 0)
-		return IG_EFAIL;
-	return 0;
+	return report_set_strings(it, &s);
 }
 
 /* An automation that could not be read: its markers are unknown, so every policy not found

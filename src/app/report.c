@@ -72,6 +72,10 @@ int report_reserve(struct report *r, size_t n)
 
 static void item_release(struct report_item *it)
 {
+	if (it->block) {
+		free(it->block);
+		return;
+	}
 	free(it->policy);
 	free(it->image);
 	free(it->file);
@@ -103,14 +107,66 @@ int report_set(char **field, const char *s)
 	return 0;
 }
 
+const char *report_created_text(char text[REPORT_CREATED_LEN], const struct guard_created *c)
+{
+	if (!c || c->state != GUARD_CREATED_KNOWN)
+		return NULL;
+	imageconfig_format_time(text, REPORT_CREATED_LEN, &c->time);
+	return text;
+}
+
 int report_set_created(char **field, const struct guard_created *c)
 {
-	char text[48];
+	char text[REPORT_CREATED_LEN];
 
-	if (!c || c->state != GUARD_CREATED_KNOWN)
-		return report_set(field, NULL);
-	imageconfig_format_time(text, sizeof(text), &c->time);
-	return report_set(field, text);
+	return report_set(field, report_created_text(text, c));
+}
+
+int report_set_strings(struct report_item *it, const struct report_strings *s)
+{
+	const char *v[] = {s->policy,
+	                   s->image,
+	                   s->file,
+	                   s->current,
+	                   s->candidate,
+	                   s->digest,
+	                   s->commit,
+	                   s->message,
+	                   s->current_digest,
+	                   s->current_created,
+	                   s->candidate_created,
+	                   s->automation};
+	char **f[] = {&it->policy,
+	              &it->image,
+	              &it->file,
+	              &it->current,
+	              &it->candidate,
+	              &it->digest,
+	              &it->commit,
+	              &it->message,
+	              &it->current_digest,
+	              &it->current_created,
+	              &it->candidate_created,
+	              &it->automation};
+	enum { N = sizeof(v) / sizeof(v[0]) };
+	size_t len[N], bytes = 1;
+	char *block, *at;
+
+	for (size_t k = 0; k < N; k++) {
+		len[k] = v[k] ? strlen(v[k]) + 1 : 0;
+		if (len[k] > SIZE_MAX - bytes)
+			return IG_EFAIL;
+		bytes += len[k];
+	}
+	if (!(block = malloc(bytes)))
+		return IG_EFAIL;
+	item_release(it);
+	it->block = at = block;
+	for (size_t k = 0; k < N; k++) {
+		*f[k] = v[k] ? memcpy(at, v[k], len[k]) : NULL;
+		at += len[k];
+	}
+	return 0;
 }
 
 int report_add_failure(struct report *r, const char *automation, const char *message)
