@@ -292,9 +292,9 @@ START_TEST(decide_table)
 	struct decide_env env = {cfg, 1767225600, &l, &io};
 	struct marker items[2] = {
 	    {(char *)"apps/web.yaml", 1, (char *)cases[_i].policy, MARKER_TAG, MARKER_PLAIN, 0, 0,
-	     (char *)cases[_i].sibling_tag, NULL, NULL, NULL, NULL, NULL},
+	     (char *)cases[_i].sibling_tag, NULL, NULL, NULL, NULL, NULL, false},
 	    {(char *)"apps/web.yaml", 3, (char *)cases[_i].policy, cases[_i].part, MARKER_PLAIN, 0,
-	     0, (char *)cases[_i].value, NULL, NULL, NULL, NULL, NULL},
+	     0, (char *)cases[_i].value, NULL, NULL, NULL, NULL, NULL, false},
 	};
 	struct marker_set set = MARKER_SET_INIT;
 	const struct config_policy *pol = config_find_policy_id(cfg, cases[_i].policy);

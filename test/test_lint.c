@@ -298,11 +298,11 @@ START_TEST(markers_unknown)
 {
 	struct marker items[] = {
 	    {"a.yaml", 3, "flux-system/web", MARKER_IMAGE, MARKER_PLAIN, 0, 0, "web:1", NULL, NULL,
-	     NULL, NULL, NULL},
+	     NULL, NULL, NULL, false},
 	    {"a.yaml", 9, "flux-system/gone", MARKER_TAG, MARKER_PLAIN, 0, 0, "2", NULL, NULL, NULL,
-	     NULL, NULL},
+	     NULL, NULL, false},
 	    {"b.yaml", 1, "other/web", MARKER_IMAGE, MARKER_PLAIN, 0, 0, "x:1", NULL, NULL, NULL,
-	     NULL, NULL},
+	     NULL, NULL, false},
 	};
 	struct marker_set set = MARKER_SET_INIT;
 	struct strvec known = STRVEC_INIT;
