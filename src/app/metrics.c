@@ -12,6 +12,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/app/metrics.h"
+#include "imageguard/util/strpack.h"
 #include "imageguard/util/vec.h"
 
 struct series {
@@ -108,25 +109,13 @@ static struct family *find_family(struct metrics *m, const char *name)
  * one per label (20,000 series at 5,000 policies). */
 static char **copy_strings(const char *const *v, size_t n)
 {
-	size_t bytes = (n ? n : 1) * sizeof(char *);
-	char **out, *at;
+	size_t head = (n ? n : 1) * sizeof(char *),
+	       bytes = strpack_size(v, NULL, n, STRPACK_NULL_EMPTY);
+	char **out;
 
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(v[i] ? v[i] : "") + 1;
-
-		if (len > SIZE_MAX - bytes)
-			return NULL;
-		bytes += len;
-	}
-	if (!(out = malloc(bytes)))
+	if (bytes > SIZE_MAX - head || !(out = malloc(head + bytes)))
 		return NULL;
-	at = (char *)(out + (n ? n : 1));
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(v[i] ? v[i] : "") + 1;
-
-		out[i] = memcpy(at, v[i] ? v[i] : "", len);
-		at += len;
-	}
+	strpack_copy((char *)out + head, v, NULL, n, STRPACK_NULL_EMPTY, out);
 	return out;
 }
 

@@ -12,6 +12,7 @@
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/registry/taglist.h"
 #include "imageguard/app/report.h"
+#include "imageguard/util/strpack.h"
 #include "imageguard/util/strvec.h"
 #include "imageguard/util/vec.h"
 #include "imageguard/util/jsonout.h"
@@ -149,23 +150,16 @@ int report_set_strings(struct report_item *it, const struct report_strings *s)
 	              &it->candidate_created,
 	              &it->automation};
 	enum { N = sizeof(v) / sizeof(v[0]) };
-	size_t len[N], bytes = 1;
-	char *block, *at;
+	size_t bytes = strpack_size(v, NULL, N, 0);
+	char *block, *out[N];
 
-	for (size_t k = 0; k < N; k++) {
-		len[k] = v[k] ? strlen(v[k]) + 1 : 0;
-		if (len[k] > SIZE_MAX - bytes)
-			return IG_EFAIL;
-		bytes += len[k];
-	}
-	if (!(block = malloc(bytes)))
+	if (bytes == SIZE_MAX || !(block = malloc(bytes ? bytes : 1)))
 		return IG_EFAIL;
 	item_release(it);
-	it->block = at = block;
-	for (size_t k = 0; k < N; k++) {
-		*f[k] = v[k] ? memcpy(at, v[k], len[k]) : NULL;
-		at += len[k];
-	}
+	it->block = block;
+	strpack_copy(block, v, NULL, N, 0, out);
+	for (size_t k = 0; k < N; k++)
+		*f[k] = out[k];
 	return 0;
 }
 

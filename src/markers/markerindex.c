@@ -15,6 +15,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/safefile.h"
+#include "imageguard/util/strpack.h"
 #include "imageguard/util/yamldepth.h"
 #include "markers_private.h"
 
@@ -180,13 +181,14 @@ static int grow_markers(struct marker_set *s)
  * eight allocations a marker were most of a 5,000-marker set). 1 bad, IG_EFAIL, 0. */
 static int rec_marker(struct marker *m, struct rd *r, const char *path)
 {
-	char **f[] = {&m->policy, &m->value, &m->setter,   &m->api_version,
-	              &m->kind,   &m->name,  &m->namespace};
+	/* the file, then the record's order (rec_put) */
+	char **f[] = {&m->file,        &m->policy, &m->value, &m->setter,
+	              &m->api_version, &m->kind,   &m->name,  &m->namespace};
 	enum { FIELDS = sizeof(f) / sizeof(f[0]) };
-	const unsigned char *s[FIELDS];
-	uint32_t n[FIELDS], ps;
-	size_t path_len = strlen(path) + 1, bytes = path_len;
-	char *at;
+	const char *s[FIELDS] = {path};
+	size_t n[FIELDS] = {strlen(path)}, bytes;
+	char *out[FIELDS], *at;
+	uint32_t ps;
 
 	memset(m, 0, sizeof(*m));
 	m->line = get_u64(r);
@@ -197,25 +199,23 @@ static int rec_marker(struct marker *m, struct rd *r, const char *path)
 	m->style = (enum marker_style)(ps & 0xff);
 	if ((ps >> 8) > MARKER_DIGEST || (ps & 0xff) > MARKER_DOUBLE_QUOTED)
 		r->bad = true;
-	for (size_t k = 0; k < FIELDS; k++) {
-		s[k] = get_bytes(r, &n[k]);
+	for (size_t k = 1; k < FIELDS; k++) {
+		uint32_t len = 0;
+
+		s[k] = (const char *)get_bytes(r, &len);
+		n[k] = len;
 		if (s[k] && memchr(s[k], '\0', n[k]))
 			r->bad = true;
-		bytes += s[k] ? (size_t)n[k] + 1 : 0; /* no overflow: each lies inside the record */
 	}
-	if (r->bad || !s[0] || !s[1] || !s[2])
+	if (r->bad || !s[1] || !s[2] || !s[3])
 		return 1;
+	bytes = strpack_size(s, n, FIELDS, 0); /* no overflow: each lies inside the record */
 	if (!(at = malloc(bytes)))
 		return IG_EFAIL;
-	m->file = memcpy(at, path, path_len);
-	m->packed = true;
-	at += path_len;
+	strpack_copy(at, s, n, FIELDS, 0, out);
 	for (size_t k = 0; k < FIELDS; k++)
-		if (s[k]) {
-			*f[k] = memcpy(at, s[k], n[k]);
-			at[n[k]] = '\0';
-			at += (size_t)n[k] + 1;
-		}
+		*f[k] = out[k];
+	m->packed = true;
 	return 0;
 }
 
