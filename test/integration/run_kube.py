@@ -9,6 +9,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+STOP_BOUND = 5  # seconds from SIGTERM to exit: a hang bound (a watch or read left uncut is 10 s)
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
@@ -317,8 +318,9 @@ def sigterm_ends_the_watches(st):
                   "the fetched Secret is in a memory folder", st["secrets"])
     t0 = time.time()
     rc = st["run"].stop()
-    harness.check(rc == 0 and time.time() - t0 < 3, "exit 0 within 2s, took %.1fs" % (
-        time.time() - t0), st["run"].text()[-2000:])
+    took = time.time() - t0
+    harness.check(rc == 0 and took < STOP_BOUND, "exit 0 within %ds, took %.1fs" % (
+        STOP_BOUND, took), st["run"].text()[-2000:])
     harness.check(not os.path.exists(st["secrets"]), "secrets folder removed", st["secrets"])
     st["run"] = Run(st)  # for teardown; and a second start works
     wait(lambda: st["run"].events("reconcile.pass"), "second start", 20, st["run"].text)
@@ -366,8 +368,11 @@ def secret_reads_end_by_the_pass_deadline_and_at_sigterm(st):
         wait(lambda: len(reads()) > k, "a read waiting", 20, run.text)
         t1 = time.time()
         rc = run.stop()
-        harness.check(rc == 0 and time.time() - t1 < 3, "SIGTERM during a read: exit 0 "
-                      "within 2s, took %.1fs" % (time.time() - t1), run.text()[-2000:])
+        took = time.time() - t1
+        # a hang bound, not a benchmark: an uncut read waits 10 s; 5 s leaves room for the
+        # teardown of an instrumented build on a loaded machine
+        harness.check(rc == 0 and took < STOP_BOUND, "SIGTERM during a read: exit 0 within "
+                      "%ds, took %.1fs" % (STOP_BOUND, took), run.text()[-2000:])
     finally:
         api.stall_prefix = None
         st["run"].stop()
