@@ -296,6 +296,44 @@ START_TEST(step_down_after_the_renew_deadline)
 }
 END_TEST
 
+/* The push time the gate assumes, for timings client-go accepts: Flux's defaults and the
+ * chaos suite's keep renew - 2 x retry; where that is zero or negative (8s / 5s, 2s / 1s, the
+ * smallest renew over 1.2 x retry), half of renew - retry. Then for every accepted timing: a
+ * push of that length started right after a renewal closes before the renew deadline, and one
+ * started a retry period later (a leader renewing on time) is still admitted. */
+static const struct {
+	struct lease_timing t;
+	int64_t want;
+} push_times[] = {
+    {{35000, 30000, 5000}, 20000},
+    {{3000, 2000, 500}, 1000},
+    {{15000, 10000, 2000}, 6000},
+    {{10000, 8000, 5000}, 1500},
+    {{3000, 2000, 1000}, 500},
+    {{7000, 6001, 5000}, 500},
+    {{3, 2, 1}, 1},
+};
+
+START_TEST(push_time_keeps_the_gate_inside_the_deadline)
+{
+	struct lease_timing t = push_times[_i].t;
+	struct error err = ERROR_INIT;
+	struct lease l;
+	int64_t push = lease_push_ms(&t);
+
+	ck_assert_int_eq(lease_timing_check(&t, &err), 0);
+	ck_assert_int_eq(push, push_times[_i].want);
+	memset(&l, 0, sizeof(l));
+	l.timing = t;
+	l.state = LEASE_LEADING;
+	l.renewed_at = 1000;
+	ck_assert(push >= 1 && push < t.renew_ms);
+	ck_assert(lease_may_write(&l, 1000 + t.retry_ms - 1, push) ||
+	          push + t.retry_ms >= t.renew_ms);
+	ck_assert(!lease_may_write(&l, 1000 + t.renew_ms - push, push));
+}
+END_TEST
+
 START_TEST(release_lets_a_standby_in_at_once)
 {
 	struct fake_server s = {0};
@@ -384,10 +422,35 @@ START_TEST(names)
 	lease_name(c, "sharding.fluxcd.io/key in (shard1)");
 	ck_assert_str_ne(a, b);
 	ck_assert_str_eq(a, c);
-	ck_assert_uint_eq(strlen(a), strlen("imageguard-leader-election-") + 8);
-	ck_assert(strncmp(a, "imageguard-leader-election-", 27) == 0);
-	for (const char *p = a + 27; *p; p++)
-		ck_assert(strchr("0123456789abcdef", *p));
+	/* Flux's controllers: GenerateID("<controller>-leader-election", selector), the first 8
+	 * hex digits of the selector's SHA-256 (computed independently with sha256sum) */
+	ck_assert_str_eq(a, "imageguard-leader-election-7ee98f29");
+}
+END_TEST
+
+/* fluxcd/pkg runtime/leaderelection TestGenerateID, case by case (inputs and outputs) */
+static const struct {
+	const char *base;
+	const char *add[3];
+	size_t k;
+	const char *want;
+} generate_ids[] = {
+    {"foo", {NULL}, 0, "foo"},                      /* no additions */
+    {"foo", {"bar"}, 1, "foo-fcde2b2e"},            /* one addition */
+    {"foo", {"bar", "baz"}, 2, "foo-c8f8b724"},     /* multiple additions */
+    {"foo", {"bar", "", "baz"}, 3, "foo-c8f8b724"}, /* ... with an empty string */
+    {"", {"bar", "baz"}, 2, ""},                    /* ... with an empty base */
+    {"", {NULL}, 0, ""},                            /* empty base and additions */
+};
+
+START_TEST(generate_id_as_flux)
+{
+	char out[LEASE_MAX_NAME];
+
+	memset(out, 'x', sizeof(out));
+	lease_generate_id(out, sizeof(out), generate_ids[_i].base, generate_ids[_i].add,
+	                  generate_ids[_i].k);
+	ck_assert_str_eq(out, generate_ids[_i].want);
 }
 END_TEST
 
@@ -476,9 +539,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_leader_whose_fast_update_conflicts_and_finds_another_holder_stops);
 	tcase_add_test(tc, step_down_after_the_renew_deadline);
 	tcase_add_test(tc, release_lets_a_standby_in_at_once);
+	tcase_add_loop_test(tc, push_time_keeps_the_gate_inside_the_deadline, 0,
+	                    sizeof(push_times) / sizeof(push_times[0]));
 	tcase_add_test(tc, renewal_failures_inside_the_deadline_are_survived);
 	tcase_add_loop_test(tc, timing_rules, 0, sizeof(timings) / sizeof(timings[0]));
 	tcase_add_test(tc, names);
+	tcase_add_loop_test(tc, generate_id_as_flux, 0,
+	                    sizeof(generate_ids) / sizeof(generate_ids[0]));
 	tcase_add_test(tc, identity_is_host_and_uuid);
 	tcase_add_loop_test(tc, lease_trailer_read, 0, sizeof(trailers) / sizeof(trailers[0]));
 	tcase_add_test(tc, lease_trailer_written);

@@ -141,6 +141,8 @@ static int setup(struct leader *l, struct error *err)
 		return error_prefix(err, "leader election");
 	l->ns = lease_namespace(&l->cfg);
 	lease_name(l->name, l->o.shard_key);
+	if (!*l->name)
+		return error_set(err, IG_EFAIL, "leader election: out of memory (lease name)");
 	if (!(l->identity = lease_identity()))
 		return error_set(err, IG_EFAIL, "leader election: no identity (randomness)");
 	if ((rc = leaseclient_new(&l->lc, l->kc, l->ns, l->name, err)) < 0)
@@ -258,7 +260,7 @@ bool leader_may_write(struct leader *l, int64_t push_ms)
 
 int64_t leader_push_ms(const struct leader *l)
 {
-	return l->o.timing.renew_ms - 2 * l->o.timing.retry_ms;
+	return lease_push_ms(&l->o.timing);
 }
 
 void leader_generation(struct leader *l, char *out, size_t n)

@@ -178,14 +178,29 @@ static int64_t push_ms(const struct autorun *ar, struct leader *l)
 	return t > 0 && t < cap ? t : cap;
 }
 
-/* The head being built on was written under a newer generation of our lease: a newer leader
- * exists, so this one must not push (defence in depth behind the time gate). */
+/* How far back the head check looks for the last commit imageguard wrote (commits of people in
+ * between carry no trailer). */
+#define HEAD_LEASE_WALK 256
+
+static bool has_lease_trailer(void *ctx, const char *msg)
+{
+	char name[LEASE_MAX_ID];
+	long gen;
+
+	(void)ctx;
+	return commitmsg_lease_of(name, sizeof(name), &gen, msg);
+}
+
+/* The last commit on the head's first-parent line that carries a lease trailer (a person's
+ * commits on top do not hide it) was written under a newer generation of our lease: a newer
+ * leader exists, so this one must not push (defence in depth behind the time gate). */
 static int check_head_lease(const char *workdir, const char *ours, struct error *err)
 {
 	struct buf msg = BUF_INIT_MAX(HEAD_MESSAGE_MAX);
 	char name[LEASE_MAX_ID], mine[LEASE_MAX_ID];
 	long theirs, my_gen;
-	int error = githistory_head_message(&msg, workdir, err);
+	int error =
+	    githistory_first_message(&msg, workdir, HEAD_LEASE_WALK, has_lease_trailer, NULL, err);
 
 	if (error == 0 &&
 	    commitmsg_lease_of(name, sizeof(name), &theirs, msg.data ? msg.data : "") &&

@@ -114,12 +114,13 @@ done:
 	return rc;
 }
 
-int githistory_head_message(struct buf *out, const char *workdir, struct error *err)
+int githistory_first_message(struct buf *out, const char *workdir, size_t max_commits,
+                             bool (*match)(void *ctx, const char *msg), void *ctx,
+                             struct error *err)
 {
 	git_repository *repo = NULL;
-	git_commit *commit = NULL;
+	git_commit *commit = NULL, *parent;
 	git_oid id;
-	const char *msg;
 	int rc = 0;
 
 	if (git_repository_open_ext(&repo, workdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
@@ -131,9 +132,24 @@ int githistory_head_message(struct buf *out, const char *workdir, struct error *
 		rc = git_failed(err, "reading the head commit");
 		goto done;
 	}
-	msg = git_commit_message(commit);
-	if (buf_append(out, msg ? msg : "", msg ? strlen(msg) : 0) < 0)
-		rc = error_set(err, IG_ETOOBIG, "history: the head commit's message is too long");
+	for (size_t n = 0; commit && n < max_commits; n++) {
+		const char *msg = git_commit_message(commit);
+
+		if (match(ctx, msg ? msg : "")) {
+			if (buf_append(out, msg ? msg : "", msg ? strlen(msg) : 0) < 0)
+				rc = error_set(err, IG_ETOOBIG,
+				               "history: a commit's message is too long");
+			break;
+		}
+		if (git_commit_parentcount(commit) == 0)
+			break;
+		if (git_commit_parent(&parent, commit, 0) < 0) {
+			rc = git_failed(err, "reading a first parent");
+			break;
+		}
+		git_commit_free(commit);
+		commit = parent;
+	}
 done:
 	git_commit_free(commit);
 	git_repository_free(repo);

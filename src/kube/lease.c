@@ -164,6 +164,14 @@ int lease_release(struct lease *l, struct error *err)
 	return 0;
 }
 
+int64_t lease_push_ms(const struct lease_timing *t)
+{
+	int64_t two = t->renew_ms - 2 * t->retry_ms, half = (t->renew_ms - t->retry_ms) / 2;
+	int64_t ms = two > half ? two : half;
+
+	return ms > 0 ? ms : 1;
+}
+
 bool lease_may_write(const struct lease *l, int64_t now_ms, int64_t push_ms)
 {
 	return l->state == LEASE_LEADING && now_ms + push_ms < l->renewed_at + l->timing.renew_ms;

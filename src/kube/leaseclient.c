@@ -2,6 +2,8 @@
  * between calls as client-go's LeaseLock keeps it, the record mapped to and from its spec. */
 #include <fcntl.h>
 #include <jansson.h>
+#include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,19 +24,47 @@ struct leaseclient {
 	json_t *obj; /* the Lease read or written last; NULL before the first */
 };
 
-void lease_name(char out[LEASE_MAX_NAME], const char *shard_key)
+void lease_generate_id(char *out, size_t n, const char *base, const char *const *additions,
+                       size_t k)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	EVP_MD_CTX *ctx;
+	bool any = false;
 
-	if (!shard_key || !*shard_key) {
-		snprintf(out, LEASE_MAX_NAME, "%s", LEASE_NAME_BASE);
+	if (n == 0)
+		return;
+	*out = '\0';
+	if (!base || !*base)
+		return;
+	for (size_t i = 0; i < k; i++)
+		any = any || (additions[i] && *additions[i]);
+	if (!any || !(ctx = EVP_MD_CTX_new())) {
+		snprintf(out, n, "%s", base);
 		return;
 	}
-	for (const unsigned char *p = (const unsigned char *)shard_key; *p; p++) {
-		h ^= *p;
-		h *= 16777619u;
+	/* the additions concatenated, as Flux's GenerateID hashes them ("bar", "", "baz" is
+	 * "barbaz") */
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1) {
+		bool ok = true;
+
+		for (size_t i = 0; i < k && ok; i++)
+			if (additions[i])
+				ok = EVP_DigestUpdate(ctx, additions[i], strlen(additions[i])) == 1;
+		if (!ok || EVP_DigestFinal_ex(ctx, md, &mdlen) != 1)
+			mdlen = 0;
 	}
-	snprintf(out, LEASE_MAX_NAME, "%s-%08x", LEASE_NAME_BASE, (unsigned)h);
+	EVP_MD_CTX_free(ctx);
+	if (mdlen < 4) { /* no digest: never one name for every shard */
+		*out = '\0';
+		return;
+	}
+	snprintf(out, n, "%s-%02x%02x%02x%02x", base, md[0], md[1], md[2], md[3]);
+}
+
+void lease_name(char out[LEASE_MAX_NAME], const char *shard_key)
+{
+	lease_generate_id(out, LEASE_MAX_NAME, LEASE_NAME_BASE, &shard_key, 1);
 }
 
 const char *lease_namespace(const struct kubeconfig *cfg)

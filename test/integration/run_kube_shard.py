@@ -5,9 +5,10 @@
 keep no status and no commit until shard 1 runs, and shard 1 then leaves shard 0's objects
 untouched (their resourceVersion does not move). --watch-label-selector is the labelSelector of
 every list and watch of the four kinds. With --enable-leader-election each hash shard elects on
-its own Lease, named from its shard key "shards=N/index=I" (FNV-1a 32, as lease_name), logs one
+its own Lease, named from its shard key "shards=N/index=I" (SHA-256, as Flux's GenerateID), logs one
 startup line naming its shard and Lease, and exposes imageguard_shard_info{shard,shards} 1
 (promtool check metrics accepts the exposition)."""
+import hashlib
 import os
 import re
 import subprocess
@@ -177,10 +178,8 @@ def label_selector_is_the_api_selector(st):
 
 
 def lease_name(key):
-    h = 2166136261
-    for b in key.encode():
-        h = ((h ^ b) * 16777619) % (1 << 32)
-    return "imageguard-leader-election-%08x" % h
+    """Flux's GenerateID: the base, '-' and the first 8 hex digits of the key's SHA-256."""
+    return "imageguard-leader-election-" + hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
 def metrics(run):

@@ -204,6 +204,9 @@ def a_head_written_under_a_newer_generation_is_not_pushed_on(st):
     git("pull", "-q", "--rebase", "origin", "main", cwd=env.work)
     git("commit", "-q", "--allow-empty", "-m",
         "newer leader\n\nImageguard-Lease: %s/7" % LEASE, cwd=env.work)
+    # a person's commit on top (no trailer) does not hide it: the check reads the last commit
+    # on the first-parent line that carries a trailer
+    git("commit", "-q", "--allow-empty", "-m", "docs: a person's commit", cwd=env.work)
     git("push", "-q", "origin", "main", cwd=env.work)
     head = env.remote_head()
     env.push("team/app", ["v1.3.0"])

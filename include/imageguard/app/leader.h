@@ -45,8 +45,8 @@ bool leader_lost(struct leader *l);
  * successful renewal + the renew deadline (CLOCK_MONOTONIC). */
 bool leader_may_write(struct leader *l, int64_t push_ms);
 
-/* The push timeout fenced writes assume: renew deadline - 2 x retry period (the gate then
- * closes after two missed renewals); the push's Git I/O timeout is capped at it. */
+/* The push timeout fenced writes assume (lease_push_ms of the timings: renew deadline - 2 x
+ * retry period, never under 1 ms); the push's Git I/O timeout is capped at it. */
 int64_t leader_push_ms(const struct leader *l);
 
 /* "NAME/TRANSITIONS": the lease and its generation, for the Imageguard-Lease trailer (into

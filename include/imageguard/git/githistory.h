@@ -25,8 +25,12 @@ typedef int (*githistory_fn)(void *ctx, const char *data, size_t len, bool at_he
 int githistory_file_versions(const char *workdir, const char *path, size_t max_commits,
                              size_t max_bytes, githistory_fn fn, void *ctx, struct error *err);
 
-/* Appends the message of the head commit of the clone at workdir to out (its cap applies:
- * IG_ETOOBIG). Returns 0 or IG_EFAIL with a one-line error. */
-int githistory_head_message(struct buf *out, const char *workdir, struct error *err);
+/* Walks the first-parent line from the head commit of the clone at workdir, newest first, at
+ * most max_commits commits (the root ends it sooner), and appends to out the message of the
+ * first one that match accepts (its cap applies: IG_ETOOBIG); out is left as it was when none
+ * does. Returns 0 or IG_EFAIL with a one-line error. */
+int githistory_first_message(struct buf *out, const char *workdir, size_t max_commits,
+                             bool (*match)(void *ctx, const char *msg), void *ctx,
+                             struct error *err);
 
 #endif

@@ -60,6 +60,14 @@ struct lease_timing {
  * renewDeadline", "renewDeadline must be greater than retryPeriod*JitterFactor", ...). */
 int lease_timing_check(const struct lease_timing *t, struct error *err);
 
+/* The longest push a fenced write may assume: renew deadline - 2 x retry period, so the gate
+ * stays open through one missed renewal and closes after two; when timings that client-go
+ * accepts leave that at or under (renew deadline - retry period) / 2 (e.g. 8s / 5s), half of
+ * what one renewal period leaves instead. Always at least 1 ms and under renew - retry, so
+ * the gate never admits a write past the renew deadline, and a leader renewing on time always
+ * has it open. For timings that pass lease_timing_check. */
+int64_t lease_push_ms(const struct lease_timing *t);
+
 enum lease_state {
 	LEASE_STANDBY, /* not holding the lease (yet) */
 	LEASE_LEADING, /* holding it: the last successful write is in renewed_at */

@@ -18,10 +18,18 @@ struct kubeconfig;
 #define LEASE_NAME_BASE "imageguard-leader-election"
 #define LEASE_MAX_NAME 64
 
-/* The Lease name: "imageguard-leader-election" (Flux: "<controller>-leader-election"), and
- * for a shard (shard_key: the --watch-label-selector and/or "--shards N --shard-index I" text;
- * NULL or "" for none) "-" and 8 hex digits of the key's FNV-1a 32-bit hash, so each shard
- * elects its own leader. Writes the NUL-terminated name to out (LEASE_MAX_NAME bytes). */
+/* Flux's GenerateID (fluxcd/pkg runtime/leaderelection): base, "-" and the first 8 hex digits
+ * of the SHA-256 of the additions concatenated ("bar", "", "baz" hash as "barbaz"); base alone
+ * when no addition has text; "" when base is empty. Writes at most n bytes, NUL-terminated;
+ * "" also when the digest cannot be made (out of memory). */
+void lease_generate_id(char *out, size_t n, const char *base, const char *const *additions,
+                       size_t k);
+
+/* The Lease name, as Flux names its controllers' own: "imageguard-leader-election" (Flux:
+ * "<controller>-leader-election"), and for a shard GenerateID over the shard's key (shard_key:
+ * the --watch-label-selector, as Flux hashes it, and/or "--shards N --shard-index I" text;
+ * NULL or "" for none), so each shard elects its own leader. Writes the NUL-terminated name
+ * to out (LEASE_MAX_NAME bytes); "" when it cannot be made (out of memory). */
 void lease_name(char out[LEASE_MAX_NAME], const char *shard_key);
 
 /* The namespace the Lease lives in: $POD_NAMESPACE when set, else cfg's (the kubeconfig
