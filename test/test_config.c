@@ -1157,7 +1157,7 @@ static const struct secret_case {
 static struct config *load_secrets(enum secret_object obj, const char *secrets_dir,
                                    struct config_diags *diags)
 {
-	struct config_load_options o = {true, true, secrets_dir, NULL, false, false};
+	struct config_load_options o = {true, true, secrets_dir, NULL, false, false, 0};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 
@@ -1268,7 +1268,7 @@ START_TEST(secrets_from_api)
 	    "'team-a/gpg'" NOT_IN_API,
 	};
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL, NULL, true, true};
+	struct config_load_options o = {true, true, NULL, NULL, true, true, 0};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	char sdir[600], dir[700], file_mode[1400];
@@ -1306,11 +1306,63 @@ START_TEST(secrets_from_api)
 }
 END_TEST
 
+/* --shards N > 1: an automation pushing a refspec to a branch beside its push branch writes
+ * two (URL, branch) pairs, of which another shard could own the second: that automation is
+ * an error, the others run; one branch (a refspec alone, or to the push branch itself) is
+ * fine; without --shards (or with one shard) nothing changes. */
+START_TEST(shards_refuse_a_second_branch)
+{
+	static const unsigned shards[] = {0, 1, 2};
+	const char *path = write_file(
+	    "shards.yaml",
+	    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+	    "spec:\n  url: file:///srv/g.git\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\nmetadata:\n"
+	    "  name: two\nspec:\n  sourceRef: {name: g}\n  git:\n"
+	    "    push:\n      branch: auto\n"
+	    "      refspec: refs/heads/auto:refs/heads/release\n" /* 17 */
+	    "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\n"
+	    "metadata:\n  name: same\nspec:\n  sourceRef: {name: g}\n  git:\n"
+	    "    push: {branch: auto, refspec: 'HEAD:refs/heads/auto'}\n"
+	    "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\n"
+	    "metadata:\n  name: alone\nspec:\n  sourceRef: {name: g}\n  git:\n"
+	    "    push: {refspec: 'HEAD:refs/heads/release'}\n");
+
+	for (size_t k = 0; k < sizeof(shards) / sizeof(shards[0]); k++) {
+		struct config_diags diags = CONFIG_DIAGS_INIT;
+		struct config_load_options o = {true, false, NULL, NULL, false, false, shards[k]};
+		struct config *c = NULL;
+		struct error err = ERROR_INIT;
+
+		ck_assert_int_eq(config_load_with(&c, path, &o, &diags, &err), 0);
+		if (shards[k] < 2) {
+			ck_assert_uint_eq(diags.errors, 0);
+			ck_assert_uint_eq(c->automations_len, 3);
+		} else {
+			ck_assert_uint_eq(diags.errors, 1);
+			ck_assert_uint_eq(diags.items[0].line, 17);
+			ck_assert_str_eq(
+			    diags.items[0].message,
+			    "ImageUpdateAutomation 'default/two': 'spec.git.push.refspec': "
+			    "'refs/heads/auto:refs/heads/release' pushes to a second "
+			    "branch beside spec.git.push.branch 'auto'; under --shards an "
+			    "automation writes one branch (a shard owns one Git URL and "
+			    "branch pair)");
+			ck_assert_uint_eq(c->automations_len, 2);
+			ck_assert_ptr_nonnull(
+			    config_find_invalid(c, CONFIG_KIND_AUTOMATION, "default", "two"));
+		}
+		config_free(c);
+		config_diags_release(&diags);
+	}
+}
+END_TEST
+
 /* An object whose secret is missing takes its dependents with it; the others run. */
 START_TEST(secrets_dependents)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL, NULL, false, false};
+	struct config_load_options o = {true, true, NULL, NULL, false, false, 0};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	const char *path = write_file(
@@ -1809,6 +1861,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, secrets_missing);
 	tcase_add_test(tc, secrets_from_api);
 	tcase_add_test(tc, secrets_dependents);
+	tcase_add_test(tc, shards_refuse_a_second_branch);
 	tcase_add_loop_test(tc, policy_selector, 0,
 	                    sizeof(selector_cases) / sizeof(selector_cases[0]));
 	tcase_add_test(tc, imageguard_kinds);

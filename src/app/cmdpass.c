@@ -52,7 +52,10 @@ int cmdpass_load_config(struct config **out, const char *path, bool as_log)
 int cmdpass_load(struct config **out, const struct cmdopts *o, bool as_log)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options lo = {true, true, o->secrets_dir, NULL, false, false};
+	struct config_load_options lo = {.keep_valid = true,
+	                                 .check_secrets = true,
+	                                 .secrets_dir = o->secrets_dir,
+	                                 .shards = o->shard.shards};
 	struct labelsel *sel = NULL;
 	struct error err = ERROR_INIT;
 	int rc = 0;

@@ -77,6 +77,7 @@ struct kubesource {
 	struct reader load_reader, check_reader, *active;
 	int64_t deadline_ms;
 	const volatile sig_atomic_t *stop;
+	unsigned shards;     /* --shards N, for the load (config_load_options.shards) */
 	struct refs refs;    /* what the configuration in use read */
 	struct refs loading; /* what the load in progress reads */
 };
@@ -272,6 +273,7 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	kube_options_init(&ko);
 	ko.stop = o->write_stop;
 	ks->stop = o->stop;
+	ks->shards = o->shards;
 	ks->active = &ks->load_reader;
 	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
@@ -845,7 +847,12 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	{
 		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
 		 * is an error of its own */
-		struct config_load_options lo = {true, true, ks->secrets_dir, NULL, true, true};
+		struct config_load_options lo = {.keep_valid = true,
+		                                 .check_secrets = true,
+		                                 .secrets_dir = ks->secrets_dir,
+		                                 .kube = true,
+		                                 .secrets_from_api = true,
+		                                 .shards = ks->shards};
 
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}

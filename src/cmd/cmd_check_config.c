@@ -33,7 +33,8 @@ static void usage(FILE *out)
 	    "are read (Kubernetes selector syntax, as run, reconcile and plan take it).\n"
 	    "With --shards N (1-1024), one line per automation before \"configuration OK\":\n"
 	    "ImageUpdateAutomation 'ns/name': shard I/N (URL BRANCH), the shard that owns\n"
-	    "its normalised (Git URL, push branch) pair (FNV-1a 64 + fmix64 mod N).\n");
+	    "its normalised (Git URL, push branch) pair (FNV-1a 64 + fmix64 mod N); above one\n"
+	    "shard, an automation whose push.refspec writes a second branch is an error.\n");
 }
 
 /* --shards N: the owner of each automation, and the unit it was hashed from. */
@@ -153,6 +154,7 @@ int cmd_check_config(int argc, char **argv)
 		goto done;
 	rc = 2;
 	lo.selector = sel;
+	lo.shards = shards;
 	if (config_load_with(&cfg, path, &lo, &diags, &err) < 0) {
 		print_diags(&diags);
 		fprintf(stderr, "imageguard: %s\n", err.msg);

@@ -659,7 +659,8 @@ static int start_kube(struct runner *rn)
 	                                NULL,
 	                                &stop_requested,
 	                                0,
-	                                rn->o->leader_elect ? &lease_lost : NULL};
+	                                rn->o->leader_elect ? &lease_lost : NULL,
+	                                rn->o->shard.shards};
 	struct error err = ERROR_INIT;
 	int error;
 

@@ -759,6 +759,19 @@ static void read_refspec(struct doc *d, const yaml_node_t *push, struct config_a
 		                 "'spec.git.push.refspec': '%s' is not SRC:refs/... (SRC a branch, "
 		                 "refs/heads/BRANCH or HEAD)",
 		                 a->push_refspec);
+	else if (d->L->opts.shards > 1 && a->push_branch_given) {
+		const char *dst = strchr(a->push_refspec, ':') + 1;
+
+		if (strncmp(dst, "refs/heads/", 11) == 0)
+			dst += 11;
+		if (strcmp(dst, a->push_branch) != 0)
+			config_doc_error(d, line,
+			                 "'spec.git.push.refspec': '%s' pushes to a second branch "
+			                 "beside spec.git.push.branch '%s'; under --shards an "
+			                 "automation writes one branch (a shard owns one Git URL "
+			                 "and branch pair)",
+			                 a->push_refspec, a->push_branch);
+	}
 }
 
 static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct config_automation *a)

@@ -28,6 +28,7 @@ struct kubesource_options {
 	 * leader election, the lease's lost flag, so a deposed leader's request in flight is cut.
 	 * NULL: none. */
 	const volatile sig_atomic_t *write_stop;
+	unsigned shards; /* --shards N (0: none): config_load_options.shards */
 };
 
 /* Discovers the preferred versions, starts the four watches and waits for their first lists.

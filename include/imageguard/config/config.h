@@ -267,6 +267,11 @@ struct config_load_options {
 	 * then names it ns/name in the Kubernetes API, never the folder (check-config --kube
 	 * leaves it false: its --secrets-dir is the user's). */
 	bool secrets_from_api;
+	/* --shards N (0: none). Above 1, the unit a shard owns is one (Git URL, branch) pair, so
+	 * an automation that writes two branches (spec.git.push.branch and a push.refspec to
+	 * another destination, both pushed as Flux pushes them) is an error of that automation:
+	 * another shard could own the refspec's branch. */
+	unsigned shards;
 };
 
 /* One document in memory (run --kube: an object's JSON, which is YAML). */
