@@ -1,7 +1,8 @@
 /* gitstream's bounds against a Git host that accepts and never answers (a listening socket
  * this test holds): a clone ends when the peer has been silent for the timeout, and, with a
  * long timeout, within about a second of the stop flag being set; a host that is not the
- * configured origin is refused without a connection. */
+ * configured origin is refused without a connection; a host that trickles bytes is cut at the
+ * operation's deadline. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <git2.h>
@@ -140,6 +141,65 @@ START_TEST(stop_ends_the_wait)
 }
 END_TEST
 
+/* A host that is never silent: it answers the request with a status line and then one byte
+ * of a header every 50 ms, for as long as the client reads. */
+static volatile int trickling;
+static int trickle_port, trickle_listener = -1;
+
+static void *trickle_host(void *arg)
+{
+	static const char head[] = "HTTP/1.1 200 OK\r\nX-Trickle: ";
+	char req[4096];
+	int fd;
+
+	(void)arg;
+	if ((fd = accept(trickle_listener, NULL, NULL)) < 0)
+		return NULL;
+	(void)!recv(fd, req, sizeof(req), 0);
+	if (send(fd, head, sizeof(head) - 1, MSG_NOSIGNAL) > 0)
+		while (trickling && send(fd, "a", 1, MSG_NOSIGNAL) == 1)
+			usleep(50000);
+	close(fd);
+	return NULL;
+}
+
+/* A fenced push's deadline ends the operation however lively the peer: the inactivity timeout
+ * (10 minutes here) never fires on a host that trickles, the deadline does. */
+START_TEST(deadline_ends_a_lively_peer)
+{
+	struct sockaddr_in a = {0};
+	socklen_t len = sizeof(a);
+	struct timespec ts;
+	pthread_t th;
+	char msg[512];
+	double took;
+
+	ck_assert_int_ge(trickle_listener = socket(AF_INET, SOCK_STREAM, 0), 0);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(trickle_listener, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(trickle_listener, 4), 0);
+	ck_assert_int_eq(getsockname(trickle_listener, (struct sockaddr *)&a, &len), 0);
+	trickle_port = ntohs(a.sin_port);
+	trickling = 1;
+	ck_assert_int_eq(pthread_create(&th, NULL, trickle_host, NULL), 0);
+
+	gitstream_allow("127.0.0.1", (unsigned)trickle_port);
+	gitstream_bound(NULL, 600000);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	gitstream_deadline((long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 800);
+	port = (unsigned)trickle_port; /* clone_silent's URL */
+	took = clone_silent("127.0.0.1", msg, sizeof(msg));
+	trickling = 0;
+	pthread_join(th, NULL);
+	close(trickle_listener);
+	ck_assert_msg(took >= 0.7 && took < 5, "took %.2f s", took);
+	ck_assert_msg(strstr(msg, "past its deadline") != NULL, "%s", msg);
+	/* gitstream_bound clears it: the next operation has no deadline */
+	gitstream_bound(NULL, 600000);
+}
+END_TEST
+
 START_TEST(other_origin_refused)
 {
 	char msg[512];
@@ -170,6 +230,7 @@ int main(void)
 	tcase_add_test(tc, silence_times_out);
 	tcase_add_test(tc, stop_ends_the_wait);
 	tcase_add_test(tc, other_origin_refused);
+	tcase_add_test(tc, deadline_ends_a_lively_peer);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

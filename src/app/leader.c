@@ -245,9 +245,10 @@ bool leader_lost(struct leader *l)
 	return yes;
 }
 
-bool leader_may_write(struct leader *l, int64_t push_ms)
+bool leader_may_write_until(struct leader *l, int64_t push_ms, int64_t *until)
 {
 	struct lease snap; /* the renewal thread's state as last published: one gate rule */
+	int64_t now = mono_ms(NULL);
 
 	memset(&snap, 0, sizeof(snap));
 	snap.timing = l->o.timing;
@@ -255,7 +256,16 @@ bool leader_may_write(struct leader *l, int64_t push_ms)
 	snap.state = l->state;
 	snap.renewed_at = l->renewed_at;
 	pthread_mutex_unlock(&l->mu);
-	return lease_may_write(&snap, mono_ms(NULL), push_ms);
+	if (!lease_may_write(&snap, now, push_ms))
+		return false;
+	if (until)
+		*until = now + push_ms;
+	return true;
+}
+
+bool leader_may_write(struct leader *l, int64_t push_ms)
+{
+	return leader_may_write_until(l, push_ms, NULL);
 }
 
 int64_t leader_push_ms(const struct leader *l)

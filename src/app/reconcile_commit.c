@@ -221,10 +221,11 @@ static int fence(struct autorun *ar, const char *workdir, struct buf *message, s
 {
 	struct leader *l = ar->p->o->leader;
 	char gen[LEASE_MAX_ID + 24], trailer[LEASE_MAX_ID + 48];
+	int64_t until;
 
 	if (!l)
 		return 0;
-	if (!leader_may_write(l, push_ms(ar, l)))
+	if (!leader_may_write_until(l, push_ms(ar, l), &until))
 		return error_set(err, IG_EFAIL,
 		                 "lease '%s' not renewed in time for a push: not the leader, "
 		                 "read-only",
@@ -233,6 +234,8 @@ static int fence(struct autorun *ar, const char *workdir, struct buf *message, s
 	snprintf(trailer, sizeof(trailer), "Imageguard-Lease: %s", gen);
 	if (check_head_lease(workdir, trailer, err) < 0)
 		return err->code;
+	/* the push ends by the instant the gate admitted it for, however lively the host */
+	gitstore_push_deadline(ar->g, until);
 	return commitmsg_add_lease(message, gen, err);
 }
 

@@ -394,6 +394,7 @@ int gitauth_begin(struct gitauth *a, struct error *err)
 
 	gitstream_allow(a->host, a->port);
 	gitstream_bound(a->stop, a->io_timeout_ms);
+	gitstream_deadline(a->deadline_ms);
 	if (!a->tls)
 		return 0;
 	pthread_mutex_lock(&ca_lock);

@@ -39,6 +39,7 @@ struct gitstore {
 	char *workdir; /* dir + "/" */
 	int lock_fd;   /* flock'ed <key>.lock: one user of a cache at a time, freed by the kernel */
 	unsigned max_attempts;
+	int64_t push_deadline_ms; /* gitstore_push_deadline, for the next push only; 0: none */
 	git_repository *repo;
 	struct gitauth auth;
 	char head[GIT_OID_HEXSZ + 1];
@@ -1382,8 +1383,11 @@ static int push(struct gitstore *g, struct error *err)
 	/* the commit in flight is finished on SIGTERM: a push is bounded by the host's silence
 	 * (spec.timeout) alone, so a slow pre-receive hook is waited for */
 	g->auth.stop = NULL;
+	g->auth.deadline_ms = (long)g->push_deadline_ms;
+	g->push_deadline_ms = 0;
 	if ((rc = gitauth_begin(&g->auth, err)) < 0) {
 		g->auth.stop = g->stop;
+		g->auth.deadline_ms = 0;
 		return rc;
 	}
 	if (g->rebuild && !g->refspec_only)
@@ -1392,6 +1396,7 @@ static int push(struct gitstore *g, struct error *err)
 		rc = git_remote_push(remote, &refspecs, &po);
 	gitauth_end(&g->auth);
 	g->auth.stop = g->stop;
+	g->auth.deadline_ms = 0;
 	if (rc == IG_ECONFLICT)
 		return rc;
 	git_remote_free(remote);
@@ -1424,6 +1429,11 @@ static void quarantine(struct gitstore *g)
 	buf_release(&aside);
 }
 
+void gitstore_push_deadline(struct gitstore *g, int64_t deadline_ms)
+{
+	g->push_deadline_ms = deadline_ms > 0 ? deadline_ms : 0;
+}
+
 int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
                          struct error *err)
 {
@@ -1436,6 +1446,7 @@ int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_
 	out_commit[0] = '\0';
 	for (attempt = 1; attempt <= g->max_attempts; attempt++) {
 		buf_reset(&message);
+		g->push_deadline_ms = 0; /* this attempt's edit sets its own */
 		if ((rc = edit(ctx, g->workdir, &message, err)) < 0)
 			goto done;
 		if (message.len == 0 && buf_puts(&message, "imageguard: update images") < 0) {

@@ -39,6 +39,7 @@ static _Thread_local const char *allowed_host;
 static _Thread_local unsigned allowed_port;
 static _Thread_local const volatile sig_atomic_t *stop_flag;
 static _Thread_local long io_timeout_ms = GITSTREAM_TIMEOUT_DEFAULT_MS;
+static _Thread_local long deadline_at; /* CLOCK_MONOTONIC ms; 0: none */
 
 #define SLICE_MS 100
 #define STOP_GRACE_MS 1000
@@ -53,6 +54,12 @@ void gitstream_bound(const volatile sig_atomic_t *stop, long timeout_ms)
 {
 	stop_flag = stop;
 	io_timeout_ms = timeout_ms > 0 ? timeout_ms : GITSTREAM_TIMEOUT_DEFAULT_MS;
+	deadline_at = 0;
+}
+
+void gitstream_deadline(long deadline_ms)
+{
+	deadline_at = deadline_ms > 0 ? deadline_ms : 0;
 }
 
 static long now_ms(void)
@@ -96,6 +103,8 @@ static int wait_ready(int fd, short events, const char *host, const char *what)
 		if (t - start >= io_timeout_ms)
 			return net_error("%s %s: no answer for %ld ms (timed out)", what, host,
 			                 io_timeout_ms);
+		if (deadline_at && t >= deadline_at)
+			return net_error("%s %s: past its deadline (timed out)", what, host);
 		if ((rc = poll(&p, 1, SLICE_MS)) > 0)
 			return 0;
 		if (rc < 0 && errno != EINTR)

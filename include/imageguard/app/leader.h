@@ -45,6 +45,10 @@ bool leader_lost(struct leader *l);
  * successful renewal + the renew deadline (CLOCK_MONOTONIC). */
 bool leader_may_write(struct leader *l, int64_t push_ms);
 
+/* leader_may_write, and when it admits the write, *until = the instant (CLOCK_MONOTONIC ms)
+ * the push of push_ms must end by: now + push_ms, before the renew deadline. */
+bool leader_may_write_until(struct leader *l, int64_t push_ms, int64_t *until);
+
 /* The push timeout fenced writes assume (lease_push_ms of the timings: renew deadline - 2 x
  * retry period, never under 1 ms); the push's Git I/O timeout is capped at it. */
 int64_t leader_push_ms(const struct leader *l);

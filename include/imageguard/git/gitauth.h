@@ -40,6 +40,7 @@ struct gitauth {
 	/* the operation's bounds, handed to gitstream by gitauth_begin (borrowed; NULL: none) */
 	const volatile sig_atomic_t *stop;
 	long io_timeout_ms;    /* 0: GITSTREAM_TIMEOUT_DEFAULT_MS */
+	long deadline_ms;      /* CLOCK_MONOTONIC ms every wait ends by (gitstream_deadline); 0 */
 	struct error cb_err;   /* why a callback refused, preferred over libgit2's text */
 	char push_reject[256]; /* the remote's reason for refusing the last push, "" if none */
 };

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct buf;
 struct error;
@@ -67,6 +68,12 @@ const char *gitstore_head(const struct gitstore *g);
  * the files (another writer may have moved a marker). Returns 0, or negative to abort. */
 typedef int (*gitstore_edit_fn)(void *ctx, const char *workdir, struct buf *message,
                                 struct error *err);
+
+/* Called from edit: the push that follows (that one only) must end by deadline_ms
+ * (CLOCK_MONOTONIC ms; 0: none), however lively the host: each of its network waits ends
+ * there (gitstream_deadline), and the push fails as timed out. A fenced push sets the instant
+ * its gate admitted it for. */
+void gitstore_push_deadline(struct gitstore *g, int64_t deadline_ms);
 
 /* Runs edit, commits what changed (nothing changed: no commit, out_commit ""), pushes, and when
  * the remote moved (non-fast-forward, stale, "failed to update ref", a ref lock, or any refusal

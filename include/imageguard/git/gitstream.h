@@ -26,4 +26,10 @@ void gitstream_allow(const char *host, unsigned port);
  * bounded by the host's silence alone. stop is borrowed until the next call. */
 void gitstream_bound(const volatile sig_atomic_t *stop, long timeout_ms);
 
+/* An instant (CLOCK_MONOTONIC ms; 0: none) by which every wait of this thread's libgit2
+ * connections ends, however lively the peer ("past its deadline"): a fenced push ends before
+ * the lease's renew deadline even when the host trickles. Until the next call; gitstream_bound
+ * clears it. */
+void gitstream_deadline(long deadline_ms);
+
 #endif
