@@ -100,6 +100,20 @@ struct cand {
 	struct lease l;
 };
 
+static void cand_init_timed(struct cand *c, struct fake_server *s, const char *id,
+                            const struct lease_timing *t)
+{
+	struct lease_client lc;
+
+	c->fc.s = s;
+	c->fc.cached_rv = 0;
+	lc.ctx = &c->fc;
+	lc.get = fget;
+	lc.create = fcreate;
+	lc.update = fupdate;
+	lease_init(&c->l, &lc, &clk, t, id);
+}
+
 static void cand_init(struct cand *c, struct fake_server *s, const char *id)
 {
 	struct lease_client lc;
@@ -334,6 +348,33 @@ START_TEST(push_time_keeps_the_gate_inside_the_deadline)
 }
 END_TEST
 
+/* A lease that is not whole seconds: leaseDurationSeconds goes up (client-go truncates), so a
+ * standby never takes over while the leader's gate can still be open. With 1.9 s / 1.8 s the
+ * truncated 1 s would let b lead at 2.0 s while a may write until 2.8 s. */
+START_TEST(a_fractional_lease_is_rounded_up)
+{
+	static const struct lease_timing t = {1900, 1800, 500};
+	struct fake_server s = {0};
+	struct cand a, b;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init_timed(&a, &s, "a_1", &t);
+	cand_init_timed(&b, &s, "b_2", &t);
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert_int_eq(s.rec.duration_s, 2);
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	now_ms = 2500; /* a has not renewed since 1000: its gate is open until 2800 */
+	ck_assert(lease_may_write(&a.l, now_ms, 0));
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	now_ms = 2801; /* a's gate has closed */
+	ck_assert(!lease_may_write(&a.l, now_ms, 0));
+	now_ms = 3001;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_LEADING);
+	ck_assert_int_eq(s.rec.transitions, 1);
+}
+END_TEST
+
 START_TEST(release_lets_a_standby_in_at_once)
 {
 	struct fake_server s = {0};
@@ -539,6 +580,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_leader_whose_fast_update_conflicts_and_finds_another_holder_stops);
 	tcase_add_test(tc, step_down_after_the_renew_deadline);
 	tcase_add_test(tc, release_lets_a_standby_in_at_once);
+	tcase_add_test(tc, a_fractional_lease_is_rounded_up);
 	tcase_add_loop_test(tc, push_time_keeps_the_gate_inside_the_deadline, 0,
 	                    sizeof(push_times) / sizeof(push_times[0]));
 	tcase_add_test(tc, renewal_failures_inside_the_deadline_are_survived);

@@ -60,12 +60,14 @@ static bool lease_valid(const struct lease *l, int64_t now)
 	return l->have_observed && l->observed_at + l->observed.duration_s * 1000 > now;
 }
 
-/* The record this candidate writes: itself, the configured duration, now. */
+/* The record this candidate writes: itself, the configured duration, now. The duration goes
+ * up to whole seconds where client-go truncates it: a 1.5 s lease written as 1 s would let a
+ * standby take over while the leader's gate (renew deadline, under the lease) is still open. */
 static void fresh_record(struct lease *l, struct lease_record *r)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->holder, sizeof(r->holder), "%s", l->identity);
-	r->duration_s = (long)(l->timing.lease_ms / 1000);
+	r->duration_s = (long)((l->timing.lease_ms + 999) / 1000);
 	l->clock.wall(l->clock.ctx, r->renew_time);
 	memcpy(r->acquire_time, r->renew_time, sizeof(r->acquire_time));
 }
