@@ -164,8 +164,9 @@ def kubectl_replace_with_a_stale_resource_version_is_a_conflict(st):
     rv = json.loads(old)["metadata"]["resourceVersion"]
     wait(lambda: lease(st)["metadata"]["resourceVersion"] != rv, "a renewal", 5)
     p = kubectl_process(st, "replace", "-f", "-", stdin=old)
-    harness.check(p.returncode != 0 and "Conflict" in p.stderr or
-                  "has been modified" in p.stderr, "409 from kubectl replace", p.stderr)
+    harness.check(p.returncode != 0 and ("Conflict" in p.stderr or
+                                         "has been modified" in p.stderr),
+                  "409 from kubectl replace", p.stderr)
     harness.check(lease(st)["spec"]["holderIdentity"] == st["leader"].identity(),
                   "lease unchanged")
 
