@@ -51,18 +51,26 @@ static void *silent_host(void *arg)
 	}
 }
 
-static void setup(void)
+/* A listening socket on a free loopback port: the fd, its port in *out_port. */
+static int listen_loopback(unsigned *out_port)
 {
 	struct sockaddr_in a = {0};
 	socklen_t len = sizeof(a);
+	int fd;
 
-	ck_assert_int_ge(listener = socket(AF_INET, SOCK_STREAM, 0), 0);
+	ck_assert_int_ge(fd = socket(AF_INET, SOCK_STREAM, 0), 0);
 	a.sin_family = AF_INET;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(listener, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(listener, 16), 0);
-	ck_assert_int_eq(getsockname(listener, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*out_port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void setup(void)
+{
+	listener = listen_loopback(&port);
 	held_len = 0;
 	ck_assert_int_eq(pthread_create(&host_thread, NULL, silent_host, NULL), 0);
 	snprintf(dir, sizeof(dir), "/tmp/imageguard-test-gitstream.XXXXXX");
@@ -144,7 +152,8 @@ END_TEST
 /* A host that is never silent: it answers the request with a status line and then one byte
  * of a header every 50 ms, for as long as the client reads. */
 static volatile int trickling;
-static int trickle_port, trickle_listener = -1;
+static unsigned trickle_port;
+static int trickle_listener = -1;
 
 static void *trickle_host(void *arg)
 {
@@ -167,28 +176,20 @@ static void *trickle_host(void *arg)
  * (10 minutes here) never fires on a host that trickles, the deadline does. */
 START_TEST(deadline_ends_a_lively_peer)
 {
-	struct sockaddr_in a = {0};
-	socklen_t len = sizeof(a);
 	struct timespec ts;
 	pthread_t th;
 	char msg[512];
 	double took;
 
-	ck_assert_int_ge(trickle_listener = socket(AF_INET, SOCK_STREAM, 0), 0);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(trickle_listener, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(trickle_listener, 4), 0);
-	ck_assert_int_eq(getsockname(trickle_listener, (struct sockaddr *)&a, &len), 0);
-	trickle_port = ntohs(a.sin_port);
+	trickle_listener = listen_loopback(&trickle_port);
 	trickling = 1;
 	ck_assert_int_eq(pthread_create(&th, NULL, trickle_host, NULL), 0);
 
-	gitstream_allow("127.0.0.1", (unsigned)trickle_port);
+	gitstream_allow("127.0.0.1", trickle_port);
 	gitstream_bound(NULL, 600000);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	gitstream_deadline((long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 800);
-	port = (unsigned)trickle_port; /* clone_silent's URL */
+	port = trickle_port; /* clone_silent's URL */
 	took = clone_silent("127.0.0.1", msg, sizeof(msg));
 	trickling = 0;
 	pthread_join(th, NULL);

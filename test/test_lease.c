@@ -116,15 +116,7 @@ static void cand_init_timed(struct cand *c, struct fake_server *s, const char *i
 
 static void cand_init(struct cand *c, struct fake_server *s, const char *id)
 {
-	struct lease_client lc;
-
-	c->fc.s = s;
-	c->fc.cached_rv = 0;
-	lc.ctx = &c->fc;
-	lc.get = fget;
-	lc.create = fcreate;
-	lc.update = fupdate;
-	lease_init(&c->l, &lc, &clk, &timing, id);
+	cand_init_timed(c, s, id, &timing);
 }
 
 START_TEST(create_when_absent)
