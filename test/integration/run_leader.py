@@ -5,8 +5,9 @@ updates, Status bodies for 404/409), a real docker-registry and a bare Git remot
 timings (3s / 2s / 500ms). One leads and commits with the Imageguard-Lease trailer, the other is
 a ready standby with imageguard_leader 0; kubectl reads the Lease and its stale replace is a
 409; SIGTERM of the leader releases it and the standby takes over at once (leaseTransitions +1);
-a head written under a newer generation of the lease is not pushed on; a leader that cannot
-renew exits 1 without writing; with --leader-election-release-on-cancel=false SIGTERM leaves
+a head written under a newer generation of the lease is not pushed on, also under a person's
+commit; a pass longer than the lease keeps it (renewal has its own thread); a leader that
+cannot renew exits 1 without writing; with --leader-election-release-on-cancel=false SIGTERM leaves
 the holder in place and the standby takes over only after the lease duration; a lease lost in
 the middle of the status writes stops them at the next automation, with one log line."""
 import json
@@ -325,6 +326,46 @@ def a_lease_lost_mid_publish_stops_the_status_writes_there(st):
                   len(failed) <= 3, "no line per automation after the loss", failed)
     print("# after the loss: %s; %d failure line(s)" % (stopped[0]["msg"], len(failed)))
     kubectl(st, "delete", "imageupdateautomations", *names[1:])
+
+
+@harness.test
+def a_pass_longer_than_the_lease_keeps_it(st):
+    """Renewal runs on its own thread: a pass that waits 8s for a listing (a registry that
+    answers after 20s, the repository's timeout 8s), more than twice the 3s lease, neither
+    loses the lease nor lets a standby take it."""
+    env = st["env"]
+    fault = env.fault()
+    env.seed({"apps/slow.yaml": marker_file(env.image("slow/x", fault.host) + ":t000", "slow")})
+    slow = (env.repository("slow", "slow/x", host=fault.host, interval="1s",
+                           extra="  timeout: 8s\n") +
+            env.policy("slow", "slow", alphabetical="asc"))
+    kubectl(st, "apply", "-f", "-", stdin=slow)
+    g = start(st, "g")
+    wait(lambda: g.identity() and (lease(st) or {}).get("spec", {}).get("holderIdentity") ==
+         g.identity(), "g leads", 20, g.text)
+    h = start(st, "h")
+    wait(lambda: h.identity(), "h stands by", 10, h.text)
+    transitions = lease(st)["spec"].get("leaseTransitions", 0)
+    renewals, holders = set(), set()
+    wait(lambda: len(g.events("reconcile.pass")) >= 2, "two slow passes", 40, g.text)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 9:  # longer than one slow pass
+        spec = lease(st)["spec"]
+        renewals.add(spec.get("renewTime"))
+        holders.add(spec.get("holderIdentity"))
+        time.sleep(0.25)
+    passes = [stamp(e) for e in g.events("reconcile.pass")]
+    gaps = [b - a for a, b in zip(passes, passes[1:])]
+    harness.check(gaps and min(gaps) >= 7, "each pass waited for the slow listing", gaps)
+    harness.check(holders == {g.identity()}, "g held the lease throughout", holders)
+    harness.check(lease(st)["spec"].get("leaseTransitions", 0) == transitions,
+                  "no takeover", lease(st)["spec"])
+    harness.check(len(renewals) >= 8, "renewed every retry period during the pass",
+                  sorted(renewals))
+    harness.check(not g.events("leader.lost") and not h.events("leader.elected"),
+                  "g never lost it, h never led", g.text()[-1500:], h.text()[-1500:])
+    harness.check(g.stop() == 0 and h.stop() == 0, "both exit 0")
+    kubectl(st, "delete", "imagerepositories,imagepolicies", "slow")
 
 
 @harness.test
