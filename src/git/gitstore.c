@@ -39,7 +39,7 @@ struct gitstore {
 	char *workdir; /* dir + "/" */
 	int lock_fd;   /* flock'ed <key>.lock: one user of a cache at a time, freed by the kernel */
 	unsigned max_attempts;
-	int64_t push_deadline_ms; /* gitstore_push_deadline, for the next push only; 0: none */
+	int64_t push_deadline_ms; /* set by this attempt's edit for its push (0: none) */
 	git_repository *repo;
 	struct gitauth auth;
 	char head[GIT_OID_HEXSZ + 1];
@@ -1384,10 +1384,10 @@ static int push(struct gitstore *g, struct error *err)
 	 * (spec.timeout) alone, so a slow pre-receive hook is waited for */
 	g->auth.stop = NULL;
 	g->auth.deadline_ms = (long)g->push_deadline_ms;
-	g->push_deadline_ms = 0;
-	if ((rc = gitauth_begin(&g->auth, err)) < 0) {
+	rc = gitauth_begin(&g->auth, err);
+	g->auth.deadline_ms = 0; /* handed to gitstream, for this push only */
+	if (rc < 0) {
 		g->auth.stop = g->stop;
-		g->auth.deadline_ms = 0;
 		return rc;
 	}
 	if (g->rebuild && !g->refspec_only)
@@ -1396,7 +1396,6 @@ static int push(struct gitstore *g, struct error *err)
 		rc = git_remote_push(remote, &refspecs, &po);
 	gitauth_end(&g->auth);
 	g->auth.stop = g->stop;
-	g->auth.deadline_ms = 0;
 	if (rc == IG_ECONFLICT)
 		return rc;
 	git_remote_free(remote);
