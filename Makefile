@@ -31,7 +31,7 @@ TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
 LDFLAGS += $(SAN_FLAGS)
 
 # Every src/<layer>/*.c goes into the one static library; src/main.c is the command table.
-LAYERS := util template policy registry git markers config kube app cmd
+LAYERS := util template policy registry git markers config kube guard report pass inspect controller app cmd
 LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libimageguard.a
@@ -84,7 +84,7 @@ $(BUILD)/test/test_%: $(BUILD)/test/test_%.o $(TEST_SUPPORT_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(LIBS)
 
 # decide's suite links without libcurl and libgit2: the decision path reaches the registry
-# only through its callbacks (src/app/decide.h).
+# only through its callbacks (src/guard/decide.h).
 DECIDE_SUPPORT := $(filter-out %/fixture.o,$(TEST_SUPPORT_OBJS))
 $(BUILD)/test/test_decide: $(BUILD)/test/test_decide.o $(DECIDE_SUPPORT) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(FRONT_LIBS) -ldl

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imageguard/app/decide.h"
+#include "imageguard/guard/decide.h"
 #include "imageguard/config/config.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/error.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "imageguard/util/error.h"
-#include "imageguard/app/guard.h"
+#include "imageguard/guard/guard.h"
 #include "imageguard/policy/policy.h"
 
 #define NOW 1700000000

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "imageguard/app/guard.h"
+#include "imageguard/guard/guard.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/report.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "reconcile_private.h"
-#include "imageguard/app/guard.h"
+#include "imageguard/guard/guard.h"
 #include "imageguard/app/leader.h"
 #include "imageguard/app/markerhistory.h"
 #include "imageguard/app/passmetrics.h"

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "imageguard/app/decide.h"
+#include "imageguard/guard/decide.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/app/report.h"
 #include "imageguard/config/config.h"

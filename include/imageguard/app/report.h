@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "imageguard/app/guard.h"
+#include "imageguard/guard/guard.h"
 
 struct audit;
 struct buf;

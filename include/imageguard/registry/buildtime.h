@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "imageguard/app/guard.h"
+#include "imageguard/guard/guard.h"
 
 struct registry_client;
 struct registry_target;

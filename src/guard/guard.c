@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "imageguard/util/error.h"
-#include "imageguard/app/guard.h"
+#include "imageguard/guard/guard.h"
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/policy/policy.h"
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "imageguard/app/guard.h"
+#include "imageguard/guard/guard.h"
 
 struct config;
 struct config_automation;

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/decide.h"
-#include "imageguard/app/guard.h"
+#include "imageguard/guard/decide.h"
+#include "imageguard/guard/guard.h"
 #include "imageguard/config/config.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/registry/imageref.h"
