@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imageguard/app/audit.h"
+#include "imageguard/report/audit.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/strvec.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "imageguard/app/kubeevents.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 
 static const struct {
 	enum guard_decision_kind d;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "imageguard/app/kubestatus.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 
 #define MAXN 4
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "imageguard/app/reconcile.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"

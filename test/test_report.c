@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "imageguard/util/buf.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 
 static const struct {
 	const char *file;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/audit.h"
+#include "imageguard/report/audit.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/cmd/cmdopts.h"
 #include "imageguard/app/cmdpass.h"
@@ -12,7 +12,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/reconcile.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 #include "imageguard/app/shard.h"
 
 static void print_diag(const struct config_diag *g, bool as_log)

@@ -11,7 +11,7 @@
 
 #include "imageguard/app/eventcorr.h"
 #include "imageguard/app/kubeevents.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 #include "imageguard/app/verify.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"

@@ -13,7 +13,7 @@
 #include "imageguard/app/kubestatus.h"
 #include "imageguard/app/leader.h"
 #include "imageguard/app/shard.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/util/buf.h"

@@ -7,7 +7,7 @@
 #include "imageguard/guard/guard.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/passmetrics.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 #include "imageguard/app/scan.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/registry.h"

@@ -11,7 +11,7 @@
 
 #include "imageguard/guard/decide.h"
 #include "imageguard/app/reconcile.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 #include "imageguard/config/config.h"
 #include "imageguard/markers/markers.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "imageguard/app/audit.h"
+#include "imageguard/report/audit.h"
 #include "imageguard/util/error.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "imageguard/app/audit.h"
+#include "imageguard/report/audit.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/cmd/cmdopts.h"
 #include "imageguard/app/cmdpass.h"
@@ -31,7 +31,7 @@
 #include "imageguard/app/passmetrics.h"
 #include "imageguard/app/reconcile.h"
 #include "imageguard/registry/registry.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 #include "imageguard/app/runverify.h"
 #include "imageguard/app/shard.h"
 #include "imageguard/app/webhook.h"

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "imageguard/app/audit.h"
+#include "imageguard/report/audit.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
 #include "imageguard/util/strvec.h"

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/audit.h"
+#include "imageguard/report/audit.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/escape.h"
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/registry/taglist.h"
-#include "imageguard/app/report.h"
+#include "imageguard/report/report.h"
 #include "imageguard/util/strpack.h"
 #include "imageguard/util/strvec.h"
 #include "imageguard/util/vec.h"
