@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "imageguard/git/gitmarkers.h"
@@ -143,11 +144,12 @@ static const struct step {
                                      "r/s:2", "ns:s") "\\n' >apps/sub/s.yaml"},
 };
 
-static void compare_scans(struct gitstore *g, const char *subpath, const char *what)
+static void compare_scans(struct gitstore *g, uint64_t *epoch, const char *subpath,
+                          const char *what)
 {
 	struct marker_set a = MARKER_SET_INIT, b = MARKER_SET_INIT;
 	struct error ea = ERROR_INIT, eb = ERROR_INIT;
-	int ra = gitmarkers_scan(&a, g, subpath, &ea);
+	int ra = gitmarkers_scan(&a, g, subpath, epoch, &ea);
 	int rb = markers_scan_tree(&b, gitstore_workdir(g), subpath, &eb);
 
 	ck_assert_msg(ra == rb, "%s (%s): %d vs the walk's %d: %s / %s", what,
@@ -172,15 +174,62 @@ START_TEST(index_scan_equals_walk_across_commits)
 	for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
 		struct gitstore *g = NULL;
 		struct error err = ERROR_INIT;
+		uint64_t epoch = 0;
 
 		writer(&f, steps[s].script);
 		ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
 		/* twice: the second scan of the same open is all hits */
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t k = 0; k < sizeof(subpaths) / sizeof(subpaths[0]); k++)
-				compare_scans(g, subpaths[k], steps[s].what);
+				compare_scans(g, &epoch, subpaths[k], steps[s].what);
 		gitstore_free(g);
 	}
+	gitrepo_done(&f.r);
+}
+END_TEST
+
+/* A hard reset of the work tree (a dirty cache) moves the store's epoch: the next scan with the
+ * caller's old epoch empties the marker index and writes it anew, and still equals the walk. */
+START_TEST(hard_reset_empties_the_index)
+{
+	struct fx f;
+	struct gitstore_options o = {0};
+	struct gitstore *g = NULL;
+	struct error err = ERROR_INIT;
+	struct stat before, after;
+	char idx[512];
+	uint64_t epoch = 0;
+
+	fx_init(&f);
+	writer(&f, "printf '" MARK("r/a:1.0", "ns:a") "\\n' >a.yaml");
+	o.url = f.r.url;
+	o.branch = "main";
+	o.state_dir = f.r.state;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	compare_scans(g, &epoch, NULL, "first open");
+	ck_assert_uint_eq(gitstore_worktree_epoch(g), 0);
+	snprintf(idx, sizeof(idx), "%s/.git/imageguard-markers", gitstore_dir(g));
+	ck_assert_int_eq(stat(idx, &before), 0);
+	/* a clean reopen keeps the file as it is */
+	gitstore_free(g);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	compare_scans(g, &epoch, NULL, "clean reopen");
+	ck_assert_int_eq(stat(idx, &after), 0);
+	ck_assert(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+	          before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
+	/* a dirty work tree: the open resets it hard */
+	ck_assert_int_eq(gitrepo_sh("printf 'x: 1\\n' >>%s/a.yaml", gitstore_workdir(g)), 0);
+	gitstore_free(g);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(gitstore_worktree_epoch(g), 1);
+	epoch = 0;
+	compare_scans(g, &epoch, NULL, "after a hard reset");
+	ck_assert_uint_eq(epoch, 1);
+	ck_assert_int_eq(stat(idx, &after), 0);
+	ck_assert_msg(before.st_mtim.tv_sec != after.st_mtim.tv_sec ||
+	                  before.st_mtim.tv_nsec != after.st_mtim.tv_nsec,
+	              "the index was not written anew");
+	gitstore_free(g);
 	gitrepo_done(&f.r);
 }
 END_TEST
@@ -307,6 +356,7 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, index_scan_equals_walk_across_commits);
+	tcase_add_test(tc, hard_reset_empties_the_index);
 	tcase_add_test(tc, index_file_is_a_cache);
 	tcase_add_test(tc, index_scan_never_follows_links);
 	suite_add_tcase(s, tc);

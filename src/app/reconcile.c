@@ -75,7 +75,8 @@ int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error
 	ar->ready_from = 0;
 	/* the clone's own checkout: through the marker index, reading only changed blobs */
 	if (ar->g && strcmp(workdir, gitstore_workdir(ar->g)) == 0)
-		error = gitmarkers_scan(&ar->markers, ar->g, ar->a->update_path, err);
+		error = gitmarkers_scan(&ar->markers, ar->g, ar->a->update_path, &ar->markers_epoch,
+		                        err);
 	else
 		error = markers_scan_tree(&ar->markers, workdir, ar->a->update_path, err);
 	if (error < 0)

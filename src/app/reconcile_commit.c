@@ -308,6 +308,7 @@ int reconcile_open_git(struct autorun *ar, struct error *err)
 	go.timeout_ms = (long)a->source->timeout_ms;
 	if (o->leader && (!go.timeout_ms || go.timeout_ms > leader_push_ms(o->leader)))
 		go.timeout_ms = (long)leader_push_ms(o->leader); /* a fenced push's Git I/O */
+	ar->markers_epoch = 0;
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);
 	free(signing);

@@ -51,6 +51,7 @@ struct autorun {
 	struct pass *p;
 	const struct config_automation *a;
 	struct gitstore *g;
+	uint64_t markers_epoch; /* gitmarkers_scan's memory of g's work tree epoch */
 	struct marker_set markers;
 	struct decide_item *items;
 	size_t len;
