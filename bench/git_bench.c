@@ -13,7 +13,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/util/error.h"
-#include "imageguard/git/gitmarkers.h"
+#include "imageguard/pass/gitmarkers.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/registry/imageref.h"

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "imageguard/git/gitmarkers.h"
+#include "imageguard/pass/gitmarkers.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/markers/markerindex.h"
 #include "imageguard/markers/markers.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/registry/headcache.h"
+#include "imageguard/pass/headcache.h"
 #include "imageguard/registry/imageref.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/util/error.h"

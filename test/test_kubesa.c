@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "imageguard/app/kubesa.h"
+#include "imageguard/pass/kubesa.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/creds.h"
 #include "imageguard/util/error.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imageguard/app/markerhistory.h"
+#include "imageguard/pass/markerhistory.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/error.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imageguard/app/reconcile.h"
+#include "imageguard/pass/reconcile.h"
 #include "imageguard/report/report.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/buf.h"

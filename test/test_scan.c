@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "imageguard/app/scan.h"
+#include "imageguard/pass/scan.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/imageref.h"
 #include "imageguard/registry/registry.h"

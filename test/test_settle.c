@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "imageguard/app/settle.h"
+#include "imageguard/pass/settle.h"
 #include "imageguard/util/error.h"
 
 static char dir[64];

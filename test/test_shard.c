@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/shard.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/config/config.h"
 #include "imageguard/git/gitauth.h"
 #include "imageguard/util/error.h"

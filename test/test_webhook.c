@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "imageguard/app/metrics.h"
-#include "imageguard/app/passmetrics.h"
+#include "imageguard/pass/passmetrics.h"
 #include "imageguard/app/webhook.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/buf.h"

@@ -11,9 +11,9 @@
 #include "imageguard/config/labelsel.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
-#include "imageguard/app/reconcile.h"
+#include "imageguard/pass/reconcile.h"
 #include "imageguard/report/report.h"
-#include "imageguard/app/shard.h"
+#include "imageguard/pass/shard.h"
 
 static void print_diag(const struct config_diag *g, bool as_log)
 {

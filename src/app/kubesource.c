@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "imageguard/app/kubesa.h"
+#include "imageguard/pass/kubesa.h"
 #include "imageguard/app/kubesource.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"

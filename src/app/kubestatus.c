@@ -12,7 +12,7 @@
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/kubestatus.h"
 #include "imageguard/app/leader.h"
-#include "imageguard/app/shard.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/report/report.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/shard.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/cmd/cmdopts.h"
 #include "imageguard/cmd/commands.h"
 #include "imageguard/config/config.h"

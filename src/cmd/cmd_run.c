@@ -28,12 +28,12 @@
 #include "imageguard/app/leader.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
-#include "imageguard/app/passmetrics.h"
-#include "imageguard/app/reconcile.h"
+#include "imageguard/pass/passmetrics.h"
+#include "imageguard/pass/reconcile.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/report/report.h"
 #include "imageguard/app/runverify.h"
-#include "imageguard/app/shard.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/app/webhook.h"
 
 #define MIN_INTERVAL_MS 100

@@ -181,7 +181,7 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct confi
 
 /* spec.serviceAccountName as Flux reads it (fluxcd/image-reflector-controller
  * internal/registry/options.go, commit 157c5be4): with provider generic, the ServiceAccount's
- * imagePullSecrets join spec.secretRef's (src/app/kubesa.c); with a cloud provider, the
+ * imagePullSecrets join spec.secretRef's (src/pass/kubesa.c); with a cloud provider, the
  * account's own workload identity (Flux's object-level workload identity) for aws, azure and
  * gcp. Both need the Kubernetes API: file mode refuses. */
 static void read_service_account(struct doc *d, const yaml_node_t *spec,

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/git/gitmarkers.h"
+#include "imageguard/pass/gitmarkers.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/markers/markerindex.h"
 #include "imageguard/markers/markers.h"

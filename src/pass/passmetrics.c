@@ -6,9 +6,9 @@
 
 #include "imageguard/guard/guard.h"
 #include "imageguard/app/metrics.h"
-#include "imageguard/app/passmetrics.h"
+#include "imageguard/pass/passmetrics.h"
 #include "imageguard/report/report.h"
-#include "imageguard/app/scan.h"
+#include "imageguard/pass/scan.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/registry.h"
 

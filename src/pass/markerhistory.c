@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "imageguard/app/markerhistory.h"
+#include "imageguard/pass/markerhistory.h"
 #include "imageguard/git/githistory.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/error.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "imageguard/app/shard.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/config/config.h"
 #include "imageguard/git/giturl.h"
 #include "imageguard/util/buf.h"

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/kubesa.h"
+#include "imageguard/pass/kubesa.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/cloudauth.h"
 #include "imageguard/registry/taglist.h"
 #include "imageguard/util/log.h"
-#include "imageguard/app/scan.h"
+#include "imageguard/pass/scan.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/strindex.h"
 

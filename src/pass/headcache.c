@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/registry/headcache.h"
+#include "imageguard/pass/headcache.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/util/error.h"
 

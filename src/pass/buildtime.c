@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/registry/buildtime.h"
+#include "imageguard/pass/buildtime.h"
 #include "imageguard/util/error.h"
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/registry/imageref.h"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "imageguard/app/kubesa.h"
+#include "imageguard/pass/kubesa.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "imageguard/guard/decide.h"
-#include "imageguard/app/reconcile.h"
+#include "imageguard/pass/reconcile.h"
 #include "imageguard/report/report.h"
 #include "imageguard/config/config.h"
 #include "imageguard/markers/markers.h"
