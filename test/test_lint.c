@@ -7,7 +7,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
-#include "imageguard/app/lint.h"
+#include "imageguard/inspect/lint.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/strvec.h"
 

@@ -6,7 +6,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/app/metrics.h"
-#include "imageguard/app/verify.h"
+#include "imageguard/inspect/verify.h"
 
 #define A "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define B "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"

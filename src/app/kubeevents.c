@@ -12,7 +12,7 @@
 #include "imageguard/app/eventcorr.h"
 #include "imageguard/app/kubeevents.h"
 #include "imageguard/report/report.h"
-#include "imageguard/app/verify.h"
+#include "imageguard/inspect/verify.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/util/error.h"

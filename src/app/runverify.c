@@ -14,7 +14,7 @@
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/app/runverify.h"
-#include "imageguard/app/verify.h"
+#include "imageguard/inspect/verify.h"
 
 struct runverify {
 	struct runverify_options o;

@@ -11,7 +11,7 @@
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
 #include "imageguard/registry/imageref.h"
-#include "imageguard/app/lint.h"
+#include "imageguard/inspect/lint.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/strvec.h"
 

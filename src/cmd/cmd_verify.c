@@ -17,7 +17,7 @@
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/registry/registry.h"
-#include "imageguard/app/verify.h"
+#include "imageguard/inspect/verify.h"
 #include "imageguard/util/jsonout.h"
 
 static void usage(FILE *out)

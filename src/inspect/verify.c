@@ -22,7 +22,7 @@
 #include "imageguard/util/safefile.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/pass/shard.h"
-#include "imageguard/app/verify.h"
+#include "imageguard/inspect/verify.h"
 #include "imageguard/markers/workload.h"
 #include "verify_private.h"
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "imageguard/markers/markers.h"
-#include "imageguard/app/verify.h"
+#include "imageguard/inspect/verify.h"
 #include "imageguard/markers/workload.h"
 
 struct verify_want {

@@ -14,7 +14,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/registry/imageref.h"
-#include "imageguard/app/lint.h"
+#include "imageguard/inspect/lint.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/markers/workload.h"
 #include "imageguard/util/yamltree.h"

@@ -9,7 +9,7 @@
 #include "imageguard/kube/kubeimage.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
-#include "imageguard/app/verify.h"
+#include "imageguard/inspect/verify.h"
 #include "imageguard/util/vec.h"
 #include "verify_private.h"
 
