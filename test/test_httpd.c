@@ -15,7 +15,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
-#include "imageguard/app/httpd.h"
+#include "imageguard/controller/httpd.h"
 #include "imageguard/app/metrics.h"
 
 static const struct {

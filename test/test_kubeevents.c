@@ -4,7 +4,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "imageguard/app/kubeevents.h"
+#include "imageguard/controller/kubeevents.h"
 #include "imageguard/report/report.h"
 
 static const struct {

@@ -4,7 +4,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "imageguard/app/kubestatus.h"
+#include "imageguard/controller/kubestatus.h"
 #include "imageguard/report/report.h"
 
 #define MAXN 4

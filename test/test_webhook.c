@@ -17,7 +17,7 @@
 
 #include "imageguard/app/metrics.h"
 #include "imageguard/pass/passmetrics.h"
-#include "imageguard/app/webhook.h"
+#include "imageguard/controller/webhook.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"

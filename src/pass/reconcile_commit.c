@@ -8,7 +8,7 @@
 
 #include "reconcile_private.h"
 #include "imageguard/guard/guard.h"
-#include "imageguard/app/leader.h"
+#include "imageguard/controller/leader.h"
 #include "imageguard/pass/markerhistory.h"
 #include "imageguard/pass/passmetrics.h"
 #include "imageguard/pass/scan.h"

@@ -35,7 +35,7 @@ struct reconcile_options {
 	const struct shard_spec *shard;
 	/* NULL, or run's leader election: each push attempt first passes leader_may_write (else
 	 * the writes fail, read-only), its commit carries `Imageguard-Lease:`, and a head written
-	 * under the same lease with a higher generation is not pushed on (src/app/leader.h). */
+	 * under the same lease with a higher generation is not pushed on (src/controller/leader.h). */
 	struct leader *leader;
 };
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "imageguard/pass/kubesa.h"
-#include "imageguard/app/kubesource.h"
+#include "imageguard/controller/kubesource.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"

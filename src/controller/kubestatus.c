@@ -7,11 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "imageguard/app/kubeevents.h"
-#include "imageguard/app/kubesource.h"
+#include "imageguard/controller/kubeevents.h"
+#include "imageguard/controller/kubesource.h"
 #include "imageguard/app/metrics.h"
-#include "imageguard/app/kubestatus.h"
-#include "imageguard/app/leader.h"
+#include "imageguard/controller/kubestatus.h"
+#include "imageguard/controller/leader.h"
 #include "imageguard/pass/shard.h"
 #include "imageguard/report/report.h"
 #include "imageguard/config/config.h"

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "imageguard/app/metrics.h"
-#include "imageguard/app/webhook.h"
+#include "imageguard/controller/webhook.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/imageref.h"
 #include "imageguard/util/buf.h"

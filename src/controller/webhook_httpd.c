@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/webhook.h"
+#include "imageguard/controller/webhook.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "httpd_private.h"

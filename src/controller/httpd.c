@@ -11,7 +11,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
-#include "imageguard/app/httpd.h"
+#include "imageguard/controller/httpd.h"
 #include "imageguard/app/metrics.h"
 #include "httpd_private.h"
 

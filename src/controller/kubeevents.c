@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "imageguard/app/eventcorr.h"
-#include "imageguard/app/kubeevents.h"
+#include "imageguard/controller/kubeevents.h"
 #include "imageguard/report/report.h"
 #include "imageguard/inspect/verify.h"
 #include "imageguard/config/config.h"

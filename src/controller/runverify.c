@@ -10,10 +10,10 @@
 #include "imageguard/util/error.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
-#include "imageguard/app/leader.h"
+#include "imageguard/controller/leader.h"
 #include "imageguard/util/log.h"
 #include "imageguard/app/metrics.h"
-#include "imageguard/app/runverify.h"
+#include "imageguard/controller/runverify.h"
 #include "imageguard/inspect/verify.h"
 
 struct runverify {

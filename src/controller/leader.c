@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "imageguard/app/leader.h"
+#include "imageguard/controller/leader.h"
 #include "imageguard/app/metrics.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
