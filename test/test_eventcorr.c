@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "imageguard/app/eventcorr.h"
+#include "imageguard/kube/eventcorr.h"
 
 #define S 1000000000LL
 #define T0 (1764576000LL * S) /* 2025-12-01T08:00:00Z */

@@ -16,7 +16,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/controller/httpd.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 
 static const struct {
 	const char *in;

@@ -7,7 +7,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 
 static char *render(struct metrics *m)
 {

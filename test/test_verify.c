@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "imageguard/util/buf.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/inspect/verify.h"
 
 #define A "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/pass/passmetrics.h"
 #include "imageguard/controller/webhook.h"
 #include "imageguard/config/config.h"

@@ -9,7 +9,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/cmd/cmdopts.h"
-#include "imageguard/app/cmdpass.h"
+#include "imageguard/cmd/cmdpass.h"
 #include "imageguard/cmd/commands.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"

@@ -12,7 +12,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/controller/httpd.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "httpd_private.h"
 
 /* Health under load: the liveness probe must be answered while clients hold connections

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "imageguard/app/eventcorr.h"
+#include "imageguard/kube/eventcorr.h"
 #include "imageguard/controller/kubeevents.h"
 #include "imageguard/report/report.h"
 #include "imageguard/inspect/verify.h"

@@ -9,7 +9,7 @@
 
 #include "imageguard/controller/kubeevents.h"
 #include "imageguard/controller/kubesource.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/controller/kubestatus.h"
 #include "imageguard/controller/leader.h"
 #include "imageguard/pass/shard.h"

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "imageguard/controller/leader.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/kube/leaseclient.h"

@@ -12,7 +12,7 @@
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/controller/leader.h"
 #include "imageguard/util/log.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/controller/runverify.h"
 #include "imageguard/inspect/verify.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/controller/webhook.h"
 #include "imageguard/config/config.h"
 #include "imageguard/registry/imageref.h"

@@ -8,7 +8,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/kube/kubeimage.h"
 #include "imageguard/util/log.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/inspect/verify.h"
 #include "imageguard/util/vec.h"
 #include "verify_private.h"

@@ -11,7 +11,7 @@
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/util/log.h"
-#include "imageguard/cmd/version.h"
+#include "imageguard/util/version.h"
 
 struct kube_client {
 	struct kube_options opts;

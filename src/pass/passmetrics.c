@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "imageguard/guard/guard.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/pass/passmetrics.h"
 #include "imageguard/report/report.h"
 #include "imageguard/pass/scan.h"

@@ -12,7 +12,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/util/http.h"
 #include "imageguard/util/log.h"
-#include "imageguard/cmd/version.h"
+#include "imageguard/util/version.h"
 
 #define DEFAULT_MAX_BODY (4u << 20)
 #define MAX_HEADER_BYTES (64u << 10)

@@ -11,7 +11,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
-#include "imageguard/app/metrics.h"
+#include "imageguard/util/metrics.h"
 #include "imageguard/util/strpack.h"
 #include "imageguard/util/vec.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/eventcorr.h"
+#include "imageguard/kube/eventcorr.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/strvec.h"

@@ -6,7 +6,7 @@
 #include "imageguard/report/audit.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/cmd/cmdopts.h"
-#include "imageguard/app/cmdpass.h"
+#include "imageguard/cmd/cmdpass.h"
 #include "imageguard/config/config.h"
 #include "imageguard/config/labelsel.h"
 #include "imageguard/util/error.h"
