@@ -347,6 +347,7 @@ static void try_reload(struct runner *rn, const char *why);
 static int run_pass(struct runner *rn)
 {
 	struct reconcile_options ro = {0};
+	struct reconcile_fence fence;
 	struct report report = REPORT_INIT;
 	struct error err = ERROR_INIT;
 	int64_t t0 = now_ms();
@@ -364,7 +365,10 @@ static int run_pass(struct runner *rn)
 	ro.client = rn->client;
 	ro.stop = &stop_requested;
 	ro.shard = &rn->o->shard;
-	ro.leader = rn->leader;
+	if (rn->leader) {
+		leader_fence(&fence, rn->leader);
+		ro.fence = &fence;
+	}
 	/* Every listing of the pass ends by its deadline (a registry that answers each page just
 	 * in time cannot hold the pass, /readyz and the other tenants for hours). */
 	registry_client_set_deadline(rn->client, t0 + rn->o->pass_timeout_ms);

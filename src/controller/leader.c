@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "imageguard/controller/leader.h"
+#include "imageguard/pass/reconcile.h"
 #include "imageguard/util/metrics.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
@@ -286,4 +287,33 @@ void leader_generation(struct leader *l, char *out, size_t n)
 const char *leader_lease_name(const struct leader *l)
 {
 	return l->name;
+}
+
+static bool fence_may_write_until(void *ctx, int64_t push_ms, int64_t *until)
+{
+	return leader_may_write_until(ctx, push_ms, until);
+}
+
+static int64_t fence_push_ms(const void *ctx)
+{
+	return leader_push_ms(ctx);
+}
+
+static void fence_generation(void *ctx, char *out, size_t n)
+{
+	leader_generation(ctx, out, n);
+}
+
+static const char *fence_lease_name(const void *ctx)
+{
+	return leader_lease_name(ctx);
+}
+
+void leader_fence(struct reconcile_fence *out, struct leader *l)
+{
+	out->ctx = l;
+	out->may_write_until = fence_may_write_until;
+	out->push_ms = fence_push_ms;
+	out->generation = fence_generation;
+	out->lease_name = fence_lease_name;
 }

@@ -8,7 +8,6 @@
 
 #include "reconcile_private.h"
 #include "imageguard/guard/guard.h"
-#include "imageguard/controller/leader.h"
 #include "imageguard/pass/markerhistory.h"
 #include "imageguard/pass/passmetrics.h"
 #include "imageguard/pass/scan.h"
@@ -16,6 +15,7 @@
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/git/githistory.h"
 #include "imageguard/git/gitstore.h"
+#include "imageguard/kube/lease.h"
 #include "imageguard/pass/buildtime.h"
 #include "imageguard/pass/headcache.h"
 #include "imageguard/registry/registry.h"
@@ -171,9 +171,9 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 #define HEAD_MESSAGE_MAX (1u << 20)
 
 /* The push timeout the gate assumes: the GitRepository's, capped by the leader's. */
-static int64_t push_ms(const struct autorun *ar, struct leader *l)
+static int64_t push_ms(const struct autorun *ar, const struct reconcile_fence *f)
 {
-	int64_t cap = leader_push_ms(l), t = ar->a->source->timeout_ms;
+	int64_t cap = f->push_ms(f->ctx), t = ar->a->source->timeout_ms;
 
 	return t > 0 && t < cap ? t : cap;
 }
@@ -219,18 +219,18 @@ static int check_head_lease(const char *workdir, const char *ours, struct error 
  * not IG_ECONFLICT: gitstore then resets the work tree the edit changed. */
 static int fence(struct autorun *ar, const char *workdir, struct buf *message, struct error *err)
 {
-	struct leader *l = ar->p->o->leader;
+	const struct reconcile_fence *f = ar->p->o->fence;
 	char gen[LEASE_MAX_ID + 24], trailer[LEASE_MAX_ID + 48];
 	int64_t until;
 
-	if (!l)
+	if (!f)
 		return 0;
-	if (!leader_may_write_until(l, push_ms(ar, l), &until))
+	if (!f->may_write_until(f->ctx, push_ms(ar, f), &until))
 		return error_set(err, IG_EFAIL,
 		                 "lease '%s' not renewed in time for a push: not the leader, "
 		                 "read-only",
-		                 leader_lease_name(l));
-	leader_generation(l, gen, sizeof(gen));
+		                 f->lease_name(f->ctx));
+	f->generation(f->ctx, gen, sizeof(gen));
 	snprintf(trailer, sizeof(trailer), "Imageguard-Lease: %s", gen);
 	if (check_head_lease(workdir, trailer, err) < 0)
 		return err->code;
@@ -242,11 +242,12 @@ static int fence(struct autorun *ar, const char *workdir, struct buf *message, s
 static int edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
 {
 	struct autorun *ar = ctx;
+	const struct reconcile_fence *f = ar->p->o->fence;
 	int error;
 
-	if (ar->p->o->leader && !leader_may_write(ar->p->o->leader, 0))
+	if (f && !f->may_write_until(f->ctx, 0, NULL))
 		return error_set(err, IG_EFAIL, "lease '%s': not the leader, read-only",
-		                 leader_lease_name(ar->p->o->leader));
+		                 f->lease_name(f->ctx));
 	if ((error = reconcile_scan_markers(ar, workdir, err)) < 0)
 		return error;
 	if ((error = reconcile_decide_all(ar)) < 0)
@@ -306,8 +307,9 @@ int reconcile_open_git(struct autorun *ar, struct error *err)
 	go.push_refspec = a->push_refspec;
 	go.refspec_only = a->push_refspec && !a->push_branch_given; /* as Flux */
 	go.timeout_ms = (long)a->source->timeout_ms;
-	if (o->leader && (!go.timeout_ms || go.timeout_ms > leader_push_ms(o->leader)))
-		go.timeout_ms = (long)leader_push_ms(o->leader); /* a fenced push's Git I/O */
+	if (o->fence && (!go.timeout_ms || go.timeout_ms > o->fence->push_ms(o->fence->ctx)))
+		go.timeout_ms =
+		    (long)o->fence->push_ms(o->fence->ctx); /* a fenced push's Git I/O */
 	ar->markers_epoch = 0;
 	error = gitstore_open(&ar->g, &go, err);
 	free(secret);

@@ -12,6 +12,7 @@
 
 struct error;
 struct metrics;
+struct reconcile_fence;
 
 struct leader_options {
 	const char *kubeconfig; /* NULL: the in-cluster service account */
@@ -59,5 +60,8 @@ void leader_generation(struct leader *l, char *out, size_t n);
 
 /* The lease's name (borrowed, valid until leader_stop). */
 const char *leader_lease_name(const struct leader *l);
+
+/* The pass's fencing gate over this leader (reconcile_options.fence): *out borrows l. */
+void leader_fence(struct reconcile_fence *out, struct leader *l);
 
 #endif

@@ -7,15 +7,31 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct audit;
 struct config;
 struct error;
-struct leader;
 struct metrics;
 struct registry_client;
 struct report;
 struct shard_spec;
+
+/* The fencing gate a pass asks before each push, under run's leader election (the controller's
+ * leader module fills it: leader_fence). Each function gets ctx. */
+struct reconcile_fence {
+	void *ctx;
+	/* Still the leader, with push_ms left for a push before the lease could expire; *until
+	 * (when non-NULL) is the instant the push must end by (CLOCK_MONOTONIC ms). */
+	bool (*may_write_until)(void *ctx, int64_t push_ms, int64_t *until);
+	/* The longest push the gate admits (ms). */
+	int64_t (*push_ms)(const void *ctx);
+	/* "<lease>/<generation>" for the commit's `Imageguard-Lease:` trailer. */
+	void (*generation)(void *ctx, char *out, size_t n);
+	/* The Lease's name, for messages (borrowed). */
+	const char *(*lease_name)(const void *ctx);
+};
 
 struct reconcile_options {
 	const struct config *config;    /* borrowed */
@@ -33,10 +49,10 @@ struct reconcile_options {
 	 * and only the policies it is the one to report (shard_owns, shard_reports_policy).
 	 * NULL or shards 0: every automation. Borrowed. */
 	const struct shard_spec *shard;
-	/* NULL, or run's leader election: each push attempt first passes leader_may_write (else
-	 * the writes fail, read-only), its commit carries `Imageguard-Lease:`, and a head written
-	 * under the same lease with a higher generation is not pushed on (src/controller/leader.h). */
-	struct leader *leader;
+	/* NULL, or run's leader election: each push attempt first passes the gate (else the
+	 * writes fail, read-only), its commit carries `Imageguard-Lease:`, and a head written
+	 * under the same lease with a higher generation is not pushed on. Borrowed. */
+	const struct reconcile_fence *fence;
 };
 
 /* Runs one pass and fills out (caller-owned, REPORT_INIT; release with report_release).
