@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloudauth_private.h"
+#include "cloudauth_common.h"
 #include "imageguard/registry/sigv4.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
@@ -627,8 +627,8 @@ done:
 	return error;
 }
 
-int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
-                        const struct cloudauth_identity *id, struct error *err)
+static int aws_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
+                     const struct cloudauth_identity *id, struct error *err)
 {
 	struct cloudauth_token keys = {0};
 	char key[600];
@@ -638,6 +638,7 @@ int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
 	char *url = NULL;
 	int error;
 
+	(void)insecure; /* only ACR's token exchange has a plain-HTTP mode */
 	if (!region)
 		return error_set(err, IG_EINVALID,
 		                 "provider 'aws': registry '%s' is not an ECR host "
@@ -664,10 +665,12 @@ done:
 	return error;
 }
 
-void cloudauth_aws_forget(const struct cloudauth_identity *id)
+static void aws_forget(const struct cloudauth_identity *id)
 {
 	char key[600];
 
 	identity_key(key, sizeof(key), id);
 	cloudauth_cache_drop(key);
 }
+
+const struct cloudauth_backend cloudauth_aws = {"aws", aws_fetch, aws_forget};

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloudauth_host.h"
-#include "cloudauth_private.h"
+#include "cloudauth_common.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
@@ -249,8 +248,8 @@ done:
 	return error;
 }
 
-int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
-                          const struct cloudauth_identity *id, struct error *err)
+static int azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
+                       const struct cloudauth_identity *id, struct error *err)
 {
 	struct cloudauth_token aad = {0};
 	int error;
@@ -269,7 +268,7 @@ int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host
 	return error;
 }
 
-void cloudauth_azure_forget(const struct cloudauth_identity *id)
+static void azure_forget(const struct cloudauth_identity *id)
 {
 	static const char *const scopes[] = {"https://management.azure.com/.default",
 	                                     "https://management.chinacloudapi.cn/.default",
@@ -281,3 +280,5 @@ void cloudauth_azure_forget(const struct cloudauth_identity *id)
 		cloudauth_cache_drop(key);
 	}
 }
+
+const struct cloudauth_backend cloudauth_azure = {"azure", azure_fetch, azure_forget};

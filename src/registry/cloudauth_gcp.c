@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloudauth_host.h"
-#include "cloudauth_private.h"
+#include "cloudauth_common.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
@@ -282,8 +281,8 @@ done:
 	return error;
 }
 
-int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host,
-                        const struct cloudauth_identity *id, struct error *err)
+static int gcp_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
+                     const struct cloudauth_identity *id, struct error *err)
 {
 	static const char *const headers[] = {"Metadata-Flavor: Google", NULL};
 	const char *host = cloudauth_env("GCE_METADATA_HOST");
@@ -292,6 +291,7 @@ int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host,
 	long long expires_in;
 	int error;
 
+	(void)insecure; /* only ACR's token exchange has a plain-HTTP mode */
 	memset(out, 0, sizeof(*out));
 	if (!is_gcp_registry(registry_host))
 		return error_set(err, IG_EINVALID,
@@ -340,7 +340,10 @@ done:
 	return error;
 }
 
-void cloudauth_gcp_forget(void)
+static void gcp_forget(const struct cloudauth_identity *id)
 {
 	/* The metadata server's token is the registry credential itself: nothing else cached. */
+	(void)id;
 }
+
+const struct cloudauth_backend cloudauth_gcp = {"gcp", gcp_fetch, gcp_forget};

@@ -1,7 +1,8 @@
-/* What the cloud providers share inside the cloudauth module: the cache entry, the one HTTP
- * client, the environment and the clock. Not a public interface. */
-#ifndef IMAGEGUARD_CLOUDAUTH_PRIVATE_H
-#define IMAGEGUARD_CLOUDAUTH_PRIVATE_H
+/* What the cloud providers share (cloudauth_common.c), and the table each provider fills for the
+ * dispatcher (cloudauth.c): the token, the cache, the one HTTP client, the environment and the
+ * clock. Not a public interface. */
+#ifndef IMAGEGUARD_CLOUDAUTH_COMMON_H
+#define IMAGEGUARD_CLOUDAUTH_COMMON_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -46,16 +47,22 @@ int cloudauth_refused(struct error *err, const char *what, const struct http_res
 /* Appends s form-urlencoded (RFC 3986 unreserved kept) to b. */
 int cloudauth_form_append(struct buf *b, const char *s);
 
-/* id NULL: the pod's identity (the SDKs' chain); else the object's (cloudauth_creds_as). */
-int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
-                        const struct cloudauth_identity *id, struct error *err);
-int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host,
-                        const struct cloudauth_identity *id, struct error *err);
-int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
-                          const struct cloudauth_identity *id, struct error *err);
-/* Drops a provider's identity entries (the keys a credential chain gave). */
-void cloudauth_aws_forget(const struct cloudauth_identity *id);
-void cloudauth_azure_forget(const struct cloudauth_identity *id);
-void cloudauth_gcp_forget(void);
+/* A provider behind the dispatcher's table. */
+struct cloudauth_backend {
+	const char *name; /* spec.provider */
+	/* A new credential for registry_host; id NULL: the pod's identity (the SDKs' chain),
+	 * else the object's (cloudauth_creds_as). */
+	int (*fetch)(struct cloudauth_token *out, const char *registry_host, bool insecure,
+	             const struct cloudauth_identity *id, struct error *err);
+	/* Drops the provider's identity entries (the keys a credential chain gave). */
+	void (*forget)(const struct cloudauth_identity *id);
+};
+
+extern const struct cloudauth_backend cloudauth_aws, cloudauth_gcp, cloudauth_azure;
+
+/* True when registry_host's name (port and a trailing ".localhost" left out: RFC 6761 keeps
+ * those names on loopback, which is how mirrors and tests stand in for the cloud) ends with
+ * suffix. */
+bool cloudauth_host_ends(const char *host, const char *suffix);
 
 #endif
