@@ -298,7 +298,7 @@ START_TEST(pooled_handle_keeps_nothing)
 	snprintf(url, sizeof(url), "http://%s%stags/list", fault.host, prefix);
 	ck_assert_int_eq(http_client_new(&c, &o, &err), 0);
 	{
-		const struct http_stream refused = {refuse_begin, NULL, NULL};
+		const struct http_stream refused = {refuse_begin, NULL, NULL, false};
 		struct http_request req = {.url = url, .stream = &refused};
 		struct http_response r = HTTP_RESPONSE_INIT;
 

@@ -309,6 +309,8 @@ static int request(struct http_response *out, struct call *k, const char *method
 	req.url = url;
 	req.headers = headers;
 	req.ca_file = t->ca_file;
+	req.tls_hint = "a registry that speaks plain HTTP? set spec.insecure: true on its "
+	               "ImageRepository";
 	req.allow_http = t->insecure;
 	req.timeout_ms = t->timeout_ms;
 	req.max_body = max_body;
@@ -551,7 +553,7 @@ static int page_error(const struct listing_walk *w, int error, struct error *err
 /* Fetches the page at w->url; *next is the next page's URL, NULL after the last. */
 static int fetch_page(struct listing_walk *w, char **next, struct error *err)
 {
-	struct http_stream stream = {page_begin, page_write, &w->ps};
+	struct http_stream stream = {page_begin, page_write, &w->ps, false};
 	const struct registry_options *o = &w->k->c->opts;
 	struct http_response r = HTTP_RESPONSE_INIT;
 	bool oom = false;
