@@ -182,19 +182,6 @@ static void print_problems(const struct lint_report *r)
 	}
 }
 
-static void print_config_diags(const struct config_diags *d)
-{
-	for (size_t i = 0; i < d->len; i++) {
-		const struct config_diag *g = &d->items[i];
-		const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
-		if (g->line)
-			fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev,
-			        g->message);
-		else
-			fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
-	}
-}
-
 /* The markers under root (a directory, or one file named by its base name as lint names it). */
 static int scan_markers(struct marker_set *out, const char *root, struct error *err)
 {
@@ -247,7 +234,7 @@ static int lint_unknown_policies(struct lint_report *report, const char *root, c
 	int rc = 2, error;
 
 	error = config_load(&cfg, path, &diags, &err);
-	print_config_diags(&diags);
+	config_diags_print(&diags, false);
 	if (error < 0) {
 		fprintf(stderr, "imageguard: %s\n", err.msg);
 		rc = error == IG_EFAIL ? 1 : 2;

@@ -15,20 +15,6 @@
 #include "imageguard/report/report.h"
 #include "imageguard/pass/shard.h"
 
-static void print_diag(const struct config_diag *g, bool as_log)
-{
-	const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
-
-	if (as_log && g->severity == CONFIG_WARNING)
-		log_warn("config.warning", "%s:%zu: %s", g->file, g->line, g->message);
-	else if (as_log)
-		log_error("config.error", "%s:%zu: %s", g->file, g->line, g->message);
-	else if (g->line)
-		fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev, g->message);
-	else
-		fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
-}
-
 int cmdpass_load_config(struct config **out, const char *path, bool as_log)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
@@ -43,8 +29,7 @@ int cmdpass_load_config(struct config **out, const char *path, bool as_log)
 		else
 			fprintf(stderr, "imageguard: %s\n", err.msg);
 	}
-	for (size_t i = 0; i < diags.len; i++)
-		print_diag(&diags.items[i], as_log);
+	config_diags_print(&diags, as_log);
 	config_diags_release(&diags);
 	return rc;
 }
@@ -71,8 +56,7 @@ int cmdpass_load(struct config **out, const struct cmdopts *o, bool as_log)
 		else
 			fprintf(stderr, "imageguard: %s\n", err.msg);
 	}
-	for (size_t i = 0; i < diags.len; i++)
-		print_diag(&diags.items[i], as_log);
+	config_diags_print(&diags, as_log);
 	if (*out && (*out)->invalid_len) {
 		if (as_log)
 			log_error("config.invalid", "%zu invalid object%s left out; the others run",

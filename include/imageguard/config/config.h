@@ -50,6 +50,11 @@ struct config_diags {
 
 void config_diags_release(struct config_diags *d);
 
+/* The one printer of diagnostics: each on stderr as "imageguard: FILE:LINE: [warning: ]MESSAGE"
+ * (FILE alone for a whole-file problem), or with as_log as log lines (config.error,
+ * config.warning) for `run`. */
+void config_diags_print(const struct config_diags *d, bool as_log);
+
 /* ---- the objects ----
  * Their "owned" strings belong to the config: they live in its string blocks
  * (config.strings), may be shared between objects, and are freed by config_free only. */
