@@ -118,7 +118,7 @@ END_TEST
 
 START_TEST(drift)
 {
-	struct audit_drift d = {0};
+	struct verify_record d = {0};
 	struct error err = ERROR_INIT;
 	struct buf text = BUF_INIT;
 	struct audit *a;
@@ -135,10 +135,11 @@ START_TEST(drift)
 	d.expected_digest = "sha256:bbbb";
 	d.running_image = "reg/web:v1.1.0";
 	d.running_digest = "sha256:aaaa";
+	d.status = "drift";
 	d.reason = "runs sha256:aaaa, Git wants sha256:bbbb (v1.1.0)";
 	ck_assert_int_eq(audit_open(&a, path, false, &err), 0);
 	ck_assert_int_eq(audit_write_drift(a, &d, &err), 0);
-	d = (struct audit_drift){.policy = "default/api", .reason = "x"};
+	d = (struct verify_record){.policy = "default/api", .reason = "x"};
 	ck_assert_int_eq(audit_write_drift(a, &d, &err), 0);
 	audit_close(a);
 	ck_assert_int_eq(buf_read_file(&text, path), 0);
@@ -154,6 +155,8 @@ START_TEST(drift)
 	ck_assert_int_eq(json_integer_value(json_object_get(o, "line")), 17);
 	ck_assert_str_eq(json_string_value(json_object_get(o, "expected_digest")), "sha256:bbbb");
 	ck_assert_str_eq(json_string_value(json_object_get(o, "running_digest")), "sha256:aaaa");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "drift");
+	ck_assert(json_is_null(json_object_get(o, "kind")));
 	ck_assert_int_eq((int)strlen(json_string_value(json_object_get(o, "time"))), 24);
 	json_decref(o);
 	o = line_at(text.data, 1);

@@ -18,7 +18,7 @@
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/inspect/verify.h"
-#include "imageguard/util/jsonout.h"
+#include "imageguard/report/audit.h"
 
 static void usage(FILE *out)
 {
@@ -118,33 +118,14 @@ static int load_kubeconfig(struct kubeconfig *out, const char *path, struct erro
 
 static int print_json(const struct verify_report *r)
 {
-	char when[48];
-
-	log_timestamp(when, sizeof(when));
 	for (size_t i = 0; i < r->len; i++) {
-		const struct verify_result *x = &r->items[i];
-		json_t *o = json_object();
+		struct verify_record rec;
+		json_t *o;
 		char *line;
 
-		if (!o)
+		verify_result_record(&rec, &r->items[i]);
+		if (!(o = audit_verify_json(&rec, NULL)))
 			return -1;
-		json_object_set_new(o, "time", json_string(when));
-		json_object_set_new(o, "policy", jsonout_str(x->policy));
-		json_object_set_new(o, "workload", jsonout_str(x->workload));
-		json_object_set_new(o, "kind", jsonout_str(x->kind));
-		json_object_set_new(o, "namespace", jsonout_str(x->ns));
-		json_object_set_new(o, "name", jsonout_str(x->name));
-		json_object_set_new(o, "container", jsonout_str(x->container));
-		json_object_set_new(o, "pod", jsonout_str(x->pod));
-		json_object_set_new(o, "file", jsonout_str(x->file));
-		json_object_set_new(o, "line", jsonout_line(x->file, x->line));
-		json_object_set_new(o, "image", jsonout_str(x->image));
-		json_object_set_new(o, "tag", jsonout_str(x->want_tag));
-		json_object_set_new(o, "digest", jsonout_str(x->want_digest));
-		json_object_set_new(o, "running_image", jsonout_str(x->running_image));
-		json_object_set_new(o, "running_digest", jsonout_str(x->running_digest));
-		json_object_set_new(o, "status", json_string(verify_status_name(x->status)));
-		json_object_set_new(o, "reason", jsonout_str(x->reason));
 		line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		json_decref(o);
 		if (!line)

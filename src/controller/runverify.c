@@ -81,14 +81,11 @@ static void audit_drift(struct runverify *v, const struct verify_report *r)
 
 	for (size_t i = 0; v->o.audit && i < r->len; i++) {
 		const struct verify_result *x = &r->items[i];
-		struct audit_drift d;
+		struct verify_record d;
 
 		if (x->status != VERIFY_DRIFT)
 			continue;
-		d = (struct audit_drift){x->policy,        x->workload,       x->container,
-		                         x->pod,           x->file,           x->line,
-		                         x->image,         x->want_tag,       x->want_digest,
-		                         x->running_image, x->running_digest, x->reason};
+		verify_result_record(&d, x);
 		if (audit_write_drift(v->o.audit, &d, &err) < 0) {
 			log_error("verify.audit", "%s", err.msg);
 			return;

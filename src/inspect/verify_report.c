@@ -12,6 +12,7 @@
 #include "imageguard/inspect/verify.h"
 #include "imageguard/util/vec.h"
 #include "verify_private.h"
+#include "imageguard/report/audit.h"
 
 const char *verify_status_name(enum verify_status s)
 {
@@ -274,4 +275,24 @@ int verify_metrics_publish(struct metrics *m, const struct verify_report *r)
 			return error;
 	}
 	return 0;
+}
+
+void verify_result_record(struct verify_record *out, const struct verify_result *x)
+{
+	*out = (struct verify_record){.policy = x->policy,
+	                              .workload = x->workload,
+	                              .kind = x->kind,
+	                              .ns = x->ns,
+	                              .name = x->name,
+	                              .container = x->container,
+	                              .pod = x->pod,
+	                              .file = x->file,
+	                              .line = x->line,
+	                              .image = x->image,
+	                              .expected_tag = x->want_tag,
+	                              .expected_digest = x->want_digest,
+	                              .running_image = x->running_image,
+	                              .running_digest = x->running_digest,
+	                              .status = verify_status_name(x->status),
+	                              .reason = x->reason};
 }

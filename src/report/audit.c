@@ -139,7 +139,7 @@ int audit_write(struct audit *a, const struct audit_record *r, struct error *err
 	return write_object(a, record_json(a, r), err);
 }
 
-static json_t *drift_json(const struct audit_drift *r)
+json_t *audit_verify_json(const struct verify_record *r, const char *event)
 {
 	char when[48];
 	json_t *o = json_object();
@@ -148,9 +148,13 @@ static json_t *drift_json(const struct audit_drift *r)
 		return NULL;
 	log_timestamp(when, sizeof(when));
 	json_object_set_new(o, "time", json_string(when));
-	json_object_set_new(o, "event", json_string("drift"));
+	if (event)
+		json_object_set_new(o, "event", json_string(event));
 	json_object_set_new(o, "policy", jsonout_str(r->policy));
 	json_object_set_new(o, "workload", jsonout_str(r->workload));
+	json_object_set_new(o, "kind", jsonout_str(r->kind));
+	json_object_set_new(o, "namespace", jsonout_str(r->ns));
+	json_object_set_new(o, "name", jsonout_str(r->name));
 	json_object_set_new(o, "container", jsonout_str(r->container));
 	json_object_set_new(o, "pod", jsonout_str(r->pod));
 	json_object_set_new(o, "file", jsonout_str(r->file));
@@ -160,13 +164,14 @@ static json_t *drift_json(const struct audit_drift *r)
 	json_object_set_new(o, "expected_digest", jsonout_str(r->expected_digest));
 	json_object_set_new(o, "running_image", jsonout_str(r->running_image));
 	json_object_set_new(o, "running_digest", jsonout_str(r->running_digest));
+	json_object_set_new(o, "status", jsonout_str(r->status));
 	json_object_set_new(o, "reason", jsonout_str(r->reason));
 	return o;
 }
 
-int audit_write_drift(struct audit *a, const struct audit_drift *r, struct error *err)
+int audit_write_drift(struct audit *a, const struct verify_record *r, struct error *err)
 {
-	return write_object(a, drift_json(r), err);
+	return write_object(a, audit_verify_json(r, "drift"), err);
 }
 
 int audit_sync(struct audit *a, struct error *err)

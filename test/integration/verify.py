@@ -96,12 +96,12 @@ def scenarios(env, api, d, tmp):
             [("api", "api-0")] + [("web", "web-7d9c6b5f4d-%d" % i) for i in range(3)],
             "web pods on both pages and the api pod are ok; old and foreign pods ignored", items)
     web0 = pods.get(("web", "web-7d9c6b5f4d-0"), {})
-    t.check(web0.get("digest") == d["B"] and web0.get("running_digest") == d["B"]
-            and web0.get("tag") == "v1.1.0" and web0.get("workload") == "prod/Deployment/web"
+    t.check(web0.get("expected_digest") == d["B"] and web0.get("running_digest") == d["B"]
+            and web0.get("expected_tag") == "v1.1.0" and web0.get("workload") == "prod/Deployment/web"
             and web0.get("file") == "apps/web.yaml" and web0.get("line") == 17
             and web0.get("policy") == "default/web",
             "the tag's registry digest is compared with a docker-pullable:// imageID", web0)
-    t.check(pods.get(("api", "api-0"), {}).get("digest") == d["P"],
+    t.check(pods.get(("api", "api-0"), {}).get("expected_digest") == d["P"],
             "a digest pinned in Git is used as is", items)
     kust = [i for i in items if i["file"] == "apps/kustomization.yaml"]
     t.check(len(kust) == 1 and kust[0]["status"] == "unknown" and kust[0]["workload"] is None,
@@ -126,7 +126,7 @@ def scenarios(env, api, d, tmp):
     r = env.imageguard("verify", "--kubeconfig", kc, "-o", "json")
     drift = by_pod(lines(r)).get(("web", "web-7d9c6b5f4d-1"), {})
     t.check(r.rc == 1 and drift.get("status") == "drift"
-            and drift.get("running_digest") == d["A"] and drift.get("digest") == d["B"],
+            and drift.get("running_digest") == d["A"] and drift.get("expected_digest") == d["B"],
             "a different digest under the committed tag is drift: exit 1", r)
     t.check("verify.drift" in r.err and "web-7d9c6b5f4d-1" in r.err,
             "the drift is logged on stderr", r.err)
@@ -292,7 +292,7 @@ def registry_cases(env, api, d, tmp):
                           for i in range(3)})
     r = env.imageguard("verify", "--kubeconfig", kc, "-o", "json")
     web = [i for i in lines(r) if i["workload"] == "prod/Deployment/web"]
-    t.check(r.rc == 1 and web and all(i["status"] == "unknown" and i["digest"] is None
+    t.check(r.rc == 1 and web and all(i["status"] == "unknown" and i["expected_digest"] is None
                                       and "manifest" in i["reason"] for i in web),
             "a tag the registry cannot resolve: unknown with the registry's error, exit 1", r)
 

@@ -89,6 +89,10 @@ int verify_compare(enum verify_status *out, char **reason, const char *want_tag,
 /* "ok", "drift", "not-running", "unknown" (static storage). */
 const char *verify_status_name(enum verify_status s);
 
+struct verify_record;
+/* x as the one verification record (report/audit.h), borrowing x's strings. */
+void verify_result_record(struct verify_record *out, const struct verify_result *x);
+
 /* The metric family name and its declaration (a gauge with labels policy, workload). */
 #define VERIFY_METRIC_DRIFT "imageguard_running_drift"
 int verify_metrics_declare(struct metrics *m);

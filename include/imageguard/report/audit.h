@@ -4,6 +4,7 @@
 #ifndef IMAGEGUARD_AUDIT_H
 #define IMAGEGUARD_AUDIT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -33,15 +34,19 @@ struct audit_record {
 /* One container that runs another image than Git pins (verify, issue 8). Every pointer is
  * borrowed; NULL strings are written as JSON null. The record has "event": "drift" and no
  * "decision" field, so readers of decisions can tell the two apart. */
-struct audit_drift {
+/* One verification record: the line `verify -o json` prints for each container, and (event
+ * "drift") the audit log's drift record. One shape, one writer (audit_verify_json). */
+struct verify_record {
 	const char *policy;   /* "ns/name" from the marker */
 	const char *workload; /* "ns/Kind/name" */
+	const char *kind, *ns, *name;
 	const char *container, *pod;
 	const char *file; /* the marker, NULL when unknown */
 	size_t line;
 	const char *image;                          /* the value in Git */
 	const char *expected_tag, *expected_digest; /* what Git wants */
 	const char *running_image, *running_digest; /* what the pod status reports */
+	const char *status;                         /* ok, drift, not-running, unknown */
 	const char *reason;                         /* one line */
 };
 
@@ -53,10 +58,13 @@ int audit_open(struct audit **out, const char *path, bool with_tags, struct erro
 /* Appends one record as a single write(2) of one line (whole lines even with several writers
  * on O_APPEND). `time` is now, RFC 3339 UTC with milliseconds. */
 int audit_write(struct audit *a, const struct audit_record *r, struct error *err);
-/* Appends one drift record the same way (one write, `time` now): time, event, policy,
- * workload, container, pod, file, line, image, expected_tag, expected_digest, running_image,
- * running_digest, reason. Returns 0 or IG_EFAIL naming the file. */
-int audit_write_drift(struct audit *a, const struct audit_drift *r, struct error *err);
+/* The record as a JSON object (json_decref it; NULL out of memory): time (now), event (when
+ * non-NULL), policy, workload, kind, namespace, name, container, pod, file, line, image,
+ * expected_tag, expected_digest, running_image, running_digest, status, reason. */
+json_t *audit_verify_json(const struct verify_record *r, const char *event);
+/* Appends one drift record (audit_verify_json with event "drift") the same way as audit_write.
+ * Returns 0 or IG_EFAIL naming the file. */
+int audit_write_drift(struct audit *a, const struct verify_record *r, struct error *err);
 /* fsync at the end of a pass (a no-op on stdout or a pipe). */
 int audit_sync(struct audit *a, struct error *err);
 /* Closes the file (not stdout) and frees a; NULL-safe. */
