@@ -81,6 +81,18 @@ START_TEST(one_line)
 }
 END_TEST
 
+START_TEST(oom)
+{
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(error_oom(&err), IG_EFAIL);
+	ck_assert_int_eq(err.code, IG_EFAIL);
+	ck_assert_str_eq(err.msg, "out of memory");
+	ck_assert_int_eq(error_prefix(&err, "registry '%s'", "ghcr.io"), IG_EFAIL);
+	ck_assert_str_eq(err.msg, "registry 'ghcr.io': out of memory");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("error");
@@ -91,6 +103,7 @@ int main(void)
 	tcase_add_loop_test(tc, scrub_credentials, 0, sizeof(creds) / sizeof(creds[0]));
 	tcase_add_loop_test(tc, scrub_secret, 0, sizeof(secrets) / sizeof(secrets[0]));
 	tcase_add_test(tc, one_line);
+	tcase_add_test(tc, oom);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -195,7 +195,7 @@ static int scan_markers(struct marker_set *out, const char *root, struct error *
 	if (!slash)
 		return markers_scan_file(out, ".", root, err);
 	if (!(dir = strndup(root, slash == root ? 1 : (size_t)(slash - root))))
-		return error_set(err, IG_EFAIL, "lint: out of memory");
+		return error_oom(err);
 	error = markers_scan_file(out, dir, slash + 1, err);
 	free(dir);
 	return error;

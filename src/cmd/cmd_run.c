@@ -520,7 +520,7 @@ static int start_webhook(struct runner *rn, struct error *err)
 	int error;
 
 	if ((error = passmetrics_declare_webhook(rn->metrics)) < 0)
-		return error_set(err, IG_EFAIL, "metrics: out of memory");
+		return error_oom(err);
 	if ((error = webhook_read_token(&token, rn->o->webhook_token_file, err)) < 0)
 		return error;
 	error = webhook_new(&rn->webhook, token, rn->metrics, err);
@@ -528,7 +528,7 @@ static int start_webhook(struct runner *rn, struct error *err)
 	if (error < 0)
 		return error;
 	if (webhook_set_known(rn->webhook, rn->cfg) < 0)
-		return error_set(err, IG_EFAIL, "webhook: out of memory");
+		return error_oom(err);
 	if ((error = webhook_listen(rn->webhook, rn->o->webhook_listen, err)) < 0)
 		return error;
 	log_info("webhook.listen", "serving POST /hooks/registry on port %u",
@@ -580,7 +580,7 @@ static int announce_shard(struct runner *rn, struct error *err)
 		        "This instance's hash shard (--shards, --shard-index): always 1.", labels,
 		        2, NULL, 0) < 0 ||
 		    metrics_set(rn->metrics, RUN_METRIC_SHARD_INFO, values, 1) < 0)
-			return error_set(err, IG_EFAIL, "metrics: out of memory");
+			return error_oom(err);
 	}
 	log_info("run.shard", "shard %s, selector %s%s%s, lease %s%s%s", hash,
 	         s->selector ? "'" : "", s->selector ? s->selector : "none", s->selector ? "'" : "",
@@ -595,7 +595,7 @@ static int start(struct runner *rn, struct error *err)
 
 	if ((error = metrics_new(&rn->metrics)) < 0 ||
 	    (error = passmetrics_declare(rn->metrics)) < 0)
-		return error_set(err, IG_EFAIL, "metrics: out of memory");
+		return error_oom(err);
 	if ((error = passmetrics_client_new(&rn->client, rn->metrics, true, err)) < 0)
 		return error;
 	/* SIGTERM ends a request in flight (curl's progress callback reads the flag), so a stalled
@@ -621,7 +621,7 @@ static int start(struct runner *rn, struct error *err)
 		                            rn->metrics,          &lease_lost};
 
 		if (!key)
-			return error_set(err, IG_EFAIL, "out of memory");
+			return error_oom(err);
 		error = leader_start(&rn->leader, &lo, err);
 		free(key);
 		if (error < 0)

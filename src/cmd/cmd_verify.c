@@ -56,7 +56,7 @@ static int split_args(struct verify_args *a, int argc, char **argv, struct error
 	static const char *const refused[] = {"--audit-log", "--audit-tags", "--concurrency"};
 
 	if (!(a->rest = calloc((size_t)argc + 1, sizeof(char *))))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	a->rest[a->rest_len++] = argv[0];
 	for (int i = 1; i < argc; i++) {
 		const char **dst = NULL;
@@ -105,7 +105,7 @@ static int load_kubeconfig(struct kubeconfig *out, const char *path, struct erro
 		                 "no Kubernetes configuration: use --kubeconfig "
 		                 "or run in a pod");
 	if (error < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	error = kubeconfig_load(out, b.data, err);
 	if (error == IG_ENOTFOUND)
 		error_set(err, error,
@@ -184,7 +184,7 @@ static int run(const struct cmdopts *co, const struct verify_args *va)
 		goto fail;
 	if (co->json) {
 		if (print_json(&report) < 0) {
-			error_set(&err, IG_EFAIL, "out of memory");
+			error_oom(&err);
 			goto fail;
 		}
 	} else {

@@ -152,7 +152,7 @@ static int fail(struct parser *p, struct token found, const char *expected)
 
 static int oom(struct parser *p)
 {
-	return error_set(p->err, IG_EFAIL, "label selector: out of memory");
+	return error_oom(p->err);
 }
 
 static struct requirement *add_requirement(struct parser *p, struct token key, enum op op)
@@ -343,7 +343,7 @@ int labelsel_parse(struct labelsel **out, const char *text, struct error *err)
 		                 LABELSEL_MAX_BYTES);
 	if (!(p.sel = calloc(1, sizeof(*p.sel))) || !(p.toks = lex(text, &p.len))) {
 		free(p.sel);
-		return error_set(err, IG_EFAIL, "label selector: out of memory");
+		return error_oom(err);
 	}
 	if ((error = parse_all(&p)) < 0) {
 		labelsel_free(p.sel);

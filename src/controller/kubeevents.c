@@ -41,7 +41,7 @@ int kubeevents_new(struct kubeevents **out, struct kube_client *client, const ch
 	if (!ev || eventcorr_new(&ev->corr) < 0 ||
 	    (events_addr && !(ev->addr = strdup(events_addr)))) {
 		kubeevents_free(ev);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	ev->client = client;
 	snprintf(ev->image_version, sizeof(ev->image_version), "%s",
@@ -148,7 +148,7 @@ static int send_json(struct kubeevents *ev, const char *method, const char *path
 	int error;
 
 	if (!text)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	error = kube_send(NULL, ev->client, method, path, type, text, err);
 	free(text);
 	return error;
@@ -190,7 +190,7 @@ static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns,
 	    json_object_set_new(obj, "message", json_string(r.message)) < 0 ||
 	    json_object_set_new(obj, "firstTimestamp", json_string(first)) < 0 ||
 	    json_object_set_new(obj, "lastTimestamp", json_string(last)) < 0)
-		error = error_set(&err, IG_EFAIL, "out of memory");
+		error = error_oom(&err);
 	else
 		error = send_json(ev, "POST", path, "application/json", obj, &err);
 done:

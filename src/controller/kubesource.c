@@ -202,7 +202,7 @@ static int make_secrets_dir(struct kubesource *ks, const char *parent, struct er
 	struct buf b = BUF_INIT;
 
 	if (buf_printf(&b, "%s/imageguard-secrets.XXXXXX", parent ? parent : "/dev/shm") < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if (!mkdtemp(b.data)) {
 		int e = errno;
 
@@ -269,7 +269,7 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 
 	*out = NULL;
 	if (!ks)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	kube_options_init(&ko);
 	ko.stop = o->write_stop;
 	ks->stop = o->stop;
@@ -612,7 +612,7 @@ static int fetch_secret(struct kubesource *ks, const char *ns, const char *name,
 
 	snprintf(what, sizeof(what), "secret '%s/%s'", ns, name);
 	if (buf_printf(&dir, "%s/%s.%s", ks->secrets_dir, ns, name) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	remove_folder(dir.data);
 	error = get_secret(&s, sum, &known, ks, ns, name, err);
 	note(&ks->loading, false, ns, name, sum, known);
@@ -815,14 +815,14 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	refs_release(&ks->loading);
 	for (int k = 0; k < K_COUNT; k++) {
 		if (!(snap[k] = kubewatch_snapshot(ks->watch[k]))) {
-			error = error_set(err, IG_EFAIL, "out of memory");
+			error = error_oom(err);
 			goto done;
 		}
 		total += json_array_size(snap[k]);
 	}
 	if (!(docs = calloc(total + 1, sizeof(*docs))) ||
 	    !(names = calloc(total + 1, sizeof(*names)))) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	for (int k = 0; k < K_COUNT; k++)
@@ -837,7 +837,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 			                        str(json_object_get(md, "name"))) < 0) {
 				free(text);
 				buf_release(&name);
-				error = error_set(err, IG_EFAIL, "out of memory");
+				error = error_oom(err);
 				goto done;
 			}
 			names[n] = buf_detach(&name);

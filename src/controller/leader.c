@@ -154,7 +154,7 @@ static int setup(struct leader *l, struct error *err)
 	    metrics_declare(l->o.metrics, "imageguard_leader", METRICS_GAUGE,
 	                    "1 while this replica holds the leader election lease, else 0", NULL, 0,
 	                    NULL, 0) < 0)
-		return error_set(err, IG_EFAIL, "metrics: out of memory");
+		return error_oom(err);
 	publish(l);
 	return 0;
 }
@@ -166,7 +166,7 @@ int leader_start(struct leader **out, const struct leader_options *o, struct err
 
 	*out = NULL;
 	if (!l)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	l->o = *o;
 	l->cfg = (struct kubeconfig)KUBECONFIG_INIT;
 	l->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)l;

@@ -59,7 +59,7 @@ int runverify_new(struct runverify **out, const struct runverify_options *o, str
 	if ((error = load(&kc, o->kubeconfig, err)) < 0)
 		goto done;
 	if (!(v = calloc(1, sizeof(*v)))) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	v->o = *o;

@@ -258,7 +258,7 @@ int webhook_parse(struct webhook_events *out, const char *body, size_t len, stru
 		                  "'event_data' nor {\"image\": \"host/repo\"}");
 	json_decref(root);
 	if (error == IG_EFAIL)
-		error_set(err, IG_EFAIL, "body: out of memory");
+		error_oom(err);
 	if (error < 0)
 		webhook_events_release(out);
 	return error;
@@ -344,7 +344,7 @@ int webhook_new(struct webhook **out, const char *token, struct metrics *m, stru
 	if (!token || !*token)
 		return error_set(err, IG_EINVALID, "webhook: empty token");
 	if (!(w = calloc(1, sizeof(*w))))
-		return error_set(err, IG_EFAIL, "webhook: out of memory");
+		return error_oom(err);
 	if (EVP_Digest(token, strlen(token), w->token_hash, &n, EVP_sha256(), NULL) != 1 ||
 	    n != sizeof(w->token_hash)) {
 		free(w);

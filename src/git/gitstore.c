@@ -66,7 +66,7 @@ static char *dup_or(const char *s, const char *fallback)
 
 static int oom(struct error *err)
 {
-	return error_set(err, IG_EFAIL, "out of memory");
+	return error_oom(err);
 }
 
 /* True when libgit2's last error is about the repository's own data (objects, trees, the

@@ -96,7 +96,7 @@ static int push_finding(struct lint_report *out, const char *file, size_t line, 
 	void *p = vec_reserve(out->findings, &out->cap, out->len, sizeof(*out->findings), 16);
 
 	if (!p)
-		return error_set(err, IG_EFAIL, "lint: out of memory");
+		return error_oom(err);
 	out->findings = p;
 	f.severity = rule == LINT_NO_DIGEST ? LINT_WARNING : LINT_ERROR;
 	f.file = dup_or_empty(file);
@@ -106,7 +106,7 @@ static int push_finding(struct lint_report *out, const char *file, size_t line, 
 		free(f.file);
 		free(f.image);
 		free(f.message);
-		return error_set(err, IG_EFAIL, "lint: out of memory");
+		return error_oom(err);
 	}
 	out->findings[out->len++] = f;
 	return 0;
@@ -124,7 +124,7 @@ int lint_add_problem(struct lint_report *out, const char *file, size_t line, str
 	                       sizeof(*out->problems), 8);
 
 	if (!np)
-		return error_set(err, IG_EFAIL, "lint: out of memory");
+		return error_oom(err);
 	out->problems = np;
 	va_start(ap, fmt);
 	error = buf_vprintf(&msg, fmt, ap);
@@ -133,7 +133,7 @@ int lint_add_problem(struct lint_report *out, const char *file, size_t line, str
 	if (error < 0 || !p.file || !msg.data) {
 		free(p.file);
 		buf_release(&msg);
-		return error_set(err, IG_EFAIL, "lint: out of memory");
+		return error_oom(err);
 	}
 	error_flatten(msg.data); /* one line whatever the input held */
 	p.message = buf_detach(&msg);
@@ -587,7 +587,7 @@ static int scan_document(struct scan *s, yaml_document_t *doc)
 
 	s->doc = doc;
 	if (!(s->seen = calloc(n ? n : 1, 1)))
-		return error_set(s->err, IG_EFAIL, "lint: out of memory");
+		return error_oom(s->err);
 	error = scan_object(s, root, 0);
 	free(s->seen);
 	s->seen = NULL;
@@ -607,12 +607,12 @@ int lint_scan_buffer(struct lint_report *out, const struct lint_options *opts, c
 		return lint_add_problem(out, file, line, err, "YAML nested deeper than %d levels",
 		                        YAMLDEPTH_MAX);
 	if (error < 0 || !yaml_parser_initialize(&parser))
-		return error_set(err, IG_EFAIL, "lint: out of memory");
+		return error_oom(err);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	while (error >= 0) {
 		if (!yaml_parser_load(&parser, &doc)) {
 			if (parser.error == YAML_MEMORY_ERROR)
-				error = error_set(err, IG_EFAIL, "lint: out of memory");
+				error = error_oom(err);
 			else
 				error = lint_add_problem(out, file, parser.problem_mark.line + 1,
 				                         err, "does not parse as YAML: %s%s%s%s",
@@ -657,7 +657,7 @@ static int collect(struct strvec *files, struct lint_report *out, const char *ro
 	int error = 0;
 
 	if (!(dir = path_join(root, rel))) {
-		error = error_set(err, IG_EFAIL, "lint: out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	if (depth > LINT_DIR_DEPTH_MAX) {
@@ -676,7 +676,7 @@ static int collect(struct strvec *files, struct lint_report *out, const char *ro
 		free(full);
 		full = NULL;
 		if (!(child = path_join(rel, de->d_name)) || !(full = path_join(root, child))) {
-			error = error_set(err, IG_EFAIL, "lint: out of memory");
+			error = error_oom(err);
 			break;
 		}
 		if (lstat(full, &st) < 0)
@@ -686,7 +686,7 @@ static int collect(struct strvec *files, struct lint_report *out, const char *ro
 			error = collect(files, out, root, child, depth + 1, err);
 		else if ((has_suffix(child, ".yaml") || has_suffix(child, ".yml")) &&
 		         S_ISREG(st.st_mode) && strvec_push(files, child) < 0)
-			error = error_set(err, IG_EFAIL, "lint: out of memory");
+			error = error_oom(err);
 	}
 done:
 	if (d)

@@ -129,12 +129,12 @@ static int read_live(struct live *l, struct pass *p, const struct workload_conta
 	int error;
 
 	if (!obj_path)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if ((error = kube_get(&l->object, p->o->kube, obj_path, err)) < 0)
 		goto done;
 	if (strcmp(c->kind, "Pod") == 0) {
 		if (!(l->pods = json_pack("[O]", l->object)))
-			error = error_set(err, IG_EFAIL, "out of memory");
+			error = error_oom(err);
 		goto done;
 	}
 	if ((error = kube_label_selector(
@@ -144,7 +144,7 @@ static int read_live(struct live *l, struct pass *p, const struct workload_conta
 		goto done;
 	}
 	if (buf_printf(&path, "/api/v1/namespaces/%s/pods", c->ns) < 0) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	error = kube_list(&l->pods, p->o->kube, path.data, selector, err);
@@ -419,7 +419,7 @@ int verify_pass(struct verify_report *out, const struct verify_options *o, struc
 	int error = 0;
 
 	if (headcache_new(&p.heads) < 0)
-		return error_set(err, IG_EFAIL, "verify: out of memory");
+		return error_oom(err);
 	for (size_t i = 0; i < o->config->automations_len && error == 0; i++) {
 		size_t first = out->len;
 

@@ -81,7 +81,7 @@ static int load_token(struct kube_client *c, struct error *err)
 		goto done;
 	}
 	if (buf_printf(&hdr, "Bearer %s", t) < 0) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	c->authorization = buf_detach(&hdr);
@@ -103,13 +103,13 @@ int kube_client_new(struct kube_client **out, const struct kubeconfig *cfg,
 
 	*out = NULL;
 	if (!c)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if (opts)
 		c->opts = *opts;
 	else
 		kube_options_init(&c->opts);
 	if (copy_config(&c->cfg, cfg) < 0) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto fail;
 	}
 	ho.connect_timeout_ms = c->opts.connect_timeout_ms;
@@ -231,7 +231,7 @@ static int request(json_t **out, struct kube_client *c, const char *method, cons
 	snprintf(what, sizeof(what), "%s %.*s", method, (int)strcspn(path, "?"), path);
 	if (buf_printf(&url, "%s%s", c->cfg.server, path) < 0 ||
 	    (content_type && buf_printf(&ctype, "Content-Type: %s", content_type) < 0)) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	headers[1] = ctype.data;
@@ -310,7 +310,7 @@ static int take_page(json_t *all, json_t *page, const char **cont, const char *p
 		return error_set(err, IG_ETOOBIG, "kubernetes api 'GET %s': more than %zu items",
 		                 path, max_items);
 	if (items && json_is_array(items) && json_array_extend(all, items) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	*cont = t && *t ? t : NULL;
 	return 0;
 }
@@ -331,7 +331,7 @@ static int list_pages(json_t **out, char **rv, struct kube_client *c, const char
 	if (rv)
 		*rv = NULL;
 	if (!all)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	do {
 		if (++pages > c->opts.max_pages) {
 			error = error_set(err, IG_ETOOBIG,
@@ -342,7 +342,7 @@ static int list_pages(json_t **out, char **rv, struct kube_client *c, const char
 		json_decref(page);
 		page = NULL;
 		if (list_path(&p, c, path, label_selector, cont) < 0) {
-			error = error_set(err, IG_EFAIL, "out of memory");
+			error = error_oom(err);
 			goto done;
 		}
 		if ((error = request(&page, c, "GET", p.data, NULL, NULL, err)) < 0 ||
@@ -351,7 +351,7 @@ static int list_pages(json_t **out, char **rv, struct kube_client *c, const char
 		free(cont);
 		cont = NULL;
 		if (next && !(cont = strdup(next))) {
-			error = error_set(err, IG_EFAIL, "out of memory");
+			error = error_oom(err);
 			goto done;
 		}
 	} while (cont);
@@ -364,7 +364,7 @@ static int list_pages(json_t **out, char **rv, struct kube_client *c, const char
 			goto done;
 		}
 		if (!(*rv = strdup(v))) {
-			error = error_set(err, IG_EFAIL, "out of memory");
+			error = error_oom(err);
 			goto done;
 		}
 	}
@@ -455,7 +455,7 @@ int kube_label_selector(char **out, const json_t *selector, struct error *err)
 	*out = buf_detach(&b);
 	goto done;
 oom:
-	error = error_set(err, IG_EFAIL, "out of memory");
+	error = error_oom(err);
 done:
 	buf_release(&b);
 	return error;
@@ -544,7 +544,7 @@ int kube_watch(struct kube_client *c, const char *path, long max_seconds, kube_w
 
 	snprintf(what, sizeof(what), "GET %.*s", (int)strcspn(path, "?"), path);
 	if (buf_printf(&url, "%s%s", c->cfg.server, path) < 0) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	req.url = url.data;

@@ -46,7 +46,7 @@ static int load(struct markerindex **ix, struct gitstore *g, uint64_t *epoch, st
 	int rc;
 
 	if (buf_printf(&root, "%s/.git", gitstore_dir(g)) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	rc = markerindex_load(ix, root.data, INDEX_FILE, err);
 	buf_release(&root);
 	if (rc == 0 && *epoch != gitstore_worktree_epoch(g)) {

@@ -108,7 +108,7 @@ static int pull_config(char **out, size_t *len, const json_t *secret, const char
 	*out = NULL;
 	if (!(wrapped = json_pack("{sO}", "auths", auths)) ||
 	    !(*out = json_dumps(wrapped, JSON_COMPACT))) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	*len = strlen(*out);
@@ -234,7 +234,7 @@ static int fresh_dir(struct buf *dir, const char *secrets_dir, const char *ns, c
                      struct error *err)
 {
 	if (sa_dir(dir, secrets_dir, ns, name) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	remove_dir(dir->data);
 	if (mkdir(dir->data, 0700) < 0)
 		return error_set(err, IG_EFAIL, "serviceaccount '%s/%s': cannot make '%s': %s", ns,
@@ -256,7 +256,7 @@ int kubesa_read(unsigned char sum[KUBESA_SUM_LEN], bool *summed, kubesa_get_fn g
 		goto done;
 	}
 	if (!(md = EVP_MD_CTX_new()) || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	if (secrets_dir && (error = fresh_dir(&dir, secrets_dir, ns, name, err)) < 0)
@@ -322,7 +322,7 @@ static int recorded_failure(const char *dir, const struct config_repository *r, 
 	int error = 0;
 
 	if (buf_printf(&path, "%s/error", dir) < 0) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 	} else if (buf_read_file(&b, path.data) == 0 && b.data) {
 		error_flatten(b.data);
 		error = error_set(err, IG_EINVALID, "%s", b.data);
@@ -349,7 +349,7 @@ static int secret_ref_creds(struct registry_creds *out, const struct config_repo
 	if ((error = config_secret_path(&dir, secrets_dir, r->secret_ref, err)) < 0)
 		return error;
 	if (buf_printf(&conf, "%s/.dockerconfigjson", dir) < 0)
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 	else if (exists(conf.data))
 		error = creds_load_docker_config(out, conf.data, r->ref.registry, err);
 	else
@@ -390,7 +390,7 @@ int kubesa_load_creds(struct registry_creds *out, const struct config_repository
 	for (; n < KUBESA_MAX_PULL_SECRETS && !has_creds(&got); n++) {
 		buf_reset(&path);
 		if (buf_printf(&path, "%s/%d.json", dir.data, n) < 0) {
-			error = error_set(err, IG_EFAIL, "out of memory");
+			error = error_oom(err);
 			goto done;
 		}
 		if (!exists(path.data))
@@ -507,7 +507,7 @@ static int request_token(char **out, void *ctx, const char *aud, struct error *e
 	req = json_pack("{s:s, s:s, s:{s:[s]}}", "apiVersion", "authentication.k8s.io/v1", "kind",
 	                "TokenRequest", "spec", "audiences", aud);
 	if (!req || !(body = json_dumps(req, JSON_COMPACT))) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	if ((error = api_call(&res, path, body, err)) < 0)
@@ -516,7 +516,7 @@ static int request_token(char **out, void *ctx, const char *aud, struct error *e
 	if (!token || !*token)
 		error = error_set(err, IG_EINVALID, "TokenRequest answered without status.token");
 	else if (!(*out = strdup(token)))
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 done:
 	if (res) {
 		json_t *st = json_object_get(res, "status");
@@ -543,7 +543,7 @@ static int annotation(char **out, const json_t *sa, const char *key, bool (*ok)(
 		return error_set(err, IG_EINVALID, "annotation %s is missing", key);
 	if (!ok(v) || strlen(v) > 256)
 		return error_set(err, IG_EINVALID, "annotation %s is not %s", key, shape);
-	return (*out = strdup(v)) ? 0 : error_set(err, IG_EFAIL, "out of memory");
+	return (*out = strdup(v)) ? 0 : error_oom(err);
 }
 
 /* An Entra client or tenant id: a GUID-like token of hex digits and '-' (names are allowed

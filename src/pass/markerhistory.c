@@ -33,7 +33,7 @@ static int history_version(void *ctx, const char *data, size_t len, bool at_head
 	}
 	markers_release(&set);
 	if (rc < 0)
-		return error_set(h->err, IG_EFAIL, "out of memory");
+		return error_oom(h->err);
 	/* held now (by another marker of the policy) is not replaced; held before is */
 	h->found = held && !at_head;
 	return held ? 1 : 0;

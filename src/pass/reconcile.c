@@ -390,7 +390,7 @@ static int list_and_finish(struct pass *p, struct error *err)
 	if (!(g.listed = calloc(2 * (p->cfg->repositories_len + 1), sizeof(bool))) ||
 	    !(p->filled = calloc(p->cfg->repositories_len + 1, sizeof(bool)))) {
 		free(g.listed);
-		return error_set(err, IG_EFAIL, "reconcile: out of memory");
+		return error_oom(err);
 	}
 	g.awaited = g.listed + p->cfg->repositories_len + 1;
 	if (pthread_create(&th, NULL, scan_main, &g) != 0) {
@@ -453,7 +453,7 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 	p->owned = calloc(cfg->automations_len ? cfg->automations_len : 1, sizeof(bool));
 	if (!p->scans || !p->policy_repo || !p->policy_marked || !p->autoruns || !p->settled ||
 	    !p->owned || buildtime_new(&p->buildtimes) < 0 || headcache_new(&p->heads) < 0)
-		return error_set(err, IG_EFAIL, "reconcile: out of memory");
+		return error_oom(err);
 	if (settle_open(&p->settle, o->state_dir, err) < 0)
 		return err->code;
 	for (size_t i = 0; i < cfg->repositories_len; i++)

@@ -48,7 +48,7 @@ static int apply_file(struct autorun *ar, const char *workdir, const char *file,
 	int error;
 
 	if (!edits)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	for (size_t i = 0; i < ar->len; i++) {
 		const struct marker *m = &ar->markers.items[ar->items[i].marker];
 
@@ -120,7 +120,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	int error = 0;
 
 	if (!changes)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	for (size_t i = 0; i < ar->len && error == 0; i++) {
 		const struct decide_item *it = &ar->items[i];
 		const struct marker *m = &ar->markers.items[it->marker];
@@ -160,7 +160,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	if (error == 0)
 		error = commitmsg_render(msg, &in, err);
 	else
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 	free(changes);
 	strvec_release(&notes);
 	return error;

@@ -68,9 +68,7 @@ int scan_load_access(struct registry_creds *creds, char **ca_file,
 	if (r->cert_secret_ref) {
 		if ((error = config_secret_path(&dir, secrets_dir, r->cert_secret_ref, err)) < 0)
 			return error;
-		error = buf_printf(&ca, "%s/ca.crt", dir) < 0
-		            ? error_set(err, IG_EFAIL, "out of memory")
-		            : 0;
+		error = buf_printf(&ca, "%s/ca.crt", dir) < 0 ? error_oom(err) : 0;
 		free(dir);
 		if (error == 0)
 			*ca_file = buf_detach(&ca);
@@ -310,7 +308,7 @@ int scan_run_hooked(struct scan *scans, size_t n, struct registry_client *client
 	p.host_of = calloc(n, sizeof(*p.host_of));
 	threads = calloc(want, sizeof(*threads));
 	if (!p.hosts || !p.order || !p.host_of || !threads || group_hosts(&p) < 0) {
-		error = error_set(err, IG_EFAIL, "registry scan: out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	want = useful_threads(&p, want);

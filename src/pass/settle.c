@@ -55,12 +55,12 @@ int settle_open(struct settle **out, const char *state_dir, struct error *err)
 	if (!s || buf_printf(&path, "%s/settle.json", state_dir) < 0) {
 		free(s);
 		buf_release(&path);
-		return error_set(err, IG_EFAIL, "settle: out of memory");
+		return error_oom(err);
 	}
 	s->path = buf_detach(&path);
 	if (!(s->policies = read_policies(s->path))) {
 		settle_free(s);
-		return error_set(err, IG_EFAIL, "settle: out of memory");
+		return error_oom(err);
 	}
 	*out = s;
 	return 0;
@@ -124,7 +124,7 @@ int settle_save(struct settle *s, struct error *err)
 		return 0;
 	if (buf_printf(&tmp, "%s.XXXXXX", s->path) < 0 ||
 	    !(root = json_pack("{s:i, s:O}", "version", 1, "policies", s->policies))) {
-		error = error_set(err, IG_EFAIL, "settle: out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	/* mkstemp: O_CREAT|O_EXCL, mode 0600, a random name in the state dir */

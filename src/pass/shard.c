@@ -124,7 +124,7 @@ int shard_normalize_url(char **out, const char *url, struct error *err)
 	}
 	if (error < 0 || !(*out = buf_detach(&b))) {
 		buf_release(&b);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	return 0;
 }

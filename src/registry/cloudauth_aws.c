@@ -277,7 +277,7 @@ static int keys_from_env(struct cloudauth_token *out, struct error *err)
 	                                cloudauth_now(), 0};
 	if (!out->a || !out->b || (tok && !out->c)) {
 		cloudauth_token_release(out);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	return 0;
 }
@@ -314,7 +314,7 @@ static int assume_role(struct cloudauth_token *out, const char *region, const ch
 
 	if (!(url = endpoint("AWS_ENDPOINT_URL_STS", "https://sts.%s.%s/", region, partition)) ||
 	    sts_form(&form, role, session, token) < 0) {
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 		goto done;
 	}
 	struct http_request req = {.method = "POST",
@@ -430,7 +430,7 @@ static int container_authorization(char **out, struct error *err)
 		return cloudauth_read_env_file(out, "aws", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
 		                               err);
 	if ((v = cloudauth_env("AWS_CONTAINER_AUTHORIZATION_TOKEN")) && !(*out = strdup(v)))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	return 0;
 }
 
@@ -450,7 +450,7 @@ static int keys_from_container(struct cloudauth_token *out, struct error *err)
 	else if (buf_printf(&b, "http://169.254.170.2%s", rel) == 0)
 		url = buf_detach(&b);
 	if (!url)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if (!is_allowed_container_url(url)) {
 		error = error_set(
 		    err, IG_EINVALID,
@@ -652,7 +652,7 @@ static int aws_fetch(struct cloudauth_token *out, const char *registry_host, boo
 	                     partition)
 	          : endpoint("AWS_ENDPOINT_URL_ECR", "https://api.ecr.%s.%s/", region, partition);
 	if (!url) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	struct ecr_call c = {url, region, pub ? "ecr-public" : "ecr",

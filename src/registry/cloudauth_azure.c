@@ -151,7 +151,7 @@ static int entra_token(char **out, long long *expires, const char *scope,
 	if (buf_printf(&url, "%s%s%s/oauth2/v2.0/token", authority,
 	               authority[strlen(authority) - 1] == '/' ? "" : "/", tenant) < 0 ||
 	    entra_form(&form, client, assertion, scope) < 0) {
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 		goto done;
 	}
 	if ((error = post_form(&r, url.data, form.data, "entra-id", err)) < 0)
@@ -219,7 +219,7 @@ static int exchange(struct cloudauth_token *out, const char *host, bool insecure
 	    buf_puts(&form, "grant_type=access_token&service=") < 0 ||
 	    cloudauth_form_append(&form, service) < 0 || buf_puts(&form, "&access_token=") < 0 ||
 	    cloudauth_form_append(&form, aad) < 0) {
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 		goto done;
 	}
 	if ((error = post_form(&r, url.data, form.data, host, err)) < 0)
@@ -237,7 +237,7 @@ static int exchange(struct cloudauth_token *out, const char *host, bool insecure
 		goto done;
 	}
 	if (!(out->a = strdup(ACR_USER)))
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 done:
 	if (error < 0)
 		cloudauth_token_release(out);

@@ -220,7 +220,7 @@ int cloudauth_read_env_file(char **out, const char *provider, const char *var, s
 	*out = strdup(b.data + start);
 	memset(b.data, 0, b.len);
 	buf_release(&b);
-	return *out ? 0 : error_set(err, IG_EFAIL, "out of memory");
+	return *out ? 0 : error_oom(err);
 }
 
 /* The service's error code from a JSON ("__type", "error", "code", "error.status") or XML
@@ -340,7 +340,7 @@ int cloudauth_parse_oauth(char **token, long long *expires_in, const char *json,
 		goto done;
 	}
 	if (!(*token = strdup(v)))
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 done:
 	json_decref(j);
 	return error;

@@ -72,7 +72,7 @@ int registry_client_new(struct registry_client **out, const struct registry_opti
 
 	*out = NULL;
 	if (!c)
-		return error_set(err, IG_EFAIL, "registry: out of memory");
+		return error_oom(err);
 	c->opts = *opts;
 	ho.connect_timeout_ms = opts->connect_timeout_ms;
 	ho.timeout_ms = opts->timeout_ms;
@@ -82,8 +82,7 @@ int registry_client_new(struct registry_client **out, const struct registry_opti
 	ho.observe_ctx = opts->observe_ctx;
 	if ((error = http_client_new(&c->http, &ho, err)) < 0 ||
 	    (error = auth_new(&c->auth, err)) < 0 ||
-	    (opts->memo_listings && listmemo_new(&c->memo) < 0 &&
-	     (error = error_set(err, IG_EFAIL, "registry: out of memory")) < 0)) {
+	    (opts->memo_listings && listmemo_new(&c->memo) < 0 && (error = error_oom(err)) < 0)) {
 		registry_client_free(c);
 		return error;
 	}
@@ -220,7 +219,7 @@ static int call_init(struct call *k, struct registry_client *c, const struct reg
 		buf_release(&base);
 		buf_release(&scope);
 		call_release(k);
-		return error_set(err, IG_EFAIL, "registry: out of memory");
+		return error_oom(err);
 	}
 	k->base = buf_detach(&base);
 	k->scope = buf_detach(&scope);
@@ -390,9 +389,7 @@ static int page_write(void *ctx, const char *data, size_t len, struct error *err
 	ps->bytes += len;
 	if (ps->holding) {
 		if (len <= LISTMEMO_BODY_MAX - ps->hold.len)
-			return buf_append(&ps->hold, data, len) < 0
-			           ? error_set(err, IG_EFAIL, "tag list: out of memory")
-			           : 0;
+			return buf_append(&ps->hold, data, len) < 0 ? error_oom(err) : 0;
 		ps->holding = false; /* too large to keep: what was held goes first */
 		if (ps->hold.len &&
 		    (rc = taglist_push(ps->reader, ps->hold.data, ps->hold.len, err)) < 0)

@@ -522,7 +522,7 @@ int report_audit(struct audit *a, const struct report *r, struct error *err)
 		if (report_warning_names(&w, it->warnings) < 0 ||
 		    audit_tags(&rec.tags, &unpacked, it) < 0) {
 			strvec_release(&w);
-			return error_set(err, IG_EFAIL, "audit: out of memory");
+			return error_oom(err);
 		}
 		rec.policy = it->policy;
 		rec.image = it->image;

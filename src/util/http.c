@@ -66,7 +66,7 @@ int http_client_new(struct http_client **out, const struct http_options *opts, s
 
 	*out = NULL;
 	if (!c)
-		return error_set(err, IG_EFAIL, "http: out of memory");
+		return error_oom(err);
 	c->opts = *opts;
 	if (!c->opts.connect_timeout_ms)
 		c->opts.connect_timeout_ms = 10000;
@@ -755,7 +755,7 @@ int http_do(struct http_response *out, struct http_client *c, const struct http_
 
 	out->attempts = 0;
 	if (!url)
-		return error_set(err, IG_EFAIL, "http: out of memory");
+		return error_oom(err);
 	for (int hop = 0;; hop++) {
 		a.url = url;
 		if ((error = perform_retrying(out, c, req, &a, err)) < 0)
