@@ -13,7 +13,6 @@
 #include "imageguard/cmd/commands.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
-#include "imageguard/util/log.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/registry/registry.h"

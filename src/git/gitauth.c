@@ -9,6 +9,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/git/gitauth.h"
+#include "imageguard/git/giturl.h"
 #include "imageguard/git/githubapp.h"
 #include "imageguard/git/gitstream.h"
 #include "imageguard/git/knownhosts.h"

@@ -10,10 +10,8 @@
 #include "reconcile_private.h"
 #include "imageguard/guard/guard.h"
 #include "imageguard/pass/markerhistory.h"
-#include "imageguard/pass/passmetrics.h"
 #include "imageguard/pass/scan.h"
 #include "imageguard/pass/settle.h"
-#include "imageguard/git/commitmsg.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/pass/buildtime.h"
@@ -22,7 +20,6 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
-#include "imageguard/util/safefile.h"
 #include "imageguard/util/strvec.h"
 
 /* The HEAD of repo:ref in this pass, done once and remembered (every marker, every push

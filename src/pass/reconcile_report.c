@@ -8,21 +8,13 @@
 
 #include "reconcile_private.h"
 #include "imageguard/guard/guard.h"
-#include "imageguard/pass/markerhistory.h"
 #include "imageguard/pass/passmetrics.h"
 #include "imageguard/pass/scan.h"
-#include "imageguard/pass/settle.h"
 #include "imageguard/pass/shard.h"
-#include "imageguard/git/commitmsg.h"
-#include "imageguard/git/gitstore.h"
-#include "imageguard/pass/buildtime.h"
-#include "imageguard/pass/headcache.h"
-#include "imageguard/registry/registry.h"
 #include "imageguard/registry/taglist.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
-#include "imageguard/util/safefile.h"
 #include "imageguard/util/strvec.h"
 
 void reconcile_report_count(struct pass *p, const struct report_item *it)
