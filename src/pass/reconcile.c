@@ -105,7 +105,7 @@ static void open_automation(struct autorun *ar)
 		markers_release(&ar->markers);
 		return;
 	}
-	ar->opened = true;
+	ar->state = AUTORUN_OPEN;
 	for (size_t i = 0; i < ar->markers.len; i++) {
 		const struct marker *m = &ar->markers.items[i];
 		const struct config_policy *pol = config_find_policy_id(p->cfg, m->policy);
@@ -132,7 +132,7 @@ static void open_automation(struct autorun *ar)
 static bool cache_shared(const struct autorun *ar, const struct autorun *all, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (&all[i] != ar && !all[i].foreign &&
+		if (&all[i] != ar && all[i].state != AUTORUN_FOREIGN &&
 		    strcmp(all[i].a->source->url, ar->a->source->url) == 0)
 			return true;
 	return false;
@@ -228,9 +228,9 @@ static int finish_automation(struct autorun *ar)
 	size_t first = ar->report.len;
 	int error = 0;
 
-	if (!ar->opened)
+	if (ar->state == AUTORUN_UNREAD)
 		return 0;
-	if (ar->reopen && reconcile_open_git(ar, &err) < 0) {
+	if (ar->state == AUTORUN_PARKED && reconcile_open_git(ar, &err) < 0) {
 		log_error("git.open", "automation '%s': %s", ar->a->id, err.msg);
 		if ((error = reconcile_decide_all(ar)) < 0)
 			return error;
@@ -359,8 +359,8 @@ static struct autorun *next_ready(struct progress *g)
 		for (size_t i = 0; i < p->cfg->automations_len && !ready; i++) {
 			struct autorun *ar = &p->autoruns[i];
 
-			left |= !ar->finished;
-			if (!ar->finished && automation_ready(g, ar))
+			left |= !autorun_done(ar);
+			if (!autorun_done(ar) && automation_ready(g, ar))
 				ready = ar;
 		}
 		if (ready || !left)
@@ -400,7 +400,7 @@ static int list_and_finish(struct pass *p, struct error *err)
 	while (error == 0 && (ar = next_ready(&g))) {
 		if (!(p->o->stop && *p->o->stop))
 			error = finish_automation(ar);
-		ar->finished = true;
+		ar->state = AUTORUN_FINISHED;
 		autorun_release(ar);
 	}
 	pthread_join(th, NULL);
@@ -467,8 +467,7 @@ static int pass_init(struct pass *p, struct report *out, const struct reconcile_
 		p->autoruns[i].p = p;
 		p->autoruns[i].a = &cfg->automations[i];
 		p->owned[i] = shard_owns(o->shard, &cfg->automations[i]);
-		p->autoruns[i].foreign = !p->owned[i];
-		p->autoruns[i].finished = p->autoruns[i].foreign;
+		p->autoruns[i].state = p->owned[i] ? AUTORUN_UNREAD : AUTORUN_FOREIGN;
 	}
 	if (o->client)
 		p->client = o->client;
@@ -515,13 +514,13 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	for (size_t i = 0; i < cfg->automations_len; i++) {
 		struct autorun *ar = &p.autoruns[i];
 
-		if (ar->foreign)
+		if (ar->state == AUTORUN_FOREIGN)
 			continue;
 		open_automation(ar);
 		if (ar->g && cache_shared(ar, p.autoruns, cfg->automations_len)) {
 			gitstore_free(ar->g);
 			ar->g = NULL;
-			ar->reopen = true;
+			ar->state = AUTORUN_PARKED;
 		}
 	}
 	for (size_t i = 0; i < cfg->policies_len; i++)

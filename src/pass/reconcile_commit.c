@@ -330,7 +330,7 @@ int reconcile_commit(struct autorun *ar)
 		return 0;
 	}
 	if (ar->commit[0]) {
-		ar->committed = true;
+		ar->state = AUTORUN_COMMITTED;
 		p->report->commits++;
 		passmetrics_commit(p->o->metrics);
 		log_info("git.commit", "automation '%s': pushed %s", ar->a->id, ar->commit);

@@ -47,6 +47,17 @@ struct pass {
 	char *git_failure; /* the first automation that could not be read, or NULL */
 };
 
+/* Where an automation is in its pass (reconcile.c drives it, in this order). */
+enum autorun_state {
+	AUTORUN_UNREAD,    /* phase one has not read its markers (yet, or it failed: error/git) */
+	AUTORUN_FOREIGN,   /* another shard owns it: never opened, never written */
+	AUTORUN_OPEN,      /* phase one read its markers; its clone is open */
+	AUTORUN_PARKED,    /* as open, but its clone was closed after phase one (another
+	                    * automation shares the Git cache): phase two reopens it */
+	AUTORUN_COMMITTED, /* phase two pushed its commit (ar->commit) */
+	AUTORUN_FINISHED,  /* phase two done, with or without a commit */
+};
+
 struct autorun {
 	struct pass *p;
 	const struct config_automation *a;
@@ -60,15 +71,17 @@ struct autorun {
 	 * item of items[k]. False once every marker's item is kept (reconcile_decide_all). */
 	bool partial;
 	size_t *slots, items_cap;
-	bool opened;   /* phase one read its markers */
-	bool reopen;   /* its clone was closed after phase one (another automation shares it) */
-	bool finished; /* phase two done */
-	bool foreign;  /* another shard owns it: never opened, never written */
-	bool committed;
+	enum autorun_state state;
 	size_t ready_from; /* markers before it are known to have final listings */
 	char commit[41];
 	struct report report; /* its markers' items, joined to the pass's in config order */
 };
+
+/* Nothing is left to do for it in this pass. */
+static inline bool autorun_done(const struct autorun *ar)
+{
+	return ar->state == AUTORUN_FINISHED || ar->state == AUTORUN_FOREIGN;
+}
 
 static inline size_t reconcile_policy_index(const struct config *cfg,
                                             const struct config_policy *pol)

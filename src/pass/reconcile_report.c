@@ -46,7 +46,7 @@ int reconcile_report_fill(struct autorun *ar, struct report_item *it, const stru
 	struct pass *p = ar->p;
 	const struct config_policy *pol = &p->cfg->policies[d->policy];
 	const struct marker *m = &ar->markers.items[d->marker];
-	bool wrote = ar->committed && d->new_value && guard_writes(&d->d);
+	bool wrote = ar->state == AUTORUN_COMMITTED && d->new_value && guard_writes(&d->d);
 	const char *current =
 	    m->part == MARKER_NAME || (m->part == MARKER_DIGEST && !d->current_tag)
 	        ? m->value
