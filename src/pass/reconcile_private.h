@@ -91,7 +91,17 @@ static inline size_t reconcile_policy_index(const struct config *cfg,
 
 /* reconcile.c */
 int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error *err);
+
+/* reconcile_decide.c */
+/* Frees ar's decisions (kept items and their report slots). */
+void reconcile_decided_release(struct autorun *ar);
+/* Decides every marker that names a policy ar selects, in scan order, keeping every item (the
+ * commit's edit). 0 or IG_EFAIL (out of memory). */
 int reconcile_decide_all(struct autorun *ar);
+/* As reconcile_decide_all, but a decision that writes nothing goes straight to its report item
+ * and is released: an up-to-date pass holds no decide_item (1 KiB) per marker. Writers keep
+ * their item and an empty report item (ar->slots), filled after the commit. */
+int reconcile_decide_and_report(struct autorun *ar);
 
 /* reconcile_io.c: the listings (none filled yet) and the decisions' I/O; 0 or IG_EFAIL. */
 int reconcile_io_init(struct pass *p);
