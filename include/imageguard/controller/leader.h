@@ -1,8 +1,8 @@
 /* `run --enable-leader-election`: the Lease renewed on its own thread (so a long pass cannot
  * miss a renewal), the imageguard_leader gauge, and the fencing gate and generation that the
  * commits of a pass read. Thread-safe: the renewal thread writes, any thread reads. */
-#ifndef IMAGEGUARD_APP_LEADER_H
-#define IMAGEGUARD_APP_LEADER_H
+#ifndef IMAGEGUARD_LEADER_H
+#define IMAGEGUARD_LEADER_H
 
 #include <signal.h>
 #include <stdbool.h>
