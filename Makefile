@@ -38,8 +38,8 @@ LIB := $(BUILD)/libimageguard.a
 BIN := $(BUILD)/imageguard
 TAGS_BIN := $(BUILD)/imageguard-tags
 FULL_BIN := $(BUILD)/imageguard-full
-TEST_SRCS := $(sort $(wildcard test/test_*.c))
-TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
+TEST_SRCS := $(sort $(wildcard test/unit/*/test_*.c))
+TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
@@ -76,17 +76,17 @@ $(BUILD)/test/support/%.o: test/support/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
 
-$(BUILD)/test/%.o: test/%.c
+$(BUILD)/test/unit/%.o: test/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -Itest $(TEST_CFLAGS) -c -o $@ $<
 
-$(BUILD)/test/test_%: $(BUILD)/test/test_%.o $(TEST_SUPPORT_OBJS) $(LIB)
+$(BUILD)/test/unit/%: $(BUILD)/test/unit/%.o $(TEST_SUPPORT_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(LIBS)
 
 # decide's suite links without libcurl and libgit2: the decision path reaches the registry
 # only through its callbacks (src/guard/decide.h).
 DECIDE_SUPPORT := $(filter-out %/fixture.o,$(TEST_SUPPORT_OBJS))
-$(BUILD)/test/test_decide: $(BUILD)/test/test_decide.o $(DECIDE_SUPPORT) $(LIB)
+$(BUILD)/test/unit/guard/test_decide: $(BUILD)/test/unit/guard/test_decide.o $(DECIDE_SUPPORT) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(FRONT_LIBS) -ldl
 
 .SECONDARY:
@@ -114,7 +114,7 @@ COV_BUILD := build-cov
 coverage: deps
 	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) CFLAGS='-O0 -g --coverage' LDFLAGS=--coverage \
 		$(COV_BUILD)/imageguard $(COV_BUILD)/imageguard-tags $(COV_BUILD)/imageguard-full \
-		$(TEST_SRCS:test/%.c=$(COV_BUILD)/test/%)
+		$(TEST_SRCS:%.c=$(COV_BUILD)/%)
 	@find $(COV_BUILD) -name '*.gcda' -delete
 	@BUILD=$(COV_BUILD) test/run; rc=$$?; scripts/coverage $(COV_BUILD) || rc=1; exit $$rc
 

@@ -13,7 +13,7 @@
 # one `imageguard run --help` lists. Mutated copies of the base, of the overlay and of the
 # component must fail the checks.
 set -euo pipefail
-SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../../.." && pwd)}
 PY=/usr/bin/python3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/imageguard-manifests.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

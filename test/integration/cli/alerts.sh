@@ -4,7 +4,7 @@
 # policy error, a stalled controller, registry errors, a shrunken tag list and a committed tag
 # missing from the listing; every metric they name exists in the binary.
 set -euo pipefail
-SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../../.." && pwd)}
 command -v promtool >/dev/null || { echo "not ok - promtool missing (scripts/install-deps installs prometheus)"; exit 1; }
 IMAGEGUARD=$(realpath "${IMAGEGUARD:-$SRC/build/imageguard}")
 cd "$SRC/examples/prometheus"

@@ -12,7 +12,7 @@
 #     declared packages, so apt-get pulls what the listed packages do not name.
 # Mutated copies of the Containerfile (a package removed, one added) must fail the same check.
 set -euo pipefail
-SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+SRC=${IMAGEGUARD_SRC:-$(cd "$(dirname "$0")/../../.." && pwd)}
 # The image's binaries are the plain `make` build (no sanitizer runtimes), whatever $IMAGEGUARD
 # is. imageguard-full links every library; the front binary imageguard and imageguard-tags link
 # subsets (checked below), so the full one's libraries are the image's.

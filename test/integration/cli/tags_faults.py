@@ -10,7 +10,7 @@ import sys
 import time
 import uuid
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures"))
 import faultserver  # noqa: E402
 import harness  # noqa: E402
 from harness import check, run, test  # noqa: E402

@@ -10,7 +10,7 @@ import sys
 import urllib.parse
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures"))
 import harness  # noqa: E402
 import registry  # noqa: E402
 from harness import check, run, test  # noqa: E402

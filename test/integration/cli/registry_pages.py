@@ -16,7 +16,7 @@ import os
 import sys
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures"))
 import harness  # noqa: E402
 import registry  # noqa: E402
 from harness import check, run, test  # noqa: E402
