@@ -232,8 +232,8 @@ static bool needs_unlisted(const struct progress *g, const struct autorun *ar, s
 
 /* Whether every repository ar's markers need is final. If not, the one of them listed last
  * (the highest index: the scan takes them in index order) is marked awaited, so the pass
- * sleeps until then: waiting for the first one instead woke it about once per repository
- * (8,600 futex calls in a pass of 5,000). Under g->mu. A listing once final stays final, so
+ * sleeps until then: waiting for the first one instead woke it about once per repository.
+ * Under g->mu. A listing once final stays final, so
  * each call resumes at the first marker still waiting. */
 static bool automation_ready(const struct progress *g, struct autorun *ar)
 {

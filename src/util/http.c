@@ -21,9 +21,9 @@
 /* Idle easy handles kept for the next request: curl_easy_perform on a fresh handle builds a
  * multi handle and its wakeup socketpair each time, a reused one keeps them and its own
  * keep-alive connections. At most as many as requests ever ran at once (one per worker
- * thread). The connections are not in the share: every thread took its lock several times
- * per request, and at 5,000 requests its contention cost 7,000 futex calls (15.3k -> 8.4k
- * without it); DNS and TLS sessions still are shared. */
+ * thread). The connections are not in the share: every thread would take its lock several
+ * times per request (docs/performance.md, "Figures that were code comments"); DNS and TLS
+ * sessions still are shared. */
 #define POOL_MAX 64
 
 /* A pooled handle; set: set_shared ran on it since its last reset, so it holds the options
