@@ -10,6 +10,7 @@
 #include "imageguard/config/labelsel.h"
 #include "imageguard/util/duration.h"
 #include "imageguard/util/error.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/kube/lease.h"
 
 enum opt_id {
@@ -257,6 +258,9 @@ static int apply_kube(struct cmdopts *o, enum opt_id id, const char *v, struct e
 
 	if (!*v)
 		return error_set(err, IG_EUSAGE, "option '%s': empty value", name);
+	if (id == O_WATCH_NAMESPACE && !kubename_is_namespace(v))
+		return error_set(err, IG_EUSAGE,
+		                 "option '--watch-namespace': '%s' is not a valid namespace", v);
 	if (id == O_WATCH_NAMESPACE)
 		o->watch_namespace = v;
 	else if (id == O_WATCH_SELECTOR)

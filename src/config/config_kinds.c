@@ -257,6 +257,33 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 		                "namespaces' policies use this repository");
 }
 
+/* ---- references ---- */
+
+/* A reference's name and namespace as read (path.name, path.namespace) checked as Kubernetes
+ * names: they become lookups, messages and, in run --kube, API paths. A name that is not one
+ * is an error and *name NULL (the reference is not resolved); an empty namespace is the
+ * object's own, as in Flux. */
+static void read_ref_names(struct doc *d, const yaml_node_t *ref, const char *path, char **name,
+                           char **ns)
+{
+	if (*name && !kubename_is_name(*name)) {
+		config_doc_error(d, line_of(config_yaml_lookup(d, ref, "name")),
+		                 "'%s.name': '%s' is not a valid Kubernetes name (lower-case, "
+		                 "digits, '-', '.')",
+		                 path, *name);
+		*name = NULL;
+	}
+	if (*ns && !**ns)
+		*ns = NULL;
+	if (*ns && !kubename_is_namespace(*ns)) {
+		config_doc_error(d, line_of(config_yaml_lookup(d, ref, "namespace")),
+		                 "'%s.namespace': '%s' is not a valid namespace (lower-case, digits, "
+		                 "'-')",
+		                 path, *ns);
+		*name = NULL;
+	}
+}
+
 /* ---- policies compiled ---- */
 
 /* "^tag$" with the regex metacharacters a tag may hold ('.') escaped. */
@@ -583,6 +610,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 		config_yaml_need_str(d, ref, line_of(ref), "spec.imageRepositoryRef", "name",
 		                     &p->repo_name);
 		config_yaml_get_str(d, ref, "spec.imageRepositoryRef", "namespace", &p->repo_ns);
+		read_ref_names(d, ref, "spec.imageRepositoryRef", &p->repo_name, &p->repo_ns);
 	} else if (!config_yaml_lookup(d, spec, "imageRepositoryRef")) {
 		config_doc_error(d, line_of(spec), "'spec.imageRepositoryRef' is required");
 	}
@@ -867,6 +895,7 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 		config_yaml_need_str(d, ref, line_of(ref), "spec.sourceRef", "name",
 		                     &a->source_name);
 		config_yaml_get_str(d, ref, "spec.sourceRef", "namespace", &a->source_ns);
+		read_ref_names(d, ref, "spec.sourceRef", &a->source_name, &a->source_ns);
 		if (config_yaml_get_str(d, ref, "spec.sourceRef", "kind", &kind) && kind &&
 		    strcmp(kind, "GitRepository") != 0)
 			config_doc_error(

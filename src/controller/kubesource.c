@@ -18,6 +18,7 @@
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/kube/kubewatch.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
@@ -586,11 +587,15 @@ static void sum_secret(unsigned char sum[KUBESA_SUM_LEN], const json_t *s, int c
 static int get_secret(json_t **out, unsigned char sum[KUBESA_SUM_LEN], bool *known,
                       struct kubesource *ks, const char *ns, const char *name, struct error *err)
 {
-	char path[600];
+	struct buf path = BUF_INIT;
 	int error;
 
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
-	error = read_get(out, ks, path, err);
+	*out = NULL;
+	*known = false;
+	if ((error = kube_path(&path, "/api/v1", ns, "secrets", name, NULL, "secret", err)) < 0)
+		return error; /* never requested: nothing to sum, nothing to read again */
+	error = read_get(out, ks, path.data, err);
+	buf_release(&path);
 	*known = is_answer(error);
 	if (*known)
 		sum_secret(sum, *out, error);
@@ -611,6 +616,9 @@ static int fetch_secret(struct kubesource *ks, const char *ns, const char *name,
 	int error = 0;
 
 	snprintf(what, sizeof(what), "secret '%s/%s'", ns, name);
+	/* the folder is named from both: checked before any path or request is made of them */
+	if (!kubename_is_namespace(ns) || !kubename_is_name(name))
+		return error_set(err, IG_EINVALID, "%s: not a valid Kubernetes name", what);
 	if (buf_printf(&dir, "%s/%s.%s", ks->secrets_dir, ns, name) < 0)
 		return error_oom(err);
 	remove_folder(dir.data);
@@ -713,10 +721,10 @@ static void secret_ref(struct kubesource *ks, json_t *spec, const char *const *p
 
 	for (; *path && o; path++)
 		o = json_object_get(o, *path);
-	if (!(name = json_object_get(o, "name")) || !json_is_string(name) ||
-	    !*json_string_value(name) || strchr(json_string_value(name), '/'))
-		return;
-	if (strlen(json_string_value(name)) > 253)
+	/* a name that is not a Kubernetes name is left as written, never requested: the loader
+	 * refuses it as the object's error, naming the field */
+	if (!(name = json_object_get(o, "name")) || !kubename_is_name(json_string_value(name)) ||
+	    !kubename_is_namespace(ns))
 		return;
 	{
 		struct error err = ERROR_INIT;
