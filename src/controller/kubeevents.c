@@ -72,6 +72,10 @@ void kubeevents_free(struct kubeevents *ev)
 bool kubeevents_classify(const struct report_item *it, bool *warning, char *reason, size_t reason_n)
 {
 	*warning = true;
+	if (it->decision == GUARD_ERROR && it->kube_reason) {
+		snprintf(reason, reason_n, "%s", it->kube_reason);
+		return true;
+	}
 	if (it->decision == GUARD_ERROR) {
 		snprintf(reason, reason_n, "%s",
 		         it->reason == GUARD_GIT        ? "GitOperationFailed"

@@ -70,6 +70,9 @@ struct kubesource {
 	struct kubeconfig cfg;
 	struct kube_client *client;
 	struct kubewatch *watch[K_COUNT];
+	/* the Namespaces, whose labels an ImageRepository's accessFrom selects (Flux's ACL);
+	 * NULL with --watch-namespace, where no reference to another namespace resolves */
+	struct kubewatch *namespaces;
 	char image_api[128], source_api[128];
 	char *secrets_dir; /* owned, made by mkdtemp */
 	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
@@ -79,6 +82,7 @@ struct kubesource {
 	int64_t deadline_ms;
 	const volatile sig_atomic_t *stop;
 	unsigned shards;     /* --shards N, for the load (config_load_options.shards) */
+	bool no_cross_ns;    /* --no-cross-namespace-refs, for the load */
 	struct refs refs;    /* what the configuration in use read */
 	struct refs loading; /* what the load in progress reads */
 };
@@ -170,7 +174,10 @@ static int start_watches(struct kubesource *ks, const struct kubesource_options 
 		                             err)) < 0)
 			return error;
 	}
-	return 0;
+	/* every Namespace, whatever --watch-label-selector says (it selects Flux's objects) */
+	return o->ns ? 0
+	             : kubewatch_start(&ks->namespaces, &ks->cfg, "/api/v1/namespaces", NULL,
+	                               o->stop, err);
 }
 
 static int wait_synced(struct kubesource *ks, const struct kubesource_options *o, struct error *err)
@@ -182,14 +189,15 @@ static int wait_synced(struct kubesource *ks, const struct kubesource_options *o
 
 		for (k = 0; k < K_COUNT && kubewatch_synced(ks->watch[k]); k++)
 			;
-		if (k == K_COUNT)
+		if (k == K_COUNT && (!ks->namespaces || kubewatch_synced(ks->namespaces)))
 			return 0;
 		if (left <= 0 || (o->stop && *o->stop)) {
 			struct error last = ERROR_INIT;
 
-			kubewatch_last_error(ks->watch[k], &last);
+			kubewatch_last_error(k < K_COUNT ? ks->watch[k] : ks->namespaces, &last);
 			return error_set(err, IG_ETIMEOUT,
-			                 "kubernetes api: no first list of %s: %s", kinds[k].plural,
+			                 "kubernetes api: no first list of %s: %s",
+			                 k < K_COUNT ? kinds[k].plural : "namespaces",
 			                 last.msg[0] ? last.msg : "timed out");
 		}
 		struct timespec ts = {0, 50000000L};
@@ -275,6 +283,7 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	ko.stop = o->write_stop;
 	ks->stop = o->stop;
 	ks->shards = o->shards;
+	ks->no_cross_ns = o->no_cross_namespace_refs;
 	ks->active = &ks->load_reader;
 	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
@@ -357,6 +366,7 @@ void kubesource_free(struct kubesource *ks)
 	kubesa_stop();
 	for (int k = 0; k < K_COUNT; k++)
 		kubewatch_free(ks->watch[k]);
+	kubewatch_free(ks->namespaces);
 	if (ks->secrets_dir)
 		remove_secrets(ks->secrets_dir);
 	free(ks->secrets_dir);
@@ -372,6 +382,8 @@ uint64_t kubesource_changes(struct kubesource *ks)
 
 	for (int k = 0; k < K_COUNT; k++)
 		n += kubewatch_changes(ks->watch[k]);
+	if (ks->namespaces) /* a namespace's labels change what accessFrom admits */
+		n += kubewatch_changes(ks->namespaces);
 	return n;
 }
 
@@ -799,6 +811,37 @@ done:
 	return text;
 }
 
+/* The documents of the Namespaces (name and labels, all accessFrom reads) at docs[*n] on. */
+static int namespace_docs(struct config_document *docs, char **names, size_t *n, const json_t *snap,
+                          struct error *err)
+{
+	const json_t *it;
+	size_t i;
+
+	json_array_foreach(snap, i, it)
+	{
+		const json_t *md = json_object_get(it, "metadata");
+		json_t *doc =
+		    json_pack("{s:s, s:s, s:{s:O, s:O*}}", "apiVersion", "v1", "kind", "Namespace",
+		              "metadata", "name", json_object_get(md, "name"), "labels",
+		              json_object_get(md, "labels"));
+		char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+		struct buf name = BUF_INIT;
+
+		json_decref(doc);
+		if (!text ||
+		    buf_printf(&name, "Namespace/%s", str(json_object_get(md, "name"))) < 0) {
+			free(text);
+			buf_release(&name);
+			return error_oom(err);
+		}
+		names[*n] = buf_detach(&name);
+		docs[*n] = (struct config_document){names[*n], text, strlen(text)};
+		(*n)++;
+	}
+	return 0;
+}
+
 static void release_docs(struct config_document *docs, char **names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -812,7 +855,7 @@ static void release_docs(struct config_document *docs, char **names, size_t n)
 int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
                     struct config_diags *diags, struct error *err)
 {
-	json_t *snap[K_COUNT] = {0}, *it;
+	json_t *snap[K_COUNT] = {0}, *nss = NULL, *it;
 	struct config_document *docs = NULL;
 	char **names = NULL;
 	size_t n = 0, total = 0, i;
@@ -828,6 +871,11 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 		}
 		total += json_array_size(snap[k]);
 	}
+	if (ks->namespaces && !(nss = kubewatch_snapshot(ks->namespaces))) {
+		error = error_oom(err);
+		goto done;
+	}
+	total += json_array_size(nss);
 	if (!(docs = calloc(total + 1, sizeof(*docs))) ||
 	    !(names = calloc(total + 1, sizeof(*names)))) {
 		error = error_oom(err);
@@ -852,6 +900,8 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 			docs[n] = (struct config_document){names[n], text, strlen(text)};
 			n++;
 		}
+	if ((error = namespace_docs(docs, names, &n, nss, err)) < 0)
+		goto done;
 	{
 		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
 		 * is an error of its own */
@@ -860,7 +910,8 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 		                                 .secrets_dir = ks->secrets_dir,
 		                                 .kube = true,
 		                                 .secrets_from_api = true,
-		                                 .shards = ks->shards};
+		                                 .shards = ks->shards,
+		                                 .no_cross_namespace_refs = ks->no_cross_ns};
 
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}
@@ -872,5 +923,6 @@ done:
 	release_docs(docs, names, n);
 	for (int k = 0; k < K_COUNT; k++)
 		json_decref(snap[k]);
+	json_decref(nss);
 	return error;
 }

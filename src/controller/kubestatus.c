@@ -57,6 +57,8 @@ static void reason_of(char *out, size_t n, const struct report_item *it)
 {
 	if (it->reason == GUARD_OVERRIDE)
 		snprintf(out, n, "RollbackInForce");
+	else if (it->decision == GUARD_ERROR && it->kube_reason)
+		snprintf(out, n, "%s", it->kube_reason);
 	else if (it->decision == GUARD_ERROR)
 		snprintf(out, n, "%s",
 		         it->reason == GUARD_GIT        ? "GitOperationFailed"
