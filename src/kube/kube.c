@@ -596,8 +596,8 @@ int kube_path(struct buf *out, const char *api, const char *ns, const char *plur
 		return error_set(err, IG_EINVALID, "%s '%s/%s': '%s' is not a valid namespace",
 		                 what, ns ? ns : "", name ? name : "", ns ? ns : "");
 	if (name && !kubename_is_name(name))
-		return error_set(err, IG_EINVALID, "%s '%s/%s': '%s' is not a valid name", what,
-		                 ns, name, name);
+		return error_set(err, IG_EINVALID, "%s '%s/%s': '%s' is not a valid name", what, ns,
+		                 name, name);
 	if (!(ens = http_escape(ns)) || (name && !(ename = http_escape(name))) ||
 	    buf_printf(out, "%s/namespaces/%s/%s%s%s%s%s", api, ens, plural, name ? "/" : "",
 	               name ? ename : "", sub ? "/" : "", sub ? sub : "") < 0)

@@ -602,8 +602,8 @@ static int object_identity(struct object_id *o, const struct config_repository *
 	memset(o, 0, sizeof(*o));
 	o->id = (struct cloudauth_identity){r->ns, r->service_account, NULL, NULL,
 	                                    NULL,  request_token,      o,    NULL};
-	if ((error = kube_path(&path, "/api/v1", r->ns, "serviceaccounts", r->service_account,
-	                       NULL, "serviceaccount", err)) < 0 ||
+	if ((error = kube_path(&path, "/api/v1", r->ns, "serviceaccounts", r->service_account, NULL,
+	                       "serviceaccount", err)) < 0 ||
 	    (error = api_call(&sa, path.data, NULL, err)) < 0)
 		goto done;
 	if (strcmp(r->provider, "aws") == 0) {

@@ -1331,7 +1331,8 @@ START_TEST(shards_refuse_a_second_branch)
 
 	for (size_t k = 0; k < sizeof(shards) / sizeof(shards[0]); k++) {
 		struct config_diags diags = CONFIG_DIAGS_INIT;
-		struct config_load_options o = {true, false, NULL, NULL, false, false, shards[k], false};
+		struct config_load_options o = {true,  false, NULL,      NULL,
+		                                false, false, shards[k], false};
 		struct config *c = NULL;
 		struct error err = ERROR_INIT;
 
@@ -1572,7 +1573,8 @@ START_TEST(defaults)
 	    "d.yaml",
 	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
 	    "  name: app\nspec:\n  image: nginx\n  exclusionList: []\n  suspend: true\n"
-	    "  accessFrom: {namespaceSelectors: [{matchLabels: {kubernetes.io/metadata.name: web}}]}\n"
+	    "  accessFrom: {namespaceSelectors: [{matchLabels: {kubernetes.io/metadata.name: "
+	    "web}}]}\n"
 	    "---\n"
 	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
 	    "  name: nulls\nspec:\n  image: nginx\n  exclusionList: ~\n  interval: null\n---\n"

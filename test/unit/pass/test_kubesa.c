@@ -161,10 +161,10 @@ END_TEST
 /* Names are checked before any request or folder: the client is never used. */
 START_TEST(fetch_refuses_bad_names)
 {
-	static const char *const bad[][2] = {
-	    {"apps", "../x"}, {"Apps", "puller"}, {"apps", ""},  {"apps", "a/b"},
-	    {"apps", ".."},   {"apps", "a..b"},   {"a.b", "x"},  {"apps", "a.-b"},
-	    {"..", "x"},      {"apps", "x%2f"},   {"apps", "x?"}};
+	static const char *const bad[][2] = {{"apps", "../x"}, {"Apps", "puller"}, {"apps", ""},
+	                                     {"apps", "a/b"},  {"apps", ".."},     {"apps", "a..b"},
+	                                     {"a.b", "x"},     {"apps", "a.-b"},   {"..", "x"},
+	                                     {"apps", "x%2f"}, {"apps", "x?"}};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct error err = ERROR_INIT;
@@ -196,8 +196,8 @@ static int record_get(json_t **out, void *ctx, const char *path, struct error *e
 
 START_TEST(pull_secret_names_are_checked_before_a_request)
 {
-	static const char *const names[] = {"..", "a..b", "../kube-system/secrets/x", ".",
-	                                    "x/y", "A", "x%2e%2e"};
+	static const char *const names[] = {"..", "a..b",   "../kube-system/secrets/x", ".", "x/y",
+	                                    "A",  "x%2e%2e"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct recorder r = {0};
@@ -209,9 +209,9 @@ START_TEST(pull_secret_names_are_checked_before_a_request)
 		snprintf(account, sizeof(account), "{\"imagePullSecrets\": [{\"name\": \"%s\"}]}",
 		         names[i]);
 		r.account = account;
-		ck_assert_int_eq(kubesa_read(sum, &summed, record_get, &r, NULL, "apps", "puller",
-		                             &err),
-		                 IG_EINVALID);
+		ck_assert_int_eq(
+		    kubesa_read(sum, &summed, record_get, &r, NULL, "apps", "puller", &err),
+		    IG_EINVALID);
 		ck_assert_msg(strstr(err.msg, "imagePullSecrets[0]: not a Secret name"), "%s",
 		              err.msg);
 		ck_assert_uint_eq(r.n, 1);
