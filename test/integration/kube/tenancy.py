@@ -174,7 +174,8 @@ def a_cannot_use_bs_repository_without_its_consent(st):
     e = wait(lambda: events(st, "AccessDenied", ns="team-a"), "a Warning Event", 20,
              lambda: st["api"].objects("", "events", "team-a"))[0]
     harness.check(e["type"] == "Warning" and "team-b/private" in e["message"], "Event", e)
-    harness.check(events(st, "AccessDenied", "ImagePolicy", ns="team-a"), "on the policy too")
+    wait(lambda: events(st, "AccessDenied", "ImagePolicy", ns="team-a"), "on the policy too", 20,
+         lambda: st["api"].objects("", "events", "team-a"))
     harness.check(not events(st, "AccessDenied", ns="team-b"), "nothing in B's namespace")
     b = wait(lambda: posted(st, "AccessDenied"), "posted to the notification-controller", 10)[0]
     harness.check(b["severity"] == "error", "severity error", b)
