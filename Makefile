@@ -31,7 +31,7 @@ TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
 LDFLAGS += $(SAN_FLAGS)
 
 # Every src/<layer>/*.c goes into the one static library; src/main.c is the command table.
-LAYERS := util template policy registry git markers config kube app cmd
+LAYERS := util template policy registry sigstore git markers config kube app cmd
 LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libimageguard.a
