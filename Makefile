@@ -41,6 +41,8 @@ FULL_BIN := $(BUILD)/imageguard-full
 TEST_SRCS := $(sort $(wildcard test/test_*.c))
 TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
 TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
+# Test drivers outside the unit suites: the signature gate's (test/sigstore/sigcheck.c).
+TEST_TOOLS := $(BUILD)/test/sigcheck
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
 .PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage chaos
@@ -89,6 +91,12 @@ DECIDE_SUPPORT := $(filter-out %/fixture.o,$(TEST_SUPPORT_OBJS))
 $(BUILD)/test/test_decide: $(BUILD)/test/test_decide.o $(DECIDE_SUPPORT) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(FRONT_LIBS) -ldl
 
+# The signature gate on one bundle file or one image in a registry, for the cross-check with the
+# reference verifier (test/integration/sigstore_crosscheck.py).
+$(BUILD)/test/sigcheck: test/sigstore/sigcheck.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
 .SECONDARY:
 
 # Installs missing build/test dependencies (a fast no-op when all are present).
@@ -97,7 +105,7 @@ deps:
 
 # make check: dependencies, build, unit suites, then the integration tests against real peers.
 check: deps
-	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS)
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS) $(TEST_TOOLS)
 	@BUILD=$(BUILD) test/run
 
 unit: $(TEST_BINS)

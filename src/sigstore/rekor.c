@@ -79,8 +79,9 @@ static int read_proof(struct rekor_entry *e, const json_t *p, struct error *err)
 	struct buf root = BUF_INIT;
 	int rc;
 
+	/* protobuf JSON leaves out zeros and empty lists: index 0, no hashes (a one-leaf tree) */
 	if (!sigjson_only(p, keys) || (cpo && !sigjson_only(cpo, cp_keys)) ||
-	    !sigjson_int64(&e->proof_index, sigjson_get(p, "logIndex")) ||
+	    !sigjson_int64_or_zero(&e->proof_index, sigjson_get(p, "logIndex")) ||
 	    !sigjson_int64(&e->tree_size, sigjson_get(p, "treeSize")) ||
 	    sigjson_b64(&root, sigjson_get(p, "rootHash"), 64) < 0 || root.len != 32) {
 		buf_release(&root);
@@ -88,7 +89,7 @@ static int read_proof(struct rekor_entry *e, const json_t *p, struct error *err)
 	}
 	memcpy(e->root, root.data, 32);
 	buf_release(&root);
-	if ((rc = read_hashes(e, sigjson_get(p, "hashes"))) < 0)
+	if (sigjson_get(p, "hashes") && (rc = read_hashes(e, sigjson_get(p, "hashes"))) < 0)
 		return error_set(err, rc, "tlog entry: %s",
 		                 rc == IG_ETOOBIG ? "inclusion proof longer than 64 hashes"
 		                                  : "malformed inclusion proof hashes");
@@ -136,7 +137,7 @@ static int read_head(struct rekor_entry *out, const json_t *j, struct buf *id, s
 	const json_t *logid = sigjson_get(j, "logId");
 
 	if (!sigjson_only(j, entry_keys) || read_kind(out, sigjson_get(j, "kindVersion")) < 0 ||
-	    !sigjson_int64(&out->log_index, sigjson_get(j, "logIndex")) ||
+	    !sigjson_int64_or_zero(&out->log_index, sigjson_get(j, "logIndex")) ||
 	    !sigjson_only(logid, logid_keys) ||
 	    sigjson_b64(id, sigjson_get(logid, "keyId"), 64) < 0 || id->len != 32)
 		return error_set(err, IG_EINVALID, "tlog entry: malformed kind, index or log id");

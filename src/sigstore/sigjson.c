@@ -55,6 +55,12 @@ bool sigjson_int64(int64_t *out, const json_t *v)
 	return true;
 }
 
+bool sigjson_int64_or_zero(int64_t *out, const json_t *v)
+{
+	*out = 0;
+	return !v || sigjson_int64(out, v);
+}
+
 int sigjson_b64(struct buf *out, const json_t *v, size_t max)
 {
 	const char *s = json_string_value(v);

@@ -17,6 +17,8 @@ json_t *sigjson_get(const json_t *obj, const char *name);
 bool sigjson_only(const json_t *obj, const char *const *keys);
 /* A non-negative int64: a JSON integer or a string of at most 19 decimal digits. */
 bool sigjson_int64(int64_t *out, const json_t *v);
+/* The same, where absence means 0 (protobuf JSON leaves zeros out): v NULL gives 0. */
+bool sigjson_int64_or_zero(int64_t *out, const json_t *v);
 /* The base64 string v decoded into out, capped at max bytes. 0, IG_EINVALID or IG_ETOOBIG. */
 int sigjson_b64(struct buf *out, const json_t *v, size_t max);
 
