@@ -48,16 +48,19 @@ static int get_manifest(struct fetch *f, struct buf *body, const char *ref, cons
 static int referrers_index(struct fetch *f, struct buf *body, const char *tag)
 {
 	const struct sigverify_source *src = f->job->src;
+	int listed = src->has_tag ? src->has_tag(src->ctx, tag) : -1;
 	struct error why = ERROR_INIT;
 	int rc;
 
-	if (src->get_referrers) {
+	/* a listed fallback tag is what a client writes where the registry has no referrers
+	 * API: read it without asking the API */
+	if (src->get_referrers && listed != 1) {
 		(*f->job->requests)++;
 		rc = src->get_referrers(src->ctx, body, f->job->digest, &why);
 		if (rc != IG_ENOTFOUND)
 			return fetched(f, rc, &why, "referrers");
 	}
-	if (src->has_tag && src->has_tag(src->ctx, tag) == 0)
+	if (listed == 0)
 		return IG_ENOTFOUND;
 	buf_reset(body);
 	return get_manifest(f, body, tag, tag);

@@ -6,7 +6,9 @@
  * Used by test/integration/sigstore_crosscheck.py.
  *   sigcheck bundle FILE --digest D --trust DIR [--issuer RE --subject RE]
  *   sigcheck registry HOST/REPO --digest D --trust DIR [--issuer RE --subject RE]
- *            [--insecure] [--listing] [--formats cosign|bundle|cosign,bundle] */
+ *            [--insecure] [--listing] [--no-referrers-api] [--formats cosign|bundle|...]
+ * --listing hands the repository's tag list to the check (as the pass does, not counted);
+ * --no-referrers-api starts from what the pass remembers of a registry that answered 404. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,7 @@
 
 struct args {
 	const char *mode, *target, *digest, *trust, *issuer, *subject, *formats;
-	bool insecure, listing;
+	bool insecure, listing, no_referrers;
 };
 
 static int usage(void)
@@ -52,6 +54,8 @@ static int parse_args(struct args *a, int argc, char **argv)
 			a->insecure = true;
 		else if (strcmp(argv[i], "--listing") == 0)
 			a->listing = true;
+		else if (strcmp(argv[i], "--no-referrers-api") == 0)
+			a->no_referrers = true;
 		else if (!v || i + 1 >= argc)
 			return -1;
 		else
@@ -133,6 +137,9 @@ static int run_registry(struct sigverify_result *r, unsigned *http, const struct
 	t.insecure = a->insecure;
 	f.client = c;
 	f.target = &t;
+	f.no_referrers_api = a->no_referrers;
+	if (a->no_referrers) /* as the pass does for a host it knows: the API is not asked */
+		src.get_referrers = NULL;
 	if (a->listing) { /* the pass holds its listing already: not counted */
 		if ((rc = registry_list_tags(&listing, c, &t, err)) < 0)
 			goto done;

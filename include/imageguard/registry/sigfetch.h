@@ -3,7 +3,9 @@
  * pass fills a struct sigfetch per candidate's repository and points the source at these
  * functions; the sigstore layer stays free of I/O and this layer free of signature formats.
  * Request cost: a tag the pass's listing lacks costs nothing; the referrers API, once a
- * registry answered 404, is not asked again through the same struct sigfetch. */
+ * registry answered 404, is not asked again through the same struct sigfetch (and a pass that
+ * remembers no_referrers_api per host leaves sigverify_source.get_referrers NULL for it, so
+ * that sigverify_result.requests counts HTTP requests exactly). */
 #ifndef IMAGEGUARD_SIGFETCH_H
 #define IMAGEGUARD_SIGFETCH_H
 

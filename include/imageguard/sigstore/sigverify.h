@@ -52,7 +52,9 @@ struct sigverify_result {
 	 * reaches a line-oriented sink. */
 	char signer[SIGVERIFY_SIGNER_MAX];
 	char detail[SIGVERIFY_DETAIL_MAX]; /* one line: what was found or why it failed */
-	unsigned requests;                 /* registry requests this check made */
+	/* source calls this check made: registry requests, unless a callback answered from
+	 * memory (sigfetch's no_referrers_api) */
+	unsigned requests;
 };
 
 /* Where signatures come from: the candidate's repository. Each callback returns 0 or a
