@@ -178,6 +178,8 @@ static const struct key_file key_rekor_secret[] = {{"cosign.pub", KEYS "cosign2.
                                                    {"rekor.pub", KEYS "rekor.pub"}};
 static const struct key_file keyless_secret[] = {{"fulcio.crt.pem", KEYS "fulcio_v1.crt.pem"},
                                                  {"rekor.pub", KEYS "rekor.pub"}};
+static const struct key_file public_good_secret[] = {
+    {"trusted_root.json", DATA "sgo-provenance/trusted_root.json"}};
 static const struct key_file pki_secret[] = {{"fulcio.crt.pem", KEYS "pki_root_crts.pem"},
                                              {"fulcio-2.crt.pem", KEYS "pki_intermediate_crts.pem"},
                                              {"rekor.pub", KEYS "rekor.pub"}};
@@ -303,6 +305,9 @@ static const struct legacy_case legacy[] = {
     {"keyless", "cimage-cosign-fulcio-rekor-valid", KEYLESS_DIGEST, KEYLESS_DIGEST,
      S(keyless_secret), "^https://github\\.com/login/oauth$", "^mitr@redhat\\.com$", SIGVERIFY_OK,
      "mitr@redhat.com (" GH ")"},
+    {"keyless, public-good trusted root (SCT checked)", "cimage-cosign-fulcio-rekor-valid",
+     KEYLESS_DIGEST, KEYLESS_DIGEST, S(public_good_secret), GH, "^mitr@redhat\\.com$", SIGVERIFY_OK,
+     "mitr@redhat.com"},
     {"keyless, unanchored as Go", "cimage-cosign-fulcio-rekor-valid", KEYLESS_DIGEST,
      KEYLESS_DIGEST, S(keyless_secret), "github", "redhat", SIGVERIFY_OK, "mitr@redhat.com"},
     {"keyless, wrong subject", "cimage-cosign-fulcio-rekor-valid", KEYLESS_DIGEST, KEYLESS_DIGEST,
@@ -555,6 +560,45 @@ START_TEST(bundle_tampered)
 }
 END_TEST
 
+/* A trusted root whose CT log keys are another key (the Rekor key) under the same log IDs: no
+ * SCT verifies, the certificate is not trusted; with the real keys it is. */
+START_TEST(sct_under_another_key)
+{
+	struct buf b = BUF_INIT;
+	json_t *root, *ct, *rekor_key;
+	struct trustroot *tr;
+	struct sigverify_policy *p;
+	struct oidcmatch_rule rule = {"github", "cody"};
+	struct sigverify_options o = {&rule, 1, false, NULL, 0};
+	struct sigverify_result r;
+	struct error err = ERROR_INIT;
+	char *text;
+	size_t i;
+
+	read_data(&b, DATA "cosign-oci-attestation/trusted_root.json");
+	root = json_loadb(b.data, b.len, 0, NULL);
+	rekor_key = json_object_get(
+	    json_object_get(json_array_get(json_object_get(root, "tlogs"), 0), "publicKey"),
+	    "rawBytes");
+	json_array_foreach(json_object_get(root, "ctlogs"), i, ct)
+	    json_object_set(json_object_get(ct, "publicKey"), "rawBytes", rekor_key);
+	text = json_dumps(root, 0);
+	ck_assert_int_eq(trustroot_new(&tr, "ct", &err), 0);
+	ck_assert_int_eq(
+	    trustroot_add(tr, "trusted_root.json", (unsigned char *)text, strlen(text), &err), 0);
+	ck_assert_int_eq(trustroot_finish(tr, &err), 0);
+	ck_assert_int_eq(sigverify_policy_new(&p, tr, &o, &err), 0);
+	read_data(&b, DATA "cosign-oci-attestation/oci-attestation.sigstore.json");
+	bundle_verify(&r, p, ATTEST_DIGEST, b.data, b.len, "bundle");
+	ck_assert_msg(r.status == SIGVERIFY_UNTRUSTED_SIGNER && strstr(r.detail, "SCT"), "%s: %s",
+	              sigverify_status_name(r.status), r.detail);
+	free(text);
+	json_decref(root);
+	buf_release(&b);
+	sigverify_policy_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sigverify");
@@ -570,6 +614,7 @@ int main(void)
 	tcase_add_test(tc, legacy_keyless_rekor_tampered);
 	tcase_add_loop_test(tc, bundle_recorded, 0, sizeof(bundles) / sizeof(bundles[0]));
 	tcase_add_loop_test(tc, bundle_tampered, 0, 2);
+	tcase_add_test(tc, sct_under_another_key);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

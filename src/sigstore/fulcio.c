@@ -186,14 +186,27 @@ static bool code_signing(X509 *leaf)
 	       (X509_get_extended_key_usage(leaf) & XKU_CODE_SIGN);
 }
 
-int fulcio_verify_chain(X509 *leaf, STACK_OF(X509) * untrusted, const struct trustroot *tr,
-                        int64_t at, char *why, size_t n)
+/* The certificate that issued the leaf in a verified chain, referenced. */
+static X509 *chain_issuer(X509_STORE_CTX *ctx)
+{
+	STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(ctx);
+	X509 *c = chain && sk_X509_num(chain) >= 2 ? sk_X509_value(chain, 1) : NULL;
+
+	if (c)
+		X509_up_ref(c);
+	return c;
+}
+
+int fulcio_verify_chain(X509 **issuer_out, X509 *leaf, STACK_OF(X509) * untrusted,
+                        const struct trustroot *tr, int64_t at, char *why, size_t n)
 {
 	X509_STORE *store = NULL;
 	X509_STORE_CTX *ctx = NULL;
 	X509_VERIFY_PARAM *param;
 	int error = IG_EINVALID;
 
+	if (issuer_out)
+		*issuer_out = NULL;
 	if (untrusted && sk_X509_num(untrusted) >= FULCIO_MAX_CHAIN) {
 		snprintf(why, n, "certificate chain longer than %d", FULCIO_MAX_CHAIN);
 		return IG_EINVALID;
@@ -220,6 +233,10 @@ int fulcio_verify_chain(X509 *leaf, STACK_OF(X509) * untrusted, const struct tru
 	}
 	if (!code_signing(leaf)) {
 		snprintf(why, n, "certificate is not for code signing");
+		goto done;
+	}
+	if (issuer_out && !(*issuer_out = chain_issuer(ctx))) {
+		snprintf(why, n, "certificate chain without an issuer");
 		goto done;
 	}
 	error = 0;

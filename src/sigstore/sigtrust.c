@@ -8,6 +8,7 @@
 #include "imageguard/sigstore/fulcio.h"
 #include "imageguard/sigstore/oidcmatch.h"
 #include "imageguard/sigstore/rekor.h"
+#include "imageguard/sigstore/sct.h"
 #include "imageguard/sigstore/sigcrypto.h"
 #include "imageguard/sigstore/trustroot.h"
 #include "imageguard/util/error.h"
@@ -128,6 +129,20 @@ static void identity_text(char *out, size_t n, const struct fulcio_identity *id)
 	         id->issuer[0] ? id->issuer : "no issuer");
 }
 
+/* The certificate chains to the Fulcio trust root at the logged time and, when the trust root
+ * holds CT log keys, carries an SCT of one of them. */
+static int chained(const struct sigverify_policy *p, const struct sigtrust_input *in, int64_t time,
+                   char *why, size_t n)
+{
+	X509 *issuer = NULL;
+	int rc = fulcio_verify_chain(&issuer, in->cert, in->chain, p->tr, time, why, n);
+
+	if (rc == 0 && trustroot_count(p->tr, TRUSTROOT_CTLOG))
+		rc = sct_verify(in->cert, issuer, p->tr, why, n);
+	X509_free(issuer);
+	return rc;
+}
+
 /* A certificate whose key verified the signature: logged, chained, then the identity. */
 static int by_certificate(struct sigverify_result *out, const struct sigverify_policy *p,
                           const struct sigtrust_input *in, const char *where)
@@ -143,7 +158,7 @@ static int by_certificate(struct sigverify_result *out, const struct sigverify_p
 		return sigtrust_result(out, SIGVERIFY_NO_TRANSPARENCY_PROOF,
 		                       "%s: no signed entry timestamp proves the signing time",
 		                       where);
-	if (fulcio_verify_chain(in->cert, in->chain, p->tr, time, why, sizeof(why)) < 0)
+	if (chained(p, in, time, why, sizeof(why)) < 0)
 		return sigtrust_result(out, SIGVERIFY_UNTRUSTED_SIGNER, "%s: %s", where, why);
 	if (fulcio_identity(&id, in->cert, &err) < 0)
 		return sigtrust_result(out, SIGVERIFY_UNTRUSTED_SIGNER, "%s: %s", where, err.msg);

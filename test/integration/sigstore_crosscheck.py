@@ -429,6 +429,23 @@ def certificate_expired_at_the_logged_time_refused_by_both(s):
 
 
 @test
+def malformed_sct_list_refused_by_both(s):
+    # @sigstore/mock's CT log (0.11.0) writes its SCT list without the SCT's own length: with
+    # a CT log key in the trust root, neither verifier can read an SCT, so both refuse
+    repo, digest, artifact, _, _ = s["bundles"][("keyless", "message")]
+    trust = harness.tempdir()
+    bundle = sign_bundle(s, "keyless", "message", digest, artifact, trust, "--ctlog")
+    check(os.path.exists(os.path.join(trust, "ctfe.pub")), "ctfe.pub written")
+    v = ours(bundle, trust, digest, ISSUER_RE, SUBJECT_RE)
+    check(v.status == "untrusted-signer" and "SCT" in v.out, "imageguard refuses", v)
+    check(not reference(bundle, trust, digest, artifact, ISSUER_RE, SUBJECT_RE),
+          "@sigstore/verify refuses")
+    os.unlink(os.path.join(trust, "ctfe.pub"))
+    check(ours(bundle, trust, digest, ISSUER_RE, SUBJECT_RE).status == "ok",
+          "without a CT log key, SCTs are not asked for")
+
+
+@test
 def recorded_bundles_agree_with_the_reference(s):
     cases = [("cosign-oci-attestation/oci-attestation.sigstore.json",
               "sha256:732112270d7e59418a8c080b134b24cabd67d250d0d0147a97ed95ba5c280aa4",

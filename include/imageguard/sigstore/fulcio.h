@@ -46,8 +46,9 @@ int fulcio_identity(struct fulcio_identity *out, X509 *leaf, struct error *err);
 /* Verifies that leaf chains, through the untrusted certificates the signature carried (NULL:
  * none), to a Fulcio CA certificate of tr that was valid for issuing at `at` (Unix seconds),
  * every certificate of the chain valid at `at`, at most FULCIO_MAX_CHAIN long, and that leaf
- * is for code signing. Returns 0, or IG_EINVALID with the reason in why (n bytes). */
-int fulcio_verify_chain(X509 *leaf, STACK_OF(X509) * untrusted, const struct trustroot *tr,
-                        int64_t at, char *why, size_t n);
+ * is for code signing. Returns 0 with *issuer_out (when not NULL) the certificate that issued
+ * leaf (a reference the caller X509_frees), or IG_EINVALID with the reason in why (n bytes). */
+int fulcio_verify_chain(X509 **issuer_out, X509 *leaf, STACK_OF(X509) * untrusted,
+                        const struct trustroot *tr, int64_t at, char *why, size_t n);
 
 #endif
