@@ -133,7 +133,7 @@ static int has_tag(void *ctx, const char *tag)
 {
 	struct fake *f = ctx;
 
-	return fake_find(f, tag) ? 1 : f->listing;
+	return f->listing < 0 ? -1 : fake_find(f, tag) ? 1 : 0;
 }
 
 static struct sigverify_source source(struct fake *f)
@@ -599,6 +599,229 @@ START_TEST(sct_under_another_key)
 }
 END_TEST
 
+/* ---- the dispatcher: formats, requests, errors ---- */
+
+/* The recorded attestation bundle attached for ATTEST_DIGEST as an OCI 1.1 referrer: its blob,
+ * its artifact manifest, and an index listing it, stored under index_ref. */
+static void put_referrer(struct fake *f, const char *index_ref)
+{
+	struct buf b = BUF_INIT;
+	char blob[80], config[80], man[80];
+	char *text;
+	json_t *m, *idx;
+
+	read_data(&b, DATA "cosign-oci-attestation/oci-attestation.sigstore.json");
+	fake_blob(f, b.data, b.len, blob);
+	fake_blob(f, "{}", 2, config);
+	m = json_pack("{s:i, s:s, s:s, s:{s:s, s:i, s:s}, s:[{s:s, s:I, s:s}]}", "schemaVersion", 2,
+	              "mediaType", "application/vnd.oci.image.manifest.v1+json", "artifactType",
+	              "application/vnd.dev.sigstore.bundle.v0.3+json", "config", "mediaType",
+	              "application/vnd.oci.empty.v1+json", "size", 2, "digest", config, "layers",
+	              "mediaType", "application/vnd.dev.sigstore.bundle.v0.3+json", "size",
+	              (json_int_t)b.len, "digest", blob);
+	text = json_dumps(m, JSON_COMPACT);
+	fake_blob(f, text, strlen(text), man); /* stored under its digest, as a manifest */
+	idx = json_pack("{s:i, s:s, s:[{s:s, s:s, s:I, s:s}]}", "schemaVersion", 2, "mediaType",
+	                "application/vnd.oci.image.index.v1+json", "manifests", "mediaType",
+	                "application/vnd.oci.image.manifest.v1+json", "digest", man, "size",
+	                (json_int_t)strlen(text), "artifactType",
+	                "application/vnd.dev.sigstore.bundle.v0.3+json");
+	free(text);
+	text = json_dumps(idx, JSON_COMPACT);
+	fake_put(f, index_ref, text, strlen(text));
+	free(text);
+	json_decref(m);
+	json_decref(idx);
+	buf_release(&b);
+}
+
+struct count_case {
+	const char *name;
+	int listing;        /* has_tag for absent tags: 0 known absent, -1 unknown */
+	bool referrers_api; /* the registry answers the referrers API */
+	int signed_as;      /* 0 unsigned, 1 cosign .sig, 2 bundle by tag, 3 bundle by API */
+	bool no_api;        /* the pass knows the registry has no referrers API */
+	enum sigverify_status want;
+	unsigned calls;
+};
+
+static const struct count_case counts[] = {
+    {"cosign, listing, known without API", 0, false, 1, true, SIGVERIFY_OK, 2},
+    {"cosign, listing, first contact", 0, false, 1, false, SIGVERIFY_OK, 3},
+    {"cosign, no listing", -1, false, 1, false, SIGVERIFY_OK, 4},
+    {"bundle by tag, listing", 0, false, 2, false, SIGVERIFY_OK, 3},
+    {"bundle by tag, no listing", -1, false, 2, false, SIGVERIFY_OK, 4},
+    {"bundle by referrers API", 0, true, 3, false, SIGVERIFY_OK, 3},
+    {"unsigned, listing, known without API", 0, false, 0, true, SIGVERIFY_UNSIGNED, 0},
+    {"unsigned, listing", 0, false, 0, false, SIGVERIFY_UNSIGNED, 1},
+    {"unsigned, no listing", -1, false, 0, false, SIGVERIFY_UNSIGNED, 3},
+    /* the API answers (nothing): no tag fallback, then the .sig tag */
+    {"unsigned, referrers API", -1, true, 0, false, SIGVERIFY_UNSIGNED, 2},
+};
+
+START_TEST(requests_per_candidate)
+{
+	const struct count_case *c = &counts[_i];
+	struct sigverify_policy *p =
+	    c->signed_as == 1 ? policy(S(key_secret), NULL, NULL)
+	                      : root_policy("cosign-oci-attestation/trusted_root.json", GH, "cody");
+	const char *digest = c->signed_as == 1 ? KEY_DIGEST : ATTEST_DIGEST;
+	struct fake f = {.listing = c->listing, .referrers_api = c->referrers_api};
+	struct sigverify_source src = source(&f);
+	struct sigverify_result r;
+	struct error err = ERROR_INIT;
+	char ref[200];
+
+	if (c->signed_as == 1)
+		put_recorded(&f, "cimage-cosign-valid", KEY_DIGEST);
+	if (c->signed_as == 2)
+		put_referrer(
+		    &f, "sha256-732112270d7e59418a8c080b134b24cabd67d250d0d0147a97ed95ba5c280aa4");
+	if (c->signed_as == 3) {
+		snprintf(ref, sizeof(ref), "referrers/%s", ATTEST_DIGEST);
+		put_referrer(&f, ref);
+	}
+	if (c->referrers_api && c->signed_as != 3) { /* an API with nothing to list */
+		snprintf(ref, sizeof(ref), "referrers/%s", digest);
+		fake_put(&f, ref, "{\"schemaVersion\":2,\"manifests\":[]}", 34);
+	}
+	if (c->no_api)
+		src.get_referrers = NULL;
+	f.calls = 0;
+	ck_assert_msg(sigverify_check(&r, p, digest, &src, &err) == 0, "%s", err.msg);
+	ck_assert_msg(r.status == c->want, "%s: %s (%s)", c->name, sigverify_status_name(r.status),
+	              r.detail);
+	ck_assert_msg(r.requests == c->calls && f.calls == c->calls, "%s: %u requests, %u calls",
+	              c->name, r.requests, f.calls);
+	if (c->signed_as)
+		ck_assert_str_eq(r.format, c->signed_as == 1 ? "cosign" : "bundle");
+	fake_release(&f);
+	sigverify_policy_free(p);
+}
+END_TEST
+
+static int failing_manifest(void *ctx, struct buf *body, char *type, size_t n, const char *ref,
+                            struct error *err)
+{
+	(void)ctx, (void)body, (void)type, (void)n;
+	return error_set(err, IG_ETIMEOUT, "registry 'r.example/app': manifest '%s': timed out",
+	                 ref);
+}
+
+/* A registry that fails is no verdict: the error comes back, never "unsigned". */
+START_TEST(registry_failure_is_an_error)
+{
+	struct sigverify_policy *p = policy(S(key_secret), NULL, NULL);
+	struct fake f = {.listing = -1};
+	struct sigverify_source src = source(&f);
+	struct sigverify_result r;
+	struct error err = ERROR_INIT;
+
+	src.get_manifest = failing_manifest;
+	ck_assert_int_eq(sigverify_check(&r, p, KEY_DIGEST, &src, &err), IG_ETIMEOUT);
+	ck_assert_msg(strstr(err.msg, "verify bundle: registry 'r.example/app'"), "%s", err.msg);
+	ck_assert_int_eq(sigverify_check(&r, p, "latest", &src, &err), IG_EINVALID);
+	sigverify_policy_free(p);
+}
+END_TEST
+
+/* A payload blob the registry serves under another digest is a bad signature; a .sig
+ * manifest of many layers is read up to the cap. */
+START_TEST(hostile_signature_manifests)
+{
+	struct sigverify_policy *p = policy(S(key_secret), NULL, NULL);
+	struct fake f = {.listing = -1};
+	struct buf payload = BUF_INIT;
+	json_t *rec = cimage_signature("cimage-cosign-valid", &payload), *m, *layers;
+	struct sigverify_result r;
+	char tag[160], *text;
+
+	put_recorded(&f, "cimage-cosign-valid", KEY_DIGEST);
+	for (size_t i = 0; i < f.n; i++)
+		if (strcmp(f.refs[i],
+		           "sha256:"
+		           "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a") !=
+		        0 &&
+		    strncmp(f.refs[i], "sha256:", 7) == 0)
+			f.bodies[i].data[0] ^= 1; /* the payload, corrupted in the registry */
+	check(&r, p, KEY_DIGEST, &f);
+	ck_assert_msg(r.status == SIGVERIFY_BAD_SIGNATURE && strstr(r.detail, "match"), "%s",
+	              r.detail);
+	fake_release(&f);
+	/* twenty layers whose payloads do not exist */
+	put_recorded(&f, "cimage-cosign-valid", KEY_DIGEST);
+	snprintf(tag, sizeof(tag), "sha256-%s.sig", KEY_DIGEST + 7);
+	m = json_loadb(fake_find(&f, tag)->data, fake_find(&f, tag)->len, 0, NULL);
+	layers = json_object_get(m, "layers");
+	json_object_set_new(
+	    json_array_get(layers, 0), "digest",
+	    json_string("sha256:0000000000000000000000000000000000000000000000000000"
+	                "000000000000"));
+	for (int i = 0; i < 19; i++)
+		json_array_append_new(layers, json_deep_copy(json_array_get(layers, 0)));
+	text = json_dumps(m, JSON_COMPACT);
+	fake_put(&f, tag, text, strlen(text));
+	f.calls = 0;
+	f.listing = 0;
+	check(&r, p, KEY_DIGEST, &f);
+	ck_assert_int_eq(r.status, SIGVERIFY_BAD_SIGNATURE);
+	/* the referrers API, the .sig manifest, then at most SIGVERIFY_MAX_ARTIFACTS payloads */
+	ck_assert_uint_eq(f.calls, 2 + SIGVERIFY_MAX_ARTIFACTS);
+	free(text);
+	json_decref(m);
+	json_decref(rec);
+	buf_release(&payload);
+	fake_release(&f);
+	sigverify_policy_free(p);
+}
+END_TEST
+
+START_TEST(policies)
+{
+	const struct key_file files[] = {
+	    {"trusted_root.json", DATA "sgo-provenance/trusted_root.json"}};
+	const char *const bad_format[] = {"notation"};
+	const struct oidcmatch_rule a = {"github", "acme"}, b = {"github", "acme-corp"};
+	struct sigverify_options o = {NULL, 0, false, NULL, 0};
+	struct sigverify_policy *p, *q;
+	struct trustroot *tr;
+	struct error err = ERROR_INIT;
+	struct buf data = BUF_INIT;
+
+	read_data(&data, files[0].path);
+	/* keyless trust without identity rules */
+	ck_assert_int_eq(trustroot_new(&tr, "kl", &err), 0);
+	ck_assert_int_eq(
+	    trustroot_add(tr, "trusted_root.json", (unsigned char *)data.data, data.len, &err), 0);
+	ck_assert_int_eq(trustroot_finish(tr, &err), 0);
+	ck_assert_int_eq(sigverify_policy_new(&p, tr, &o, &err), IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "secret 'kl': a keyless trust root needs matchOIDCIdentity"),
+	              "%s", err.msg);
+	/* an unknown format */
+	p = policy(S(key_secret), NULL, NULL);
+	sigverify_policy_free(p);
+	ck_assert_int_eq(trustroot_new(&tr, "k", &err), 0);
+	read_data(&data, KEYS "cosign.pub");
+	ck_assert_int_eq(
+	    trustroot_add(tr, "cosign.pub", (unsigned char *)data.data, data.len, &err), 0);
+	ck_assert_int_eq(trustroot_finish(tr, &err), 0);
+	o.formats = bad_format;
+	o.n_formats = 1;
+	ck_assert_int_eq(sigverify_policy_new(&p, tr, &o, &err), IG_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'notation'"));
+	/* the fingerprint covers the identity rules */
+	p = root_policy("sgo-provenance/trusted_root.json", a.issuer, a.subject);
+	q = root_policy("sgo-provenance/trusted_root.json", b.issuer, b.subject);
+	ck_assert_str_ne(sigverify_policy_fingerprint(p), sigverify_policy_fingerprint(q));
+	sigverify_policy_free(q);
+	q = root_policy("sgo-provenance/trusted_root.json", a.issuer, a.subject);
+	ck_assert_str_eq(sigverify_policy_fingerprint(p), sigverify_policy_fingerprint(q));
+	sigverify_policy_free(p);
+	sigverify_policy_free(q);
+	buf_release(&data);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sigverify");
@@ -615,6 +838,13 @@ int main(void)
 	tcase_add_loop_test(tc, bundle_recorded, 0, sizeof(bundles) / sizeof(bundles[0]));
 	tcase_add_loop_test(tc, bundle_tampered, 0, 2);
 	tcase_add_test(tc, sct_under_another_key);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("dispatcher");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, requests_per_candidate, 0, sizeof(counts) / sizeof(counts[0]));
+	tcase_add_test(tc, registry_failure_is_an_error);
+	tcase_add_test(tc, hostile_signature_manifests);
+	tcase_add_test(tc, policies);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -124,6 +124,8 @@ static int judge_layer(struct sigverify_result *out, const struct sigverify_job 
 	}
 	(*job->requests)++;
 	if ((error = job->src->get_blob(job->src->ctx, &payload, l.digest, &why)) < 0) {
+		if (error == IG_ENOTFOUND) /* the manifest names a payload the registry lacks */
+			error = IG_EINVALID;
 		error = sigtrust_fetch_failed(out, error, &why, l.where);
 		if (error < 0)
 			error_set(err, error, "%s", why.msg);
