@@ -22,6 +22,8 @@ int sigtrust_result(struct sigverify_result *out, enum sigverify_status status, 
 	va_list ap;
 
 	out->status = status;
+	if (status != SIGVERIFY_OK)
+		out->signer[0] = '\0'; /* a signer is named only for a signature that passed */
 	va_start(ap, fmt);
 	vsnprintf(out->detail, sizeof(out->detail), fmt, ap);
 	va_end(ap);

@@ -242,8 +242,10 @@ static int root_ca(struct trustroot *tr, const char *key, json_t *ca, struct err
 		const unsigned char *p;
 		X509 *cert;
 
-		if (b64_field(&der, c, "rawBytes") < 0)
-			return fail(tr, key, IG_EINVALID, "malformed certificate", err);
+		if (b64_field(&der, c, "rawBytes") < 0) {
+			error = fail(tr, key, IG_EINVALID, "malformed certificate", err);
+			break;
+		}
 		p = (unsigned char *)der.data;
 		if (!(cert = d2i_X509(NULL, &p, (long)der.len))) {
 			ERR_clear_error();
