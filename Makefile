@@ -31,15 +31,15 @@ TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
 LDFLAGS += $(SAN_FLAGS)
 
 # Every src/<layer>/*.c goes into the one static library; src/main.c is the command table.
-LAYERS := util template policy registry sigstore git markers config kube app cmd
+LAYERS := util template policy registry sigstore git markers config kube guard report pass inspect controller cmd
 LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libimageguard.a
 BIN := $(BUILD)/imageguard
 TAGS_BIN := $(BUILD)/imageguard-tags
 FULL_BIN := $(BUILD)/imageguard-full
-TEST_SRCS := $(sort $(wildcard test/test_*.c))
-TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/test/%)
+TEST_SRCS := $(sort $(wildcard test/unit/*/test_*.c))
+TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
 # Test drivers outside the unit suites: the signature gate's (test/sigstore/sigcheck.c).
 TEST_TOOLS := $(BUILD)/test/sigcheck
@@ -78,21 +78,21 @@ $(BUILD)/test/support/%.o: test/support/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
 
-$(BUILD)/test/%.o: test/%.c
+$(BUILD)/test/unit/%.o: test/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -Itest $(TEST_CFLAGS) -c -o $@ $<
 
-$(BUILD)/test/test_%: $(BUILD)/test/test_%.o $(TEST_SUPPORT_OBJS) $(LIB)
+$(BUILD)/test/unit/%: $(BUILD)/test/unit/%.o $(TEST_SUPPORT_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(LIBS)
 
 # decide's suite links without libcurl and libgit2: the decision path reaches the registry
-# only through its callbacks (src/app/decide.h).
+# only through its callbacks (src/guard/decide.h).
 DECIDE_SUPPORT := $(filter-out %/fixture.o,$(TEST_SUPPORT_OBJS))
-$(BUILD)/test/test_decide: $(BUILD)/test/test_decide.o $(DECIDE_SUPPORT) $(LIB)
+$(BUILD)/test/unit/guard/test_decide: $(BUILD)/test/unit/guard/test_decide.o $(DECIDE_SUPPORT) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(FRONT_LIBS) -ldl
 
 # The signature gate on one bundle file or one image in a registry, for the cross-check with the
-# reference verifier (test/integration/sigstore_crosscheck.py).
+# reference verifier (test/integration/cli/sigstore_crosscheck.py).
 $(BUILD)/test/sigcheck: test/sigstore/sigcheck.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
@@ -122,7 +122,7 @@ COV_BUILD := build-cov
 coverage: deps
 	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) CFLAGS='-O0 -g --coverage' LDFLAGS=--coverage \
 		$(COV_BUILD)/imageguard $(COV_BUILD)/imageguard-tags $(COV_BUILD)/imageguard-full \
-		$(TEST_SRCS:test/%.c=$(COV_BUILD)/test/%)
+		$(TEST_SRCS:%.c=$(COV_BUILD)/%)
 	@find $(COV_BUILD) -name '*.gcda' -delete
 	@BUILD=$(COV_BUILD) test/run; rc=$$?; scripts/coverage $(COV_BUILD) || rc=1; exit $$rc
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # RSS flatness under chaos (moved out of make check, where only a generous no-growth bound is
-# asserted): runs test/integration/chaos_run.py (which still asserts every invariant and fails
+# asserted): runs test/integration/run/chaos.py (which still asserts every invariant and fails
 # the benchmark if one breaks) and judges its RSS figures against the target: RSS at the end
 # within 10% of RSS after warm-up. Environment: CHAOS_SECONDS (default 120 here), CHAOS_SEED.
 set -euo pipefail
@@ -11,7 +11,7 @@ export IMAGEGUARD_BUILD=${IMAGEGUARD_BUILD:-$PWD/${BUILD:-build}}
 export CHAOS_SECONDS=${CHAOS_SECONDS:-120}
 log=$(mktemp "${TMPDIR:-/tmp}/imageguard-bench-chaos.XXXXXX")
 trap 'rm -f "$log"' EXIT
-if ! /usr/bin/python3 -u test/integration/chaos_run.py >"$log" 2>&1; then
+if ! /usr/bin/python3 -u test/integration/run/chaos.py >"$log" 2>&1; then
 	grep -E '^not ok' -A3 "$log" >&2 || tail -n 30 "$log" >&2
 	echo "bench/chaos.sh: the chaos run failed" >&2
 	exit 1

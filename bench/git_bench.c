@@ -13,7 +13,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/util/error.h"
-#include "imageguard/git/gitmarkers.h"
+#include "imageguard/pass/gitmarkers.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/registry/imageref.h"
@@ -25,6 +25,7 @@ struct update {
 	const char *policy;
 	const char *tag;
 	size_t changed;
+	uint64_t epoch; /* gitmarkers_scan's memory of the store's work tree epoch */
 };
 
 static int write_file(const char *path, const struct buf *b)
@@ -57,7 +58,7 @@ static int edit(void *ctx, const char *workdir, struct buf *message, struct erro
 	int rc;
 
 	u->changed = 0;
-	if ((rc = gitmarkers_scan(&set, u->g, NULL, err)) < 0)
+	if ((rc = gitmarkers_scan(&set, u->g, NULL, &u->epoch, err)) < 0)
 		goto done;
 	for (i = 0; i < set.len; i++) {
 		struct marker *m = &set.items[i];
@@ -146,7 +147,7 @@ int main(int argc, char **argv)
 	o.state_dir = argv[2];
 	git_libgit2_init(); /* as main.c: once per process, not per open (CA bundle parsed once) */
 	for (i = 0; i < count; i++) {
-		struct update u = {NULL, argv[3], tag, 0};
+		struct update u = {NULL, argv[3], tag, 0, 0};
 
 		snprintf(tag, sizeof(tag), "%s.%ld", argv[4], i);
 		start = now_ms();

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imageguard/app/shard.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/cmd/cmdopts.h"
 #include "imageguard/cmd/commands.h"
 #include "imageguard/config/config.h"
@@ -87,20 +87,6 @@ static int shard_flags(struct labelsel **sel, unsigned *shards, const char *sel_
 	return 0;
 }
 
-static void print_diags(const struct config_diags *d)
-{
-	for (size_t i = 0; i < d->len; i++) {
-		const struct config_diag *g = &d->items[i];
-		const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
-
-		if (g->line)
-			fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev,
-			        g->message);
-		else
-			fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
-	}
-}
-
 int cmd_check_config(int argc, char **argv)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
@@ -156,12 +142,12 @@ int cmd_check_config(int argc, char **argv)
 	lo.selector = sel;
 	lo.shards = shards;
 	if (config_load_with(&cfg, path, &lo, &diags, &err) < 0) {
-		print_diags(&diags);
+		config_diags_print(&diags, false);
 		fprintf(stderr, "imageguard: %s\n", err.msg);
 		rc = err.code == IG_EFAIL ? 1 : 2;
 		goto done;
 	}
-	print_diags(&diags);
+	config_diags_print(&diags, false);
 	if (cfg->policies_len == 0)
 		fprintf(stderr, "imageguard: config '%s': warning: no ImagePolicy found\n", path);
 	if (shards && (rc = print_shards(cfg, shards)) != 0)

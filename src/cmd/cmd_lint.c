@@ -11,7 +11,7 @@
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
 #include "imageguard/registry/imageref.h"
-#include "imageguard/app/lint.h"
+#include "imageguard/inspect/lint.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/strvec.h"
 
@@ -182,19 +182,6 @@ static void print_problems(const struct lint_report *r)
 	}
 }
 
-static void print_config_diags(const struct config_diags *d)
-{
-	for (size_t i = 0; i < d->len; i++) {
-		const struct config_diag *g = &d->items[i];
-		const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
-		if (g->line)
-			fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev,
-			        g->message);
-		else
-			fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
-	}
-}
-
 /* The markers under root (a directory, or one file named by its base name as lint names it). */
 static int scan_markers(struct marker_set *out, const char *root, struct error *err)
 {
@@ -208,7 +195,7 @@ static int scan_markers(struct marker_set *out, const char *root, struct error *
 	if (!slash)
 		return markers_scan_file(out, ".", root, err);
 	if (!(dir = strndup(root, slash == root ? 1 : (size_t)(slash - root))))
-		return error_set(err, IG_EFAIL, "lint: out of memory");
+		return error_oom(err);
 	error = markers_scan_file(out, dir, slash + 1, err);
 	free(dir);
 	return error;
@@ -247,7 +234,7 @@ static int lint_unknown_policies(struct lint_report *report, const char *root, c
 	int rc = 2, error;
 
 	error = config_load(&cfg, path, &diags, &err);
-	print_config_diags(&diags);
+	config_diags_print(&diags, false);
 	if (error < 0) {
 		fprintf(stderr, "imageguard: %s\n", err.msg);
 		rc = error == IG_EFAIL ? 1 : 2;

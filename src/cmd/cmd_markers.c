@@ -74,7 +74,7 @@ static int scan_path(struct marker_set *s, const char *path, struct error *err)
 		slash = strrchr(path, '/');
 		dir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
 		if (!dir)
-			return error_set(err, IG_EFAIL, "out of memory");
+			return error_oom(err);
 		rc = markers_scan_file(s, dir, slash ? slash + 1 : path, err);
 		free(dir);
 		return rc;

@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "imageguard/cmd/cmdopts.h"
-#include "imageguard/app/cmdpass.h"
+#include "imageguard/cmd/cmdpass.h"
 #include "imageguard/cmd/commands.h"
 
 static void usage(FILE *out)

@@ -9,16 +9,15 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/cmd/cmdopts.h"
-#include "imageguard/app/cmdpass.h"
+#include "imageguard/cmd/cmdpass.h"
 #include "imageguard/cmd/commands.h"
 #include "imageguard/config/config.h"
 #include "imageguard/util/error.h"
-#include "imageguard/util/log.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/registry/registry.h"
-#include "imageguard/app/verify.h"
-#include "imageguard/util/jsonout.h"
+#include "imageguard/inspect/verify.h"
+#include "imageguard/report/audit.h"
 
 static void usage(FILE *out)
 {
@@ -56,7 +55,7 @@ static int split_args(struct verify_args *a, int argc, char **argv, struct error
 	static const char *const refused[] = {"--audit-log", "--audit-tags", "--concurrency"};
 
 	if (!(a->rest = calloc((size_t)argc + 1, sizeof(char *))))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	a->rest[a->rest_len++] = argv[0];
 	for (int i = 1; i < argc; i++) {
 		const char **dst = NULL;
@@ -105,7 +104,7 @@ static int load_kubeconfig(struct kubeconfig *out, const char *path, struct erro
 		                 "no Kubernetes configuration: use --kubeconfig "
 		                 "or run in a pod");
 	if (error < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	error = kubeconfig_load(out, b.data, err);
 	if (error == IG_ENOTFOUND)
 		error_set(err, error,
@@ -118,33 +117,14 @@ static int load_kubeconfig(struct kubeconfig *out, const char *path, struct erro
 
 static int print_json(const struct verify_report *r)
 {
-	char when[48];
-
-	log_timestamp(when, sizeof(when));
 	for (size_t i = 0; i < r->len; i++) {
-		const struct verify_result *x = &r->items[i];
-		json_t *o = json_object();
+		struct verify_record rec;
+		json_t *o;
 		char *line;
 
-		if (!o)
+		verify_result_record(&rec, &r->items[i]);
+		if (!(o = audit_verify_json(&rec, NULL)))
 			return -1;
-		json_object_set_new(o, "time", json_string(when));
-		json_object_set_new(o, "policy", jsonout_str(x->policy));
-		json_object_set_new(o, "workload", jsonout_str(x->workload));
-		json_object_set_new(o, "kind", jsonout_str(x->kind));
-		json_object_set_new(o, "namespace", jsonout_str(x->ns));
-		json_object_set_new(o, "name", jsonout_str(x->name));
-		json_object_set_new(o, "container", jsonout_str(x->container));
-		json_object_set_new(o, "pod", jsonout_str(x->pod));
-		json_object_set_new(o, "file", jsonout_str(x->file));
-		json_object_set_new(o, "line", jsonout_line(x->file, x->line));
-		json_object_set_new(o, "image", jsonout_str(x->image));
-		json_object_set_new(o, "tag", jsonout_str(x->want_tag));
-		json_object_set_new(o, "digest", jsonout_str(x->want_digest));
-		json_object_set_new(o, "running_image", jsonout_str(x->running_image));
-		json_object_set_new(o, "running_digest", jsonout_str(x->running_digest));
-		json_object_set_new(o, "status", json_string(verify_status_name(x->status)));
-		json_object_set_new(o, "reason", jsonout_str(x->reason));
 		line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		json_decref(o);
 		if (!line)
@@ -203,7 +183,7 @@ static int run(const struct cmdopts *co, const struct verify_args *va)
 		goto fail;
 	if (co->json) {
 		if (print_json(&report) < 0) {
-			error_set(&err, IG_EFAIL, "out of memory");
+			error_oom(&err);
 			goto fail;
 		}
 	} else {

@@ -7,7 +7,7 @@
 #include <yaml.h>
 
 #include "imageguard/cmd/commands.h"
-#include "imageguard/cmd/version.h"
+#include "imageguard/util/version.h"
 
 static void usage(FILE *out)
 {

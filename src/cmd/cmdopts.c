@@ -348,7 +348,7 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 	case O_STATE_DIR:
 		free(o->state_dir);
 		if (!(o->state_dir = strdup(v)))
-			return error_set(err, IG_EFAIL, "out of memory");
+			return error_oom(err);
 		break;
 	case O_SECRETS_DIR:
 		o->secrets_dir = v;
@@ -505,7 +505,7 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 		                 out->webhook_listen ? "--webhook-listen" : "--webhook-token-file",
 		                 out->webhook_listen ? "--webhook-token-file" : "--webhook-listen");
 	if (!out->state_dir && !(out->state_dir = cmdopts_default_state_dir()))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	log_configure(out->log_level, out->log_format);
 	return 0;
 }

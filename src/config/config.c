@@ -598,7 +598,7 @@ int config_secret_path(char **out, const char *secrets_dir, const char *name, st
 	struct buf b = BUF_INIT;
 
 	*out = NULL;
-	if (!config_yaml_is_dns_name(name, 253, true))
+	if (!kubename_is_dns_name(name, 253, true))
 		return error_set(err, IG_EINVALID, "secret '%s': not a valid Kubernetes name",
 		                 name);
 	if (!secrets_dir) /* never the current directory */

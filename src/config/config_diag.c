@@ -2,6 +2,7 @@
  * order. The bottom of the config chain: config_yaml, config_kinds and config call into it,
  * it calls nothing of theirs. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "imageguard/config/config.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
 #include "imageguard/util/vec.h"
 
 void config_diags_release(struct config_diags *d)
@@ -65,4 +67,22 @@ void config_diag_warn(struct loader *L, const char *file, size_t line, const cha
 	va_start(ap, fmt);
 	config_diag_v(L, CONFIG_WARNING, file, line, fmt, ap);
 	va_end(ap);
+}
+
+void config_diags_print(const struct config_diags *d, bool as_log)
+{
+	for (size_t i = 0; i < d->len; i++) {
+		const struct config_diag *g = &d->items[i];
+		const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
+
+		if (as_log && g->severity == CONFIG_WARNING)
+			log_warn("config.warning", "%s:%zu: %s", g->file, g->line, g->message);
+		else if (as_log)
+			log_error("config.error", "%s:%zu: %s", g->file, g->line, g->message);
+		else if (g->line)
+			fprintf(stderr, "imageguard: %s:%zu: %s%s\n", g->file, g->line, sev,
+			        g->message);
+		else
+			fprintf(stderr, "imageguard: %s: %s%s\n", g->file, sev, g->message);
+	}
 }

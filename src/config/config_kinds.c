@@ -69,7 +69,7 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 	if (!config_yaml_need_str(d, md, m->line, "metadata", "name", &m->name) ||
 	    !config_yaml_get_str(d, md, "metadata", "namespace", &m->ns))
 		return false;
-	if (!config_yaml_is_dns_name(m->name, 253, true)) {
+	if (!kubename_is_dns_name(m->name, 253, true)) {
 		config_doc_error(
 		    d, m->line,
 		    "'metadata.name': '%s' is not a valid Kubernetes name (lower-case, digits, "
@@ -79,7 +79,7 @@ static bool read_meta(struct doc *d, yaml_node_t *root, size_t kind_line, struct
 	}
 	if (!m->ns && !(m->ns = config_strdup(d->L, "default")))
 		return false;
-	if (!config_yaml_is_dns_name(m->ns, 63, false)) {
+	if (!kubename_is_dns_name(m->ns, 63, false)) {
 		config_doc_error(
 		    d, m->line,
 		    "'metadata.namespace': '%s' is not a valid namespace (lower-case, digits, '-')",
@@ -181,7 +181,7 @@ static void read_exclusions(struct doc *d, const yaml_node_t *spec, struct confi
 
 /* spec.serviceAccountName as Flux reads it (fluxcd/image-reflector-controller
  * internal/registry/options.go, commit 157c5be4): with provider generic, the ServiceAccount's
- * imagePullSecrets join spec.secretRef's (src/app/kubesa.c); with a cloud provider, the
+ * imagePullSecrets join spec.secretRef's (src/pass/kubesa.c); with a cloud provider, the
  * account's own workload identity (Flux's object-level workload identity) for aws, azure and
  * gcp. Both need the Kubernetes API: file mode refuses. */
 static void read_service_account(struct doc *d, const yaml_node_t *spec,
@@ -203,7 +203,7 @@ static void read_service_account(struct doc *d, const yaml_node_t *spec,
 		r->service_account = NULL;
 		return;
 	}
-	if (!config_yaml_is_dns_name(r->service_account, 253, true))
+	if (!kubename_is_dns_name(r->service_account, 253, true))
 		config_doc_error(d, line,
 		                 "'spec.serviceAccountName': '%s' is not a valid Kubernetes name "
 		                 "(lower-case, digits, '-', '.')",

@@ -10,6 +10,7 @@
 #include <yaml.h>
 
 #include "imageguard/config/config.h"
+#include "imageguard/kube/kubename.h"
 
 struct error;
 struct policy_spec;
@@ -114,7 +115,6 @@ bool config_yaml_refuse(struct doc *d, const yaml_node_t *m, const char *path, c
  * value (owned) or NULL. */
 void config_yaml_check_provider(struct doc *d, const yaml_node_t *spec, const char *const *ok,
                                 char **out);
-bool config_yaml_is_dns_name(const char *s, size_t max, bool dots);
 void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *path,
                               const char *key, char **out);
 
@@ -129,8 +129,6 @@ bool config_strvec_reserve(struct strvec *v, size_t n);
 const char *config_did_you_mean(char *out, size_t n, const char *s, const char *const *known);
 
 /* config_selector.c: metadata.labels (key, value pairs) and spec.policySelector. */
-bool config_label_key_ok(const char *k);
-bool config_label_value_ok(const char *v);
 void config_labels_read(struct doc *d, const yaml_node_t *m, struct strvec *out);
 void config_selector_read(struct doc *d, const yaml_node_t *spec, struct config_selector *out);
 void config_selector_release(struct config_selector *s);

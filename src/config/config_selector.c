@@ -7,43 +7,7 @@
 #include <yaml.h>
 
 #include "config_private.h"
-
-/* ---- syntax ---- */
-
-static bool is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* A label name or value: up to 63 of [A-Za-z0-9-_.], alphanumeric at both ends. */
-static bool is_label_name(const char *s, size_t n)
-{
-	if (n == 0 || n > 63 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
-}
-
-bool config_label_key_ok(const char *k)
-{
-	const char *slash = strchr(k, '/');
-	char prefix[254];
-
-	if (!slash)
-		return is_label_name(k, strlen(k));
-	if ((size_t)(slash - k) >= sizeof(prefix))
-		return false;
-	snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - k), k);
-	return config_yaml_is_dns_name(prefix, 253, true) &&
-	       is_label_name(slash + 1, strlen(slash + 1));
-}
-
-bool config_label_value_ok(const char *v)
-{
-	return !*v || is_label_name(v, strlen(v));
-}
+#include "imageguard/kube/kubename.h"
 
 /* ---- reading ---- */
 
@@ -74,10 +38,10 @@ void config_labels_read(struct doc *d, const yaml_node_t *m, struct strvec *out)
 
 		if (!v)
 			continue;
-		if (!config_label_key_ok(k))
+		if (!kubename_is_label_key(k))
 			config_doc_error(d, line_of(node(d, p->key)),
 			                 "'metadata.labels': '%s' is not a valid label key", k);
-		else if (!config_label_value_ok(v))
+		else if (!kubename_is_label_value(v))
 			config_doc_error(d, line_of(node(d, p->value)),
 			                 "'metadata.labels.%s': '%s' is not a valid label value", k,
 			                 v);
@@ -120,10 +84,10 @@ static void read_match_labels(struct doc *d, const yaml_node_t *m, struct config
 
 		if (!v)
 			continue;
-		if (!config_label_key_ok(k))
+		if (!kubename_is_label_key(k))
 			config_doc_error(d, line_of(node(d, p->key)),
 			                 "'%s': '%s' is not a valid label key", path, k);
-		else if (!config_label_value_ok(v))
+		else if (!kubename_is_label_value(v))
 			config_doc_error(d, line_of(node(d, p->value)),
 			                 "'%s.%s': '%s' is not a valid label value", path, k, v);
 		else if ((r = add_requirement(d, s, k, CONFIG_SELECTOR_IN)) &&
@@ -171,7 +135,7 @@ static void read_values(struct doc *d, const yaml_node_t *e, const char *path,
 	     vs && i < vs->data.sequence.items.top; i++) {
 		const char *v = label_text(d, node(d, *i), full);
 
-		if (v && !config_label_value_ok(v))
+		if (v && !kubename_is_label_value(v))
 			config_doc_error(d, line_of(node(d, *i)),
 			                 "'%s': '%s' is not a valid label value", full, v);
 		else if (v && strvec_push(&r->values, v) < 0)
@@ -202,7 +166,7 @@ static void read_expression(struct doc *d, const yaml_node_t *e, size_t index,
 	config_yaml_check_keys(d, e, path, keys);
 	if (!config_yaml_need_str(d, e, line_of(e), path, "key", &key))
 		return;
-	if (!config_label_key_ok(key))
+	if (!kubename_is_label_key(key))
 		config_doc_error(d, line_of(config_yaml_lookup(d, e, "key")),
 		                 "'%s.key': '%s' is not a valid label key", path, key);
 	else if (read_operator(d, e, path, &op) && (r = add_requirement(d, s, key, op)))

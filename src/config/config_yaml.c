@@ -337,25 +337,6 @@ bool config_yaml_get_duration(struct doc *d, const yaml_node_t *m, const char *p
 	return true;
 }
 
-/* Lower-case alphanumerics, '-' and (for subdomains) '.', alphanumeric at both ends. */
-bool config_yaml_is_dns_name(const char *s, size_t max, bool dots)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > max)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-
-		if (!alnum && c != '-' && !(dots && c == '.'))
-			return false;
-		if (!alnum && (i == 0 || i == n - 1))
-			return false;
-	}
-	return true;
-}
-
 /* A secretRef-like mapping {name: X} under key: the name in *out (NULL when absent). */
 void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *path,
                               const char *key, char **out)
@@ -370,7 +351,7 @@ void config_yaml_get_ref_name(struct doc *d, const yaml_node_t *m, const char *p
 	config_yaml_join(full, sizeof(full), path, key);
 	if (!config_yaml_need_str(d, ref, line_of(ref), full, "name", out))
 		return;
-	if (!config_yaml_is_dns_name(*out, 253, true))
+	if (!kubename_is_dns_name(*out, 253, true))
 		config_diag_error(
 		    d->L, d->file, line_of(ref),
 		    "'%s.name': '%s' is not a valid Kubernetes name (lower-case, digits, '-', '.')",

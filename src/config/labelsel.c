@@ -2,12 +2,13 @@
  * whole text first, then a recursive descent over its tokens, with keys and values checked as
  * the API server checks them; matched as Selector.Matches does. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_private.h"
 #include "imageguard/config/labelsel.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/strvec.h"
 
@@ -151,7 +152,7 @@ static int fail(struct parser *p, struct token found, const char *expected)
 
 static int oom(struct parser *p)
 {
-	return error_set(p->err, IG_EFAIL, "label selector: out of memory");
+	return error_oom(p->err);
 }
 
 static struct requirement *add_requirement(struct parser *p, struct token key, enum op op)
@@ -184,7 +185,7 @@ static int add_value(struct parser *p, struct requirement *r, const char *v, siz
 	char buf[64];
 
 	if (n >= sizeof(buf) ||
-	    (snprintf(buf, sizeof(buf), "%.*s", (int)n, v), !config_label_value_ok(buf)))
+	    (snprintf(buf, sizeof(buf), "%.*s", (int)n, v), !kubename_is_label_value(buf)))
 		return error_set(p->err, IG_EINVALID,
 		                 "label selector '%.200s': '%.*s' is not a valid label value",
 		                 p->text, (int)(n > 64 ? 64 : n), v);
@@ -262,7 +263,7 @@ static int check_key(struct parser *p, struct token key)
 	char buf[320];
 
 	if (key.n < sizeof(buf) &&
-	    (snprintf(buf, sizeof(buf), "%.*s", (int)key.n, key.s), config_label_key_ok(buf)))
+	    (snprintf(buf, sizeof(buf), "%.*s", (int)key.n, key.s), kubename_is_label_key(buf)))
 		return 0;
 	return error_set(p->err, IG_EINVALID,
 	                 "label selector '%.200s': '%.*s' is not a valid label key", p->text,
@@ -342,7 +343,7 @@ int labelsel_parse(struct labelsel **out, const char *text, struct error *err)
 		                 LABELSEL_MAX_BYTES);
 	if (!(p.sel = calloc(1, sizeof(*p.sel))) || !(p.toks = lex(text, &p.len))) {
 		free(p.sel);
-		return error_set(err, IG_EFAIL, "label selector: out of memory");
+		return error_oom(err);
 	}
 	if ((error = parse_all(&p)) < 0) {
 		labelsel_free(p.sel);

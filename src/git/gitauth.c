@@ -9,6 +9,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/git/gitauth.h"
+#include "imageguard/git/giturl.h"
 #include "imageguard/git/githubapp.h"
 #include "imageguard/git/gitstream.h"
 #include "imageguard/git/knownhosts.h"
@@ -165,12 +166,12 @@ static int load_secrets(struct gitauth *a, const char *dir, struct error *err)
 	if (secret_path(&a->identity_path, dir, "identity") < 0 ||
 	    secret_path(&a->identity_pub_path, dir, "identity.pub") < 0 ||
 	    secret_path(&a->ca_path, dir, "ca.crt") < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if (a->token) {
 		struct buf h = BUF_INIT;
 
 		if (buf_printf(&h, "Authorization: Bearer %s", a->token) < 0)
-			return error_set(err, IG_EFAIL, "out of memory");
+			return error_oom(err);
 		a->header = buf_detach(&h);
 		a->headers[0] = a->header;
 	}
@@ -183,7 +184,7 @@ int gitauth_load(struct gitauth *a, const char *url, const char *secret_dir, str
 
 	memset(a, 0, sizeof(*a));
 	if (!(a->url_safe = gitauth_scrub_url(url)))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if ((rc = classify(a, url)) < 0)
 		return error_set(err, rc, "git url '%s': %s", a->url_safe,
 		                 rc == IG_EINVALID
@@ -263,7 +264,7 @@ int gitauth_use_github_app(struct gitauth *a, const char *secret_dir, struct err
 		return rc;
 	free(a->github_app_dir);
 	if (!(a->github_app_dir = strdup(secret_dir)))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	return 0;
 }
 

@@ -66,7 +66,7 @@ static int visit(git_repository *repo, const git_oid *commit_id, bool at_head, c
 	if (seen_has(seen, git_tree_entry_id(entry)))
 		goto done;
 	if (seen_add(seen, git_tree_entry_id(entry)) < 0) {
-		rc = error_set(err, IG_EFAIL, "out of memory");
+		rc = error_oom(err);
 		goto done;
 	}
 	if (git_blob_lookup(&blob, repo, git_tree_entry_id(entry)) < 0) {

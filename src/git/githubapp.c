@@ -69,7 +69,7 @@ static int read_field(char **out, size_t *len, const char *dir, const char *name
 
 	*out = NULL;
 	if (buf_printf(&path, "%s/%s", dir, name) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	rc = buf_read_file(&b, path.data);
 	if (rc == IG_ENOTFOUND)
 		rc = 0;
@@ -273,7 +273,7 @@ int githubapp_parse_token(char **token, long long *expires, const char *json, si
 		rc = error_set(err, IG_EINVALID, "github answer without %s",
 		               t && *t ? "a valid 'expires_at'" : "'token'");
 	else if (!(*token = strdup(t)))
-		rc = error_set(err, IG_EFAIL, "out of memory");
+		rc = error_oom(err);
 	json_decref(j);
 	return rc;
 }
@@ -294,7 +294,7 @@ static int call(struct http_response *r, const char *method, const char *url, co
 	c = client;
 	pthread_mutex_unlock(&lock);
 	if (rc < 0 || (rc = buf_printf(&authz, "Bearer %s", jwt)) < 0)
-		return rc < 0 && !err->msg[0] ? error_set(err, IG_EFAIL, "out of memory") : rc;
+		return rc < 0 && !err->msg[0] ? error_oom(err) : rc;
 	struct http_request req = {.method = method,
 	                           .url = url,
 	                           .headers = headers,
@@ -367,7 +367,7 @@ static int new_token(struct entry *e, const struct app *a, struct error *err)
 	if ((rc = githubapp_jwt(&jwt, a->id, a->key, a->key_len, (long long)time(NULL), err)) < 0)
 		return rc;
 	if (buf_printf(&base, "%s%s", b, b[strlen(b) - 1] == '/' ? "" : "/") < 0) {
-		rc = error_set(err, IG_EFAIL, "out of memory");
+		rc = error_oom(err);
 		goto done;
 	}
 	if (a->owner && (rc = find_installation(&inst, a, base.data, jwt, err)) < 0)

@@ -164,7 +164,7 @@ static int make_home(struct gitsign *s, const char *home_root, struct error *err
 
 	mkdir(home_root, 0700);
 	if (buf_printf(&b, "%s/gnupg-XXXXXX", home_root) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if (!mkdtemp(b.data)) {
 		error_set(err, IG_EFAIL, "signing: cannot create a GNUPGHOME below '%s': %s",
 		          home_root, strerror(errno));
@@ -213,7 +213,7 @@ int gitsign_new(struct gitsign **out, const char *secret_dir, const char *home_r
 
 	*out = NULL;
 	if (!s)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if (!(key = read_key_file(secret_dir, "git.asc", &len, &rc)) || rc < 0) {
 		rc = rc < 0 ? fail(err, rc, secret_dir, "git.asc cannot be read", 0)
 		            : fail(err, IG_EINVALID, secret_dir, "no git.asc", 0);
@@ -278,7 +278,7 @@ int gitsign_sign(struct gitsign *s, const char *data, size_t len, struct buf *si
 	gpgme_data_seek(out, 0, SEEK_SET);
 	while ((n = gpgme_data_read(out, chunk, sizeof(chunk))) > 0)
 		if (buf_append(sig, chunk, (size_t)n) < 0) {
-			rc = error_set(err, IG_EFAIL, "signing: out of memory");
+			rc = error_oom(err);
 			goto done;
 		}
 	if (n < 0 || !sig->len)

@@ -23,9 +23,7 @@
 #include "imageguard/git/gitsign.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/gitstream.h"
-#include "imageguard/markers/markerindex.h"
 #include "imageguard/util/log.h"
-#include "gitstore_private.h"
 #include "gitwalk.h"
 #include "imageguard/util/strvec.h"
 
@@ -54,8 +52,9 @@ struct gitstore {
 	 * commits beyond it. The push then replaces push_seen, by compare-and-swap. */
 	bool rebuild;
 	git_oid push_seen;
-	struct markerindex *markers; /* loaded by the first gitmarkers_scan, NULL until then */
-	struct gitwalk_dirs *dirs;   /* the directories of the last clean check, NULL: none */
+	uint64_t epoch;            /* wholesale rewrites of the work tree since open */
+	git_index *listed;         /* the index gitstore_list_index lent paths from */
+	struct gitwalk_dirs *dirs; /* the directories of the last clean check, NULL: none */
 };
 
 #define OWN_WALK_MAX 1000 /* commits of a push branch looked at; beyond: treated as a person's */
@@ -67,7 +66,7 @@ static char *dup_or(const char *s, const char *fallback)
 
 static int oom(struct error *err)
 {
-	return error_set(err, IG_EFAIL, "out of memory");
+	return error_oom(err);
 }
 
 /* True when libgit2's last error is about the repository's own data (objects, trees, the
@@ -350,7 +349,7 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 		rc = git_checkout_tree(g->repo, commit, &co);
 		git_tree_free(baseline);
 	} else {
-		gitmarkers_forget(g); /* every file rewritten: the marker index no longer holds */
+		g->epoch++; /* every file rewritten: caches of the work tree no longer hold */
 		co.checkout_strategy |= GIT_CHECKOUT_REMOVE_UNTRACKED;
 		if ((rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) == 0)
 			rc = git_checkout_head(g->repo, &co);
@@ -947,7 +946,7 @@ void gitstore_free(struct gitstore *g)
 {
 	if (!g)
 		return;
-	markerindex_free(g->markers);
+	git_index_free(g->listed);
 	gitwalk_dirs_free(g->dirs);
 	git_repository_free(g->repo);
 	gitauth_release(&g->auth);
@@ -979,19 +978,44 @@ const char *gitstore_head(const struct gitstore *g)
 	return g->head;
 }
 
-git_repository *gitstore_repository(const struct gitstore *g)
-{
-	return g->repo;
-}
-
 const char *gitstore_dir(const struct gitstore *g)
 {
 	return g->dir;
 }
 
-struct markerindex **gitstore_markerindex(struct gitstore *g)
+uint64_t gitstore_worktree_epoch(const struct gitstore *g)
 {
-	return &g->markers;
+	return g->epoch;
+}
+
+int gitstore_list_index(struct gitstore_entry **out, size_t *n, struct gitstore *g,
+                        struct error *err)
+{
+	struct gitstore_entry *f;
+	size_t count, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	git_index_free(g->listed);
+	g->listed = NULL;
+	if (git_repository_index(&g->listed, g->repo) < 0)
+		return error_set(err, IG_EFAIL, "'%s': Git's index is unreadable", g->dir);
+	count = git_index_entrycount(g->listed);
+	if (!(f = malloc((count ? count : 1) * sizeof(*f))))
+		return oom(err);
+	for (size_t i = 0; i < count; i++) {
+		const git_index_entry *e = git_index_get_byindex(g->listed, i);
+
+		if (!e || GIT_INDEX_ENTRY_STAGE(e) != 0)
+			continue;
+		f[k].path = e->path;
+		memcpy(f[k].oid, e->id.id, GITSTORE_OID_LEN);
+		f[k].mode = e->mode;
+		k++;
+	}
+	*out = f;
+	*n = k;
+	return 0;
 }
 
 /* The paths an edit changed, as tree updates (paths owned). */

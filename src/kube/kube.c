@@ -1,23 +1,24 @@
-/* Kubernetes API requests over one reused curl handle (keep-alive): TLS settings from the
- * kubeconfig, bearer token in a header that is never logged, capped bodies, Status errors. */
-#include <curl/curl.h>
+/* Kubernetes API requests over the one HTTP client (util/http.c: pooled keep-alive handles):
+ * TLS settings from the kubeconfig, the bearer token as an Authorization that never leaves the
+ * API server's origin and is never logged, capped bodies, Status errors. */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "imageguard/util/buf.h"
-#include "imageguard/util/error.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/http.h"
 #include "imageguard/util/log.h"
-#include "imageguard/cmd/version.h"
 
 struct kube_client {
 	struct kube_options opts;
 	struct kubeconfig cfg; /* owned copies */
-	char *auth_header;     /* "Authorization: Bearer ..." (secret), or NULL */
-	CURL *h;
+	char *authorization;   /* "Bearer ..." (secret), or NULL */
+	struct http_tls tls;   /* borrows cfg */
+	struct http_client *http;
 };
 
 void kube_options_init(struct kube_options *o)
@@ -79,11 +80,11 @@ static int load_token(struct kube_client *c, struct error *err)
 		                  c->cfg.source);
 		goto done;
 	}
-	if (buf_printf(&hdr, "Authorization: Bearer %s", t) < 0) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+	if (buf_printf(&hdr, "Bearer %s", t) < 0) {
+		error = error_oom(err);
 		goto done;
 	}
-	c->auth_header = buf_detach(&hdr);
+	c->authorization = buf_detach(&hdr);
 done:
 	/* the token was in these buffers: wipe before freeing */
 	if (tok.data)
@@ -97,19 +98,31 @@ int kube_client_new(struct kube_client **out, const struct kubeconfig *cfg,
                     const struct kube_options *opts, struct error *err)
 {
 	struct kube_client *c = calloc(1, sizeof(*c));
+	struct http_options ho = {0};
 	int error;
 
 	*out = NULL;
 	if (!c)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if (opts)
 		c->opts = *opts;
 	else
 		kube_options_init(&c->opts);
-	if (copy_config(&c->cfg, cfg) < 0 || !(c->h = curl_easy_init())) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+	if (copy_config(&c->cfg, cfg) < 0) {
+		error = error_oom(err);
 		goto fail;
 	}
+	ho.connect_timeout_ms = c->opts.connect_timeout_ms;
+	ho.timeout_ms = c->opts.timeout_ms;
+	ho.max_retries = c->opts.max_retries;
+	ho.base_backoff_ms = 200;
+	ho.max_backoff_ms = 2000;
+	ho.stop = c->opts.stop;
+	if ((error = http_client_new(&c->http, &ho, err)) < 0)
+		goto fail;
+	c->tls =
+	    (struct http_tls){c->cfg.ca_pem,  c->cfg.ca_file,  c->cfg.cert_pem, c->cfg.cert_file,
+	                      c->cfg.key_pem, c->cfg.key_file, c->cfg.insecure};
 	if (!c->cfg.server || (strncmp(c->cfg.server, "https://", 8) != 0 &&
 	                       strncmp(c->cfg.server, "http://", 7) != 0)) {
 		error = error_set(err, IG_EINVALID, "%s: no https:// server", c->cfg.source);
@@ -133,11 +146,10 @@ void kube_client_free(struct kube_client *c)
 {
 	if (!c)
 		return;
-	if (c->h)
-		curl_easy_cleanup(c->h);
-	if (c->auth_header)
-		memset(c->auth_header, 0, strlen(c->auth_header));
-	free(c->auth_header);
+	http_client_free(c->http);
+	if (c->authorization)
+		memset(c->authorization, 0, strlen(c->authorization));
+	free(c->authorization);
 	if (c->cfg.token)
 		memset(c->cfg.token, 0, strlen(c->cfg.token));
 	kubeconfig_release(&c->cfg);
@@ -147,100 +159,6 @@ void kube_client_free(struct kube_client *c)
 const char *kube_namespace(const struct kube_client *c)
 {
 	return c->cfg.ns;
-}
-
-struct sink {
-	struct buf body;
-	int error; /* the buf error that stopped the transfer */
-	const volatile sig_atomic_t *stop;
-	bool stopped;
-};
-
-static bool is_stopping(const volatile sig_atomic_t *stop)
-{
-	return stop && *stop;
-}
-
-/* curl calls this at least once a second, idle or not: the cancel check. */
-static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow)
-{
-	struct sink *s = ctx;
-
-	(void)dltotal;
-	(void)dlnow;
-	(void)ultotal;
-	(void)ulnow;
-	s->stopped = is_stopping(s->stop);
-	return s->stopped;
-}
-
-static size_t on_body(char *data, size_t size, size_t n, void *ctx)
-{
-	struct sink *s = ctx;
-
-	if ((s->error = buf_append(&s->body, data, size * n)) < 0)
-		return 0;
-	return size * n;
-}
-
-static void set_blob(CURL *h, CURLoption opt, const char *pem)
-{
-	struct curl_blob blob = {(void *)pem, strlen(pem), CURL_BLOB_COPY};
-
-	curl_easy_setopt(h, opt, &blob);
-}
-
-/* Sets every option of one GET of url on the reused handle. */
-static void prepare(struct kube_client *c, const char *url, struct curl_slist *headers,
-                    struct sink *body)
-{
-	CURL *h = c->h;
-
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, body);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "imageguard/" IMAGEGUARD_VERSION);
-	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-	/* A configured CA is the only trust anchor (as client-go): no system CA file or path. */
-	if (c->cfg.ca_pem || c->cfg.ca_file)
-		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-	if (c->cfg.ca_pem) {
-		curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
-		set_blob(h, CURLOPT_CAINFO_BLOB, c->cfg.ca_pem);
-	} else if (c->cfg.ca_file) {
-		curl_easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
-	}
-	if (c->cfg.insecure) {
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	if (c->cfg.cert_pem)
-		set_blob(h, CURLOPT_SSLCERT_BLOB, c->cfg.cert_pem);
-	else if (c->cfg.cert_file)
-		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cfg.cert_file);
-	if (c->cfg.key_pem)
-		set_blob(h, CURLOPT_SSLKEY_BLOB, c->cfg.key_pem);
-	else if (c->cfg.key_file)
-		curl_easy_setopt(h, CURLOPT_SSLKEY, c->cfg.key_file);
-}
-
-/* "METHOD path" without the query, for messages (a continue token is noise). */
-static void describe(char *out, size_t n, const char *path)
-{
-	size_t len = strcspn(path, "?");
-
-	snprintf(out, n, "GET %.*s", (int)(len > 400 ? 400 : len), path);
 }
 
 /* The Status message of an error body, or a reason phrase. */
@@ -264,114 +182,105 @@ static void status_error(struct error *err, int code, const char *what, long sta
 	json_decref(j);
 }
 
-static bool is_retryable(CURLcode cc, long status)
+/* The code of a final status: ok (200; 201 too for writes), else IG_ENOTFOUND (404), IG_EAUTH
+ * (401, 403), IG_ECONFLICT (409, writes) or IG_EFAIL. */
+static int status_code(long status, bool write)
 {
-	if (cc != CURLE_OK)
-		return cc == CURLE_COULDNT_CONNECT || cc == CURLE_RECV_ERROR ||
-		       cc == CURLE_SEND_ERROR || cc == CURLE_GOT_NOTHING ||
-		       cc == CURLE_PARTIAL_FILE;
-	return status == 429 || status >= 500;
+	if (status == 200 || (write && status == 201))
+		return 0;
+	return status == 404                    ? IG_ENOTFOUND
+	       : status == 401 || status == 403 ? IG_EAUTH
+	       : write && status == 409         ? IG_ECONFLICT
+	                                        : IG_EFAIL;
 }
 
-/* Waits before a retry in short steps; false when the stop flag cut it short. */
-static bool backoff(unsigned attempt, const volatile sig_atomic_t *stop)
+/* http_do's failure in the kube client's words: "kubernetes api 'GET /path': ...". */
+static void kube_transport_error(const struct kube_client *c, struct error *err, int code,
+                                 const char *what, size_t cap)
 {
-	long steps = 2L << (attempt > 2 ? 2 : attempt); /* 100 ms each: 200, 400, 800 ms */
-	struct timespec ts = {0, 100000000L};
+	const char *cause = strstr(err->msg, "': ");
+	char why[sizeof(err->msg)];
 
-	for (long i = 0; i < steps; i++) {
-		if (is_stopping(stop))
-			return false;
-		nanosleep(&ts, NULL);
-	}
-	return !is_stopping(stop);
+	snprintf(why, sizeof(why), "%s", cause ? cause + 3 : err->msg);
+	if (code == IG_ETIMEOUT)
+		error_set(err, code, "kubernetes api '%s': timed out after %ld ms", what,
+		          c->opts.timeout_ms);
+	else if (code == IG_ETOOBIG)
+		error_set(err, code, "kubernetes api '%s': response larger than %zu bytes", what,
+		          cap);
+	else
+		error_set(err, code, "kubernetes api '%s': %s", what, why);
 }
 
-/* One GET with retries; *out the parsed JSON object. */
-static int request(json_t **out, struct kube_client *c, const char *path, struct error *err)
+/* One request: method (GET retried on transport errors, 429 and 5xx; writes never), body
+ * (NULL for GET), the answer in *out when out is non-NULL and the status is ok (200, or 201
+ * for writes). The error names "METHOD path" (without the query: a continue token is noise). */
+static int request(json_t **out, struct kube_client *c, const char *method, const char *path,
+                   const char *content_type, const char *body, struct error *err)
 {
-	struct buf url = BUF_INIT;
-	struct sink sink = {BUF_INIT_MAX(c->opts.max_body), 0, c->opts.stop, false};
-	struct curl_slist *headers = NULL;
+	struct http_response r = HTTP_RESPONSE_INIT;
+	struct buf url = BUF_INIT, ctype = BUF_INIT;
+	const char *headers[] = {"Accept: application/json", NULL, NULL};
+	bool write = strcmp(method, "GET") != 0;
+	struct http_request req = {0};
 	char what[512];
-	long status = 0;
-	CURLcode cc = CURLE_OK;
-	json_error_t jerr;
-	int error = 0;
+	int error;
 
-	*out = NULL;
-	describe(what, sizeof(what), path);
+	if (out)
+		*out = NULL;
+	snprintf(what, sizeof(what), "%s %.*s", method, (int)strcspn(path, "?"), path);
 	if (buf_printf(&url, "%s%s", c->cfg.server, path) < 0 ||
-	    !(headers = curl_slist_append(NULL, "Accept: application/json")) ||
-	    (c->auth_header && !curl_slist_append(headers, c->auth_header))) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+	    (content_type && buf_printf(&ctype, "Content-Type: %s", content_type) < 0)) {
+		error = error_oom(err);
 		goto done;
 	}
-	for (unsigned attempt = 0;; attempt++) {
-		buf_reset(&sink.body);
-		sink.error = 0;
-		if ((sink.stopped = is_stopping(c->opts.stop)))
-			break;
-		prepare(c, url.data, headers, &sink);
-		cc = curl_easy_perform(c->h);
-		status = 0;
-		if (cc == CURLE_OK)
-			curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
-		if (attempt >= c->opts.max_retries || !is_retryable(cc, status))
-			break;
-		log_debug("kube.retry", "kubernetes api '%s': attempt %u failed (%s, status %ld)",
-		          what, attempt + 1, curl_easy_strerror(cc), status);
-		if (!backoff(attempt, c->opts.stop)) {
-			sink.stopped = true;
-			break;
-		}
+	headers[1] = ctype.data;
+	req.method = method;
+	req.url = url.data;
+	req.headers = headers;
+	req.authorization = c->authorization;
+	req.body = body;
+	req.tls = &c->tls;
+	req.allow_http = true; /* a kubeconfig may name an http:// server */
+	req.max_body = c->opts.max_body;
+	req.label = "kubernetes";
+	req.no_retry = write;
+	req.no_redirect = true;
+	if ((error = http_do(&r, c->http, &req, err)) < 0) {
+		kube_transport_error(c, err, error, what, r.body.max);
+		goto done;
 	}
-	if (sink.stopped) {
-		error = error_set(err, IG_EFAIL, "kubernetes api '%s': stopping", what);
-	} else if (cc == CURLE_WRITE_ERROR && sink.error == IG_ETOOBIG) {
-		error = error_set(err, IG_ETOOBIG,
-		                  "kubernetes api '%s': response larger than %zu "
-		                  "bytes",
-		                  what, sink.body.max);
-	} else if (cc == CURLE_OPERATION_TIMEDOUT) {
-		error = error_set(err, IG_ETIMEOUT, "kubernetes api '%s': timed out after %ld ms",
-		                  what, c->opts.timeout_ms);
-	} else if (cc != CURLE_OK) {
-		error = error_set(err, IG_EFAIL, "kubernetes api '%s': %s", what,
-		                  curl_easy_strerror(cc));
-	} else if (status != 200) {
-		error = status == 404                    ? IG_ENOTFOUND
-		        : status == 401 || status == 403 ? IG_EAUTH
-		                                         : IG_EFAIL;
-		status_error(err, error, what, status, &sink.body);
-	} else if (!(*out = json_loadb(sink.body.data ? sink.body.data : "", sink.body.len, 0,
-	                               &jerr)) ||
-	           !json_is_object(*out)) {
+	error = status_code(r.status, write);
+	if (error < 0)
+		status_error(err, error, what, r.status, &r.body);
+	else if (out && !(*out = json_loadb(r.body.data ? r.body.data : "", r.body.len, 0, NULL)))
+		error =
+		    error_set(err, IG_EINVALID, "kubernetes api '%s': the body is not JSON", what);
+	else if (out && !write && !json_is_object(*out)) {
 		json_decref(*out);
 		*out = NULL;
-		error = error_set(err, IG_EINVALID,
-		                  "kubernetes api '%s': 200 but the body is not a "
-		                  "JSON object",
-		                  what);
+		error =
+		    error_set(err, IG_EINVALID,
+		              "kubernetes api '%s': 200 but the body is not a JSON object", what);
 	}
 done:
-	curl_slist_free_all(headers);
+	http_response_release(&r);
 	buf_release(&url);
-	buf_release(&sink.body);
+	buf_release(&ctype);
 	return error;
 }
 
 int kube_get(json_t **out, struct kube_client *c, const char *path, struct error *err)
 {
-	return request(out, c, path, err);
+	return request(out, c, "GET", path, NULL, NULL, err);
 }
 
 /* path?limit=N[&labelSelector=S][&continue=T], values escaped. */
 static int list_path(struct buf *out, struct kube_client *c, const char *path, const char *selector,
                      const char *cont)
 {
-	char *s = selector ? curl_easy_escape(c->h, selector, 0) : NULL;
-	char *t = cont ? curl_easy_escape(c->h, cont, 0) : NULL;
+	char *s = selector ? http_escape(selector) : NULL;
+	char *t = cont ? http_escape(cont) : NULL;
 	int error = IG_EFAIL;
 
 	buf_reset(out);
@@ -381,8 +290,8 @@ static int list_path(struct buf *out, struct kube_client *c, const char *path, c
 	                   c->opts.page_limit, s ? "&labelSelector=" : "", s ? s : "",
 	                   t ? "&continue=" : "", t ? t : "");
 done:
-	curl_free(s);
-	curl_free(t);
+	free(s);
+	free(t);
 	return error;
 }
 
@@ -401,48 +310,64 @@ static int take_page(json_t *all, json_t *page, const char **cont, const char *p
 		return error_set(err, IG_ETOOBIG, "kubernetes api 'GET %s': more than %zu items",
 		                 path, max_items);
 	if (items && json_is_array(items) && json_array_extend(all, items) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	*cont = t && *t ? t : NULL;
 	return 0;
 }
 
-int kube_list(json_t **out, struct kube_client *c, const char *path, const char *label_selector,
-              struct error *err)
+/* The one paginated list loop: every page's items into *out, and (rv non-NULL) the last
+ * page's metadata.resourceVersion. */
+static int list_pages(json_t **out, char **rv, struct kube_client *c, const char *path,
+                      const char *label_selector, struct error *err)
 {
 	json_t *all = json_array(), *page = NULL;
 	struct buf p = BUF_INIT;
 	char *cont = NULL;
-	const char *next = NULL;
+	const char *next = NULL, *v;
 	size_t pages = 0;
 	int error = 0;
 
 	*out = NULL;
+	if (rv)
+		*rv = NULL;
 	if (!all)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	do {
 		if (++pages > c->opts.max_pages) {
 			error = error_set(err, IG_ETOOBIG,
-			                  "kubernetes api 'GET %s': more than %zu "
-			                  "pages",
-			                  path, c->opts.max_pages);
-			goto done;
-		}
-		if (list_path(&p, c, path, label_selector, cont) < 0) {
-			error = error_set(err, IG_EFAIL, "out of memory");
+			                  "kubernetes api 'GET %s': more than %zu pages", path,
+			                  c->opts.max_pages);
 			goto done;
 		}
 		json_decref(page);
 		page = NULL;
-		if ((error = request(&page, c, p.data, err)) < 0 ||
+		if (list_path(&p, c, path, label_selector, cont) < 0) {
+			error = error_oom(err);
+			goto done;
+		}
+		if ((error = request(&page, c, "GET", p.data, NULL, NULL, err)) < 0 ||
 		    (error = take_page(all, page, &next, path, c->opts.max_items, err)) < 0)
 			goto done;
 		free(cont);
 		cont = NULL;
 		if (next && !(cont = strdup(next))) {
-			error = error_set(err, IG_EFAIL, "out of memory");
+			error = error_oom(err);
 			goto done;
 		}
 	} while (cont);
+	if (rv) {
+		v = json_string_value(
+		    json_object_get(json_object_get(page, "metadata"), "resourceVersion"));
+		if (!v || !*v) {
+			error = error_set(err, IG_EINVALID,
+			                  "kubernetes api 'GET %s': no resourceVersion", path);
+			goto done;
+		}
+		if (!(*rv = strdup(v))) {
+			error = error_oom(err);
+			goto done;
+		}
+	}
 	*out = all;
 	all = NULL;
 done:
@@ -451,6 +376,12 @@ done:
 	free(cont);
 	buf_release(&p);
 	return error;
+}
+
+int kube_list(json_t **out, struct kube_client *c, const char *path, const char *label_selector,
+              struct error *err)
+{
+	return list_pages(out, NULL, c, path, label_selector, err);
 }
 
 /* One matchExpressions entry: "k in (a,b)", "k notin (a)", "k", "!k". */
@@ -524,7 +455,7 @@ int kube_label_selector(char **out, const json_t *selector, struct error *err)
 	*out = buf_detach(&b);
 	goto done;
 oom:
-	error = error_set(err, IG_EFAIL, "out of memory");
+	error = error_oom(err);
 done:
 	buf_release(&b);
 	return error;
@@ -535,113 +466,13 @@ done:
 int kube_send(json_t **out, struct kube_client *c, const char *method, const char *path,
               const char *content_type, const char *body, struct error *err)
 {
-	struct buf url = BUF_INIT, ctype = BUF_INIT;
-	struct sink sink = {BUF_INIT_MAX(c->opts.max_body), 0, c->opts.stop, false};
-	struct curl_slist *headers = NULL;
-	char what[512];
-	long status = 0;
-	CURLcode cc;
-	int error = 0;
-
-	if (out)
-		*out = NULL;
-	snprintf(what, sizeof(what), "%s %.*s", method, (int)strcspn(path, "?"), path);
-	if (buf_printf(&url, "%s%s", c->cfg.server, path) < 0 ||
-	    buf_printf(&ctype, "Content-Type: %s", content_type) < 0 ||
-	    !(headers = curl_slist_append(NULL, "Accept: application/json")) ||
-	    !curl_slist_append(headers, ctype.data) ||
-	    (c->auth_header && !curl_slist_append(headers, c->auth_header))) {
-		error = error_set(err, IG_EFAIL, "out of memory");
-		goto done;
-	}
-	prepare(c, url.data, headers, &sink);
-	curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	cc = curl_easy_perform(c->h);
-	if (cc == CURLE_OK)
-		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
-	if (cc == CURLE_OPERATION_TIMEDOUT) {
-		error = error_set(err, IG_ETIMEOUT, "kubernetes api '%s': timed out after %ld ms",
-		                  what, c->opts.timeout_ms);
-	} else if (cc != CURLE_OK) {
-		error = error_set(err, IG_EFAIL, "kubernetes api '%s': %s", what,
-		                  curl_easy_strerror(cc));
-	} else if (status != 200 && status != 201) {
-		error = status == 404                    ? IG_ENOTFOUND
-		        : status == 401 || status == 403 ? IG_EAUTH
-		        : status == 409                  ? IG_ECONFLICT
-		                                         : IG_EFAIL;
-		status_error(err, error, what, status, &sink.body);
-	} else if (out && !(*out = json_loadb(sink.body.data ? sink.body.data : "", sink.body.len,
-	                                      0, NULL))) {
-		error =
-		    error_set(err, IG_EINVALID, "kubernetes api '%s': the body is not JSON", what);
-	}
-done:
-	curl_slist_free_all(headers);
-	buf_release(&url);
-	buf_release(&ctype);
-	buf_release(&sink.body);
-	return error;
+	return request(out, c, method, path, content_type, body, err);
 }
 
 int kube_list_at(json_t **out, char **rv, struct kube_client *c, const char *path,
                  const char *label_selector, struct error *err)
 {
-	json_t *all = json_array(), *page = NULL;
-	struct buf p = BUF_INIT;
-	char *cont = NULL;
-	const char *next = NULL, *v;
-	size_t pages = 0;
-	int error = 0;
-
-	*out = NULL;
-	*rv = NULL;
-	if (!all)
-		return error_set(err, IG_EFAIL, "out of memory");
-	do {
-		if (++pages > c->opts.max_pages) {
-			error = error_set(err, IG_ETOOBIG,
-			                  "kubernetes api 'GET %s': more than %zu pages", path,
-			                  c->opts.max_pages);
-			goto done;
-		}
-		json_decref(page);
-		page = NULL;
-		if (list_path(&p, c, path, label_selector, cont) < 0) {
-			error = error_set(err, IG_EFAIL, "out of memory");
-			goto done;
-		}
-		if ((error = request(&page, c, p.data, err)) < 0 ||
-		    (error = take_page(all, page, &next, path, c->opts.max_items, err)) < 0)
-			goto done;
-		free(cont);
-		cont = NULL;
-		if (next && !(cont = strdup(next))) {
-			error = error_set(err, IG_EFAIL, "out of memory");
-			goto done;
-		}
-	} while (cont);
-	v = json_string_value(
-	    json_object_get(json_object_get(page, "metadata"), "resourceVersion"));
-	if (!v || !*v) {
-		error = error_set(err, IG_EINVALID, "kubernetes api 'GET %s': no resourceVersion",
-		                  path);
-		goto done;
-	}
-	if (!(*rv = strdup(v))) {
-		error = error_set(err, IG_EFAIL, "out of memory");
-		goto done;
-	}
-	*out = all;
-	all = NULL;
-done:
-	json_decref(page);
-	json_decref(all);
-	free(cont);
-	buf_release(&p);
-	return error;
+	return list_pages(out, rv, c, path, label_selector, err);
 }
 
 /* One watch stream being read: complete lines go to fn, a line longer than the body cap
@@ -650,11 +481,11 @@ struct watch_sink {
 	struct buf line;
 	kube_watch_fn fn;
 	void *ctx;
-	int error;                         /* fn's or the cap's, stops the transfer */
-	const volatile sig_atomic_t *stop; /* may be NULL */
+	const char *what;
+	bool failed; /* the stream's own error (fn's, or a line too long or not JSON) is in err */
 };
 
-static int watch_line(struct watch_sink *w)
+static int watch_line(struct watch_sink *w, struct error *err)
 {
 	json_t *ev;
 	int error;
@@ -662,106 +493,94 @@ static int watch_line(struct watch_sink *w)
 	if (!w->line.len)
 		return 0;
 	if (!(ev = json_loadb(w->line.data, w->line.len, 0, NULL)))
-		return IG_EINVALID;
+		return error_set(err, IG_EINVALID, "kubernetes api '%s': an event is not JSON",
+		                 w->what);
 	error = w->fn(w->ctx, ev);
 	json_decref(ev);
 	buf_reset(&w->line);
 	return error;
 }
 
-static size_t on_watch(char *data, size_t size, size_t n, void *ctx)
+static int watch_begin(void *ctx, struct error *err)
 {
 	struct watch_sink *w = ctx;
-	size_t len = size * n;
+
+	(void)err;
+	buf_reset(&w->line);
+	return 0;
+}
+
+static int watch_write(void *ctx, const char *data, size_t len, struct error *err)
+{
+	struct watch_sink *w = ctx;
+	int error;
 
 	for (size_t i = 0; i < len; i++) {
 		if (data[i] != '\n') {
-			if ((w->error = buf_append(&w->line, data + i, 1)) < 0)
-				return 0;
+			if (buf_append(&w->line, data + i, 1) < 0)
+				return error_set(
+				    err, IG_ETOOBIG,
+				    "kubernetes api '%s': an event larger than %zu bytes", w->what,
+				    w->line.max);
 			continue;
 		}
-		if ((w->error = watch_line(w)) < 0)
-			return 0;
+		if ((error = watch_line(w, err)) < 0)
+			return error;
 	}
-	return len;
-}
-
-static int on_watch_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-	const struct watch_sink *w = ctx;
-
-	(void)a, (void)b, (void)c, (void)d;
-	return w->stop && *w->stop ? 1 : 0;
+	return 0;
 }
 
 int kube_watch(struct kube_client *c, const char *path, long max_seconds, kube_watch_fn fn,
                void *ctx, const volatile sig_atomic_t *stop, struct error *err)
 {
+	struct http_response r = HTTP_RESPONSE_INIT;
 	struct buf url = BUF_INIT;
-	struct sink errbody = {BUF_INIT_MAX(64u << 10), 0, c->opts.stop, false};
-	struct watch_sink w = {BUF_INIT_MAX(c->opts.max_body), fn, ctx, 0, stop};
-	struct curl_slist *headers = NULL;
+	const char *headers[] = {"Accept: application/json", NULL};
 	char what[512];
-	long status = 0;
-	CURLcode cc;
-	int error = 0;
+	struct watch_sink w = {BUF_INIT_MAX(c->opts.max_body), fn, ctx, what, false};
+	struct http_stream stream = {watch_begin, watch_write, &w, true};
+	struct http_request req = {0};
+	int error;
 
 	snprintf(what, sizeof(what), "GET %.*s", (int)strcspn(path, "?"), path);
-	if (buf_printf(&url, "%s%s", c->cfg.server, path) < 0 ||
-	    !(headers = curl_slist_append(NULL, "Accept: application/json")) ||
-	    (c->auth_header && !curl_slist_append(headers, c->auth_header))) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+	if (buf_printf(&url, "%s%s", c->cfg.server, path) < 0) {
+		error = error_oom(err);
 		goto done;
 	}
-	prepare(c, url.data, headers, &errbody);
-	curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_watch);
-	curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &w);
-	curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, max_seconds * 1000L);
-	curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, on_watch_progress);
-	curl_easy_setopt(c->h, CURLOPT_XFERINFODATA, &w);
-	cc = curl_easy_perform(c->h);
-	if (cc == CURLE_OK)
-		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
-	if (cc == CURLE_ABORTED_BY_CALLBACK || (cc == CURLE_OK && status == 200)) {
-		error = cc == CURLE_OK && w.line.len ? watch_line(&w) : 0;
-	} else if (cc == CURLE_WRITE_ERROR && w.error < 0) {
-		error = w.error == IG_ETOOBIG
-		            ? error_set(err, IG_ETOOBIG,
-		                        "kubernetes api '%s': an event larger than "
-		                        "%zu bytes",
-		                        what, w.line.max)
-		        : w.error == IG_EINVALID
-		            ? error_set(err, IG_EINVALID,
-		                        "kubernetes api '%s': an event is not JSON", what)
-		            : w.error;
-	} else if (cc == CURLE_OPERATION_TIMEDOUT) {
-		error = 0; /* the stream's own end: the caller watches again from its version */
-	} else if (cc != CURLE_OK) {
-		error = error_set(err, IG_EFAIL, "kubernetes api '%s': %s", what,
-		                  curl_easy_strerror(cc));
+	req.url = url.data;
+	req.headers = headers;
+	req.authorization = c->authorization;
+	req.tls = &c->tls;
+	req.allow_http = true;
+	req.timeout_ms = max_seconds * 1000L;
+	req.max_body = 64u << 10; /* an error's Status body */
+	req.label = "kubernetes";
+	req.stream = &stream;
+	req.no_retry = true;
+	req.no_redirect = true;
+	req.stop = stop;
+	error = http_do(&r, c->http, &req, err);
+	if ((stop && *stop) || error == IG_ETIMEOUT) {
+		/* stopped, or the stream's own end: the caller watches again from its version */
+		error = 0;
+	} else if (error < 0) {
+		if (!w.failed)
+			kube_transport_error(c, err, error, what, r.body.max);
+	} else if (r.status == 200) {
+		error = watch_line(&w, err);
 	} else {
-		error = status == 404                    ? IG_ENOTFOUND
-		        : status == 401 || status == 403 ? IG_EAUTH
-		        : status == 410                  ? IG_ECONFLICT
-		                                         : IG_EFAIL;
-		status_error(err, error, what, status, &errbody.body);
+		error = status_code(r.status, false);
+		error = error == IG_EFAIL && r.status == 410 ? IG_ECONFLICT : error;
+		status_error(err, error, what, r.status, &r.body);
 	}
 done:
-	curl_slist_free_all(headers);
+	http_response_release(&r);
 	buf_release(&url);
-	buf_release(&errbody.body);
 	buf_release(&w.line);
 	return error;
 }
 
 char *kube_escape(const char *s)
 {
-	char *e = curl_easy_escape(NULL, s, 0), *copy;
-
-	if (!e)
-		return NULL;
-	copy = strdup(e);
-	curl_free(e);
-	return copy;
+	return http_escape(s);
 }

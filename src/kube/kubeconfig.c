@@ -101,7 +101,7 @@ static int dup_to(char **dst, const char *s, struct error *err)
 {
 	free(*dst);
 	if (!(*dst = strdup(s)))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	return 0;
 }
 
@@ -115,7 +115,7 @@ static int path_to(char **dst, struct reader *r, const char *value)
 		return dup_to(dst, value, r->err);
 	if (buf_append(&b, r->name, (size_t)(slash - r->name) + 1) < 0 || buf_puts(&b, value) < 0) {
 		buf_release(&b);
-		return error_set(r->err, IG_EFAIL, "out of memory");
+		return error_oom(r->err);
 	}
 	free(*dst);
 	*dst = buf_detach(&b);
@@ -134,7 +134,7 @@ static int data_to(char **dst, struct reader *r, const yaml_node_t *at, const ch
 		return fail(r, at, field, error ? "not valid base64" : "empty");
 	}
 	if (error < 0)
-		return error_set(r->err, IG_EFAIL, "out of memory");
+		return error_oom(r->err);
 	return 0;
 }
 
@@ -314,7 +314,7 @@ int kubeconfig_parse(struct kubeconfig *out, const char *name, const char *data,
 
 	kubeconfig_release(out);
 	if (!yaml_parser_initialize(&parser))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		error = error_set(err, IG_EINVALID, "kubeconfig '%s': line %zu: %s", name,
@@ -328,7 +328,7 @@ int kubeconfig_parse(struct kubeconfig *out, const char *name, const char *data,
 	if (!error && buf_printf(&src, "kubeconfig '%s'", name) == 0)
 		out->source = buf_detach(&src);
 	else if (!error)
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	if (error < 0)
@@ -422,7 +422,7 @@ int kubeconfig_in_cluster(struct kubeconfig *out, const char *sa_dir, struct err
 	}
 	goto done;
 oom:
-	error = error_set(err, IG_EFAIL, "out of memory");
+	error = error_oom(err);
 done:
 	buf_release(&b);
 	if (error < 0)

@@ -41,7 +41,7 @@ int kubeimage_digest(char **out, const char *image_id, struct error *err)
 		return error_set(err, IG_EINVALID, "imageID '%.200s': not a sha256 digest",
 		                 image_id);
 	if (!(*out = strdup(at)))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	return 0;
 }
 

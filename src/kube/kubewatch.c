@@ -132,7 +132,7 @@ static int relist(struct kubewatch *w, struct error *err)
 	int error;
 
 	if (!objects)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if ((error = kube_list_at(&items, &rv, w->client, w->path, w->selector, err)) < 0) {
 		json_decref(objects);
 		return error;
@@ -222,7 +222,7 @@ static void *run(void *arg)
 			continue;
 		}
 		if (watch_path(&path, w) < 0) {
-			error_set(&err, IG_EFAIL, "out of memory");
+			error_oom(&err);
 			fail(w, &err, &backoff);
 			continue;
 		}
@@ -263,14 +263,14 @@ int kubewatch_start(struct kubewatch **out, const struct kubeconfig *cfg, const 
 
 	*out = NULL;
 	if (!w)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	pthread_mutex_init(&w->mu, NULL);
 	w->stop = stop;
 	kube_options_init(&opts);
 	if (!(w->path = strdup(path)) ||
 	    (label_selector && !(w->selector = strdup(label_selector))) ||
 	    !(w->objects = json_object())) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto fail;
 	}
 	if ((error = kube_client_new(&w->client, cfg, &opts, err)) < 0)

@@ -115,7 +115,7 @@ int leaseclient_new(struct leaseclient **out, struct kube_client *c, const char 
 	struct leaseclient *lc = calloc(1, sizeof(*lc));
 
 	if (!lc)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	lc->c = c;
 	snprintf(lc->ns, sizeof(lc->ns), "%s", ns);
 	snprintf(lc->name, sizeof(lc->name), "%s", name);
@@ -193,7 +193,7 @@ static int send_obj(struct leaseclient *lc, const char *method, const char *path
 
 	json_decref(obj);
 	if (!body)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	rc = kube_send(&got, lc->c, method, path, "application/json", body, err);
 	free(body);
 	if (rc == 0)
@@ -222,7 +222,7 @@ static int lc_update(void *ctx, const struct lease_record *rec, struct error *er
 	if (!(obj = json_deep_copy(lc->obj)) ||
 	    json_object_set_new(obj, "spec", spec_of(rec)) < 0) {
 		json_decref(obj);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	snprintf(path, sizeof(path), "%s/%s", lc->path, lc->name);
 	return send_obj(lc, "PUT", path, obj, err);

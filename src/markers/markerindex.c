@@ -341,7 +341,7 @@ int markerindex_load(struct markerindex **out, const char *root, const char *rel
 
 	*out = NULL;
 	if (!ix || !(ix->root = strdup(root)) || !(ix->rel = strdup(rel))) {
-		rc = error_set(err, IG_EFAIL, "out of memory");
+		rc = error_oom(err);
 		goto done;
 	}
 	if (safefile_read(&data, root, rel, &e) == 0 &&
@@ -469,7 +469,7 @@ static int scan_one(struct entry *e, struct marker_set *out, int rootfd, struct 
 		return 0;
 	if ((rc = rec_put(&rec, out, m0, p0)) < 0) {
 		buf_release(&rec);
-		return error_set(err, IG_EFAIL, "marker index: out of memory");
+		return error_oom(err);
 	}
 	e->rec_len = rec.len;
 	e->rec = (unsigned char *)buf_detach(&rec);
@@ -489,14 +489,14 @@ static int take(struct markerindex *next, struct entry *old, const struct marker
 	if (!selected && !same)
 		return 0; /* changed or new, and not needed by this scan: left to the next one */
 	if (same && selected && (rc = rec_get(out, old)) < 0)
-		return error_set(err, IG_EFAIL, "marker index: out of memory");
+		return error_oom(err);
 	if (same && rc == 0) {
 		e = *old;
 		old->path = NULL;
 		old->rec = NULL;
 	} else {
 		if (!(e.path = strdup(f->path)))
-			return error_set(err, IG_EFAIL, "marker index: out of memory");
+			return error_oom(err);
 		memcpy(e.oid, f->oid, MARKERINDEX_OID_LEN);
 		*scanned = true; /* a new blob, or a record that does not read back */
 		if ((rc = scan_one(&e, out, rootfd, err)) < 0) {
@@ -535,7 +535,7 @@ static int merge(struct markerindex *ix, struct marker_set *out, int rootfd, con
 	int rc = 0;
 
 	if (!(next.items = malloc((n ? n : 1) * sizeof(*next.items))))
-		return error_set(err, IG_EFAIL, "marker index: out of memory");
+		return error_oom(err);
 	next.cap = n;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct entry *old = NULL;
@@ -647,7 +647,7 @@ int markerindex_save(struct markerindex *ix, struct error *err)
 	if (!ix->dirty)
 		return 0;
 	if ((rc = serialize(&b, ix)) < 0) {
-		rc = error_set(err, IG_EFAIL, "marker index: out of memory");
+		rc = error_oom(err);
 		goto done;
 	}
 	/* safefile_replace replaces a regular file only: create it first when absent */

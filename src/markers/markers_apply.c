@@ -169,13 +169,11 @@ int markers_apply(struct buf *out, const char *data, size_t len, const struct ma
 
 	buf_reset(out);
 	if (n == 0)
-		return buf_append(out, data, len) < 0
-		           ? error_set(err, IG_EFAIL, "rewriting failed: out of memory")
-		           : 0;
+		return buf_append(out, data, len) < 0 ? error_oom(err) : 0;
 	sorted = calloc(n, sizeof(*sorted));
 	starts = calloc(n, sizeof(*starts));
 	if (!sorted || !starts) {
-		rc = error_set(err, IG_EFAIL, "rewriting failed: out of memory");
+		rc = error_oom(err);
 		goto done;
 	}
 	for (size_t i = 0; i < n; i++)

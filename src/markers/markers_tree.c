@@ -44,14 +44,14 @@ static int normalise_subpath(struct buf *out, const char *subpath, struct error 
 		if (n > 0 && !(n == 1 && p[0] == '.')) {
 			if ((out->len > 0 && buf_append(out, "/", 1) < 0) ||
 			    buf_append(out, p, n) < 0)
-				return error_set(err, IG_EFAIL, "out of memory");
+				return error_oom(err);
 		}
 		p += n;
 		while (*p == '/')
 			p++;
 	}
 	if (!out->data && buf_puts(out, "") < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	return 0;
 }
 
@@ -90,7 +90,7 @@ static int walk_entry(struct strvec *files, int dirfd, const char *name, const c
 		if (files->len >= MAX_FILES)
 			rc = error_set(err, IG_ETOOBIG, "more than %d YAML files", MAX_FILES);
 		else if (strvec_push(files, child) < 0)
-			rc = error_set(err, IG_EFAIL, "out of memory");
+			rc = error_oom(err);
 	}
 	return rc;
 }
@@ -116,7 +116,7 @@ static int walk(struct strvec *files, int dirfd, const char *rel, int depth, str
 		    strcmp(de->d_name, ".git") == 0)
 			continue;
 		if (join(&child, rel, de->d_name) < 0)
-			rc = error_set(err, IG_EFAIL, "out of memory");
+			rc = error_oom(err);
 		else
 			rc = walk_entry(files, dirfd, de->d_name, child, depth, out, err);
 		free(child);

@@ -11,7 +11,7 @@
 static int dup_out(char **out, const char *s, struct error *err)
 {
 	*out = strdup(s);
-	return *out ? 0 : error_set(err, IG_EFAIL, "out of memory");
+	return *out ? 0 : error_oom(err);
 }
 
 /* name:tag[@digest] with the policy's name whatever the marker held: exactly the string
@@ -30,7 +30,7 @@ static int image_value(char **out, const struct marker *m, const char *name, con
 		rc = buf_printf(&b, "@%s", digest);
 	if (rc < 0) {
 		buf_release(&b);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	*out = buf_detach(&b);
 	return 0;

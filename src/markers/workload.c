@@ -155,7 +155,7 @@ int workload_scan_buffer(struct workload_set *out, const char *file, const char 
 	int error = 0;
 
 	if (!yaml_parser_initialize(&parser))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	for (;;) {
 		if (!yaml_parser_load(&parser, &doc)) {

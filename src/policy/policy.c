@@ -177,7 +177,7 @@ static int compile_template(struct policy *p, struct error *err)
 			continue;
 		}
 		if (i > lit && add_part(p, s + lit, i - lit, 0) < 0)
-			return error_set(err, IG_EFAIL, "extract: out of memory");
+			return error_oom(err);
 		if (s[i + 1] == '$') {
 			lit = i + 1;
 			i += 2;
@@ -208,11 +208,11 @@ static int compile_template(struct policy *p, struct error *err)
 		if ((rc = resolve_group(&g, p, s + start, end - start, err)) < 0)
 			return rc;
 		if (add_part(p, NULL, 0, g) < 0)
-			return error_set(err, IG_EFAIL, "extract: out of memory");
+			return error_oom(err);
 		i = lit = next;
 	}
 	if (i > lit && add_part(p, s + lit, i - lit, 0) < 0)
-		return error_set(err, IG_EFAIL, "extract: out of memory");
+		return error_oom(err);
 	return 0;
 }
 
@@ -247,7 +247,7 @@ static int compile_excludes(struct policy *p, const struct policy_spec *spec, st
 	if (n == 0)
 		return 0;
 	if (!(p->exclude = calloc(n, sizeof(*p->exclude))))
-		return error_set(err, IG_EFAIL, "exclude: out of memory");
+		return error_oom(err);
 	for (size_t k = 0; k < n; k++) {
 		if (strcmp(list[k], DEFAULT_EXCLUDE) == 0) {
 			if (!(p->exclude[k] = default_exclude(err)))
@@ -284,7 +284,7 @@ static int compile_extract(struct policy *p, const char *extract, struct error *
 		return error_set(err, IG_EINVALID,
 		                 "extract '%.200s': needs a pattern to extract from", extract);
 	if (!(p->extract = strdup(extract)))
-		return error_set(err, IG_EFAIL, "extract: out of memory");
+		return error_oom(err);
 	return compile_template(p, err);
 }
 
@@ -295,7 +295,7 @@ int policy_new(struct policy **out, const struct policy_spec *spec, struct error
 
 	*out = NULL;
 	if (!p)
-		return error_set(err, IG_EFAIL, "policy: out of memory");
+		return error_oom(err);
 	p->kind = spec->kind;
 	p->ascending = spec->ascending;
 	if (spec->pattern && (rc = compile_re(&p->pattern, "pattern", spec->pattern, err)) < 0)
@@ -570,7 +570,7 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
 	memset(out, 0, sizeof(*out));
 	memset(sc, 0, sizeof(sc));
 	if (scratch_init(&sc[0], p) < 0 || scratch_init(&sc[1], p) < 0) {
-		rc = error_set(err, IG_EFAIL, "policy: out of memory");
+		rc = error_oom(err);
 		goto done;
 	}
 	for (size_t k = 0; k < n; k++) {
@@ -598,7 +598,7 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
 	/* Flux fails a numerical policy over a non-number: nothing is picked then. */
 	if (sc[0].oom || sc[1].oom ||
 	    (bi >= 0 && !out->unordered && !(out->latest = strdup(best.tag))))
-		rc = error_set(err, IG_EFAIL, "policy: out of memory");
+		rc = error_oom(err);
 done:
 	if (rc < 0)
 		policy_result_release(out);
@@ -636,9 +636,7 @@ int policy_select_keyed(struct policy_result *out, const struct policy *p, const
 	if (!key)
 		return policy_select(out, p, tags, n, err);
 	if (m && m->set && memcmp(m->key, key, POLICY_LISTING_KEY_LEN) == 0)
-		return result_copy(out, &m->r) < 0
-		           ? error_set(err, IG_EFAIL, "policy: out of memory")
-		           : 0;
+		return result_copy(out, &m->r) < 0 ? error_oom(err) : 0;
 	if ((rc = policy_select(out, p, tags, n, err)) < 0)
 		return rc;
 	if (!m && !(m = calloc(1, sizeof(*m))))
@@ -739,7 +737,7 @@ int policy_order(struct strvec *out, const struct policy *p, const char *const *
 	rc = 0;
 	goto done;
 oom:
-	rc = error_set(err, IG_EFAIL, "policy: out of memory");
+	rc = error_oom(err);
 done:
 	while (arena) {
 		struct arena_block *next = arena->next;

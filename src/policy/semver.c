@@ -573,7 +573,7 @@ int semver_range_new(struct semver_range **out, const char *range, struct error 
 	}
 oom:
 	semver_range_free(r);
-	return error_set(err, IG_EFAIL, "semver range: out of memory");
+	return error_oom(err);
 }
 
 /* ---- Masterminds v3 comparator semantics ---- */

@@ -146,7 +146,7 @@ int taglines_parse(struct taglines *t, char *data, size_t len, struct error *err
 	t->len = len;
 	data[len] = '\0';
 	if (!set_init(&set, count_lines(data, len)))
-		return error_set(err, IG_EFAIL, "tag list: out of memory");
+		return error_oom(err);
 	while (pos < len) {
 		char *nl = memchr(data + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - data) : len, n = end - pos;
@@ -168,7 +168,7 @@ int taglines_parse(struct taglines *t, char *data, size_t len, struct error *err
 			               SLOT_INDEX_MASK);
 			break;
 		} else if (!add_unique(t, &set, &tcap, data + pos, n)) {
-			rc = error_set(err, IG_EFAIL, "tag list: out of memory");
+			rc = error_oom(err);
 			break;
 		}
 		pos = end + 1;
@@ -193,7 +193,7 @@ int taglines_read_fd(struct taglines *t, int fd, size_t max, struct error *err)
 				ncap = max + 1 + READ_BLOCK;
 			if (!(p = realloc(data, ncap))) {
 				free(data);
-				return error_set(err, IG_EFAIL, "tag list: out of memory");
+				return error_oom(err);
 			}
 			data = p;
 			cap = ncap;
@@ -214,7 +214,7 @@ int taglines_read_fd(struct taglines *t, int fd, size_t max, struct error *err)
 		}
 	}
 	if (!data && !(data = malloc(1)))
-		return error_set(err, IG_EFAIL, "tag list: out of memory");
+		return error_oom(err);
 	return taglines_parse(t, data, len, err);
 }
 

@@ -60,7 +60,7 @@ int auth_new(struct auth **out, struct error *err)
 
 	*out = NULL;
 	if (!a)
-		return error_set(err, IG_EFAIL, "auth: out of memory");
+		return error_oom(err);
 	pthread_mutex_init(&a->lock, NULL);
 	*out = a;
 	return 0;

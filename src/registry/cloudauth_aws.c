@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloudauth_private.h"
+#include "cloudauth_common.h"
 #include "imageguard/registry/sigv4.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
@@ -277,7 +277,7 @@ static int keys_from_env(struct cloudauth_token *out, struct error *err)
 	                                cloudauth_now(), 0};
 	if (!out->a || !out->b || (tok && !out->c)) {
 		cloudauth_token_release(out);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	return 0;
 }
@@ -314,7 +314,7 @@ static int assume_role(struct cloudauth_token *out, const char *region, const ch
 
 	if (!(url = endpoint("AWS_ENDPOINT_URL_STS", "https://sts.%s.%s/", region, partition)) ||
 	    sts_form(&form, role, session, token) < 0) {
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 		goto done;
 	}
 	struct http_request req = {.method = "POST",
@@ -430,7 +430,7 @@ static int container_authorization(char **out, struct error *err)
 		return cloudauth_read_env_file(out, "aws", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
 		                               err);
 	if ((v = cloudauth_env("AWS_CONTAINER_AUTHORIZATION_TOKEN")) && !(*out = strdup(v)))
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	return 0;
 }
 
@@ -450,7 +450,7 @@ static int keys_from_container(struct cloudauth_token *out, struct error *err)
 	else if (buf_printf(&b, "http://169.254.170.2%s", rel) == 0)
 		url = buf_detach(&b);
 	if (!url)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	if (!is_allowed_container_url(url)) {
 		error = error_set(
 		    err, IG_EINVALID,
@@ -627,8 +627,8 @@ done:
 	return error;
 }
 
-int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
-                        const struct cloudauth_identity *id, struct error *err)
+static int aws_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
+                     const struct cloudauth_identity *id, struct error *err)
 {
 	struct cloudauth_token keys = {0};
 	char key[600];
@@ -638,6 +638,7 @@ int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
 	char *url = NULL;
 	int error;
 
+	(void)insecure; /* only ACR's token exchange has a plain-HTTP mode */
 	if (!region)
 		return error_set(err, IG_EINVALID,
 		                 "provider 'aws': registry '%s' is not an ECR host "
@@ -651,7 +652,7 @@ int cloudauth_aws_fetch(struct cloudauth_token *out, const char *registry_host,
 	                     partition)
 	          : endpoint("AWS_ENDPOINT_URL_ECR", "https://api.ecr.%s.%s/", region, partition);
 	if (!url) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	struct ecr_call c = {url, region, pub ? "ecr-public" : "ecr",
@@ -664,10 +665,12 @@ done:
 	return error;
 }
 
-void cloudauth_aws_forget(const struct cloudauth_identity *id)
+static void aws_forget(const struct cloudauth_identity *id)
 {
 	char key[600];
 
 	identity_key(key, sizeof(key), id);
 	cloudauth_cache_drop(key);
 }
+
+const struct cloudauth_backend cloudauth_aws = {"aws", aws_fetch, aws_forget};

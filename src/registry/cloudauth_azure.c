@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloudauth_host.h"
-#include "cloudauth_private.h"
+#include "cloudauth_common.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
@@ -152,7 +151,7 @@ static int entra_token(char **out, long long *expires, const char *scope,
 	if (buf_printf(&url, "%s%s%s/oauth2/v2.0/token", authority,
 	               authority[strlen(authority) - 1] == '/' ? "" : "/", tenant) < 0 ||
 	    entra_form(&form, client, assertion, scope) < 0) {
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 		goto done;
 	}
 	if ((error = post_form(&r, url.data, form.data, "entra-id", err)) < 0)
@@ -220,7 +219,7 @@ static int exchange(struct cloudauth_token *out, const char *host, bool insecure
 	    buf_puts(&form, "grant_type=access_token&service=") < 0 ||
 	    cloudauth_form_append(&form, service) < 0 || buf_puts(&form, "&access_token=") < 0 ||
 	    cloudauth_form_append(&form, aad) < 0) {
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 		goto done;
 	}
 	if ((error = post_form(&r, url.data, form.data, host, err)) < 0)
@@ -238,7 +237,7 @@ static int exchange(struct cloudauth_token *out, const char *host, bool insecure
 		goto done;
 	}
 	if (!(out->a = strdup(ACR_USER)))
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 done:
 	if (error < 0)
 		cloudauth_token_release(out);
@@ -249,8 +248,8 @@ done:
 	return error;
 }
 
-int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
-                          const struct cloudauth_identity *id, struct error *err)
+static int azure_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
+                       const struct cloudauth_identity *id, struct error *err)
 {
 	struct cloudauth_token aad = {0};
 	int error;
@@ -269,7 +268,7 @@ int cloudauth_azure_fetch(struct cloudauth_token *out, const char *registry_host
 	return error;
 }
 
-void cloudauth_azure_forget(const struct cloudauth_identity *id)
+static void azure_forget(const struct cloudauth_identity *id)
 {
 	static const char *const scopes[] = {"https://management.azure.com/.default",
 	                                     "https://management.chinacloudapi.cn/.default",
@@ -281,3 +280,5 @@ void cloudauth_azure_forget(const struct cloudauth_identity *id)
 		cloudauth_cache_drop(key);
 	}
 }
+
+const struct cloudauth_backend cloudauth_azure = {"azure", azure_fetch, azure_forget};

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloudauth_host.h"
-#include "cloudauth_private.h"
+#include "cloudauth_common.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
@@ -62,7 +61,7 @@ static int metadata_get(char **out, const char *host, const char *what, struct e
 
 	*out = NULL;
 	if (buf_printf(&url, "http://%s/computeMetadata/v1/%s", host, what) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	struct http_request req = {.url = url.data,
 	                           .headers = headers,
 	                           .label = "gcp-metadata",
@@ -78,7 +77,7 @@ static int metadata_get(char **out, const char *host, const char *what, struct e
 	else if (!r.body.data || !r.body.len || strpbrk(r.body.data, "/\r\n \t"))
 		error = error_set(err, IG_EINVALID, "%s: empty or not a name", what);
 	else if (!(*out = strdup(r.body.data)))
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 done:
 	buf_release(&url);
 	http_response_release(&r);
@@ -119,7 +118,7 @@ static int audience(struct buf *out, struct error *err)
 	               "identitynamespace:%s.svc.id.goog:https://container.googleapis.com/v1/"
 	               "projects/%s/locations/%s/clusters/%s",
 	               c.a, c.a, c.b, c.c) < 0)
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 	cloudauth_token_release(&c);
 	return error;
 }
@@ -167,7 +166,7 @@ static int sts_exchange(struct cloudauth_token *t, const char *aud, const char *
 
 	if (base_url(&url, "GOOGLE_STS_ENDPOINT", STS_URL) < 0 || buf_puts(&url, "/v1/token") < 0 ||
 	    sts_form(&form, aud, subject) < 0) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	struct http_request req = {.method = "POST",
@@ -209,7 +208,7 @@ static int impersonate(struct cloudauth_token *t, const char *gsa, struct error 
 	if (base_url(&url, "GOOGLE_IAM_CREDENTIALS_ENDPOINT", IAM_URL) < 0 ||
 	    buf_printf(&url, "/v1/projects/-/serviceAccounts/%s:generateAccessToken", gsa) < 0 ||
 	    buf_printf(&authz, "Bearer %s", t->b) < 0) {
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 		goto done;
 	}
 	struct http_request req = {.method = "POST",
@@ -241,7 +240,7 @@ static int impersonate(struct cloudauth_token *t, const char *gsa, struct error 
 	t->issued = cloudauth_now();
 	t->expires = cloudauth_parse_time(exp);
 	if (!(t->b = strdup(tok)))
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 done:
 	if (j) {
 		json_object_del(j, "accessToken");
@@ -282,8 +281,8 @@ done:
 	return error;
 }
 
-int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host,
-                        const struct cloudauth_identity *id, struct error *err)
+static int gcp_fetch(struct cloudauth_token *out, const char *registry_host, bool insecure,
+                     const struct cloudauth_identity *id, struct error *err)
 {
 	static const char *const headers[] = {"Metadata-Flavor: Google", NULL};
 	const char *host = cloudauth_env("GCE_METADATA_HOST");
@@ -292,6 +291,7 @@ int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host,
 	long long expires_in;
 	int error;
 
+	(void)insecure; /* only ACR's token exchange has a plain-HTTP mode */
 	memset(out, 0, sizeof(*out));
 	if (!is_gcp_registry(registry_host))
 		return error_set(err, IG_EINVALID,
@@ -300,13 +300,13 @@ int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host,
 		                 registry_host);
 	if (id) {
 		if ((error = object_fetch(out, id, err)) == 0 && !(out->a = strdup(GCP_USER)))
-			error = error_set(err, IG_EFAIL, "out of memory");
+			error = error_oom(err);
 		if (error < 0)
 			cloudauth_token_release(out);
 		return error;
 	}
 	if (buf_printf(&url, "http://%s" TOKEN_PATH, host ? host : METADATA_HOST) < 0)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	struct http_request req = {.url = url.data,
 	                           .headers = headers,
 	                           .label = "gcp-metadata",
@@ -329,7 +329,7 @@ int cloudauth_gcp_fetch(struct cloudauth_token *out, const char *registry_host,
 	out->expires = expires_in ? out->issued + expires_in : out->issued + 300;
 	if (!(out->a = strdup(GCP_USER))) {
 		cloudauth_token_release(out);
-		error = error_set(err, IG_EFAIL, "out of memory");
+		error = error_oom(err);
 	}
 	goto done;
 prefix:
@@ -340,7 +340,10 @@ done:
 	return error;
 }
 
-void cloudauth_gcp_forget(void)
+static void gcp_forget(const struct cloudauth_identity *id)
 {
 	/* The metadata server's token is the registry credential itself: nothing else cached. */
+	(void)id;
 }
+
+const struct cloudauth_backend cloudauth_gcp = {"gcp", gcp_fetch, gcp_forget};

@@ -72,7 +72,7 @@ int registry_client_new(struct registry_client **out, const struct registry_opti
 
 	*out = NULL;
 	if (!c)
-		return error_set(err, IG_EFAIL, "registry: out of memory");
+		return error_oom(err);
 	c->opts = *opts;
 	ho.connect_timeout_ms = opts->connect_timeout_ms;
 	ho.timeout_ms = opts->timeout_ms;
@@ -82,8 +82,7 @@ int registry_client_new(struct registry_client **out, const struct registry_opti
 	ho.observe_ctx = opts->observe_ctx;
 	if ((error = http_client_new(&c->http, &ho, err)) < 0 ||
 	    (error = auth_new(&c->auth, err)) < 0 ||
-	    (opts->memo_listings && listmemo_new(&c->memo) < 0 &&
-	     (error = error_set(err, IG_EFAIL, "registry: out of memory")) < 0)) {
+	    (opts->memo_listings && listmemo_new(&c->memo) < 0 && (error = error_oom(err)) < 0)) {
 		registry_client_free(c);
 		return error;
 	}
@@ -220,7 +219,7 @@ static int call_init(struct call *k, struct registry_client *c, const struct reg
 		buf_release(&base);
 		buf_release(&scope);
 		call_release(k);
-		return error_set(err, IG_EFAIL, "registry: out of memory");
+		return error_oom(err);
 	}
 	k->base = buf_detach(&base);
 	k->scope = buf_detach(&scope);
@@ -309,6 +308,8 @@ static int request(struct http_response *out, struct call *k, const char *method
 	req.url = url;
 	req.headers = headers;
 	req.ca_file = t->ca_file;
+	req.tls_hint = "a registry that speaks plain HTTP? set spec.insecure: true on its "
+	               "ImageRepository";
 	req.allow_http = t->insecure;
 	req.timeout_ms = t->timeout_ms;
 	req.max_body = max_body;
@@ -388,9 +389,7 @@ static int page_write(void *ctx, const char *data, size_t len, struct error *err
 	ps->bytes += len;
 	if (ps->holding) {
 		if (len <= LISTMEMO_BODY_MAX - ps->hold.len)
-			return buf_append(&ps->hold, data, len) < 0
-			           ? error_set(err, IG_EFAIL, "tag list: out of memory")
-			           : 0;
+			return buf_append(&ps->hold, data, len) < 0 ? error_oom(err) : 0;
 		ps->holding = false; /* too large to keep: what was held goes first */
 		if (ps->hold.len &&
 		    (rc = taglist_push(ps->reader, ps->hold.data, ps->hold.len, err)) < 0)
@@ -551,7 +550,7 @@ static int page_error(const struct listing_walk *w, int error, struct error *err
 /* Fetches the page at w->url; *next is the next page's URL, NULL after the last. */
 static int fetch_page(struct listing_walk *w, char **next, struct error *err)
 {
-	struct http_stream stream = {page_begin, page_write, &w->ps};
+	struct http_stream stream = {page_begin, page_write, &w->ps, false};
 	const struct registry_options *o = &w->k->c->opts;
 	struct http_response r = HTTP_RESPONSE_INIT;
 	bool oom = false;

@@ -153,7 +153,7 @@ static int add_header(struct parts *out, const char *line, struct error *err)
 		return error_set(err, IG_EINVALID, "sigv4: header line without a name");
 	if (!(name = strndup(line, nlen)) || !(value = trim_value(colon + 1))) {
 		free(name);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	for (char *p = name; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
@@ -165,7 +165,7 @@ static int add_header(struct parts *out, const char *line, struct error *err)
 		free(name);
 		if (buf_printf(&joined, "%s,%s", out->v[i].value, value) < 0) {
 			free(value);
-			return error_set(err, IG_EFAIL, "out of memory");
+			return error_oom(err);
 		}
 		free(value);
 		free(out->v[i].value);
@@ -255,7 +255,7 @@ static int canonicalize(struct buf *creq, struct buf *names, const struct sigv4_
 	int error = IG_EFAIL;
 
 	if (!q || !h) {
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 		goto done;
 	}
 	if ((error = parse_query(q, req->query, err)) < 0 ||
@@ -263,7 +263,7 @@ static int canonicalize(struct buf *creq, struct buf *names, const struct sigv4_
 		goto done;
 	if ((error = write_canonical(creq, req, q, h)) < 0 ||
 	    (names && (error = append_signed_names(names, h)) < 0))
-		error_set(err, IG_EFAIL, "out of memory");
+		error_oom(err);
 done:
 	if (q)
 		parts_release(q);
@@ -329,7 +329,7 @@ int sigv4_sign(struct buf *out, const struct sigv4_request *req, const struct si
 	error = 0;
 	goto done;
 oom:
-	error_set(err, IG_EFAIL, "out of memory");
+	error_oom(err);
 done:
 	OPENSSL_cleanse(kSigning, sizeof(kSigning));
 	buf_release(&creq);

@@ -17,11 +17,11 @@ int template_parse(struct template **out, const char *src, const char *name, str
 
 	*out = NULL;
 	if (!t)
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	t->arena = (struct tarena)TARENA_INIT(TREE_ARENA_MAX);
 	if (!(t->name = strdup(name ? name : "template"))) {
 		free(t);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	if (len > TEMPLATE_SRC_MAX) {
 		rc = error_set(err, IG_ETOOBIG, "template '%s': longer than %d bytes", t->name,
@@ -32,7 +32,7 @@ int template_parse(struct template **out, const char *src, const char *name, str
 	/* text nodes point into the copy, which lives as long as the tree */
 	if (!(copy = tarena_strndup(&t->arena, src, len))) {
 		template_free(t);
-		return error_set(err, IG_EFAIL, "out of memory");
+		return error_oom(err);
 	}
 	if ((rc = tparse_run(t, copy, len, err)) < 0) {
 		template_free(t);

@@ -64,7 +64,7 @@ static int emit(struct lexer *l, enum ttok_kind kind, const char *start, size_t 
 			return error_set(l->err, IG_ETOOBIG, "template '%s': too many tokens",
 			                 l->name);
 		if (!(p = realloc(l->out->toks, cap * sizeof(*p))))
-			return error_set(l->err, IG_EFAIL, "out of memory");
+			return error_oom(l->err);
 		l->out->toks = p;
 		l->out->cap = cap;
 	}

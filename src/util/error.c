@@ -236,3 +236,8 @@ const char *error_code_name(int code)
 		return "failure";
 	}
 }
+
+int error_oom(struct error *err)
+{
+	return error_set(err, IG_EFAIL, "out of memory");
+}

@@ -12,7 +12,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/util/http.h"
 #include "imageguard/util/log.h"
-#include "imageguard/cmd/version.h"
+#include "imageguard/util/version.h"
 
 #define DEFAULT_MAX_BODY (4u << 20)
 #define MAX_HEADER_BYTES (64u << 10)
@@ -21,9 +21,9 @@
 /* Idle easy handles kept for the next request: curl_easy_perform on a fresh handle builds a
  * multi handle and its wakeup socketpair each time, a reused one keeps them and its own
  * keep-alive connections. At most as many as requests ever ran at once (one per worker
- * thread). The connections are not in the share: every thread took its lock several times
- * per request, and at 5,000 requests its contention cost 7,000 futex calls (15.3k -> 8.4k
- * without it); DNS and TLS sessions still are shared. */
+ * thread). The connections are not in the share: every thread would take its lock several
+ * times per request (docs/performance.md, "Figures that were code comments"); DNS and TLS
+ * sessions still are shared. */
 #define POOL_MAX 64
 
 /* A pooled handle; set: set_shared ran on it since its last reset, so it holds the options
@@ -66,7 +66,7 @@ int http_client_new(struct http_client **out, const struct http_options *opts, s
 
 	*out = NULL;
 	if (!c)
-		return error_set(err, IG_EFAIL, "http: out of memory");
+		return error_oom(err);
 	c->opts = *opts;
 	if (!c->opts.connect_timeout_ms)
 		c->opts.connect_timeout_ms = 10000;
@@ -166,7 +166,7 @@ struct sink {
 	size_t streamed;                  /* bytes given to the stream, against body->max */
 	int stream_error;                 /* the stream's negative verdict */
 	struct error *err;                /* where the stream writes its message */
-	const volatile sig_atomic_t *stop;
+	const volatile sig_atomic_t *stop, *req_stop;
 	int64_t deadline_ms;
 	bool stopped, expired;
 };
@@ -187,7 +187,7 @@ static bool is_stopping(const volatile sig_atomic_t *stop)
 /* A 200 body goes to the stream when there is one; other bodies (errors) are kept. */
 static size_t to_stream(struct sink *s, const char *p, size_t n)
 {
-	if (n > s->body->max - s->streamed) {
+	if (!s->stream->self_capped && n > s->body->max - s->streamed) {
 		s->too_big = true;
 		return 0;
 	}
@@ -224,7 +224,7 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	if (is_stopping(s->stop))
+	if (is_stopping(s->stop) || is_stopping(s->req_stop))
 		s->stopped = true;
 	else if (s->deadline_ms && http_now_ms() >= s->deadline_ms)
 		s->expired = true;
@@ -378,6 +378,17 @@ done:
 	return out;
 }
 
+char *http_escape(const char *s)
+{
+	char *e = curl_easy_escape(NULL, s, 0), *copy;
+
+	if (!e)
+		return NULL;
+	copy = strdup(e);
+	curl_free(e);
+	return copy;
+}
+
 /* The URL without query or fragment, for messages: queries may carry scopes or tokens. */
 static void url_for_message(char *out, size_t n, const char *url)
 {
@@ -443,6 +454,39 @@ static long attempt_timeout_ms(const struct http_client *c, const struct http_re
 	return t;
 }
 
+/* Always the pointer handed over: curl copies it (CURL_BLOB_COPY). */
+static void set_blob(CURL *h, CURLoption opt, const char *pem)
+{
+	struct curl_blob blob = {(void *)pem, strlen(pem), CURL_BLOB_COPY};
+
+	curl_easy_setopt(h, opt, &blob);
+}
+
+/* A configured CA is the only trust anchor (as client-go): no system CA file or path. */
+static void set_tls(CURL *h, const struct http_tls *t)
+{
+	if (t->ca_pem || t->ca_file)
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	if (t->ca_pem) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
+		set_blob(h, CURLOPT_CAINFO_BLOB, t->ca_pem);
+	} else if (t->ca_file) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
+	}
+	if (t->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (t->cert_pem)
+		set_blob(h, CURLOPT_SSLCERT_BLOB, t->cert_pem);
+	else if (t->cert_file)
+		curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert_file);
+	if (t->key_pem)
+		set_blob(h, CURLOPT_SSLKEY_BLOB, t->key_pem);
+	else if (t->key_file)
+		curl_easy_setopt(h, CURLOPT_SSLKEY, t->key_file);
+}
+
 /* What every request of this client sets alike. */
 static void set_shared(CURL *h, struct http_client *c)
 {
@@ -476,10 +520,18 @@ static void set_options(struct handle *hd, struct http_client *c, const struct h
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, sink);
 	if (req->ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, req->ca_file);
-	if (strcmp(a->method, "HEAD") == 0)
+	if (req->tls)
+		set_tls(h, req->tls);
+	if (strcmp(a->method, "HEAD") == 0) {
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-	else if (strcmp(a->method, "POST") == 0)
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->form ? req->form : "");
+	} else if (strcmp(a->method, "GET") != 0) {
+		if (strcmp(a->method, "POST") != 0)
+			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, a->method);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+		                 req->body   ? req->body
+		                 : req->form ? req->form
+		                             : "");
+	}
 }
 
 /* One request, no retry, no redirect. Returns the curl code; the response is reset first. */
@@ -487,8 +539,9 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
                         const struct attempt *a, struct http_response *out, struct outcome *oc,
                         struct error *err)
 {
-	struct sink sink = {&out->body,   &out->header,     false, NULL, req->stream, 0, 0, err,
-	                    c->opts.stop, req->deadline_ms, false, false};
+	struct sink sink = {
+	    &out->body, &out->header,     false, NULL, req->stream, 0, 0, err, c->opts.stop,
+	    req->stop,  req->deadline_ms, false, false};
 	struct curl_slist *headers = NULL;
 	struct handle hd;
 	CURLcode rc = CURLE_OUT_OF_MEMORY;
@@ -520,7 +573,7 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	if (!out->body.data)
 		buf_append(&out->body, "", 0);
 done:
-	handle_put(c, &hd, !req->ca_file && strcmp(a->method, "GET") == 0);
+	handle_put(c, &hd, !req->ca_file && !req->tls && strcmp(a->method, "GET") == 0);
 	curl_slist_free_all(headers);
 	return rc;
 }
@@ -584,7 +637,8 @@ static long backoff_ms(const struct http_options *o, unsigned attempt, unsigned 
 }
 
 /* Sleeps ms in short steps; false when the stop flag or the deadline cut the wait short. */
-static bool wait_ms(long ms, const volatile sig_atomic_t *stop, int64_t deadline_ms)
+static bool wait_ms(long ms, const volatile sig_atomic_t *stop,
+                    const volatile sig_atomic_t *req_stop, int64_t deadline_ms)
 {
 	int64_t end = http_now_ms() + ms;
 
@@ -595,7 +649,7 @@ static bool wait_ms(long ms, const volatile sig_atomic_t *stop, int64_t deadline
 		long step = left > 100 ? 100 : (long)left;
 		struct timespec ts = {0, step * 1000000L};
 
-		if (is_stopping(stop))
+		if (is_stopping(stop) || is_stopping(req_stop))
 			return false;
 		if (left <= 0)
 			return !(deadline_ms && http_now_ms() >= deadline_ms);
@@ -604,7 +658,7 @@ static bool wait_ms(long ms, const volatile sig_atomic_t *stop, int64_t deadline
 }
 
 static int transport_error(struct error *err, CURLcode rc, const struct outcome *oc, size_t cap,
-                           const char *url)
+                           const struct http_request *req, const char *url)
 {
 	char where[256];
 
@@ -618,11 +672,9 @@ static int transport_error(struct error *err, CURLcode rc, const struct outcome 
 		return error_set(err, IG_EFAIL, "'%s': stopping", where);
 	if ((oc && oc->expired) || rc == CURLE_OPERATION_TIMEDOUT)
 		return error_set(err, IG_ETIMEOUT, "'%s': timed out", where);
-	if (rc == CURLE_SSL_CONNECT_ERROR && strncmp(url, "https://", 8) == 0)
-		return error_set(err, IG_EFAIL,
-		                 "'%s': %s (a registry that speaks plain HTTP? set spec.insecure: "
-		                 "true on its ImageRepository)",
-		                 where, curl_easy_strerror(rc));
+	if (rc == CURLE_SSL_CONNECT_ERROR && strncmp(url, "https://", 8) == 0 && req->tls_hint)
+		return error_set(err, IG_EFAIL, "'%s': %s (%s)", where, curl_easy_strerror(rc),
+		                 req->tls_hint);
 	return error_set(err, IG_EFAIL, "'%s': %s", where, curl_easy_strerror(rc));
 }
 
@@ -632,11 +684,11 @@ static int may_start(struct http_client *c, const struct http_request *req, cons
 {
 	struct outcome oc = {false, false, false, 0};
 
-	oc.stopped = is_stopping(c->opts.stop);
+	oc.stopped = is_stopping(c->opts.stop) || is_stopping(req->stop);
 	oc.expired = req->deadline_ms && http_now_ms() >= req->deadline_ms;
 	if (!oc.stopped && !oc.expired)
 		return 0;
-	return transport_error(err, CURLE_OK, &oc, 0, url);
+	return transport_error(err, CURLE_OK, &oc, 0, req, url);
 }
 
 /* One hop with retries. */
@@ -663,13 +715,13 @@ static int perform_retrying(struct http_response *out, struct http_client *c,
 			c->opts.observe(c->opts.observe_ctx, label,
 			                rc == CURLE_OK ? out->status : 0);
 		if (oc.too_big || oc.stream_error < 0 || oc.stopped || oc.expired)
-			return transport_error(err, rc, &oc, out->body.max, a->url);
+			return transport_error(err, rc, &oc, out->body.max, req, a->url);
 		if (rc == CURLE_OK && !retryable_status(out->status))
 			return 0;
 		if (rc != CURLE_OK && !retryable_transport(rc))
-			return transport_error(err, rc, &oc, 0, a->url);
-		if (attempt >= c->opts.max_retries)
-			return rc == CURLE_OK ? 0 : transport_error(err, rc, &oc, 0, a->url);
+			return transport_error(err, rc, &oc, 0, req, a->url);
+		if (attempt >= c->opts.max_retries || req->no_retry)
+			return rc == CURLE_OK ? 0 : transport_error(err, rc, &oc, 0, req, a->url);
 		wait = rc == CURLE_OK ? retry_after_ms(out) : -1;
 		if (wait < 0)
 			wait = backoff_ms(&c->opts, attempt, &seed);
@@ -678,7 +730,7 @@ static int perform_retrying(struct http_response *out, struct http_client *c,
 		log_info("http.retry", "%s: %s %s, retry %u/%u in %ld ms", label, a->method,
 		         rc == CURLE_OK ? http_reason(out->status) : curl_easy_strerror(rc),
 		         attempt + 1, c->opts.max_retries, wait);
-		if (!wait_ms(wait, c->opts.stop, req->deadline_ms))
+		if (!wait_ms(wait, c->opts.stop, req->stop, req->deadline_ms))
 			return may_start(c, req, a->url, err);
 	}
 }
@@ -703,12 +755,12 @@ int http_do(struct http_response *out, struct http_client *c, const struct http_
 
 	out->attempts = 0;
 	if (!url)
-		return error_set(err, IG_EFAIL, "http: out of memory");
+		return error_oom(err);
 	for (int hop = 0;; hop++) {
 		a.url = url;
 		if ((error = perform_retrying(out, c, req, &a, err)) < 0)
 			goto done;
-		if (!is_redirect(out->status))
+		if (!is_redirect(out->status) || req->no_redirect)
 			break;
 		url_for_message(where, sizeof(where), url);
 		if (hop >= MAX_REDIRECTS) {

@@ -14,7 +14,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 
-#include "imageguard/app/lint.h"
+#include "imageguard/inspect/lint.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"

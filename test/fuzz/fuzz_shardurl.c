@@ -3,7 +3,7 @@
  * https:// when its authority has no port, and a trailing '/' never changes the unit. */
 #include "fuzz.h"
 
-#include "imageguard/app/shard.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/util/error.h"
 
 static char *norm(const char *prefix, const char *s, const char *suffix, int *rc)

@@ -3,7 +3,7 @@
  * folder (a Secret's keys), and prints the verdict on one line:
  *   STATUS requests=N http=N format=F signer="..." detail="..."
  * Exit 0 for ok, 1 for any other verdict, 2 when no verdict could be reached.
- * Used by test/integration/sigstore_crosscheck.py.
+ * Used by test/integration/cli/sigstore_crosscheck.py.
  *   sigcheck bundle FILE --digest D --trust DIR [--issuer RE --subject RE]
  *   sigcheck registry HOST/REPO --digest D --trust DIR [--issuer RE --subject RE]
  *            [--insecure] [--listing] [--no-referrers-api] [--formats cosign|bundle|...]

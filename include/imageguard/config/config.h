@@ -50,6 +50,11 @@ struct config_diags {
 
 void config_diags_release(struct config_diags *d);
 
+/* The one printer of diagnostics: each on stderr as "imageguard: FILE:LINE: [warning: ]MESSAGE"
+ * (FILE alone for a whole-file problem), or with as_log as log lines (config.error,
+ * config.warning) for `run`. */
+void config_diags_print(const struct config_diags *d, bool as_log);
+
 /* ---- the objects ----
  * Their "owned" strings belong to the config: they live in its string blocks
  * (config.strings), may be shared between objects, and are freed by config_free only. */
@@ -262,9 +267,9 @@ struct config_load_options {
 	/* The objects come from the Kubernetes API (run --kube, check-config --kube): what needs
 	 * the API, spec.serviceAccountName, is accepted instead of refused. */
 	bool kube;
-	/* secrets_dir is run --kube's copy of the API's Secrets (src/app/kubesource.c): Secret
-	 * ns/name in the folder <ns>.<name>, each secretRef rewritten to it. A secret's error
-	 * then names it ns/name in the Kubernetes API, never the folder (check-config --kube
+	/* secrets_dir is run --kube's copy of the API's Secrets (src/controller/kubesource.c):
+	 * Secret ns/name in the folder <ns>.<name>, each secretRef rewritten to it. A secret's
+	 * error then names it ns/name in the Kubernetes API, never the folder (check-config --kube
 	 * leaves it false: its --secrets-dir is the user's). */
 	bool secrets_from_api;
 	/* --shards N (0: none). Above 1, the unit a shard owns is one (Git URL, branch) pair, so

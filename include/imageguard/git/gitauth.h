@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <git2.h>
 
-#include "imageguard/git/giturl.h"
 #include "imageguard/util/error.h"
 
 enum gitauth_transport { GITAUTH_LOCAL, GITAUTH_SSH, GITAUTH_HTTP };

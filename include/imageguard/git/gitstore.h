@@ -62,6 +62,28 @@ void gitstore_free(struct gitstore *g);
 const char *gitstore_workdir(const struct gitstore *g);
 /* The hex id of the checked-out head commit, the base edits apply to (borrowed). */
 const char *gitstore_head(const struct gitstore *g);
+/* The clone's directory, "<state_dir>/git/<key>" (borrowed): caches of the work tree may keep
+ * files in its .git (gitmarkers' marker index). */
+const char *gitstore_dir(const struct gitstore *g);
+/* How many times since open the work tree was rewritten wholesale (a hard reset): bytes of an
+ * unchanged blob may then differ, so a cache keyed by blob kept across a change of this number
+ * must be dropped. */
+uint64_t gitstore_worktree_epoch(const struct gitstore *g);
+
+#define GITSTORE_OID_LEN 20 /* a SHA-1 object id, raw */
+
+/* One checked-out file as Git's index records it (stage 0). */
+struct gitstore_entry {
+	const char *path; /* borrowed; relative to the work tree, '/'-separated */
+	unsigned char oid[GITSTORE_OID_LEN];
+	unsigned mode; /* Git's: 0100644 and 0100755 regular, 0120000 link, 0160000 gitlink */
+};
+
+/* The checkout's files from Git's index (stage-0 entries; a clean checkout has no others):
+ * *out is the caller's (free), its paths are borrowed until the next call or gitstore_free.
+ * Returns 0, or IG_EFAIL when the index cannot be read or memory runs out. */
+int gitstore_list_index(struct gitstore_entry **out, size_t *n, struct gitstore *g,
+                        struct error *err);
 
 /* Edits the work tree for one commit: writes the files it changes and sets the commit
  * message. Called again after a rejected push, on the new remote head, so it must re-read

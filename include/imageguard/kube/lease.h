@@ -1,7 +1,7 @@
 /* Leader election over a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it
  * (tools/leaderelection/leaderelection.go, tryAcquireOrRenew and release): a pure state machine
  * over a client (get, create, update of the Lease) and a clock, so tests drive it with fakes.
- * Not thread-safe: one thread steps it (src/app/leader.c). */
+ * Not thread-safe: one thread steps it (src/controller/leader.c). */
 #ifndef IMAGEGUARD_KUBE_LEASE_H
 #define IMAGEGUARD_KUBE_LEASE_H
 

@@ -39,6 +39,9 @@ int error_set(struct error *err, int code, const char *fmt, ...)
 /* Prefixes the existing message with "<context>: " (each layer adds its context once);
  * returns the stored code. Safe with err == NULL. */
 int error_prefix(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "out of memory" with IG_EFAIL (libgit2's git_error_set_oom): the one place that says it;
+ * returns IG_EFAIL. */
+int error_oom(struct error *err);
 
 /* Keeps text from outside on one line: control characters become spaces, in place. */
 void error_flatten(char *s);

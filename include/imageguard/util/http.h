@@ -1,7 +1,7 @@
-/* A small HTTP client over libcurl for the registry and token endpoints: one connection pool
- * (plus DNS and TLS session caches) per client shared by every request and thread, capped
- * bodies, timeouts, retries with backoff and redirects followed by hand so that credentials
- * never leave the origin they were meant for. */
+/* The one HTTP client over libcurl (registries, token endpoints, the Kubernetes API, Flux's
+ * notification endpoint): a pool of handles (plus DNS and TLS session caches) per client shared
+ * by every request and thread, capped bodies, timeouts, retries with backoff and redirects
+ * followed by hand so that credentials never leave the origin they were meant for. */
 #ifndef IMAGEGUARD_HTTP_H
 #define IMAGEGUARD_HTTP_H
 
@@ -39,6 +39,20 @@ struct http_stream {
 	 * that code with the message the callback put in err. */
 	int (*write)(void *ctx, const char *data, size_t len, struct error *err);
 	void *ctx;
+	/* The stream caps what it keeps (a watch's lines): its bytes do not count against the
+	 * request's max_body, which then caps only error bodies. */
+	bool self_capped;
+};
+
+/* TLS of a server with its own trust (a kubeconfig): the CA given is the only trust anchor. */
+struct http_tls {
+	const char *ca_pem;    /* PEM text; or NULL */
+	const char *ca_file;   /* used when ca_pem is NULL; or NULL: system CAs */
+	const char *cert_pem;  /* client certificate, PEM text; or NULL */
+	const char *cert_file; /* used when cert_pem is NULL; or NULL */
+	const char *key_pem;   /* its key, PEM text; or NULL */
+	const char *key_file;  /* used when key_pem is NULL; or NULL */
+	bool insecure;         /* the server's certificate is not verified (the caller warns) */
 };
 
 /* Returns 0 or IG_EFAIL. The client owns its curl share handle; free with http_client_free. */
@@ -46,12 +60,16 @@ int http_client_new(struct http_client **out, const struct http_options *opts, s
 void http_client_free(struct http_client *c);
 
 struct http_request {
-	const char *method; /* "GET", "HEAD" or "POST"; NULL: GET */
+	const char *method; /* "GET", "HEAD", "POST", "PUT", "PATCH"...; NULL: GET */
 	const char *url;
 	const char *const *headers; /* NULL-terminated "Name: value" lines, or NULL */
 	const char *authorization;  /* Authorization value, sent only to url's origin; or NULL */
 	const char *form;           /* POST body (application/x-www-form-urlencoded), or NULL */
-	const char *ca_file;        /* NULL: system CAs */
+	const char *body;    /* the body of a method other than GET/HEAD (its Content-Type among
+	                      * headers); NULL: form, or empty */
+	const char *ca_file; /* NULL: system CAs */
+	const struct http_tls *tls; /* NULL: ca_file or the system CAs, no client certificate */
+	const char *tls_hint;       /* appended to a TLS handshake failure over https, or NULL */
 	bool allow_http;            /* a redirect from https to http is refused unless set */
 	long timeout_ms;            /* 0: the client's */
 	size_t max_body;            /* body cap (a stream's bytes count too); 0: 4 MiB */
@@ -59,6 +77,10 @@ struct http_request {
 	const struct http_stream *stream; /* NULL: a 200 body goes into http_response.body */
 	int64_t deadline_ms; /* http_now_ms() instant by which everything ends, retries and
 	                      * backoff included (IG_ETIMEOUT); 0: none */
+	bool no_retry;       /* one attempt (a write whose retry the caller decides) */
+	bool no_redirect;    /* a 3xx is the final response, as any other status */
+	/* Besides the client's stop flag (http_options.stop), this request's own; or NULL. */
+	const volatile sig_atomic_t *stop;
 };
 
 struct http_response {
@@ -107,5 +129,9 @@ bool http_same_origin(const char *a, const char *b);
 
 /* The host[:port] of url, newly allocated (free() it), or NULL. */
 char *http_host(const char *url);
+
+/* s percent-encoded for a URL's path segment or query value (RFC 3986 unreserved kept), newly
+ * allocated (free() it); NULL when out of memory. */
+char *http_escape(const char *s);
 
 #endif

@@ -1,0 +1,868 @@
+/* run --kube: the four Flux kinds watched from the API server (kubewatch), turned into a
+ * configuration (config_load_documents over each object's JSON), and the Secrets they name
+ * fetched from their own namespace into a private memory-backed folder; every pass reads
+ * those Secrets and ServiceAccounts again (get by name) and reloads when one changed. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "imageguard/pass/kubesa.h"
+#include "imageguard/controller/kubesource.h"
+#include "imageguard/config/config.h"
+#include "imageguard/kube/kube.h"
+#include "imageguard/kube/kubeconfig.h"
+#include "imageguard/kube/kubewatch.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+
+#define IMAGE_GROUP "image.toolkit.fluxcd.io"
+#define SOURCE_GROUP "source.toolkit.fluxcd.io"
+#define MAX_SECRET_KEYS 64
+#define MAX_SECRET_BYTES (1u << 20) /* Kubernetes' own limit on a Secret */
+#define READ_TIMEOUT_MS 10000       /* one try of a GET of a Secret or ServiceAccount */
+#define READ_RETRIES 2              /* for the configuration's load */
+#define CHECK_TIMEOUT_MS 5000       /* one GET of a pass's re-read, never retried */
+#define CHECK_BUDGET_MS 10000       /* a pass's re-reads, and at most half the pass's time */
+#define MIN_READ_MS 200             /* less left before the deadline: not sent */
+
+enum { K_REPO, K_POLICY, K_AUTOMATION, K_GIT, K_COUNT };
+
+static const struct {
+	const char *group, *plural, *kind;
+} kinds[K_COUNT] = {
+    {IMAGE_GROUP, "imagerepositories", "ImageRepository"},
+    {IMAGE_GROUP, "imagepolicies", "ImagePolicy"},
+    {IMAGE_GROUP, "imageupdateautomations", "ImageUpdateAutomation"},
+    {SOURCE_GROUP, "gitrepositories", "GitRepository"},
+};
+
+/* A Secret or ServiceAccount a configuration reads, and what its last read found. */
+struct ref {
+	bool account; /* a ServiceAccount (its imagePullSecrets), else a Secret */
+	bool known;   /* false: the API did not answer, the next pass reloads */
+	char *ns, *name;
+	unsigned char sum[KUBESA_SUM_LEN]; /* of the content, or of the API's refusal */
+};
+
+struct refs {
+	struct ref *items;
+	size_t len, cap;
+};
+
+/* A client for Secrets and ServiceAccounts, which SIGTERM cuts, with its own timeout and
+ * retries; made again with one short try when a deadline is nearer than its longest GET. */
+struct reader {
+	struct kube_client *c;
+	long timeout_ms, base_timeout_ms;
+	unsigned retries, base_retries;
+};
+
+struct kubesource {
+	struct kubeconfig cfg;
+	struct kube_client *client;
+	struct kubewatch *watch[K_COUNT];
+	char image_api[128], source_api[128];
+	char *secrets_dir; /* owned, made by mkdtemp */
+	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
+	/* Secrets and ServiceAccounts: the load's reader and the passes' re-reads' (active: the
+	 * one in use), and while a pass reads, its deadline (CLOCK_MONOTONIC ms; 0: none) */
+	struct reader load_reader, check_reader, *active;
+	int64_t deadline_ms;
+	const volatile sig_atomic_t *stop;
+	unsigned shards;     /* --shards N, for the load (config_load_options.shards) */
+	struct refs refs;    /* what the configuration in use read */
+	struct refs loading; /* what the load in progress reads */
+};
+
+/* ---- discovery ---- */
+
+static const char *str(const json_t *j)
+{
+	const char *s = json_string_value(j);
+
+	return s ? s : "";
+}
+
+/* "/apis/G/V" of group's preferred version into out. */
+static int preferred(char *out, size_t n, struct kube_client *c, const char *group,
+                     struct error *err)
+{
+	json_t *g = NULL;
+	char path[160];
+	const char *v;
+	int error;
+
+	snprintf(path, sizeof(path), "/apis/%s", group);
+	if ((error = kube_get(&g, c, path, err)) == IG_ENOTFOUND)
+		return error_set(err, IG_ENOTFOUND,
+		                 "kubernetes api: API group '%s' is not served: are Flux's CRDs "
+		                 "installed?",
+		                 group);
+	if (error < 0)
+		return error;
+	v = json_string_value(json_object_get(json_object_get(g, "preferredVersion"), "version"));
+	if (!v || !*v || strchr(v, '/'))
+		error = error_set(err, IG_EINVALID, "kubernetes api 'GET %s': no preferredVersion",
+		                  path);
+	else
+		snprintf(out, n, "/apis/%s/%s", group, v);
+	json_decref(g);
+	return error;
+}
+
+/* Every plural of group at api is served there. */
+static int check_resources(struct kube_client *c, const char *api, const char *group,
+                           struct error *err)
+{
+	json_t *list = NULL, *r;
+	size_t i;
+	int error;
+
+	if ((error = kube_get(&list, c, api, err)) < 0)
+		return error;
+	for (int k = 0; k < K_COUNT && !error; k++) {
+		bool found = false;
+
+		if (strcmp(kinds[k].group, group) != 0)
+			continue;
+		json_array_foreach(json_object_get(list, "resources"), i,
+		                   r) if (strcmp(str(json_object_get(r, "name")),
+		                                 kinds[k].plural) == 0) found = true;
+		if (!found)
+			error = error_set(err, IG_ENOTFOUND,
+			                  "kubernetes api '%s': %s (%s) is not served: is its CRD "
+			                  "installed?",
+			                  api, kinds[k].kind, kinds[k].plural);
+	}
+	json_decref(list);
+	return error;
+}
+
+static const char *api_of(const struct kubesource *ks, int k)
+{
+	return strcmp(kinds[k].group, IMAGE_GROUP) == 0 ? ks->image_api : ks->source_api;
+}
+
+/* ---- lifecycle ---- */
+
+static int start_watches(struct kubesource *ks, const struct kubesource_options *o,
+                         struct error *err)
+{
+	for (int k = 0; k < K_COUNT; k++) {
+		char path[400];
+		int error;
+
+		if (o->ns)
+			snprintf(path, sizeof(path), "%s/namespaces/%s/%s", api_of(ks, k), o->ns,
+			         kinds[k].plural);
+		else
+			snprintf(path, sizeof(path), "%s/%s", api_of(ks, k), kinds[k].plural);
+		if ((error = kubewatch_start(&ks->watch[k], &ks->cfg, path, o->selector, o->stop,
+		                             err)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+static int wait_synced(struct kubesource *ks, const struct kubesource_options *o, struct error *err)
+{
+	long left = o->sync_timeout_ms ? o->sync_timeout_ms : 30000;
+
+	for (;;) {
+		int k;
+
+		for (k = 0; k < K_COUNT && kubewatch_synced(ks->watch[k]); k++)
+			;
+		if (k == K_COUNT)
+			return 0;
+		if (left <= 0 || (o->stop && *o->stop)) {
+			struct error last = ERROR_INIT;
+
+			kubewatch_last_error(ks->watch[k], &last);
+			return error_set(err, IG_ETIMEOUT,
+			                 "kubernetes api: no first list of %s: %s", kinds[k].plural,
+			                 last.msg[0] ? last.msg : "timed out");
+		}
+		struct timespec ts = {0, 50000000L};
+		nanosleep(&ts, NULL);
+		left -= 50;
+	}
+}
+
+static int make_secrets_dir(struct kubesource *ks, const char *parent, struct error *err)
+{
+	struct buf b = BUF_INIT;
+
+	if (buf_printf(&b, "%s/imageguard-secrets.XXXXXX", parent ? parent : "/dev/shm") < 0)
+		return error_oom(err);
+	if (!mkdtemp(b.data)) {
+		int e = errno;
+
+		buf_release(&b);
+		return error_set(err, IG_EFAIL, "secrets folder in '%s': %s",
+		                 parent ? parent : "/dev/shm", strerror(e));
+	}
+	ks->secrets_dir = buf_detach(&b);
+	log_info("kube.secrets", "Secrets read from the API are kept in memory under %s",
+	         ks->secrets_dir);
+	return 0;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* (Re)makes r's client with a timeout of timeout_ms for each of 1 + retries tries. */
+static int open_reader(struct reader *r, struct kubesource *ks, long timeout_ms, unsigned retries,
+                       struct error *err)
+{
+	struct kube_client *c = NULL;
+	struct kube_options ko;
+	int error;
+
+	kube_options_init(&ko);
+	ko.stop = ks->stop;
+	ko.timeout_ms = timeout_ms;
+	if (timeout_ms < ko.connect_timeout_ms)
+		ko.connect_timeout_ms = timeout_ms;
+	ko.max_retries = retries;
+	if ((error = kube_client_new(&c, &ks->cfg, &ko, err)) < 0)
+		return error;
+	kube_client_free(r->c);
+	r->c = c;
+	r->timeout_ms = timeout_ms;
+	r->retries = retries;
+	return 0;
+}
+
+static int start_reader(struct reader *r, struct kubesource *ks, long timeout_ms, unsigned retries,
+                        struct error *err)
+{
+	r->base_timeout_ms = timeout_ms;
+	r->base_retries = retries;
+	return open_reader(r, ks, timeout_ms, retries, err);
+}
+
+/* The longest a GET with r takes: its tries and the backoff (under a second) between them. */
+static int64_t longest_ms(const struct reader *r)
+{
+	return (int64_t)(r->retries + 1) * r->timeout_ms + (int64_t)r->retries * 1000;
+}
+
+int kubesource_new(struct kubesource **out, const struct kubesource_options *o, struct error *err)
+{
+	struct kubesource *ks = calloc(1, sizeof(*ks));
+	struct kube_options ko;
+	int error;
+
+	*out = NULL;
+	if (!ks)
+		return error_oom(err);
+	kube_options_init(&ko);
+	ko.stop = o->write_stop;
+	ks->stop = o->stop;
+	ks->shards = o->shards;
+	ks->active = &ks->load_reader;
+	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
+	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
+	                           : kubeconfig_in_cluster(&ks->cfg, NULL, err)) < 0 ||
+	    (error = kube_client_new(&ks->client, &ks->cfg, &ko, err)) < 0 ||
+	    (error = start_reader(&ks->load_reader, ks, READ_TIMEOUT_MS, READ_RETRIES, err)) < 0 ||
+	    (error = start_reader(&ks->check_reader, ks, CHECK_TIMEOUT_MS, 0, err)) < 0 ||
+	    (error = kubesa_start(&ks->cfg, o->stop, err)) < 0 ||
+	    (error = preferred(ks->image_api, sizeof(ks->image_api), ks->client, IMAGE_GROUP,
+	                       err)) < 0 ||
+	    (error = preferred(ks->source_api, sizeof(ks->source_api), ks->client, SOURCE_GROUP,
+	                       err)) < 0 ||
+	    (error = check_resources(ks->client, ks->image_api, IMAGE_GROUP, err)) < 0 ||
+	    (error = check_resources(ks->client, ks->source_api, SOURCE_GROUP, err)) < 0 ||
+	    (error = make_secrets_dir(ks, o->secrets_parent, err)) < 0 ||
+	    (error = start_watches(ks, o, err)) < 0 || (error = wait_synced(ks, o, err)) < 0) {
+		kubesource_free(ks);
+		return error;
+	}
+	log_info("kube.watch", "watching %s and %s%s%s%s%s", ks->image_api, ks->source_api,
+	         o->ns ? " in namespace " : " in every namespace", o->ns ? o->ns : "",
+	         o->selector ? ", labels " : "", o->selector ? o->selector : "");
+	*out = ks;
+	return 0;
+}
+
+/* Removes dir and the files in it (one level: a secret's folder). */
+static void remove_folder(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.' || (e->d_name[1] && strcmp(e->d_name, "..") != 0))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static void remove_secrets(const char *root)
+{
+	DIR *d = opendir(root);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct buf p = BUF_INIT;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (buf_printf(&p, "%s/%s", root, e->d_name) == 0)
+			remove_folder(p.data);
+		buf_release(&p);
+	}
+	closedir(d);
+	rmdir(root);
+}
+
+static void refs_release(struct refs *r)
+{
+	for (size_t i = 0; i < r->len; i++) {
+		free(r->items[i].ns);
+		free(r->items[i].name);
+	}
+	free(r->items);
+	*r = (struct refs){0};
+}
+
+void kubesource_free(struct kubesource *ks)
+{
+	if (!ks)
+		return;
+	refs_release(&ks->refs);
+	refs_release(&ks->loading);
+	kube_client_free(ks->load_reader.c);
+	kube_client_free(ks->check_reader.c);
+	kubesa_stop();
+	for (int k = 0; k < K_COUNT; k++)
+		kubewatch_free(ks->watch[k]);
+	if (ks->secrets_dir)
+		remove_secrets(ks->secrets_dir);
+	free(ks->secrets_dir);
+	json_decref(ks->loaded);
+	kube_client_free(ks->client);
+	kubeconfig_release(&ks->cfg);
+	free(ks);
+}
+
+uint64_t kubesource_changes(struct kubesource *ks)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < K_COUNT; k++)
+		n += kubewatch_changes(ks->watch[k]);
+	return n;
+}
+
+struct kube_client *kubesource_client(struct kubesource *ks)
+{
+	return ks->client;
+}
+
+const char *kubesource_image_api(const struct kubesource *ks)
+{
+	return ks->image_api;
+}
+
+json_t *kubesource_automation(struct kubesource *ks, const char *id)
+{
+	return json_incref(json_object_get(ks->loaded, id));
+}
+
+/* Remembers the automations of snap as loaded: their generation and annotations are what
+ * the status of the next pass reports. */
+static void remember(struct kubesource *ks, const json_t *snap)
+{
+	json_t *loaded = json_object(), *it;
+	size_t i;
+
+	if (!loaded)
+		return;
+	json_array_foreach(snap, i, it)
+	{
+		const json_t *md = json_object_get(it, "metadata");
+		char id[320];
+
+		snprintf(id, sizeof(id), "%s/%s", str(json_object_get(md, "namespace")),
+		         str(json_object_get(md, "name")));
+		json_object_set(loaded, id, it);
+	}
+	json_decref(ks->loaded);
+	ks->loaded = loaded;
+}
+
+/* ---- secrets ---- */
+
+/* A Secret data key as Kubernetes allows it: [-._a-zA-Z0-9]+, not "." or "..". */
+static bool is_key(const char *k)
+{
+	if (!*k || strcmp(k, ".") == 0 || strcmp(k, "..") == 0 || strlen(k) > 253)
+		return false;
+	for (const char *p = k; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return false;
+	return true;
+}
+
+static int write_value(const char *dir, const char *key, const char *b64, struct error *err,
+                       const char *what)
+{
+	char *val = NULL;
+	size_t len = 0;
+	struct buf path = BUF_INIT;
+	int fd = -1, error = 0;
+
+	if (kubeconfig_base64_decode(&val, &len, b64) < 0) {
+		error = error_set(err, IG_EINVALID, "%s: key '%s' is not base64", what, key);
+		goto done;
+	}
+	if (buf_printf(&path, "%s/%s", dir, key) < 0 ||
+	    (fd = open(path.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) <
+	        0 ||
+	    write(fd, val, len) != (ssize_t)len) {
+		error = error_set(err, IG_EFAIL, "%s: cannot write key '%s'", what, key);
+		goto done;
+	}
+done:
+	if (fd >= 0)
+		close(fd);
+	if (val)
+		memset(val, 0, len);
+	free(val);
+	buf_release(&path);
+	return error;
+}
+
+/* ---- what a configuration reads: noted by the load, read again by every pass ---- */
+
+/* Whether a failure is the API's answer (404, 403, a bad object), which a sum records, rather
+ * than no answer (a timeout, a 5xx, a stop, a local failure). */
+static bool is_answer(int code)
+{
+	return code == 0 || code == IG_ENOTFOUND || code == IG_EAUTH || code == IG_EINVALID ||
+	       code == IG_ETOOBIG;
+}
+
+/* A reader shortened for a deadline gets its own timeout and retries back. */
+static void restore_reader(struct reader *r, struct kubesource *ks)
+{
+	struct error err = ERROR_INIT;
+
+	if ((r->timeout_ms != r->base_timeout_ms || r->retries != r->base_retries) &&
+	    open_reader(r, ks, r->base_timeout_ms, r->base_retries, &err) < 0)
+		log_warn("kube.secrets", "%s", err.msg); /* the shortened client stays */
+}
+
+/* A pass's reads are over: the next ones (a load from a watch) have no deadline. The
+ * re-reads' client stays as the deadline made it: every pass has the same --pass-timeout. */
+static void end_deadline(struct kubesource *ks)
+{
+	ks->deadline_ms = 0;
+	ks->active = &ks->load_reader;
+	restore_reader(&ks->load_reader, ks);
+}
+
+/* GET path with the active reader; by the deadline while one is set (the client is made
+ * again with one try of what is left when its longest GET would end later). */
+static int read_get(json_t **out, void *ctx, const char *path, struct error *err)
+{
+	struct kubesource *ks = ctx;
+	struct reader *r = ks->active;
+	int64_t left;
+	int error;
+
+	*out = NULL;
+	if (ks->deadline_ms) {
+		if ((left = ks->deadline_ms - mono_ms()) < MIN_READ_MS)
+			return error_set(err, IG_ETIMEOUT,
+			                 "kubernetes api 'GET %s': the pass deadline has passed",
+			                 path);
+		if (longest_ms(r) > left && (error = open_reader(r, ks, (long)left, 0, err)) < 0)
+			return error;
+	}
+	return kube_get(out, r->c, path, err);
+}
+
+/* Notes what a read of a Secret or account found (the last read of one wins). */
+static void note(struct refs *r, bool account, const char *ns, const char *name,
+                 const unsigned char sum[KUBESA_SUM_LEN], bool known)
+{
+	struct ref *it = NULL;
+
+	for (size_t i = 0; i < r->len && !it; i++)
+		if (r->items[i].account == account && strcmp(r->items[i].ns, ns) == 0 &&
+		    strcmp(r->items[i].name, name) == 0)
+			it = &r->items[i];
+	if (!it) {
+		if (r->len == r->cap) {
+			size_t cap = r->cap ? 2 * r->cap : 8;
+			struct ref *items = realloc(r->items, cap * sizeof(*items));
+
+			if (!items)
+				return; /* out of memory: not read again, as before */
+			r->items = items;
+			r->cap = cap;
+		}
+		it = &r->items[r->len];
+		*it = (struct ref){account, false, strdup(ns), strdup(name), {0}};
+		if (!it->ns || !it->name) {
+			free(it->ns);
+			free(it->name);
+			return;
+		}
+		r->len++;
+	}
+	it->known = known;
+	if (known)
+		memcpy(it->sum, sum, KUBESA_SUM_LEN);
+}
+
+/* After a load: its notes replace the previous ones; a failed load (the configuration in use
+ * stays) keeps the previous notes of what it did not read. */
+static void finish_notes(struct kubesource *ks, bool loaded)
+{
+	for (size_t i = 0; !loaded && i < ks->refs.len; i++) {
+		struct ref *old = &ks->refs.items[i];
+		bool seen = false;
+
+		for (size_t j = 0; j < ks->loading.len && !seen; j++)
+			seen = ks->loading.items[j].account == old->account &&
+			       strcmp(ks->loading.items[j].ns, old->ns) == 0 &&
+			       strcmp(ks->loading.items[j].name, old->name) == 0;
+		if (!seen)
+			note(&ks->loading, old->account, old->ns, old->name, old->sum, old->known);
+	}
+	refs_release(&ks->refs);
+	ks->refs = ks->loading;
+	ks->loading = (struct refs){0};
+}
+
+/* SHA-256 of Secret s's type and data (keys sorted), or of code when the API refused it. */
+static void sum_secret(unsigned char sum[KUBESA_SUM_LEN], const json_t *s, int code)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	const char *type = str(json_object_get(s, "type"));
+	char *data =
+	    s ? json_dumps(json_object_get(s, "data"), JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+
+	memset(sum, 0, KUBESA_SUM_LEN);
+	if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1) {
+		EVP_DigestUpdate(md, &code, sizeof(code));
+		EVP_DigestUpdate(md, type, strlen(type) + 1);
+		if (data)
+			EVP_DigestUpdate(md, data, strlen(data));
+		EVP_DigestFinal_ex(md, sum, NULL);
+	}
+	if (data) {
+		memset(data, 0, strlen(data));
+		free(data);
+	}
+	EVP_MD_CTX_free(md);
+}
+
+/* GET Secret ns/name (*out: NULL when it failed) and the sum of the answer; *known false when
+ * the API did not answer. */
+static int get_secret(json_t **out, unsigned char sum[KUBESA_SUM_LEN], bool *known,
+                      struct kubesource *ks, const char *ns, const char *name, struct error *err)
+{
+	char path[600];
+	int error;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
+	error = read_get(out, ks, path, err);
+	*known = is_answer(error);
+	if (*known)
+		sum_secret(sum, *out, error);
+	return error;
+}
+
+/* Secret ns/name into <secrets_dir>/<ns>.<name>/<key>, replacing what was there, and noted for
+ * the passes to read again; a Secret that is gone leaves no folder, so its users fail with
+ * "no such secret", never anonymous. */
+static int fetch_secret(struct kubesource *ks, const char *ns, const char *name, struct error *err)
+{
+	json_t *s = NULL, *data, *v;
+	struct buf dir = BUF_INIT;
+	unsigned char sum[KUBESA_SUM_LEN];
+	char what[400];
+	const char *key;
+	bool known;
+	int error = 0;
+
+	snprintf(what, sizeof(what), "secret '%s/%s'", ns, name);
+	if (buf_printf(&dir, "%s/%s.%s", ks->secrets_dir, ns, name) < 0)
+		return error_oom(err);
+	remove_folder(dir.data);
+	error = get_secret(&s, sum, &known, ks, ns, name, err);
+	note(&ks->loading, false, ns, name, sum, known);
+	if (error < 0) {
+		error_prefix(err, "%s", what);
+		goto done;
+	}
+	data = json_object_get(s, "data");
+	if (json_object_size(data) > MAX_SECRET_KEYS) {
+		error = error_set(err, IG_ETOOBIG, "%s: more than %d keys", what, MAX_SECRET_KEYS);
+		goto done;
+	}
+	if (mkdir(dir.data, 0700) < 0) {
+		error = error_set(err, IG_EFAIL, "%s: cannot make its folder: %s", what,
+		                  strerror(errno));
+		goto done;
+	}
+	json_object_foreach(data, key, v)
+	{
+		if (!is_key(key) || !json_is_string(v)) {
+			error = error_set(err, IG_EINVALID, "%s: invalid key", what);
+			goto done;
+		}
+		if ((error = write_value(dir.data, key, json_string_value(v), err, what)) < 0)
+			goto done;
+	}
+done:
+	if (error < 0)
+		remove_folder(dir.data);
+	if (error < 0 && !is_answer(error))
+		note(&ks->loading, false, ns, name, sum, false); /* not written: read again */
+	json_decref(s);
+	buf_release(&dir);
+	return error;
+}
+
+/* Reads ref r again: its sum now, *known false when the API did not answer. */
+static void reread(unsigned char sum[KUBESA_SUM_LEN], bool *known, struct kubesource *ks,
+                   const struct ref *r, struct error *err)
+{
+	json_t *s = NULL;
+
+	if (r->account)
+		kubesa_read(sum, known, read_get, ks, NULL, r->ns, r->name, err);
+	else if (get_secret(&s, sum, known, ks, r->ns, r->name, err) < 0)
+		error_prefix(err, "secret '%s/%s'", r->ns, r->name);
+	json_decref(s);
+}
+
+bool kubesource_refs_changed(struct kubesource *ks, int64_t deadline_ms)
+{
+	int64_t now = mono_ms(), budget = (deadline_ms - now) / 2;
+	bool changed = false;
+
+	if (ks->refs.len == 0)
+		return false; /* nothing read: no request */
+	/* an API that does not answer leaves the pass most of its time, with what was read */
+	ks->deadline_ms = now + (budget < CHECK_BUDGET_MS ? budget : CHECK_BUDGET_MS);
+	ks->active = &ks->check_reader;
+	for (size_t i = 0; i < ks->refs.len && !changed && !(ks->stop && *ks->stop); i++) {
+		const struct ref *r = &ks->refs.items[i];
+		unsigned char sum[KUBESA_SUM_LEN];
+		struct error err = ERROR_INIT;
+		bool known;
+
+		reread(sum, &known, ks, r, &err);
+		if (!known) {
+			/* the API does not answer: the others would not either */
+			if (!(ks->stop && *ks->stop))
+				log_warn("kube.secrets", "not read again this pass: %s", err.msg);
+			break;
+		}
+		if (!r->known || memcmp(sum, r->sum, sizeof(sum)) != 0) {
+			log_info("kube.secrets",
+			         "%s '%s/%s' changed (written, rotated or deleted): reading the "
+			         "configuration again",
+			         r->account ? "serviceaccount" : "secret", r->ns, r->name);
+			changed = true;
+		}
+	}
+	if (!changed) {
+		end_deadline(ks);
+		return false;
+	}
+	ks->deadline_ms = deadline_ms; /* the load that follows: by the pass's deadline */
+	ks->active = &ks->load_reader;
+	return true;
+}
+
+/* ---- documents ---- */
+
+/* spec.<path>.name (path "a.b") rewritten to "<ns>.<name>" and its Secret fetched. A fetch
+ * failure is logged: the folder is then missing and the object's use names the secret. */
+static void secret_ref(struct kubesource *ks, json_t *spec, const char *const *path, const char *ns)
+{
+	json_t *o = spec, *name;
+	char joined[320];
+
+	for (; *path && o; path++)
+		o = json_object_get(o, *path);
+	if (!(name = json_object_get(o, "name")) || !json_is_string(name) ||
+	    !*json_string_value(name) || strchr(json_string_value(name), '/'))
+		return;
+	if (strlen(json_string_value(name)) > 253)
+		return;
+	{
+		struct error err = ERROR_INIT;
+
+		if (fetch_secret(ks, ns, json_string_value(name), &err) < 0)
+			log_warn("kube.secret", "%s", err.msg);
+	}
+	snprintf(joined, sizeof(joined), "%s.%s", ns, json_string_value(name));
+	json_object_set_new(o, "name", json_string(joined));
+}
+
+static void rewrite_secrets(struct kubesource *ks, int k, json_t *spec, const char *ns)
+{
+	static const char *const repo_secret[] = {"secretRef", NULL};
+	static const char *const repo_cert[] = {"certSecretRef", NULL};
+	static const char *const signing[] = {"git", "commit", "signingKey", "secretRef", NULL};
+
+	if (k == K_REPO) {
+		secret_ref(ks, spec, repo_secret, ns);
+		secret_ref(ks, spec, repo_cert, ns);
+	} else if (k == K_GIT) {
+		secret_ref(ks, spec, repo_secret, ns);
+	} else if (k == K_AUTOMATION) {
+		secret_ref(ks, spec, signing, ns);
+	}
+}
+
+/* spec.serviceAccountName's imagePullSecrets, read and noted (kubesa_fetch_spec). */
+static void fetch_account(struct kubesource *ks, const char *ns, const json_t *spec)
+{
+	unsigned char sum[KUBESA_SUM_LEN];
+	bool known;
+	const char *sa = kubesa_fetch_spec(sum, &known, read_get, ks, ks->secrets_dir, ns, spec);
+
+	if (sa)
+		note(&ks->loading, true, ns, sa, sum, known);
+}
+
+/* The document imageguard reads of one object: apiVersion, kind, metadata (name, namespace,
+ * labels, annotations but kubectl's last-applied copy) and spec, indented so that lines mean
+ * something in messages. NULL when out of memory. */
+static char *document(struct kubesource *ks, int k, const json_t *obj)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	json_t *doc = json_object(), *meta = json_object(), *spec, *ann;
+	const char *ns = str(json_object_get(md, "namespace"));
+	char *text = NULL;
+
+	if (!doc || !meta)
+		goto done;
+	json_object_set(doc, "apiVersion", json_object_get(obj, "apiVersion"));
+	json_object_set_new(doc, "kind", json_string(kinds[k].kind));
+	json_object_set(meta, "name", json_object_get(md, "name"));
+	json_object_set(meta, "namespace", json_object_get(md, "namespace"));
+	if (json_object_get(md, "labels"))
+		json_object_set(meta, "labels", json_object_get(md, "labels"));
+	if ((ann = json_deep_copy(json_object_get(md, "annotations")))) {
+		json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
+		json_object_set_new(meta, "annotations", ann);
+	}
+	json_object_set(doc, "metadata", meta);
+	if ((spec = json_deep_copy(json_object_get(obj, "spec")))) {
+		rewrite_secrets(ks, k, spec, ns);
+		if (k == K_REPO)
+			fetch_account(ks, ns, spec);
+		json_object_set_new(doc, "spec", spec);
+	}
+	text = json_dumps(doc, JSON_INDENT(2));
+done:
+	json_decref(meta);
+	json_decref(doc);
+	return text;
+}
+
+static void release_docs(struct config_document *docs, char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((char *)docs[i].data);
+		free(names[i]);
+	}
+	free(docs);
+	free(names);
+}
+
+int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
+                    struct config_diags *diags, struct error *err)
+{
+	json_t *snap[K_COUNT] = {0}, *it;
+	struct config_document *docs = NULL;
+	char **names = NULL;
+	size_t n = 0, total = 0, i;
+	int error = 0;
+
+	*out = NULL;
+	*secrets_dir = ks->secrets_dir;
+	refs_release(&ks->loading);
+	for (int k = 0; k < K_COUNT; k++) {
+		if (!(snap[k] = kubewatch_snapshot(ks->watch[k]))) {
+			error = error_oom(err);
+			goto done;
+		}
+		total += json_array_size(snap[k]);
+	}
+	if (!(docs = calloc(total + 1, sizeof(*docs))) ||
+	    !(names = calloc(total + 1, sizeof(*names)))) {
+		error = error_oom(err);
+		goto done;
+	}
+	for (int k = 0; k < K_COUNT; k++)
+		json_array_foreach(snap[k], i, it)
+		{
+			const json_t *md = json_object_get(it, "metadata");
+			struct buf name = BUF_INIT;
+			char *text = document(ks, k, it);
+
+			if (!text || buf_printf(&name, "%s/%s/%s", kinds[k].kind,
+			                        str(json_object_get(md, "namespace")),
+			                        str(json_object_get(md, "name"))) < 0) {
+				free(text);
+				buf_release(&name);
+				error = error_oom(err);
+				goto done;
+			}
+			names[n] = buf_detach(&name);
+			docs[n] = (struct config_document){names[n], text, strlen(text)};
+			n++;
+		}
+	{
+		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
+		 * is an error of its own */
+		struct config_load_options lo = {.keep_valid = true,
+		                                 .check_secrets = true,
+		                                 .secrets_dir = ks->secrets_dir,
+		                                 .kube = true,
+		                                 .secrets_from_api = true,
+		                                 .shards = ks->shards};
+
+		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
+	}
+	if (error == 0)
+		remember(ks, snap[K_AUTOMATION]);
+done:
+	finish_notes(ks, error == 0);
+	end_deadline(ks);
+	release_docs(docs, names, n);
+	for (int k = 0; k < K_COUNT; k++)
+		json_decref(snap[k]);
+	return error;
+}

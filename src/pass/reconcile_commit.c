@@ -1,0 +1,339 @@
+/* One automation's commit: the edits spliced into its files (through safefile), the message
+ * (commitmsg: template and trailers), the Git store's commit and push. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcile_private.h"
+#include "imageguard/guard/guard.h"
+#include "imageguard/pass/passmetrics.h"
+#include "imageguard/pass/scan.h"
+#include "imageguard/git/commitmsg.h"
+#include "imageguard/git/githistory.h"
+#include "imageguard/git/gitstore.h"
+#include "imageguard/kube/lease.h"
+#include "imageguard/registry/registry.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "imageguard/util/log.h"
+#include "imageguard/util/safefile.h"
+#include "imageguard/util/strvec.h"
+
+#define FILE_MAX_BYTES (16u << 20) /* a marked YAML file we rewrite */
+
+static int write_file(const char *workdir, const char *file, const struct buf *data,
+                      struct error *err)
+{
+	struct error e = ERROR_INIT;
+	int error = safefile_replace(workdir, file, data->data, data->len, &e);
+
+	if (error < 0)
+		error_set(err, error, "file '%s': cannot write: %s", file, safefile_reason(&e));
+	return error;
+}
+
+/* Splices every new value of one file (the markers of file, in order) and writes it. */
+static int apply_file(struct autorun *ar, const char *workdir, const char *file, struct error *err)
+{
+	struct marker_edit *edits = calloc(ar->len ? ar->len : 1, sizeof(*edits));
+	struct buf in = BUF_INIT_MAX(FILE_MAX_BYTES), out = BUF_INIT;
+	struct error e = ERROR_INIT;
+	size_t n = 0;
+	int error;
+
+	if (!edits)
+		return error_oom(err);
+	for (size_t i = 0; i < ar->len; i++) {
+		const struct marker *m = &ar->markers.items[ar->items[i].marker];
+
+		if (ar->items[i].new_value && strcmp(m->file, file) == 0) {
+			edits[n].marker = m;
+			edits[n++].value = ar->items[i].new_value;
+		}
+	}
+	if ((error = safefile_read(&in, workdir, file, &e)) < 0) {
+		error_set(err, error, "file '%s': cannot read: %s", file, safefile_reason(&e));
+		goto done;
+	}
+	if ((error = markers_apply(&out, in.data, in.len, edits, n, err)) < 0) {
+		error_prefix(err, "file '%s'", file);
+		goto done;
+	}
+	error = write_file(workdir, file, &out, err);
+done:
+	free(edits);
+	buf_release(&in);
+	buf_release(&out);
+	return error;
+}
+
+static int apply_edits(struct autorun *ar, const char *workdir, struct error *err)
+{
+	for (size_t i = 0; i < ar->len; i++) {
+		const char *file = ar->markers.items[ar->items[i].marker].file;
+		bool seen = false;
+		int error;
+
+		if (!ar->items[i].new_value)
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ar->items[j].new_value &&
+			       strcmp(ar->markers.items[ar->items[j].marker].file, file) == 0;
+		if (!seen && (error = apply_file(ar, workdir, file, err)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+/* A printf string kept in notes until the message is built; *out borrows it. */
+static int note(const char **out, struct strvec *notes, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	int error;
+
+	va_start(ap, fmt);
+	error = buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (error == 0 && (error = strvec_push_owned(notes, buf_detach(&b))) == 0)
+		*out = notes->items[notes->len - 1];
+	buf_release(&b);
+	return error < 0 ? IG_EFAIL : 0;
+}
+
+/* The commit message through commitmsg (the automation's messageTemplate or the default);
+ * a rollback's change carries its reason, and a template that drops it gets a trailer, so
+ * the reason is always in the commit (CONTRACT §7). */
+static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
+{
+	const struct config *cfg = ar->p->cfg;
+	struct commitmsg_change *changes = calloc(ar->len ? ar->len : 1, sizeof(*changes));
+	struct commitmsg_input in = {0};
+	struct strvec notes = STRVEC_INIT;
+	size_t n = 0;
+	int error = 0;
+
+	if (!changes)
+		return error_oom(err);
+	for (size_t i = 0; i < ar->len && error == 0; i++) {
+		const struct decide_item *it = &ar->items[i];
+		const struct marker *m = &ar->markers.items[it->marker];
+		struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
+		struct commitmsg_change *c = &changes[n];
+
+		if (!it->new_value)
+			continue;
+		c->policy = cfg->policies[it->policy].id;
+		c->old_value = m->value;
+		c->new_value = it->new_value;
+		c->file = m->file;
+		c->setter = m->setter;
+		c->api_version = m->api_version;
+		c->kind = m->kind;
+		c->name = m->name;
+		c->namespace = m->namespace;
+		c->tags_sha256 = scan_tags_sha256(sc);
+		error = note(&c->decision, &notes, "%s/%s", guard_decision_name(it->d.decision),
+		             guard_reason_name(it->d.reason));
+		if (error == 0 && it->d.decision == GUARD_ROLLBACK) {
+			c->rollback_reason = it->d.message;
+			error = note(&c->reason, &notes, "rollback: %s", it->d.message);
+		}
+		n++;
+	}
+	in.tmpl = ar->a->message_template;
+	in.tmpl_name = "messageTemplate";
+	in.automation_namespace = ar->a->ns;
+	in.automation_name = ar->a->name;
+	in.update_path = ar->a->update_path;
+	in.values = (const char *const *)ar->a->template_values.items;
+	in.nvalues = ar->a->template_values.len / 2;
+	in.changes = changes;
+	in.n = n;
+	buf_reset(msg);
+	if (error == 0)
+		error = commitmsg_render(msg, &in, err);
+	else
+		error_oom(err);
+	free(changes);
+	strvec_release(&notes);
+	return error;
+}
+
+/* ---- fencing under leader election ---- */
+
+#define HEAD_MESSAGE_MAX (1u << 20)
+
+/* The push timeout the gate assumes: the GitRepository's, capped by the leader's. */
+static int64_t push_ms(const struct autorun *ar, const struct reconcile_fence *f)
+{
+	int64_t cap = f->push_ms(f->ctx), t = ar->a->source->timeout_ms;
+
+	return t > 0 && t < cap ? t : cap;
+}
+
+/* How far back the head check looks for the last commit imageguard wrote (commits of people in
+ * between carry no trailer). */
+#define HEAD_LEASE_WALK 256
+
+static bool has_lease_trailer(void *ctx, const char *msg)
+{
+	char name[LEASE_MAX_ID];
+	long gen;
+
+	(void)ctx;
+	return commitmsg_lease_of(name, sizeof(name), &gen, msg);
+}
+
+/* The last commit on the head's first-parent line that carries a lease trailer (a person's
+ * commits on top do not hide it) was written under a newer generation of our lease: a newer
+ * leader exists, so this one must not push (defence in depth behind the time gate). */
+static int check_head_lease(const char *workdir, const char *ours, struct error *err)
+{
+	struct buf msg = BUF_INIT_MAX(HEAD_MESSAGE_MAX);
+	char name[LEASE_MAX_ID], mine[LEASE_MAX_ID];
+	long theirs, my_gen;
+	int error =
+	    githistory_first_message(&msg, workdir, HEAD_LEASE_WALK, has_lease_trailer, NULL, err);
+
+	if (error == 0 &&
+	    commitmsg_lease_of(name, sizeof(name), &theirs, msg.data ? msg.data : "") &&
+	    commitmsg_lease_of(mine, sizeof(mine), &my_gen, ours) && strcmp(name, mine) == 0 &&
+	    theirs > my_gen)
+		error = error_set(err, IG_EFAIL,
+		                  "the head was written under lease '%s' generation %ld, ours is "
+		                  "%ld: a newer leader exists, not pushing",
+		                  name, theirs, my_gen);
+	buf_release(&msg);
+	return error;
+}
+
+/* Before each push attempt: still the leader (with time for the push), and not behind the
+ * head's generation. The generation goes into the message's trailer. A refusal is IG_EFAIL,
+ * not IG_ECONFLICT: gitstore then resets the work tree the edit changed. */
+static int fence(struct autorun *ar, const char *workdir, struct buf *message, struct error *err)
+{
+	const struct reconcile_fence *f = ar->p->o->fence;
+	char gen[LEASE_MAX_ID + 24], trailer[LEASE_MAX_ID + 48];
+	int64_t until;
+
+	if (!f)
+		return 0;
+	if (!f->may_write_until(f->ctx, push_ms(ar, f), &until))
+		return error_set(err, IG_EFAIL,
+		                 "lease '%s' not renewed in time for a push: not the leader, "
+		                 "read-only",
+		                 f->lease_name(f->ctx));
+	f->generation(f->ctx, gen, sizeof(gen));
+	snprintf(trailer, sizeof(trailer), "Imageguard-Lease: %s", gen);
+	if (check_head_lease(workdir, trailer, err) < 0)
+		return err->code;
+	/* the push ends by the instant the gate admitted it for, however lively the host */
+	gitstore_push_deadline(ar->g, until);
+	return commitmsg_add_lease(message, gen, err);
+}
+
+static int edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
+{
+	struct autorun *ar = ctx;
+	const struct reconcile_fence *f = ar->p->o->fence;
+	int error;
+
+	if (f && !f->may_write_until(f->ctx, 0, NULL))
+		return error_set(err, IG_EFAIL, "lease '%s': not the leader, read-only",
+		                 f->lease_name(f->ctx));
+	if ((error = reconcile_scan_markers(ar, workdir, err)) < 0)
+		return error;
+	if ((error = reconcile_decide_all(ar)) < 0)
+		return error_set(err, error, "automation '%s': out of memory", ar->a->id);
+	if ((error = apply_edits(ar, workdir, err)) < 0)
+		return error;
+	if ((error = build_message(ar, message, err)) < 0)
+		return error;
+	return fence(ar, workdir, message, err);
+}
+
+bool reconcile_any_write(const struct autorun *ar)
+{
+	for (size_t i = 0; i < ar->len; i++)
+		if (ar->items[i].new_value)
+			return true;
+	return false;
+}
+
+void reconcile_fail_writes(struct autorun *ar, const char *msg)
+{
+	for (size_t i = 0; i < ar->len; i++)
+		if (ar->items[i].new_value) {
+			guard_fail(&ar->items[i].d, GUARD_GIT, "%s", msg);
+			free(ar->items[i].new_value);
+			ar->items[i].new_value = NULL;
+		}
+}
+
+int reconcile_open_git(struct autorun *ar, struct error *err)
+{
+	const struct reconcile_options *o = ar->p->o;
+	const struct config_automation *a = ar->a;
+	struct gitstore_options go = {0};
+	char *secret = NULL, *signing = NULL;
+	int error;
+
+	if (a->source->secret_ref &&
+	    (error = config_secret_path(&secret, o->secrets_dir, a->source->secret_ref, err)) < 0)
+		return error;
+	if (a->signing_secret &&
+	    (error = config_secret_path(&signing, o->secrets_dir, a->signing_secret, err)) < 0) {
+		free(secret);
+		return error;
+	}
+	go.url = a->source->url;
+	go.branch = a->checkout_branch;
+	go.push_branch = a->push_branch;
+	go.state_dir = o->state_dir;
+	go.secret_dir = secret;
+	go.provider = a->source->provider;
+	go.author_name = a->author_name;
+	go.author_email = a->author_email;
+	go.stop = o->stop; /* SIGTERM ends a clone or fetch; a push in flight is finished */
+	go.signing_dir = signing;
+	go.signing_name = a->signing_secret;
+	go.push_refspec = a->push_refspec;
+	go.refspec_only = a->push_refspec && !a->push_branch_given; /* as Flux */
+	go.timeout_ms = (long)a->source->timeout_ms;
+	if (o->fence && (!go.timeout_ms || go.timeout_ms > o->fence->push_ms(o->fence->ctx)))
+		go.timeout_ms =
+		    (long)o->fence->push_ms(o->fence->ctx); /* a fenced push's Git I/O */
+	ar->markers_epoch = 0;
+	error = gitstore_open(&ar->g, &go, err);
+	free(secret);
+	free(signing);
+	return error;
+}
+
+int reconcile_commit(struct autorun *ar)
+{
+	struct pass *p = ar->p;
+	struct error err = ERROR_INIT;
+	int error;
+
+	if (p->o->stop && *p->o->stop) {
+		reconcile_fail_writes(ar, "stopping: commit not started");
+		return 0;
+	}
+	error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
+	if (error < 0) {
+		log_error("git.push", "automation '%s': %s", ar->a->id, err.msg);
+		reconcile_fail_writes(ar, err.msg);
+		return 0;
+	}
+	if (ar->commit[0]) {
+		ar->state = AUTORUN_COMMITTED;
+		p->report->commits++;
+		passmetrics_commit(p->o->metrics);
+		log_info("git.commit", "automation '%s': pushed %s", ar->a->id, ar->commit);
+	}
+	return 0;
+}

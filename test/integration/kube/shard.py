@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""`imageguard run --kube` sharded (issue 17): Flux's objects in the Kubernetes API fixture
+(kubeapi_etcd.py, a real etcd), a real docker-registry and several bare Git remotes. With
+--shards 2, shard 0 commits to and writes the status of its own automations only, the others
+keep no status and no commit until shard 1 runs, and shard 1 then leaves shard 0's objects
+untouched (their resourceVersion does not move). --watch-label-selector is the labelSelector of
+every list and watch of the four kinds. With --enable-leader-election each hash shard elects on
+its own Lease, named from its shard key "shards=N/index=I" (SHA-256, as Flux's GenerateID), logs one
+startup line naming its shard and Lease, and exposes imageguard_shard_info{shard,shards} 1
+(promtool check metrics accepts the exposition)."""
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "fixtures"))
+import harness  # noqa: E402
+import kubeapi_etcd  # noqa: E402
+from guard_env import Env, git, marker_file  # noqa: E402
+from kuberun import IMG, Background, kubectl, teardown, wait  # noqa: E402
+
+SHARDS = 2
+
+
+def fnv1a64(data):
+    """FNV-1a 64, then MurmurHash3's fmix64 (shard.h's shard_hash)."""
+    m = 1 << 64
+    h = 14695981039346656037
+    for b in data.encode():
+        h = ((h ^ b) * 1099511628211) % m
+    h ^= h >> 33
+    h = (h * 0xff51afd7ed558ccd) % m
+    h ^= h >> 33
+    h = (h * 0xc4ceb9fe1a85ec53) % m
+    return h ^ (h >> 33)
+
+
+def owner(remote):
+    """shard.h's owner of (file://remote, main): the path with '/' runs folded and no '.git'."""
+    p = "/".join(x for x in remote.split("/") if x)
+    p = p[:-4] if p.endswith(".git") else p
+    return fnv1a64("file:///" + p + "\nmain") % SHARDS
+
+
+def bare_remote(env, name, img):
+    remote = os.path.join(env.dir, name + ".git")
+    work = os.path.join(env.dir, name + "-seed")
+    git("init", "-q", "--bare", "-b", "main", remote)
+    git("init", "-q", "-b", "main", work)
+    with open(os.path.join(work, "app.yaml"), "w") as f:
+        f.write(marker_file(img + ":v1.0.0", "app"))
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "seed", cwd=work)
+    git("push", "-q", remote, "main", cwd=work)
+    return remote
+
+
+def automation(name, url):
+    return ("---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
+            "metadata:\n  name: %s\n  namespace: default\nspec:\n  interval: 1m\n"
+            "  url: %s\n  ref:\n    branch: main\n"
+            "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\n"
+            "metadata:\n  name: %s\n  namespace: default\nspec:\n  interval: 10m\n"
+            "  sourceRef:\n    kind: GitRepository\n    name: %s\n"
+            "  git:\n    checkout:\n      ref:\n        branch: main\n"
+            "    commit:\n      author:\n        name: imageguard\n"
+            "        email: imageguard@test\n    push:\n      branch: main\n"
+            "  update:\n    path: ./\n    strategy: Setters\n" % (name, url, name, name))
+
+
+class Run(Background):
+    """imageguard run --kube in the background with its own state dir and log file."""
+
+    def __init__(self, st, name, *extra):
+        super().__init__(
+            os.path.join(st["env"].dir, "run-%s.log" % name),
+            [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", st["kubeconfig"],
+             "--state-dir", os.path.join(st["env"].dir, "state-" + name)] + list(extra))
+
+
+def setup():
+    env = Env()
+    try:
+        api = kubeapi_etcd.start()
+    except BaseException:
+        env.close()
+        raise
+    st = {"env": env, "api": api, "autos": {}}
+    st["kubeconfig"] = api.kubeconfig(os.path.join(env.dir, "kubeconfig"))
+    img = env.image("team/app")
+    env.push("team/app", ["v1.0.0", "v1.1.0"])
+    objects = env.repository("app", "team/app") + env.policy("app", "app", semver=">=1.0.0")
+    # remotes until both shards own at least one (their paths are random: a few suffice)
+    for k in range(16):
+        remote = bare_remote(env, "r%d" % k, img)
+        st["autos"]["auto-%d" % k] = (remote, owner(remote))
+        objects += automation("auto-%d" % k, "file://" + remote)
+        if k >= 2 and len({o for _, o in st["autos"].values()}) == SHARDS:
+            break
+    kubectl(st, "apply", "-f", "-", stdin=objects)
+    return st
+
+
+def moved(remote):
+    return "v1.1.0" in git("--git-dir", remote, "show", "main:app.yaml")
+
+
+def obj(st, name):
+    return st["api"].get(IMG, "imageupdateautomations", "default", name) or {}
+
+
+def owned(st, i):
+    return [n for n, (_, o) in st["autos"].items() if o == i]
+
+
+def pushed_status(st, name):
+    remote = st["autos"][name][0]
+    head = git("--git-dir", remote, "rev-parse", "main").strip()
+    return (obj(st, name).get("status") or {}).get("lastPushCommit") == head
+
+
+@harness.test
+def each_shard_writes_its_own_only(st):
+    mine, theirs = owned(st, 0), owned(st, 1)
+    harness.check(mine and theirs, "both shards own an automation", st["autos"])
+    run = Run(st, "shard0", "--shards", "2", "--shard-index", "0")
+    try:
+        wait(lambda: all(moved(st["autos"][n][0]) and pushed_status(st, n) for n in mine),
+             "shard 0 commits and writes the status of its own", 30, run.text)
+        time.sleep(1.5)  # its pass is over: nothing more comes for the others
+        harness.check(not any(moved(st["autos"][n][0]) for n in theirs),
+                      "shard 0 pushes nothing to shard 1's remotes", run.text())
+        harness.check(not any(obj(st, n).get("status") for n in theirs),
+                      "shard 0 writes no status on shard 1's automations",
+                      [obj(st, n) for n in theirs])
+    finally:
+        harness.check(run.stop() == 0, "shard 0 exits 0 on SIGTERM")
+    versions = {n: obj(st, n)["metadata"]["resourceVersion"] for n in mine}
+    run = Run(st, "shard1", "--shards", "2", "--shard-index", "1")
+    try:
+        wait(lambda: all(moved(st["autos"][n][0]) and pushed_status(st, n) for n in theirs),
+             "shard 1 commits and writes the status of its own", 30, run.text)
+        time.sleep(1.5)
+        harness.check({n: obj(st, n)["metadata"]["resourceVersion"] for n in mine} == versions,
+                      "shard 1 leaves shard 0's automations untouched", versions)
+    finally:
+        harness.check(run.stop() == 0, "shard 1 exits 0 on SIGTERM")
+
+
+@harness.test
+def label_selector_is_the_api_selector(st):
+    sel = "sharding.fluxcd.io/key=shard1"
+    before = len(st["api"].requests)
+    run = Run(st, "labels", "--watch-label-selector", sel)
+    try:
+        def lists():
+            return {r["path"].rsplit("/", 1)[-1] for r in st["api"].requests[before:]
+                    if r["method"] == "GET" and r["query"].get("labelSelector") == sel}
+        got = wait(lambda: len(lists()) == 4 and lists(), "every kind listed with the selector",
+                   20, run.text)
+        harness.check(got == {"imagerepositories", "imagepolicies", "imageupdateautomations",
+                              "gitrepositories"}, "the four kinds", got)
+        # listed is not yet watched: the line comes once every first list is in
+        wait(lambda: "kube.watch" in run.text(), "the watch log line", 20, run.text)
+        harness.check(not [r for r in st["api"].requests[before:]
+                           if r["path"].endswith(("imagepolicies", "imageupdateautomations"))
+                           and r["method"] == "GET" and r["query"].get("labelSelector") != sel],
+                      "no list or watch without it")
+    finally:
+        rc = run.stop()
+        harness.check(rc == 0, "exits 0 on SIGTERM", rc, run.text()[-3000:])
+    harness.check('"labels ' + sel in run.text() or "labels " + sel in run.text(),
+                  "the watch log line names the selector", run.text())
+
+
+def lease_name(key):
+    """Flux's GenerateID: the base, '-' and the first 8 hex digits of the key's SHA-256."""
+    return "imageguard-leader-election-" + hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+def metrics(run):
+    """GET /metrics of a run (its port from the httpd.listen line)."""
+    m = wait(lambda: re.search(r"/metrics on port (\d+)", run.text()), "listening", 10, run.text)
+    with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % m.group(1), timeout=5) as r:
+        return r.read().decode()
+
+
+def promtool(st, text):
+    path = os.path.join(st["env"].dir, "metrics.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    with open(path) as f:
+        return subprocess.run(["promtool", "check", "metrics"], stdin=f, capture_output=True,
+                              text=True)
+
+
+@harness.test
+def each_hash_shard_elects_on_its_own_lease(st):
+    runs = [Run(st, "lead%d" % i, "--shards", "2", "--shard-index", str(i),
+                "--enable-leader-election", "--leader-election-lease-duration", "3s",
+                "--leader-election-renew-deadline", "2s", "--leader-election-retry-period",
+                "500ms", "--listen", "127.0.0.1:0") for i in range(SHARDS)]
+    try:
+        names = [lease_name("shards=2/index=%d" % i) for i in range(SHARDS)]
+
+        def held():
+            return [((st["api"].get("coordination.k8s.io", "leases", "default", n) or {})
+                     .get("spec") or {}).get("holderIdentity") for n in names]
+        got = wait(lambda: all(held()) and held(), "both shards' leases held", 20,
+                   runs[0].text, runs[1].text)
+        harness.check(len(set(names)) == SHARDS and all(got),
+                      "two shards, two Leases, both led", names, got)
+        for i, r in enumerate(runs):
+            line = "shard %d/2 (--shards 2 --shard-index %d), selector none, lease '%s'" % (
+                i, i, names[i])
+            harness.check(line in r.text(), "the startup line names the shard and its lease",
+                          line, r.text()[:3000])
+            text = metrics(r)
+            harness.check('imageguard_shard_info{shard="%d",shards="2"} 1' % i in
+                          text.splitlines(), "imageguard_shard_info", text[-3000:])
+            harness.check(text.count("imageguard_shard_info{") == 1, "one series", text)
+            pc = promtool(st, text)
+            harness.check(pc.returncode == 0, "promtool check metrics", pc.stdout, pc.stderr)
+    finally:
+        for r in runs:
+            harness.check(r.stop() == 0, "a shard's leader exits 0 on SIGTERM", r.text())
+
+
+if __name__ == "__main__":
+    harness.main(setup, teardown)
