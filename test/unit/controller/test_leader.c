@@ -1,10 +1,10 @@
 /* leader (run --enable-leader-election): the renewal thread over a real Lease in the
- * etcd-backed API fixture (kubeapi_etcd.py), with short timings (2 s lease, 1.5 s renew
- * deadline, 0.25 s retry): acquiring and renewing past the lease duration, imageguard_leader,
- * the fencing gate (leader_may_write_until and its instant), the generation for the
- * Imageguard-Lease trailer, leader_fence calling through to them, a standby that writes
- * nothing until the leader releases, and a leader whose Lease is taken: lost, its flag set,
- * the gate closed, nothing released. The timing rules are refused before any request. */
+ * etcd-backed API fixture (kubeapi_etcd.py), with short timings (6 s lease, 4.5 s renew
+ * deadline, 0.5 s retry: room for valgrind): acquiring and renewing past the lease duration,
+ * imageguard_leader, the fencing gate (leader_may_write_until and its instant), the generation for
+ * the Imageguard-Lease trailer, leader_fence calling through to them, a standby that writes nothing
+ * until the leader releases, and a leader whose Lease is taken: lost, its flag set, the gate
+ * closed, nothing released. The timing rules are refused before any request. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@
 
 #define TIMING                                                                                     \
 	{                                                                                          \
-		2000, 1500, 250                                                                    \
+		6000, 4500, 500                                                                    \
 	}
 #define LEASES "/apis/coordination.k8s.io/v1/namespaces/default/leases/"
 
@@ -207,7 +207,7 @@ START_TEST(leads_renews_and_fences)
 	ck_assert_msg(strncmp(spec_str(first, "holderIdentity"), host, strlen(host)) == 0 &&
 	                  spec_str(first, "holderIdentity")[strlen(host)] == '_',
 	              "%s", spec_str(first, "holderIdentity"));
-	ck_assert_int_eq(spec_int(first, "leaseDurationSeconds"), 2);
+	ck_assert_int_eq(spec_int(first, "leaseDurationSeconds"), 6);
 	ck_assert_int_eq(spec_int(first, "leaseTransitions"), 0);
 	leader_generation(l, gen, sizeof(gen));
 	snprintf(want, sizeof(want), "%s/0", name);
@@ -215,7 +215,7 @@ START_TEST(leads_renews_and_fences)
 
 	/* the gate: a push that ends before the renew deadline, and the instant it must end by */
 	ck_assert_int_eq(leader_push_ms(l), lease_push_ms(&timing));
-	ck_assert_int_eq(leader_push_ms(l), 1000);
+	ck_assert_int_eq(leader_push_ms(l), 3500);
 	t0 = mono_ms();
 	ck_assert(leader_may_write_until(l, 500, &until));
 	t1 = mono_ms();
@@ -233,7 +233,7 @@ START_TEST(leads_renews_and_fences)
 	memset(&fence, 0, sizeof(fence));
 	leader_fence(&fence, l);
 	ck_assert_ptr_eq(fence.ctx, l);
-	ck_assert_int_eq(fence.push_ms(fence.ctx), 1000);
+	ck_assert_int_eq(fence.push_ms(fence.ctx), 3500);
 	t0 = mono_ms();
 	ck_assert(fence.may_write_until(fence.ctx, 400, &u));
 	ck_assert(u >= t0 + 400 && u <= mono_ms() + 400);
@@ -245,8 +245,8 @@ START_TEST(leads_renews_and_fences)
 	ck_assert_str_eq(gen, want);
 	ck_assert_ptr_eq(fence.lease_name(fence.ctx), leader_lease_name(l));
 
-	/* renewed on its own thread past twice the lease duration: still leading */
-	nap_ms(2 * timing.lease_ms);
+	/* renewed on its own thread past the lease duration: still leading */
+	nap_ms(timing.lease_ms + 1000);
 	ck_assert(leader_is_leading(l));
 	ck_assert(leader_may_write(l, 500));
 	later = lease_get(admin, name);
@@ -286,7 +286,7 @@ START_TEST(standby_writes_nothing_until_released)
 	ck_assert_msg(wait_for(leader_is_leading, l1, 15000), "first not leading");
 	l2 = start("takeover", true, &lost2, m2);
 	/* several retry periods: the standby stays one, its gate closed */
-	nap_ms(1200);
+	nap_ms(2500);
 	ck_assert(!leader_is_leading(l2));
 	ck_assert(!leader_lost(l2));
 	ck_assert(!leader_may_write_until(l2, 1, &until));
@@ -297,7 +297,7 @@ START_TEST(standby_writes_nothing_until_released)
 
 	/* the leader releases: the standby takes over, one transition more */
 	leader_stop(l1);
-	ck_assert_msg(wait_for(leader_is_leading, l2, 5000), "no takeover");
+	ck_assert_msg(wait_for(leader_is_leading, l2, 8000), "no takeover");
 	ck_assert(gauge(m2) == 1);
 	leader_generation(l2, gen, sizeof(gen));
 	snprintf(want, sizeof(want), "%s/1", name);
@@ -380,12 +380,12 @@ START_TEST(lost_when_another_holds_it)
 	ck_assert_int_eq(rc, 0);
 
 	/* seen at the next renewal: lost for good, the flag set for the writers' clients */
-	ck_assert_msg(wait_for(leader_lost, l, 3000), "not lost");
+	ck_assert_msg(wait_for(leader_lost, l, 8000), "not lost");
 	ck_assert_int_eq(lost, 1);
 	ck_assert(!leader_is_leading(l));
 	ck_assert(!leader_may_write(l, 1));
 	ck_assert(gauge(m) == 0);
-	nap_ms(600); /* final: it does not take the Lease back */
+	nap_ms(1200); /* final: it does not take the Lease back */
 	ck_assert(leader_lost(l));
 
 	/* nothing to release: the other holder keeps it */
