@@ -267,9 +267,9 @@ struct config_load_options {
 	/* The objects come from the Kubernetes API (run --kube, check-config --kube): what needs
 	 * the API, spec.serviceAccountName, is accepted instead of refused. */
 	bool kube;
-	/* secrets_dir is run --kube's copy of the API's Secrets (src/controller/kubesource.c): Secret
-	 * ns/name in the folder <ns>.<name>, each secretRef rewritten to it. A secret's error
-	 * then names it ns/name in the Kubernetes API, never the folder (check-config --kube
+	/* secrets_dir is run --kube's copy of the API's Secrets (src/controller/kubesource.c):
+	 * Secret ns/name in the folder <ns>.<name>, each secretRef rewritten to it. A secret's
+	 * error then names it ns/name in the Kubernetes API, never the folder (check-config --kube
 	 * leaves it false: its --secrets-dir is the user's). */
 	bool secrets_from_api;
 	/* --shards N (0: none). Above 1, the unit a shard owns is one (Git URL, branch) pair, so

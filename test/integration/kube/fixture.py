@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "fixtures"))
 import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 
-FLUX = os.path.join(HERE, "..", "data", "kube", "flux")
+FLUX = os.path.join(HERE, "..", "..", "data", "kube", "flux")
 IMG = "image.toolkit.fluxcd.io"
 
 

@@ -431,7 +431,7 @@ RBAC_ELSEWHERE = {
 def granted_rules():
     """(group, resource, verb) of every rule manifests/rbac.yaml grants imageguard."""
     import yaml
-    with open(os.path.join(HERE, "..", "..", "manifests", "rbac.yaml")) as f:
+    with open(os.path.join(HERE, "..", "..", "..", "manifests", "rbac.yaml")) as f:
         roles = [d for d in yaml.safe_load_all(f) if d and d["kind"] in ("ClusterRole", "Role")]
     return {(g, r, v) for role in roles for rule in role["rules"] for g in rule["apiGroups"]
             for r in rule["resources"] for v in rule["verbs"]}
@@ -456,7 +456,7 @@ def rbac_is_exactly_what_it_uses(st):
 @harness.test
 def the_base_runs_kube_mode(st):
     import yaml
-    p = subprocess.run(["kubectl", "kustomize", os.path.join(HERE, "..", "..", "manifests")],
+    p = subprocess.run(["kubectl", "kustomize", os.path.join(HERE, "..", "..", "..", "manifests")],
                        capture_output=True, text=True, timeout=60)
     harness.check(p.returncode == 0, "kustomize manifests/", p.stderr)
     objs = [d for d in yaml.safe_load_all(p.stdout) if d]

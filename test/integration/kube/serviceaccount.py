@@ -17,7 +17,7 @@ import harness  # noqa: E402
 import kubeapi_etcd  # noqa: E402
 import registry  # noqa: E402
 from guard_env import Env, marker_file  # noqa: E402
-from run_kube import Run, kubectl, ready, wait, start_receiver  # noqa: E402
+from run import Run, kubectl, ready, wait, start_receiver  # noqa: E402
 
 del harness._tests[:]  # importing run_kube for its helpers registered its tests: not ours
 

@@ -134,7 +134,7 @@ def a_pod_on_gits_digest_adds_no_drift(st):
 @harness.test
 def verify_reads_what_rbac_grants(st):
     import yaml
-    with open(os.path.join(HERE, "..", "..", "manifests", "rbac.yaml")) as f:
+    with open(os.path.join(HERE, "..", "..", "..", "manifests", "rbac.yaml")) as f:
         roles = [d for d in yaml.safe_load_all(f) if d and d["kind"] in ("ClusterRole", "Role")]
     granted = {(g, r, v) for role in roles for rule in role["rules"] for g in rule["apiGroups"]
                for r in rule["resources"] for v in rule["verbs"]}
