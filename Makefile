@@ -31,7 +31,7 @@ TEST_LIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
 LDFLAGS += $(SAN_FLAGS)
 
 # Every src/<layer>/*.c goes into the one static library; src/main.c is the command table.
-LAYERS := util template policy registry git markers config kube guard report pass inspect controller cmd
+LAYERS := util template policy registry sigstore git markers config kube guard report pass inspect controller cmd
 LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/libimageguard.a
@@ -41,6 +41,8 @@ FULL_BIN := $(BUILD)/imageguard-full
 TEST_SRCS := $(sort $(wildcard test/unit/*/test_*.c))
 TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
+# Test drivers outside the unit suites: the signature gate's (test/sigstore/sigcheck.c).
+TEST_TOOLS := $(BUILD)/test/sigcheck
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
 .PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage chaos
@@ -89,6 +91,12 @@ DECIDE_SUPPORT := $(filter-out %/fixture.o,$(TEST_SUPPORT_OBJS))
 $(BUILD)/test/unit/guard/test_decide: $(BUILD)/test/unit/guard/test_decide.o $(DECIDE_SUPPORT) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(TEST_LIBS) $(FRONT_LIBS) -ldl
 
+# The signature gate on one bundle file or one image in a registry, for the cross-check with the
+# reference verifier (test/integration/cli/sigstore_crosscheck.py).
+$(BUILD)/test/sigcheck: test/sigstore/sigcheck.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
 .SECONDARY:
 
 # Installs missing build/test dependencies (a fast no-op when all are present).
@@ -97,7 +105,7 @@ deps:
 
 # make check: dependencies, build, unit suites, then the integration tests against real peers.
 check: deps
-	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS)
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS) $(TEST_TOOLS)
 	@BUILD=$(BUILD) test/run
 
 unit: $(TEST_BINS)

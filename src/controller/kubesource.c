@@ -23,6 +23,7 @@
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
+#include "kubesource_private.h"
 
 #define IMAGE_GROUP "image.toolkit.fluxcd.io"
 #define SOURCE_GROUP "source.toolkit.fluxcd.io"
@@ -96,13 +97,25 @@ static const char *str(const json_t *j)
 	return s ? s : "";
 }
 
+int kubesource_preferred_api(char *out, size_t n, const char *group, const json_t *g,
+                             const char *path, struct error *err)
+{
+	const char *v =
+	    json_string_value(json_object_get(json_object_get(g, "preferredVersion"), "version"));
+
+	if (!v || !*v || strchr(v, '/'))
+		return error_set(err, IG_EINVALID, "kubernetes api 'GET %s': no preferredVersion",
+		                 path);
+	snprintf(out, n, "/apis/%s/%s", group, v);
+	return 0;
+}
+
 /* "/apis/G/V" of group's preferred version into out. */
 static int preferred(char *out, size_t n, struct kube_client *c, const char *group,
                      struct error *err)
 {
 	json_t *g = NULL;
 	char path[160];
-	const char *v;
 	int error;
 
 	snprintf(path, sizeof(path), "/apis/%s", group);
@@ -113,26 +126,17 @@ static int preferred(char *out, size_t n, struct kube_client *c, const char *gro
 		                 group);
 	if (error < 0)
 		return error;
-	v = json_string_value(json_object_get(json_object_get(g, "preferredVersion"), "version"));
-	if (!v || !*v || strchr(v, '/'))
-		error = error_set(err, IG_EINVALID, "kubernetes api 'GET %s': no preferredVersion",
-		                  path);
-	else
-		snprintf(out, n, "/apis/%s/%s", group, v);
+	error = kubesource_preferred_api(out, n, group, g, path, err);
 	json_decref(g);
 	return error;
 }
 
-/* Every plural of group at api is served there. */
-static int check_resources(struct kube_client *c, const char *api, const char *group,
-                           struct error *err)
+int kubesource_served(const json_t *list, const char *api, const char *group, struct error *err)
 {
-	json_t *list = NULL, *r;
+	const json_t *r;
 	size_t i;
-	int error;
+	int error = 0;
 
-	if ((error = kube_get(&list, c, api, err)) < 0)
-		return error;
 	for (int k = 0; k < K_COUNT && !error; k++) {
 		bool found = false;
 
@@ -147,6 +151,19 @@ static int check_resources(struct kube_client *c, const char *api, const char *g
 			                  "installed?",
 			                  api, kinds[k].kind, kinds[k].plural);
 	}
+	return error;
+}
+
+/* Every plural of group at api is served there. */
+static int check_resources(struct kube_client *c, const char *api, const char *group,
+                           struct error *err)
+{
+	json_t *list = NULL;
+	int error;
+
+	if ((error = kube_get(&list, c, api, err)) < 0)
+		return error;
+	error = kubesource_served(list, api, group, err);
 	json_decref(list);
 	return error;
 }
@@ -467,6 +484,36 @@ done:
 	return error;
 }
 
+int kubesource_secret_write(const char *dir, const json_t *s, const char *what, struct error *err)
+{
+	const json_t *data = json_object_get(s, "data"), *v;
+	const char *key;
+	int error = 0;
+
+	if (json_object_size(data) > MAX_SECRET_KEYS) {
+		error = error_set(err, IG_ETOOBIG, "%s: more than %d keys", what, MAX_SECRET_KEYS);
+		goto done;
+	}
+	if (mkdir(dir, 0700) < 0) {
+		error = error_set(err, IG_EFAIL, "%s: cannot make its folder: %s", what,
+		                  strerror(errno));
+		goto done;
+	}
+	json_object_foreach((json_t *)data, key, v)
+	{
+		if (!is_key(key) || !json_is_string(v)) {
+			error = error_set(err, IG_EINVALID, "%s: invalid key", what);
+			goto done;
+		}
+		if ((error = write_value(dir, key, json_string_value(v), err, what)) < 0)
+			goto done;
+	}
+done:
+	if (error < 0)
+		remove_folder(dir);
+	return error;
+}
+
 /* ---- what a configuration reads: noted by the load, read again by every pass ---- */
 
 /* Whether a failure is the API's answer (404, 403, a bad object), which a sum records, rather
@@ -571,8 +618,7 @@ static void finish_notes(struct kubesource *ks, bool loaded)
 	ks->loading = (struct refs){0};
 }
 
-/* SHA-256 of Secret s's type and data (keys sorted), or of code when the API refused it. */
-static void sum_secret(unsigned char sum[KUBESA_SUM_LEN], const json_t *s, int code)
+void kubesource_secret_sum(unsigned char sum[KUBESA_SUM_LEN], const json_t *s, int code)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	const char *type = str(json_object_get(s, "type"));
@@ -610,7 +656,7 @@ static int get_secret(json_t **out, unsigned char sum[KUBESA_SUM_LEN], bool *kno
 	buf_release(&path);
 	*known = is_answer(error);
 	if (*known)
-		sum_secret(sum, *out, error);
+		kubesource_secret_sum(sum, *out, error);
 	return error;
 }
 
@@ -619,11 +665,10 @@ static int get_secret(json_t **out, unsigned char sum[KUBESA_SUM_LEN], bool *kno
  * "no such secret", never anonymous. */
 static int fetch_secret(struct kubesource *ks, const char *ns, const char *name, struct error *err)
 {
-	json_t *s = NULL, *data, *v;
+	json_t *s = NULL;
 	struct buf dir = BUF_INIT;
 	unsigned char sum[KUBESA_SUM_LEN];
 	char what[400];
-	const char *key;
 	bool known;
 	int error = 0;
 
@@ -638,30 +683,10 @@ static int fetch_secret(struct kubesource *ks, const char *ns, const char *name,
 	note(&ks->loading, false, ns, name, sum, known);
 	if (error < 0) {
 		error_prefix(err, "%s", what);
-		goto done;
-	}
-	data = json_object_get(s, "data");
-	if (json_object_size(data) > MAX_SECRET_KEYS) {
-		error = error_set(err, IG_ETOOBIG, "%s: more than %d keys", what, MAX_SECRET_KEYS);
-		goto done;
-	}
-	if (mkdir(dir.data, 0700) < 0) {
-		error = error_set(err, IG_EFAIL, "%s: cannot make its folder: %s", what,
-		                  strerror(errno));
-		goto done;
-	}
-	json_object_foreach(data, key, v)
-	{
-		if (!is_key(key) || !json_is_string(v)) {
-			error = error_set(err, IG_EINVALID, "%s: invalid key", what);
-			goto done;
-		}
-		if ((error = write_value(dir.data, key, json_string_value(v), err, what)) < 0)
-			goto done;
-	}
-done:
-	if (error < 0)
 		remove_folder(dir.data);
+	} else {
+		error = kubesource_secret_write(dir.data, s, what, err);
+	}
 	if (error < 0 && !is_answer(error))
 		note(&ks->loading, false, ns, name, sum, false); /* not written: read again */
 	json_decref(s);
@@ -775,20 +800,18 @@ static void fetch_account(struct kubesource *ks, const char *ns, const json_t *s
 		note(&ks->loading, true, ns, sa, sum, known);
 }
 
-/* The document imageguard reads of one object: apiVersion, kind, metadata (name, namespace,
- * labels, annotations but kubectl's last-applied copy) and spec, indented so that lines mean
- * something in messages. NULL when out of memory. */
-static char *document(struct kubesource *ks, int k, const json_t *obj)
+json_t *kubesource_document_json(const char *kind, const json_t *obj)
 {
 	const json_t *md = json_object_get(obj, "metadata");
 	json_t *doc = json_object(), *meta = json_object(), *spec, *ann;
-	const char *ns = str(json_object_get(md, "namespace"));
-	char *text = NULL;
 
-	if (!doc || !meta)
-		goto done;
+	if (!doc || !meta) {
+		json_decref(meta);
+		json_decref(doc);
+		return NULL;
+	}
 	json_object_set(doc, "apiVersion", json_object_get(obj, "apiVersion"));
-	json_object_set_new(doc, "kind", json_string(kinds[k].kind));
+	json_object_set_new(doc, "kind", json_string(kind));
 	json_object_set(meta, "name", json_object_get(md, "name"));
 	json_object_set(meta, "namespace", json_object_get(md, "namespace"));
 	if (json_object_get(md, "labels"))
@@ -797,16 +820,29 @@ static char *document(struct kubesource *ks, int k, const json_t *obj)
 		json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
 		json_object_set_new(meta, "annotations", ann);
 	}
-	json_object_set(doc, "metadata", meta);
-	if ((spec = json_deep_copy(json_object_get(obj, "spec")))) {
+	json_object_set_new(doc, "metadata", meta);
+	if ((spec = json_deep_copy(json_object_get(obj, "spec"))))
+		json_object_set_new(doc, "spec", spec);
+	return doc;
+}
+
+/* The document imageguard reads of one object (kubesource_document_json), its Secrets
+ * fetched and their names rewritten, indented so that lines mean something in messages.
+ * NULL when out of memory. */
+static char *document(struct kubesource *ks, int k, const json_t *obj)
+{
+	const char *ns = str(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+	json_t *doc = kubesource_document_json(kinds[k].kind, obj), *spec;
+	char *text;
+
+	if (!doc)
+		return NULL;
+	if ((spec = json_object_get(doc, "spec"))) {
 		rewrite_secrets(ks, k, spec, ns);
 		if (k == K_REPO)
 			fetch_account(ks, ns, spec);
-		json_object_set_new(doc, "spec", spec);
 	}
 	text = json_dumps(doc, JSON_INDENT(2));
-done:
-	json_decref(meta);
 	json_decref(doc);
 	return text;
 }

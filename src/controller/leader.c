@@ -186,6 +186,24 @@ int leader_start(struct leader **out, const struct leader_options *o, struct err
 	return 0;
 }
 
+/* A renewal that the stop cut may have reached the server all the same, leaving the kept
+ * resourceVersion stale and the release a 409 (client-go reads the Lease before it releases
+ * since kubernetes/kubernetes#132849): read it again; true while it still names this
+ * candidate. */
+static bool still_ours(struct leader *l, struct error *err)
+{
+	struct lease_record rec;
+
+	error_clear(err);
+	if (l->lease.client.get(l->lease.client.ctx, &rec, err) < 0)
+		return false;
+	if (strcmp(rec.holder, l->identity) != 0) {
+		error_set(err, IG_ECONFLICT, "held by '%s': not released", rec.holder);
+		return false;
+	}
+	return true;
+}
+
 /* The release goes out on a client no stop flag cuts (bounded by the renew deadline). */
 static void release(struct leader *l)
 {
@@ -197,8 +215,12 @@ static void release(struct leader *l)
 	ko.timeout_ms = (long)l->o.timing.renew_ms;
 	ko.max_retries = 0;
 	if (kube_client_new(&kc, &l->cfg, &ko, &err) == 0) {
+		int rc;
+
 		leaseclient_use(l->lc, kc);
-		if (lease_release(&l->lease, &err) == 0)
+		if ((rc = lease_release(&l->lease, &err)) == IG_ECONFLICT && still_ours(l, &err))
+			rc = lease_release(&l->lease, &err);
+		if (rc == 0)
 			log_info("leader.release", "lease '%s/%s' released", l->ns, l->name);
 	}
 	if (err.msg[0])

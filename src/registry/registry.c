@@ -941,6 +941,116 @@ done:
 	return error;
 }
 
+/* ---- raw GETs for signature artifacts (sigfetch.c) ---- */
+
+static const char *const index_accept[] = {"Accept: application/vnd.oci.image.index.v1+json", NULL};
+
+/* GET url into out (moved from the response), the Content-Type into *media_type. */
+static int get_raw(struct buf *out, char **media_type, struct call *k, const char *url,
+                   const char *const *accept, size_t max, const char *what, struct error *err)
+{
+	struct http_response r = HTTP_RESPONSE_INIT;
+	int error;
+
+	if (media_type)
+		*media_type = NULL;
+	error = request(&r, k, "GET", url, accept, max, NULL, err);
+	if (error == IG_ETOOBIG)
+		error_set(err, error, "registry '%s': %s: larger than %zu bytes", k->name, what,
+		          max);
+	if (error < 0)
+		goto done;
+	if (r.status != 200) {
+		error = status_error(k, &r, what, err);
+		goto done;
+	}
+	if (media_type)
+		*media_type = http_header(&r, "Content-Type");
+	buf_release(out);
+	*out = r.body;
+	r.body = (struct buf)BUF_INIT;
+done:
+	http_response_release(&r);
+	return error;
+}
+
+/* The URL /v2/<repo>/<kind>/<ref> and "<what> '<ref>'" for messages. */
+static int raw_url(struct buf *url, struct buf *what, const struct call *k, const char *kind,
+                   const char *noun, const char *ref, struct error *err)
+{
+	if (buf_printf(url, "%s/v2/%s/%s/%s", k->base, k->t->ref->repository, kind, ref) < 0 ||
+	    buf_printf(what, "%s '%s'", noun, ref) < 0)
+		return error_set(err, IG_EFAIL, "registry '%s': out of memory", k->name);
+	return 0;
+}
+
+/* One GET of kind/ref; with check, the body must hash to ref (a digest). */
+static int get_ref(struct buf *out, char **media_type, struct registry_client *c,
+                   const struct registry_target *t, const char *kind, const char *noun,
+                   const char *ref, const char *const *accept, size_t max, bool check,
+                   struct error *err)
+{
+	struct buf url = BUF_INIT, what = BUF_INIT;
+	struct call k;
+	int error;
+
+	if ((error = call_init(&k, c, t, err)) < 0)
+		return error;
+	if ((error = raw_url(&url, &what, &k, kind, noun, ref, err)) < 0 ||
+	    (error = get_raw(out, media_type, &k, url.data, accept, max ? max : MAX_MANIFEST,
+	                     what.data, err)) < 0)
+		goto done;
+	if (check && !body_matches(out, ref)) {
+		error = error_set(err, IG_EINVALID,
+		                  "registry '%s': %s: the body does not match its digest", k.name,
+		                  what.data);
+		buf_release(out);
+	}
+done:
+	if (error < 0 && media_type) {
+		free(*media_type);
+		*media_type = NULL;
+	}
+	buf_release(&url);
+	buf_release(&what);
+	call_release(&k);
+	return error;
+}
+
+int registry_get_manifest(struct buf *out, char **media_type, struct registry_client *c,
+                          const struct registry_target *t, const char *reference, size_t max,
+                          struct error *err)
+{
+	size_t len = strlen(reference);
+	bool digest = imageref_is_valid_digest(reference, len);
+
+	if (!digest && !imageref_is_valid_tag(reference, len))
+		return error_set(err, IG_EINVALID, "registry '%s': '%.140s' is not a tag or digest",
+		                 t->ref->registry, reference);
+	return get_ref(out, media_type, c, t, "manifests", "manifest", reference, manifest_accept,
+	               max, digest, err);
+}
+
+int registry_get_blob(struct buf *out, struct registry_client *c, const struct registry_target *t,
+                      const char *digest, size_t max, struct error *err)
+{
+	if (!imageref_is_valid_digest(digest, strlen(digest)))
+		return error_set(err, IG_EINVALID, "registry '%s': '%.140s' is not a digest",
+		                 t->ref->registry, digest);
+	return get_ref(out, NULL, c, t, "blobs", "blob", digest, NULL, max, true, err);
+}
+
+int registry_get_referrers(struct buf *out, struct registry_client *c,
+                           const struct registry_target *t, const char *digest, size_t max,
+                           struct error *err)
+{
+	if (!imageref_is_valid_digest(digest, strlen(digest)))
+		return error_set(err, IG_EINVALID, "registry '%s': '%.140s' is not a digest",
+		                 t->ref->registry, digest);
+	return get_ref(out, NULL, c, t, "referrers", "referrers of", digest, index_accept, max,
+	               false, err);
+}
+
 int registry_parse_tag_list(struct strvec *tags, const char *name, const char *data, size_t len,
                             struct error *err)
 {

@@ -187,6 +187,55 @@ void fixture_fault_stop(struct fixture *f)
 	f->dir[0] = '\0';
 }
 
+int fixture_kubeapi_start(struct fixture *f, const char *script, const char *const extra[])
+{
+	char path[512], port_file[300];
+	const char *argv[24] = {"/usr/bin/python3", path, "serve", "--dir", NULL};
+	posix_spawn_file_actions_t fa;
+	struct buf port = BUF_INIT;
+	size_t n = 5;
+
+	if (make_dir(f, "imageguard-kubeapi") < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/test/fixtures/%s", src_dir(), script);
+	snprintf(port_file, sizeof(port_file), "%s/port", f->dir);
+	argv[4] = f->dir;
+	for (size_t i = 0; extra && extra[i] && n < 22; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (posix_spawn(&f->pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0)
+		f->pid = 0;
+	posix_spawn_file_actions_destroy(&fa);
+	/* the certificates and etcd take seconds on a busy machine: up to two minutes */
+	for (int i = 0; f->pid && i < 1200; i++) {
+		struct timespec ts = {0, 100000000L};
+
+		if (buf_read_file(&port, port_file) == 0 && port.len) {
+			trim(&port);
+			snprintf(f->host, sizeof(f->host), "127.0.0.1:%s", port.data);
+			break;
+		}
+		if (waitpid(f->pid, NULL, WNOHANG) == f->pid) {
+			f->pid = 0; /* it failed to start */
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	buf_release(&port);
+	if (!f->host[0]) {
+		fixture_kubeapi_stop(f);
+		return -1;
+	}
+	return 0;
+}
+
+void fixture_kubeapi_stop(struct fixture *f)
+{
+	fixture_fault_stop(f); /* the same: SIGTERM (the fixture stops its etcd), the dir */
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
 	return buf_append(ctx, p, size * n) < 0 ? 0 : size * n;

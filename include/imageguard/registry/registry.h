@@ -13,6 +13,7 @@
 #include "imageguard/registry/imageconfig.h"
 #include "imageguard/registry/listmemo.h"
 #include "imageguard/registry/taglist.h"
+#include "imageguard/util/buf.h"
 #include "imageguard/util/strvec.h"
 
 struct error;
@@ -132,6 +133,25 @@ int registry_head_manifest(char **digest_out, struct registry_client *c,
 int registry_image_created(struct imageconfig_created *out, struct registry_client *c,
                            const struct registry_target *t, const char *digest,
                            const char *platform, struct error *err);
+
+/* The raw GETs that signature verification needs (sigfetch.h). Each replaces out's content
+ * with the 200 body (capped at max bytes, 0: 4 MiB: IG_ETOOBIG past it) and returns 0, or
+ * IG_ENOTFOUND on 404, IG_EAUTH, IG_ETIMEOUT, IG_EFAIL as for the other calls.
+ * registry_get_manifest: the manifest `reference` (a tag or a digest) with the full OCI/Docker
+ * Accept list; *media_type (owned, may be NULL) is the Content-Type. By digest, the body must
+ * hash to it (else IG_EINVALID). */
+int registry_get_manifest(struct buf *out, char **media_type, struct registry_client *c,
+                          const struct registry_target *t, const char *reference, size_t max,
+                          struct error *err);
+/* The blob `digest`; the body must hash to it (else IG_EINVALID). */
+int registry_get_blob(struct buf *out, struct registry_client *c, const struct registry_target *t,
+                      const char *digest, size_t max, struct error *err);
+/* The OCI 1.1 referrers API, GET /v2/<name>/referrers/<digest>: an image index. IG_ENOTFOUND
+ * (404) means the registry has no referrers API (a registry with one answers 200, with an
+ * empty index when nothing refers to digest). */
+int registry_get_referrers(struct buf *out, struct registry_client *c,
+                           const struct registry_target *t, const char *digest, size_t max,
+                           struct error *err);
 
 /* The hex SHA-256 of the byte-wise sorted tags joined by "\n" (CONTRACT §3 `tags -o json`). */
 void registry_tags_sha256(char out[65], const struct strvec *sorted_tags);

@@ -1,0 +1,779 @@
+/* kubesource (run --kube): first what needs no API server (kubesource_private.h): the
+ * preferred version read from discovery, the kinds a group version serves, one object's
+ * document, a Secret written into its folder (0700, files 0600, keys as Kubernetes allows
+ * them) and the sum a pass compares; then against the etcd-backed API fixture
+ * (kubeapi_etcd.py): the watches at the preferred version, a configuration loaded from the
+ * objects with their Secrets, a Secret's change, rotation, deletion and return seen by
+ * kubesource_refs_changed, the secrets folder removed at the end; and an API server without
+ * Flux's CRDs (kubeapi.py). */
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../../src/controller/kubesource_private.h"
+#include "imageguard/config/config.h"
+#include "imageguard/controller/kubesource.h"
+#include "imageguard/kube/kube.h"
+#include "imageguard/kube/kubeconfig.h"
+#include "imageguard/util/buf.h"
+#include "imageguard/util/error.h"
+#include "support/fixture.h"
+
+#define IMG "image.toolkit.fluxcd.io"
+#define SRC "source.toolkit.fluxcd.io"
+
+static json_t *parse(const char *text)
+{
+	json_error_t jerr;
+	json_t *j = json_loads(text, 0, &jerr);
+
+	ck_assert_msg(j != NULL, "test JSON: %s: %s", jerr.text, text);
+	return j;
+}
+
+/* ---- discovery: the preferred version of a group ---- */
+
+static const struct {
+	const char *apigroup; /* GET /apis/G's answer */
+	int rc;
+	const char *want; /* the path, or the error */
+} preferred_cases[] = {
+    /* the preferred one, not the first served */
+    {"{\"name\": \"" IMG "\", \"versions\": [{\"groupVersion\": \"" IMG "/v1\", \"version\": "
+     "\"v1\"}, {\"groupVersion\": \"" IMG "/v1beta2\", \"version\": \"v1beta2\"}], "
+     "\"preferredVersion\": {\"groupVersion\": \"" IMG "/v1beta2\", \"version\": \"v1beta2\"}}",
+     0, "/apis/" IMG "/v1beta2"},
+    {"{\"preferredVersion\": {\"version\": \"v1\"}}", 0, "/apis/" IMG "/v1"},
+    {"{\"versions\": [{\"version\": \"v1\"}]}", IG_EINVALID,
+     "kubernetes api 'GET /apis/" IMG "': no preferredVersion"},
+    {"{\"preferredVersion\": {\"version\": \"\"}}", IG_EINVALID,
+     "kubernetes api 'GET /apis/" IMG "': no preferredVersion"},
+    {"{\"preferredVersion\": {\"version\": \"v1/../../api\"}}", IG_EINVALID,
+     "kubernetes api 'GET /apis/" IMG "': no preferredVersion"},
+    {"{\"preferredVersion\": {\"version\": 1}}", IG_EINVALID,
+     "kubernetes api 'GET /apis/" IMG "': no preferredVersion"},
+    {"{\"preferredVersion\": \"v1\"}", IG_EINVALID,
+     "kubernetes api 'GET /apis/" IMG "': no preferredVersion"},
+};
+
+START_TEST(preferred_version)
+{
+	json_t *g = parse(preferred_cases[_i].apigroup);
+	struct error err = ERROR_INIT;
+	char out[128] = "untouched";
+	int rc = kubesource_preferred_api(out, sizeof(out), IMG, g, "/apis/" IMG, &err);
+
+	ck_assert_msg(rc == preferred_cases[_i].rc, "case %d: %d %s", _i, rc, err.msg);
+	if (rc == 0)
+		ck_assert_str_eq(out, preferred_cases[_i].want);
+	else
+		ck_assert_str_eq(err.msg, preferred_cases[_i].want);
+	json_decref(g);
+}
+END_TEST
+
+/* ---- discovery: the kinds a group version serves ---- */
+
+#define RES(n) "{\"name\": \"" n "\", \"namespaced\": true}"
+
+static const struct {
+	const char *group, *list; /* GET /apis/G/V's APIResourceList */
+	int rc;
+	const char *want; /* the error */
+} served_cases[] = {
+    {IMG,
+     "{\"resources\": [" RES("imagepolicies") ", " RES("imagepolicies/status") ", " RES(
+         "imagerepositories") ", " RES("imageupdateautomations") "]}",
+     0, ""},
+    {SRC, "{\"resources\": [" RES("buckets") ", " RES("gitrepositories") "]}", 0, ""},
+    {IMG, "{\"resources\": [" RES("imagepolicies") ", " RES("imageupdateautomations") "]}",
+     IG_ENOTFOUND,
+     "kubernetes api '/apis/G/V': ImageRepository (imagerepositories) is not served: is its "
+     "CRD installed?"},
+    /* a subresource is not the kind */
+    {IMG,
+     "{\"resources\": [" RES("imagerepositories") ", " RES("imagepolicies/status") ", " RES(
+         "imageupdateautomations") "]}",
+     IG_ENOTFOUND,
+     "kubernetes api '/apis/G/V': ImagePolicy (imagepolicies) is not served: is its CRD "
+     "installed?"},
+    {IMG, "{\"resources\": [" RES("imagerepositories") ", " RES("imagepolicies") "]}", IG_ENOTFOUND,
+     "kubernetes api '/apis/G/V': ImageUpdateAutomation (imageupdateautomations) is not "
+     "served: is its CRD installed?"},
+    /* the image kinds at the source group's version do not count */
+    {SRC, "{\"resources\": [" RES("imagerepositories") "]}", IG_ENOTFOUND,
+     "kubernetes api '/apis/G/V': GitRepository (gitrepositories) is not served: is its CRD "
+     "installed?"},
+    {SRC, "{}", IG_ENOTFOUND,
+     "kubernetes api '/apis/G/V': GitRepository (gitrepositories) is not served: is its CRD "
+     "installed?"},
+};
+
+START_TEST(served_kinds)
+{
+	json_t *list = parse(served_cases[_i].list);
+	struct error err = ERROR_INIT;
+	int rc = kubesource_served(list, "/apis/G/V", served_cases[_i].group, &err);
+
+	ck_assert_msg(rc == served_cases[_i].rc, "case %d: %d %s", _i, rc, err.msg);
+	if (rc)
+		ck_assert_str_eq(err.msg, served_cases[_i].want);
+	json_decref(list);
+}
+END_TEST
+
+/* ---- one object's document: what config reads of it, nothing more ---- */
+
+static const struct {
+	const char *kind, *object, *document;
+} document_cases[] = {
+    /* status, managedFields, uid, resourceVersion, kubectl's last-applied copy: left out */
+    {"ImageRepository",
+     "{\"apiVersion\": \"" IMG "/v1beta2\", \"kind\": \"ImageRepository\", \"metadata\": "
+     "{\"name\": \"app\", \"namespace\": \"team\", \"uid\": \"u-1\", \"resourceVersion\": "
+     "\"42\", \"generation\": 3, \"labels\": {\"tier\": \"web\"}, \"annotations\": "
+     "{\"kubectl.kubernetes.io/last-applied-configuration\": \"{\\\"secret\\\": 1}\", "
+     "\"note\": \"kept\"}, \"managedFields\": [{\"manager\": \"kubectl\"}]}, \"spec\": "
+     "{\"image\": \"reg.example/app\", \"secretRef\": {\"name\": \"regcred\"}}, \"status\": "
+     "{\"lastScanResult\": {\"tagCount\": 3}}}",
+     "{\"apiVersion\": \"" IMG "/v1beta2\", \"kind\": \"ImageRepository\", \"metadata\": "
+     "{\"name\": \"app\", \"namespace\": \"team\", \"labels\": {\"tier\": \"web\"}, "
+     "\"annotations\": {\"note\": \"kept\"}}, \"spec\": {\"image\": \"reg.example/app\", "
+     "\"secretRef\": {\"name\": \"regcred\"}}}"},
+    /* only the last-applied annotation: an empty set stays; no labels: none */
+    {"ImagePolicy",
+     "{\"apiVersion\": \"" IMG "/v1\", \"metadata\": {\"name\": \"p\", \"namespace\": \"t\", "
+     "\"annotations\": {\"kubectl.kubernetes.io/last-applied-configuration\": \"{}\"}}, "
+     "\"spec\": {\"policy\": {\"semver\": {\"range\": \">=1\"}}}}",
+     "{\"apiVersion\": \"" IMG "/v1\", \"kind\": \"ImagePolicy\", \"metadata\": {\"name\": "
+     "\"p\", \"namespace\": \"t\", \"annotations\": {}}, \"spec\": {\"policy\": {\"semver\": "
+     "{\"range\": \">=1\"}}}}"},
+    /* the kind is the watch's, whatever the object says; no spec: none */
+    {"GitRepository",
+     "{\"apiVersion\": \"" SRC "/v1\", \"kind\": \"ImagePolicy\", \"metadata\": {\"name\": "
+     "\"g\", \"namespace\": \"t\"}}",
+     "{\"apiVersion\": \"" SRC "/v1\", \"kind\": \"GitRepository\", \"metadata\": {\"name\": "
+     "\"g\", \"namespace\": \"t\"}}"},
+    /* nothing to read: the keys are there, empty */
+    {"ImageUpdateAutomation", "{}", "{\"kind\": \"ImageUpdateAutomation\", \"metadata\": {}}"},
+};
+
+START_TEST(documents)
+{
+	json_t *obj = parse(document_cases[_i].object), *want = parse(document_cases[_i].document);
+	json_t *before = json_deep_copy(obj);
+	json_t *doc = kubesource_document_json(document_cases[_i].kind, obj);
+	char *got;
+
+	ck_assert_ptr_nonnull(doc);
+	got = json_dumps(doc, JSON_SORT_KEYS);
+	ck_assert_msg(json_equal(doc, want), "case %d: %s", _i, got);
+	free(got);
+	/* the document's spec is a copy: rewriting its secret names leaves the watch's cache */
+	if (json_object_get(doc, "spec"))
+		json_object_set_new(json_object_get(doc, "spec"), "secretRef",
+		                    json_pack("{s:s}", "name", "team.regcred"));
+	if (json_object_get(doc, "metadata"))
+		json_object_set_new(json_object_get(doc, "metadata"), "name", json_string("x"));
+	ck_assert(json_equal(obj, before));
+	json_decref(doc);
+	json_decref(before);
+	json_decref(want);
+	json_decref(obj);
+}
+END_TEST
+
+/* ---- a Secret into its folder ---- */
+
+static char tmp[128];
+
+static void tmp_make(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/imageguard-kubesource.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void tmp_remove(void)
+{
+	char cmd[200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The file dir/name: its mode (-1 when it is not a regular file) and content into out. */
+static int file_of(struct buf *out, const char *dir, const char *name)
+{
+	char path[400];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	buf_reset(out);
+	ck_assert_int_eq(buf_read_file(out, path), 0);
+	return (int)(st.st_mode & 07777);
+}
+
+static size_t entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d)
+		return (size_t)-1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+static const struct {
+	const char *secret;
+	int rc;
+	const char *msg; /* the error, or the files "name=content;..." */
+} secret_cases[] = {
+    {"{\"type\": \"kubernetes.io/basic-auth\", \"data\": {\"username\": \"dXNlcg==\", "
+     "\"password\": \"cGFzcw==\", \".dockerconfigjson\": \"e30=\", \"ca.crt\": \"\"}}",
+     0, "username=user;password=pass;.dockerconfigjson={};ca.crt="},
+    {"{\"data\": {\"git_Key-1.pem\": \"eA==\"}}", 0, "git_Key-1.pem=x"},
+    {"{\"type\": \"Opaque\"}", 0, ""}, /* no data: an empty folder */
+    {"{\"data\": {\"../up\": \"eA==\"}}", IG_EINVALID, "secret 'ns/s': invalid key"},
+    {"{\"data\": {\"a/b\": \"eA==\"}}", IG_EINVALID, "secret 'ns/s': invalid key"},
+    {"{\"data\": {\".\": \"eA==\"}}", IG_EINVALID, "secret 'ns/s': invalid key"},
+    {"{\"data\": {\"..\": \"eA==\"}}", IG_EINVALID, "secret 'ns/s': invalid key"},
+    {"{\"data\": {\"\": \"eA==\"}}", IG_EINVALID, "secret 'ns/s': invalid key"},
+    {"{\"data\": {\"k y\": \"eA==\"}}", IG_EINVALID, "secret 'ns/s': invalid key"},
+    /* a good key first: nothing is left of it either */
+    {"{\"data\": {\"ok\": \"eA==\", \"n\\nl\": \"eA==\"}}", IG_EINVALID,
+     "secret 'ns/s': invalid key"},
+    {"{\"data\": {\"k\": 7}}", IG_EINVALID, "secret 'ns/s': invalid key"},
+    {"{\"data\": {\"k\": \"not base64!\"}}", IG_EINVALID, "secret 'ns/s': key 'k' is not base64"},
+};
+
+START_TEST(secret_folder)
+{
+	json_t *s = parse(secret_cases[_i].secret);
+	struct error err = ERROR_INIT;
+	struct buf b = BUF_INIT;
+	char dir[200];
+	struct stat st;
+	int rc;
+
+	tmp_make();
+	snprintf(dir, sizeof(dir), "%s/ns.s", tmp);
+	umask(022);
+	rc = kubesource_secret_write(dir, s, "secret 'ns/s'", &err);
+	ck_assert_msg(rc == secret_cases[_i].rc, "case %d: %d %s", _i, rc, err.msg);
+	if (rc < 0) {
+		ck_assert_str_eq(err.msg, secret_cases[_i].msg);
+		ck_assert_int_eq(lstat(dir, &st), -1); /* nothing left */
+	} else {
+		const char *p = secret_cases[_i].msg;
+		size_t files = 0;
+
+		ck_assert_int_eq(lstat(dir, &st), 0);
+		ck_assert(S_ISDIR(st.st_mode));
+		ck_assert_int_eq(st.st_mode & 07777, 0700);
+		while (*p) {
+			char name[64], want[64];
+			size_t n = strcspn(p, "="), m;
+
+			snprintf(name, sizeof(name), "%.*s", (int)n, p);
+			p += n + 1;
+			m = strcspn(p, ";");
+			snprintf(want, sizeof(want), "%.*s", (int)m, p);
+			p += m + (p[m] == ';');
+			ck_assert_msg(file_of(&b, dir, name) == 0600, "case %d: %s", _i, name);
+			ck_assert_uint_eq(b.len, strlen(want));
+			ck_assert(memcmp(b.data ? b.data : "", want, b.len) == 0);
+			files++;
+		}
+		ck_assert_uint_eq(entries(dir), files);
+	}
+	buf_release(&b);
+	json_decref(s);
+	tmp_remove();
+}
+END_TEST
+
+/* Kubernetes' own limit: 64 keys write, 65 do not; a key of 253 bytes writes, 254 do not. */
+START_TEST(secret_caps)
+{
+	json_t *s = json_object(), *data = json_object();
+	struct error err = ERROR_INIT;
+	char dir[200], key[300];
+	struct stat st;
+
+	tmp_make();
+	snprintf(dir, sizeof(dir), "%s/ns.s", tmp);
+	json_object_set_new(s, "data", data);
+	for (int i = 0; i < 64; i++) {
+		snprintf(key, sizeof(key), "k%02d", i);
+		json_object_set_new(data, key, json_string("eA=="));
+	}
+	ck_assert_int_eq(kubesource_secret_write(dir, s, "secret 'ns/s'", &err), 0);
+	ck_assert_uint_eq(entries(dir), 64);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	json_object_set_new(data, "k64", json_string("eA=="));
+	ck_assert_int_eq(kubesource_secret_write(dir, s, "secret 'ns/s'", &err), IG_ETOOBIG);
+	ck_assert_str_eq(err.msg, "secret 'ns/s': more than 64 keys");
+	ck_assert_int_eq(lstat(dir, &st), -1);
+
+	json_object_clear(data);
+	memset(key, 'a', 253);
+	key[253] = '\0';
+	json_object_set_new(data, key, json_string("eA=="));
+	ck_assert_int_eq(kubesource_secret_write(dir, s, "secret 'ns/s'", &err), 0);
+	ck_assert_uint_eq(entries(dir), 1);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	json_object_clear(data);
+	memset(key, 'a', 254);
+	key[254] = '\0';
+	json_object_set_new(data, key, json_string("eA=="));
+	ck_assert_int_eq(kubesource_secret_write(dir, s, "secret 'ns/s'", &err), IG_EINVALID);
+	ck_assert_int_eq(lstat(dir, &st), -1);
+
+	/* a folder that cannot be made (its parent is missing) */
+	json_object_clear(data);
+	snprintf(dir, sizeof(dir), "%s/missing/ns.s", tmp);
+	ck_assert_int_eq(kubesource_secret_write(dir, s, "secret 'ns/s'", &err), IG_EFAIL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "secret 'ns/s': cannot make its folder: "));
+	json_decref(s);
+	tmp_remove();
+}
+END_TEST
+
+/* ---- the sum a pass compares: what a Secret holds, or how the API refused it ---- */
+
+START_TEST(secret_sums)
+{
+	static const struct {
+		const char *a, *b; /* NULL: no Secret (the API refused) */
+		int code_a, code_b;
+		bool same;
+	} cases[] = {
+	    /* the data in any order, and metadata (labels, resourceVersion) do not count */
+	    {"{\"type\": \"Opaque\", \"data\": {\"u\": \"eA==\", \"p\": \"eQ==\"}}",
+	     "{\"metadata\": {\"resourceVersion\": \"9\", \"labels\": {\"a\": \"b\"}}, \"type\": "
+	     "\"Opaque\", \"data\": {\"p\": \"eQ==\", \"u\": \"eA==\"}}",
+	     0, 0, true},
+	    {"{\"type\": \"Opaque\", \"data\": {\"u\": \"eA==\"}}",
+	     "{\"type\": \"Opaque\", \"data\": {\"u\": \"eQ==\"}}", 0, 0, false},
+	    {"{\"type\": \"Opaque\", \"data\": {\"u\": \"eA==\"}}",
+	     "{\"type\": \"Opaque\", \"data\": {\"v\": \"eA==\"}}", 0, 0, false},
+	    {"{\"type\": \"Opaque\", \"data\": {\"u\": \"eA==\"}}",
+	     "{\"type\": \"kubernetes.io/basic-auth\", \"data\": {\"u\": \"eA==\"}}", 0, 0, false},
+	    {"{\"type\": \"Opaque\"}", "{\"type\": \"Opaque\", \"data\": {}}", 0, 0, false},
+	    /* gone, then refused: each refusal is its own answer */
+	    {NULL, NULL, IG_ENOTFOUND, IG_ENOTFOUND, true},
+	    {NULL, NULL, IG_ENOTFOUND, IG_EAUTH, false},
+	    {"{\"type\": \"Opaque\"}", NULL, 0, IG_ENOTFOUND, false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *a = cases[i].a ? parse(cases[i].a) : NULL;
+		json_t *b = cases[i].b ? parse(cases[i].b) : NULL;
+		unsigned char sa[KUBESA_SUM_LEN], sb[KUBESA_SUM_LEN], zero[KUBESA_SUM_LEN] = {0};
+
+		kubesource_secret_sum(sa, a, cases[i].code_a);
+		kubesource_secret_sum(sb, b, cases[i].code_b);
+		ck_assert_msg((memcmp(sa, sb, sizeof(sa)) == 0) == cases[i].same, "case %zu", i);
+		ck_assert(memcmp(sa, zero, sizeof(sa)) != 0);
+		json_decref(a);
+		json_decref(b);
+	}
+}
+END_TEST
+
+/* ---- against the API fixture ---- */
+
+static struct fixture etcd;
+
+static void etcd_start(void)
+{
+	static const char *const extra[] = {"--preferred", IMG "=v1beta2", NULL};
+
+	ck_assert_msg(fixture_kubeapi_start(&etcd, "kubeapi_etcd.py", extra) == 0,
+	              "kubeapi_etcd.py did not start");
+}
+
+static void etcd_stop(void)
+{
+	fixture_kubeapi_stop(&etcd);
+}
+
+static char kubeconfig[300];
+static struct kube_client *admin;
+
+/* A client of the fixture for the test's own writes (made in the test's process). */
+static void admin_open(void)
+{
+	struct kubeconfig kc = KUBECONFIG_INIT;
+	struct error err = ERROR_INIT;
+
+	snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", etcd.dir);
+	ck_assert_msg(kubeconfig_load(&kc, kubeconfig, &err) == 0, "%s", err.msg);
+	ck_assert_msg(kube_client_new(&admin, &kc, NULL, &err) == 0, "%s", err.msg);
+	kubeconfig_release(&kc);
+}
+
+static void admin_close(void)
+{
+	kube_client_free(admin);
+	admin = NULL;
+}
+
+/* method path body (JSON; PATCH: a merge patch), which must succeed. */
+static void api(const char *method, const char *path, const char *body)
+{
+	struct error err = ERROR_INIT;
+	json_t *out = NULL;
+
+	ck_assert_msg(kube_send(&out, admin, method, path,
+	                        strcmp(method, "PATCH") == 0 ? "application/merge-patch+json"
+	                                                     : "application/json",
+	                        body, &err) == 0,
+	              "%s %s: %s", method, path, err.msg);
+	json_decref(out);
+}
+
+static struct kubesource *open_source(const char *ns)
+{
+	struct kubesource_options o = {0};
+	struct kubesource *ks = NULL;
+	struct error err = ERROR_INIT;
+
+	o.kubeconfig = kubeconfig;
+	o.ns = ns;
+	o.secrets_parent = tmp;
+	o.sync_timeout_ms = 60000;
+	ck_assert_msg(kubesource_new(&ks, &o, &err) == 0, "%s", err.msg);
+	return ks;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A configuration loaded now (diags kept in *diags, released by the caller). */
+static struct config *load(struct kubesource *ks, struct config_diags *diags, const char **sdir)
+{
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+
+	config_diags_release(diags);
+	ck_assert_msg(kubesource_load(&c, sdir, ks, diags, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+START_TEST(watches_the_preferred_version)
+{
+	struct kubesource *ks;
+	json_t *a;
+
+	tmp_make();
+	admin_open();
+	/* written at v1, served at both: the watch reads it at the preferred v1beta2 */
+	api("POST", "/apis/" IMG "/v1/namespaces/ks-pref/imageupdateautomations",
+	    "{\"apiVersion\": \"" IMG "/v1\", \"kind\": \"ImageUpdateAutomation\", \"metadata\": "
+	    "{\"name\": \"auto\"}, \"spec\": {\"interval\": \"1m\", \"sourceRef\": {\"kind\": "
+	    "\"GitRepository\", \"name\": \"repo\"}, \"git\": {\"push\": {\"branch\": "
+	    "\"main\"}}}}");
+	ks = open_source("ks-pref");
+	ck_assert_str_eq(kubesource_image_api(ks), "/apis/" IMG "/v1beta2");
+	{
+		struct config_diags diags = CONFIG_DIAGS_INIT;
+		const char *sdir;
+
+		config_free(load(ks, &diags, &sdir));
+		config_diags_release(&diags);
+	}
+	ck_assert_ptr_nonnull(a = kubesource_automation(ks, "ks-pref/auto"));
+	ck_assert_str_eq(json_string_value(json_object_get(a, "apiVersion")), IMG "/v1beta2");
+	json_decref(a);
+	ck_assert_ptr_null(kubesource_automation(ks, "ks-pref/other"));
+	ck_assert_ptr_null(kubesource_automation(ks, "default/auto"));
+	kubesource_free(ks);
+	admin_close();
+	ck_assert_uint_eq(entries(tmp), 0); /* the secrets folder is gone with it */
+	tmp_remove();
+}
+END_TEST
+
+#define NS "ks-load"
+#define SECRET(name, pass)                                                                         \
+	"{\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"" name "\"}, "  \
+	"\"type\": \"Opaque\", \"data\": {\"username\": \"dXNlcg==\", \"password\": \"" pass       \
+	"\"}}"
+#define PASS "cGFzcw=="        /* pass */
+#define ROTATED "cm90YXRlZA==" /* rotated */
+
+START_TEST(load_reads_objects_and_secrets)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct kubesource *ks;
+	struct config *c;
+	struct buf b = BUF_INIT;
+	const char *sdir = NULL;
+	char folder[300];
+	struct stat st;
+	uint64_t changes;
+	json_t *a;
+
+	tmp_make();
+	admin_open();
+	api("POST", "/api/v1/namespaces/" NS "/secrets", SECRET("regcred", PASS));
+	api("POST", "/api/v1/namespaces/" NS "/secrets", SECRET("gitcred", PASS));
+	api("POST", "/api/v1/namespaces/" NS "/secrets",
+	    "{\"metadata\": {\"name\": \"badkeys\"}, \"data\": {\"../ca.crt\": \"eA==\"}}");
+	api("POST", "/apis/" IMG "/v1beta2/namespaces/" NS "/imagerepositories",
+	    "{\"metadata\": {\"name\": \"app\", \"labels\": {\"tier\": \"web\"}, \"annotations\": "
+	    "{\"kubectl.kubernetes.io/last-applied-configuration\": \"{}\"}}, \"spec\": "
+	    "{\"image\": \"reg.example/team/app\", \"interval\": \"1m\", \"secretRef\": {\"name\": "
+	    "\"regcred\"}}}");
+	api("POST", "/apis/" IMG "/v1beta2/namespaces/" NS "/imagerepositories",
+	    "{\"metadata\": {\"name\": \"other\"}, \"spec\": {\"image\": "
+	    "\"reg.example/team/other\", "
+	    "\"interval\": \"1m\", \"certSecretRef\": {\"name\": \"badkeys\"}}}");
+	api("POST", "/apis/" IMG "/v1beta2/namespaces/" NS "/imagepolicies",
+	    "{\"metadata\": {\"name\": \"app\"}, \"spec\": {\"imageRepositoryRef\": {\"name\": "
+	    "\"app\"}, \"policy\": {\"semver\": {\"range\": \">=1.0.0\"}}}}");
+	api("POST", "/apis/" SRC "/v1/namespaces/" NS "/gitrepositories",
+	    "{\"metadata\": {\"name\": \"repo\"}, \"spec\": {\"url\": "
+	    "\"https://git.example/team/repo.git\", \"interval\": \"1m\", \"ref\": {\"branch\": "
+	    "\"main\"}, \"secretRef\": {\"name\": \"gitcred\"}}}");
+	api("POST", "/apis/" IMG "/v1beta2/namespaces/" NS "/imageupdateautomations",
+	    "{\"metadata\": {\"name\": \"auto\"}, \"spec\": {\"interval\": \"1m\", \"sourceRef\": "
+	    "{\"kind\": \"GitRepository\", \"name\": \"repo\"}, \"git\": {\"checkout\": {\"ref\": "
+	    "{\"branch\": \"main\"}}, \"commit\": {\"author\": {\"name\": \"a\", \"email\": "
+	    "\"a@example.org\"}}, \"push\": {\"branch\": \"main\"}}, \"update\": {\"path\": "
+	    "\"./\", "
+	    "\"strategy\": \"Setters\"}}}");
+	ks = open_source(NS);
+
+	/* the objects as documents "Kind/ns/name", each Secret in "<ns>.<name>" */
+	c = load(ks, &diags, &sdir);
+	ck_assert_ptr_nonnull(sdir);
+	ck_assert_ptr_eq(strstr(sdir, tmp), sdir);
+	ck_assert_uint_eq(diags.errors, 1); /* other's Secret has a key no file may have */
+	ck_assert_str_eq(diags.items[0].file, "ImageRepository/" NS "/other");
+	ck_assert_str_eq(diags.items[0].message,
+	                 "ImageRepository '" NS "/other': 'spec.certSecretRef': secret '" NS
+	                 "/badkeys' not found in the Kubernetes API (or not readable: see the "
+	                 "kube.secret warning)");
+	ck_assert_uint_eq(c->repositories_len, 1);
+	ck_assert_str_eq(c->repositories[0].id, NS "/app");
+	ck_assert_str_eq(c->repositories[0].secret_ref, NS ".regcred");
+	ck_assert_uint_eq(c->git_sources_len, 1);
+	ck_assert_str_eq(c->git_sources[0].secret_ref, NS ".gitcred");
+	ck_assert_uint_eq(c->automations_len, 1);
+	ck_assert_str_eq(c->automations[0].id, NS "/auto");
+	config_free(c);
+	snprintf(folder, sizeof(folder), "%s/" NS ".regcred", sdir);
+	ck_assert_int_eq(lstat(folder, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(file_of(&b, folder, "username"), 0600);
+	ck_assert_str_eq(b.data, "user");
+	ck_assert_int_eq(file_of(&b, folder, "password"), 0600);
+	ck_assert_str_eq(b.data, "pass");
+	ck_assert_uint_eq(entries(folder), 2);
+	snprintf(folder, sizeof(folder), "%s/" NS ".badkeys", sdir);
+	ck_assert_int_eq(lstat(folder, &st), -1);
+	ck_assert_uint_eq(entries(sdir), 2); /* regcred, gitcred */
+	ck_assert_ptr_nonnull(a = kubesource_automation(ks, NS "/auto"));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(a, "metadata"), "name")),
+	                 "auto");
+	json_decref(a);
+
+	/* nothing changed; a label is not the content */
+	ck_assert(!kubesource_refs_changed(ks, mono_ms() + 20000));
+	api("PATCH", "/api/v1/namespaces/" NS "/secrets/regcred",
+	    "{\"metadata\": {\"labels\": {\"rotated\": \"no\"}}}");
+	ck_assert(!kubesource_refs_changed(ks, mono_ms() + 20000));
+
+	/* rotated: seen at the next pass, and the load that follows writes the new value */
+	api("PATCH", "/api/v1/namespaces/" NS "/secrets/regcred",
+	    "{\"data\": {\"password\": \"" ROTATED "\"}}");
+	ck_assert(kubesource_refs_changed(ks, mono_ms() + 20000));
+	config_free(load(ks, &diags, &sdir));
+	snprintf(folder, sizeof(folder), "%s/" NS ".regcred", sdir);
+	ck_assert_int_eq(file_of(&b, folder, "password"), 0600);
+	ck_assert_str_eq(b.data, "rotated");
+	ck_assert(!kubesource_refs_changed(ks, mono_ms() + 20000));
+
+	/* deleted: seen, and then an error naming it, its folder gone */
+	{
+		struct error err = ERROR_INIT;
+		json_t *out = NULL;
+
+		ck_assert_msg(kube_send(&out, admin, "DELETE",
+		                        "/api/v1/namespaces/" NS "/secrets/regcred",
+		                        "application/json", "{}", &err) == 0,
+		              "%s", err.msg);
+		json_decref(out);
+	}
+	ck_assert(kubesource_refs_changed(ks, mono_ms() + 20000));
+	c = load(ks, &diags, &sdir);
+	ck_assert_uint_eq(c->repositories_len, 0);
+	ck_assert_uint_ge(diags.errors, 2);
+	ck_assert_str_eq(diags.items[0].file, "ImageRepository/" NS "/app");
+	ck_assert_str_eq(diags.items[0].message,
+	                 "ImageRepository '" NS "/app': 'spec.secretRef': secret '" NS
+	                 "/regcred' not found in the Kubernetes API (or not readable: see the "
+	                 "kube.secret warning)");
+	config_free(c);
+	ck_assert_int_eq(lstat(folder, &st), -1);
+	ck_assert(!kubesource_refs_changed(ks, mono_ms() + 20000)); /* still gone */
+
+	/* made again: seen, used again */
+	api("POST", "/api/v1/namespaces/" NS "/secrets", SECRET("regcred", PASS));
+	ck_assert(kubesource_refs_changed(ks, mono_ms() + 20000));
+	c = load(ks, &diags, &sdir);
+	ck_assert_uint_eq(c->repositories_len, 1);
+	ck_assert_uint_eq(diags.errors, 1);
+	config_free(c);
+	ck_assert_int_eq(file_of(&b, folder, "password"), 0600);
+	ck_assert_str_eq(b.data, "pass");
+
+	/* a change of what a configuration reads grows the count; the watch sees it soon */
+	changes = kubesource_changes(ks);
+	api("PATCH", "/apis/" IMG "/v1beta2/namespaces/" NS "/imagepolicies/app",
+	    "{\"spec\": {\"policy\": {\"semver\": {\"range\": \">=2.0.0\"}}}}");
+	for (int i = 0; i < 300 && kubesource_changes(ks) == changes; i++) {
+		struct timespec ts = {0, 50000000L};
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_uint_gt(kubesource_changes(ks), changes);
+
+	config_diags_release(&diags);
+	buf_release(&b);
+	kubesource_free(ks);
+	admin_close();
+	ck_assert_uint_eq(entries(tmp), 0); /* the Secrets' copies are gone */
+	tmp_remove();
+}
+END_TEST
+
+/* Nothing referenced: nothing to read again, nothing changed. */
+START_TEST(no_references_nothing_to_read)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct kubesource *ks;
+	const char *sdir;
+
+	tmp_make();
+	admin_open();
+	ks = open_source("ks-empty");
+	config_free(load(ks, &diags, &sdir));
+	ck_assert_uint_eq(diags.errors, 0);
+	ck_assert_uint_eq(entries(sdir), 0);
+	ck_assert(!kubesource_refs_changed(ks, mono_ms() + 20000));
+	config_diags_release(&diags);
+	kubesource_free(ks);
+	admin_close();
+	tmp_remove();
+}
+END_TEST
+
+/* ---- an API server without Flux's CRDs (kubeapi.py serves workloads only) ---- */
+
+static struct fixture plain;
+
+static void plain_start(void)
+{
+	ck_assert_msg(fixture_kubeapi_start(&plain, "kubeapi.py", NULL) == 0,
+	              "kubeapi.py did not start");
+}
+
+static void plain_stop(void)
+{
+	fixture_kubeapi_stop(&plain);
+}
+
+START_TEST(missing_crds)
+{
+	struct kubesource_options o = {0};
+	struct kubesource *ks = NULL;
+	struct error err = ERROR_INIT;
+	FILE *f;
+
+	tmp_make();
+	snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", tmp);
+	ck_assert_ptr_nonnull(f = fopen(kubeconfig, "w"));
+	fprintf(f,
+	        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n"
+	        "  cluster:\n    server: https://%s\n    certificate-authority: %s/ca.crt\n"
+	        "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+	        "users:\n- name: u\n  user: {token: imageguard-test-token}\n",
+	        plain.host, plain.dir);
+	fclose(f);
+	o.kubeconfig = kubeconfig;
+	o.secrets_parent = tmp;
+	o.sync_timeout_ms = 60000;
+	ck_assert_int_eq(kubesource_new(&ks, &o, &err), IG_ENOTFOUND);
+	ck_assert_ptr_null(ks);
+	ck_assert_str_eq(err.msg, "kubernetes api: API group '" IMG "' is not served: are Flux's "
+	                          "CRDs installed?");
+	ck_assert_uint_eq(entries(tmp), 1); /* the kubeconfig: no secrets folder was made */
+	tmp_remove();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("kubesource");
+	TCase *tc = tcase_create("core"), *kube = tcase_create("api"), *bare = tcase_create("crds");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_loop_test(tc, preferred_version, 0,
+	                    sizeof(preferred_cases) / sizeof(preferred_cases[0]));
+	tcase_add_loop_test(tc, served_kinds, 0, sizeof(served_cases) / sizeof(served_cases[0]));
+	tcase_add_loop_test(tc, documents, 0, sizeof(document_cases) / sizeof(document_cases[0]));
+	tcase_add_loop_test(tc, secret_folder, 0, sizeof(secret_cases) / sizeof(secret_cases[0]));
+	tcase_add_test(tc, secret_caps);
+	tcase_add_test(tc, secret_sums);
+	suite_add_tcase(s, tc);
+
+	tcase_add_unchecked_fixture(kube, etcd_start, etcd_stop);
+	tcase_add_test(kube, watches_the_preferred_version);
+	tcase_add_test(kube, load_reads_objects_and_secrets);
+	tcase_add_test(kube, no_references_nothing_to_read);
+	tcase_set_timeout(kube, 180);
+	suite_add_tcase(s, kube);
+
+	tcase_add_unchecked_fixture(bare, plain_start, plain_stop);
+	tcase_add_test(bare, missing_crds);
+	tcase_set_timeout(bare, 120);
+	suite_add_tcase(s, bare);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
