@@ -18,7 +18,8 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "usage: imageguard check-config --config PATH [--secrets-dir DIR]\n"
-	    "                               [--watch-label-selector SEL] [--shards N] [--kube]\n\n"
+	    "                               [--watch-label-selector SEL] [--shards N] [--kube]\n"
+	    "                               [--no-cross-namespace-refs]\n\n"
 	    "Validates the configuration: a YAML file, or every *.yaml / *.yml below a\n"
 	    "directory (ImageRepository, ImagePolicy, GitRepository, ImageUpdateAutomation,\n"
 	    "Flux's apiVersions or imageguard.io/v1alpha1; other documents are ignored).\n"
@@ -34,7 +35,13 @@ static void usage(FILE *out)
 	    "With --shards N (1-1024), one line per automation before \"configuration OK\":\n"
 	    "ImageUpdateAutomation 'ns/name': shard I/N (URL BRANCH), the shard that owns\n"
 	    "its normalised (Git URL, push branch) pair (FNV-1a 64 + fmix64 mod N); above one\n"
-	    "shard, an automation whose push.refspec writes a second branch is an error.\n");
+	    "shard, an automation whose push.refspec writes a second branch is an error.\n"
+	    "With --no-cross-namespace-refs (Flux's lockdown flag), an ImagePolicy's\n"
+	    "imageRepositoryRef and an ImageUpdateAutomation's sourceRef to another namespace\n"
+	    "are errors. Without it, an ImageRepository of another namespace is used only when\n"
+	    "its spec.accessFrom.namespaceSelectors admit the policy's namespace (its labels\n"
+	    "from a `kind: Namespace` document; a namespace without one has only the label\n"
+	    "kubernetes.io/metadata.name=<name>).\n");
 }
 
 /* --shards N: the owner of each automation, and the unit it was hashed from. */
@@ -108,6 +115,11 @@ int cmd_check_config(int argc, char **argv)
 			path = argv[i] + 9;
 		} else if (!strcmp(argv[i], "--kube")) {
 			lo.kube = true;
+		} else if (!strcmp(argv[i], "--no-cross-namespace-refs") ||
+		           !strcmp(argv[i], "--no-cross-namespace-refs=true")) {
+			lo.no_cross_namespace_refs = true;
+		} else if (!strcmp(argv[i], "--no-cross-namespace-refs=false")) {
+			lo.no_cross_namespace_refs = false;
 		} else if (!strcmp(argv[i], "--secrets-dir") && i + 1 < argc) {
 			lo.secrets_dir = argv[++i];
 		} else if (!strncmp(argv[i], "--secrets-dir=", 14)) {

@@ -12,7 +12,8 @@ static void usage(FILE *out)
 	    "usage: imageguard plan --config PATH [--state-dir DIR] [--secrets-dir DIR]\n"
 	    "                       [--log-format json|text] [--log-level LEVEL]\n"
 	    "                       [--concurrency N] [-o text|json]\n"
-	    "                       [--watch-label-selector SEL] [--shards N [--shard-index I]]\n\n"
+	    "                       [--watch-label-selector SEL] [--shards N [--shard-index I]]\n"
+	    "                       [--no-cross-namespace-refs]\n\n"
 	    "Computes the decision for every marker and writes nothing: no commit, no push,\n"
 	    "no audit record (the Git clone cache in the state dir may be refreshed).\n\n"
 	    "  --config PATH           a YAML file or a directory of them (required)\n"
@@ -37,7 +38,11 @@ static void usage(FILE *out)
 	    "                          each automation's line says `shard I/N` (json: shard,\n"
 	    "                          shards), every automation is planned\n"
 	    "  --shard-index I|auto    with --shards, plan only what shard I owns (auto: the\n"
-	    "                          hostname's -N suffix, a StatefulSet ordinal)\n\n"
+	    "                          hostname's -N suffix, a StatefulSet ordinal)\n"
+	    "  --no-cross-namespace-refs  Flux's lockdown: an ImagePolicy may use only an\n"
+	    "                          ImageRepository, an ImageUpdateAutomation only a\n"
+	    "                          GitRepository, of its own namespace (the others are\n"
+	    "                          error/config, reason AccessDenied)\n\n"
 	    "Exit status: 0 (holds are successes), 1 when a policy ended in error (the\n"
 	    "others still processed), 2 usage or invalid configuration.\n");
 }
@@ -45,8 +50,9 @@ static void usage(FILE *out)
 int cmd_plan(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_OUTPUT | CMDOPTS_SHARD | CMDOPTS_SHARD_VIEW,
-	                       usage);
+	int rc = cmdopts_start(
+	    &o, argc, argv, CMDOPTS_OUTPUT | CMDOPTS_SHARD | CMDOPTS_SHARD_VIEW | CMDOPTS_TENANCY,
+	    usage);
 
 	if (rc < 0)
 		rc = cmdpass_once(&o, true);

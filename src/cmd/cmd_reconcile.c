@@ -13,7 +13,8 @@ static void usage(FILE *out)
 	        "                            [--log-format json|text] [--log-level LEVEL]\n"
 	        "                            [--concurrency N] [-o text|json]\n"
 	        "                            [--watch-label-selector SEL]\n"
-	        "                            [--shards N --shard-index I|auto]\n\n"
+	        "                            [--shards N --shard-index I|auto]\n"
+	        "                            [--no-cross-namespace-refs]\n\n"
 	        "One pass: lists the registries, decides every marker and commits the forward\n"
 	        "moves (and annotated rollbacks), one commit per ImageUpdateAutomation, pushed\n"
 	        "without force.\n\n"
@@ -36,7 +37,11 @@ static void usage(FILE *out)
 	        "                          k notin (a), k, !k; ',' is AND)\n"
 	        "  --shards N --shard-index I|auto  only the automations shard I of N owns:\n"
 	        "                          FNV-1a 64 + fmix64 of the normalised (Git URL, push\n"
-	        "                          branch) mod N (auto: the hostname's -N suffix)\n\n"
+	        "                          branch) mod N (auto: the hostname's -N suffix)\n"
+	        "  --no-cross-namespace-refs  Flux's lockdown: an ImagePolicy may use only an\n"
+	        "                          ImageRepository, an ImageUpdateAutomation only a\n"
+	        "                          GitRepository, of its own namespace (the others are\n"
+	        "                          error/config, reason AccessDenied)\n\n"
 	        "Exit status: 0 (holds are successes), 1 when a policy ended in error (the\n"
 	        "others still processed), 2 usage or invalid configuration.\n");
 }
@@ -44,7 +49,8 @@ static void usage(FILE *out)
 int cmd_reconcile(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc = cmdopts_start(&o, argc, argv, CMDOPTS_OUTPUT | CMDOPTS_SHARD, usage);
+	int rc =
+	    cmdopts_start(&o, argc, argv, CMDOPTS_OUTPUT | CMDOPTS_SHARD | CMDOPTS_TENANCY, usage);
 
 	if (rc < 0)
 		rc = cmdpass_once(&o, false);

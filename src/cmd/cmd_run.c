@@ -8,30 +8,31 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: imageguard run --config PATH | --kube [--kubeconfig FILE]\n"
-	        "                      [--watch-namespace NS] [--watch-label-selector SEL]\n"
-	        "                      [--events-addr URL] [--listen ADDR:PORT] [--state-dir DIR]\n"
-	        "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
-	        "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
-	        "N (8)]\n"
-	        "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
-	        "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
-	        "(96Mi)]\n"
-	        "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n"
-	        "                      [--shards N --shard-index I|auto]\n"
-	        "                      [--enable-leader-election [--leader-election-lease-duration "
-	        "D (35s)]\n"
-	        "                       [--leader-election-renew-deadline D (30s)]\n"
-	        "                       [--leader-election-retry-period D (5s)]\n"
-	        "                       [--leader-election-release-on-cancel[=false]]]\n\n"
-	        "Reconciles on the shortest configured interval (ImageRepository and\n"
-	        "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
-	        "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
-	        "file, reloads the configuration; a broken one is reported and the old one kept.\n"
-	        "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
-	        "/metrics (Prometheus text format). SIGTERM also ends registry and Kubernetes API\n"
-	        "requests in flight (within about a second).\n\n");
+	fprintf(
+	    out,
+	    "usage: imageguard run --config PATH | --kube [--kubeconfig FILE]\n"
+	    "                      [--watch-namespace NS] [--watch-label-selector SEL]\n"
+	    "                      [--events-addr URL] [--listen ADDR:PORT] [--state-dir DIR]\n"
+	    "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
+	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
+	    "N (8)]\n"
+	    "                      [--verify-interval DURATION [--kubeconfig FILE]]\n"
+	    "                      [--pass-timeout DURATION (10m)] [--memory-budget SIZE "
+	    "(96Mi)]\n"
+	    "                      [--webhook-listen ADDR:PORT --webhook-token-file FILE]\n"
+	    "                      [--shards N --shard-index I|auto] [--no-cross-namespace-refs]\n"
+	    "                      [--enable-leader-election [--leader-election-lease-duration "
+	    "D (35s)]\n"
+	    "                       [--leader-election-renew-deadline D (30s)]\n"
+	    "                       [--leader-election-retry-period D (5s)]\n"
+	    "                       [--leader-election-release-on-cancel[=false]]]\n\n"
+	    "Reconciles on the shortest configured interval (ImageRepository and\n"
+	    "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
+	    "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
+	    "file, reloads the configuration; a broken one is reported and the old one kept.\n"
+	    "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
+	    "/metrics (Prometheus text format). SIGTERM also ends registry and Kubernetes API\n"
+	    "requests in flight (within about a second).\n\n");
 	fprintf(
 	    out,
 	    "  --pass-timeout DURATION  every tag listing of one pass ends by this deadline\n"
@@ -66,6 +67,13 @@ static void usage(FILE *out)
 	    "                     mod N\n"
 	    "                     (auto: the hostname's -N suffix, a StatefulSet ordinal)\n"
 	    "  --events-addr URL  also post the Events to Flux's notification-controller\n"
+	    "  --no-cross-namespace-refs  Flux's multi-tenancy lockdown: an ImagePolicy may use\n"
+	    "                     only an ImageRepository, an ImageUpdateAutomation only a\n"
+	    "                     GitRepository (and so its Secret), of its own namespace;\n"
+	    "                     the others are error/config, Ready=False AccessDenied and a\n"
+	    "                     Warning Event. Without it, an ImageRepository of another\n"
+	    "                     namespace is used only when its spec.accessFrom admits the\n"
+	    "                     policy's namespace (Flux's ACL)\n"
 	    "  --kubeconfig FILE  the API server and credentials for --kube and "
 	    "--verify-interval;\n"
 	    "                     without it the in-cluster service account (its token is\n"
@@ -109,9 +117,10 @@ static void usage(FILE *out)
 int cmd_run(int argc, char **argv)
 {
 	struct cmdopts o;
-	int rc = cmdopts_start(
-	    &o, argc, argv,
-	    CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE | CMDOPTS_SHARD, usage);
+	int rc = cmdopts_start(&o, argc, argv,
+	                       CMDOPTS_LISTEN | CMDOPTS_VERIFY | CMDOPTS_RUN | CMDOPTS_KUBE |
+	                           CMDOPTS_SHARD | CMDOPTS_TENANCY,
+	                       usage);
 
 	if (rc < 0)
 		rc = loop_run(&o, cmdpass_load);

@@ -10,6 +10,7 @@
 #include "imageguard/config/labelsel.h"
 #include "imageguard/util/duration.h"
 #include "imageguard/util/error.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/kube/lease.h"
 
 enum opt_id {
@@ -41,6 +42,7 @@ enum opt_id {
 	O_LEADER_RENEW,
 	O_LEADER_RETRY,
 	O_LEADER_RELEASE,
+	O_NO_CROSS_NS,
 	O_HELP
 };
 
@@ -80,6 +82,8 @@ static const struct {
     {"--leader-election-renew-deadline", O_LEADER_RENEW, true, CMDOPTS_RUN},
     {"--leader-election-retry-period", O_LEADER_RETRY, true, CMDOPTS_RUN},
     {"--leader-election-release-on-cancel", O_LEADER_RELEASE, true, CMDOPTS_RUN},
+    /* Flux's multi-tenancy lockdown flag (fluxcd/pkg runtime/acl), a boolean as Go reads it */
+    {"--no-cross-namespace-refs", O_NO_CROSS_NS, true, CMDOPTS_TENANCY},
     {"--help", O_HELP, false, 0},
     {"-h", O_HELP, false, 0},
 };
@@ -257,6 +261,9 @@ static int apply_kube(struct cmdopts *o, enum opt_id id, const char *v, struct e
 
 	if (!*v)
 		return error_set(err, IG_EUSAGE, "option '%s': empty value", name);
+	if (id == O_WATCH_NAMESPACE && !kubename_is_namespace(v))
+		return error_set(err, IG_EUSAGE,
+		                 "option '--watch-namespace': '%s' is not a valid namespace", v);
 	if (id == O_WATCH_NAMESPACE)
 		o->watch_namespace = v;
 	else if (id == O_WATCH_SELECTOR)
@@ -272,7 +279,7 @@ static int apply_kube(struct cmdopts *o, enum opt_id id, const char *v, struct e
 
 static bool is_bool_opt(enum opt_id id)
 {
-	return id == O_LEADER_ELECT || id == O_LEADER_RELEASE;
+	return id == O_LEADER_ELECT || id == O_LEADER_RELEASE || id == O_NO_CROSS_NS;
 }
 
 static const char *leader_flag(enum opt_id id)
@@ -281,6 +288,7 @@ static const char *leader_flag(enum opt_id id)
 	       : id == O_LEADER_LEASE ? "--leader-election-lease-duration"
 	       : id == O_LEADER_RENEW ? "--leader-election-renew-deadline"
 	       : id == O_LEADER_RETRY ? "--leader-election-retry-period"
+	       : id == O_NO_CROSS_NS  ? "--no-cross-namespace-refs"
 	                              : "--leader-election-release-on-cancel";
 }
 
@@ -301,7 +309,9 @@ static int parse_leader_duration(int64_t *out_ms, enum opt_id id, const char *v,
 
 static int apply_leader(struct cmdopts *o, enum opt_id id, const char *v, struct error *err)
 {
-	bool *flag = id == O_LEADER_ELECT ? &o->leader_elect : &o->leader_release;
+	bool *flag = id == O_LEADER_ELECT  ? &o->leader_elect
+	             : id == O_NO_CROSS_NS ? &o->no_cross_namespace_refs
+	                                   : &o->leader_release;
 
 	switch (id) {
 	case O_LEADER_LEASE:
@@ -419,6 +429,7 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 	case O_LEADER_RENEW:
 	case O_LEADER_RETRY:
 	case O_LEADER_RELEASE:
+	case O_NO_CROSS_NS:
 		return apply_leader(o, id, v, err);
 	case O_HELP:
 		o->help = true;

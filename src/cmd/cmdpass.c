@@ -40,7 +40,8 @@ int cmdpass_load(struct config **out, const struct cmdopts *o, bool as_log)
 	struct config_load_options lo = {.keep_valid = true,
 	                                 .check_secrets = true,
 	                                 .secrets_dir = o->secrets_dir,
-	                                 .shards = o->shard.shards};
+	                                 .shards = o->shard.shards,
+	                                 .no_cross_namespace_refs = o->no_cross_namespace_refs};
 	struct labelsel *sel = NULL;
 	struct error err = ERROR_INIT;
 	int rc = 0;

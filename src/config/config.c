@@ -200,10 +200,15 @@ static void check_policy_ref(struct loader *L, struct config_policy *p)
 
 	if (!p->repo_name)
 		return; /* already reported, and invalid */
+	/* --no-cross-namespace-refs first, as Flux: a missing repository is refused alike */
+	if (config_acl_refuse_policy_ref(L, p))
+		return;
 	r = config_find_repository(L->c, p->repo_ns, p->repo_name);
 	check_ref(L, CONFIG_KIND_POLICY, (const struct head *)p, p->repo_ref_line,
 	          "spec.imageRepositoryRef", CONFIG_KIND_REPOSITORY, (const struct head *)r,
 	          p->repo_ns, p->repo_name);
+	if (r && !invalid_of(L, CONFIG_KIND_REPOSITORY, (const struct head *)r))
+		config_acl_check_policy(L, p, r); /* Flux's ACL: spec.accessFrom */
 }
 
 static void check_automation_ref(struct loader *L, struct config_automation *a)
@@ -211,7 +216,7 @@ static void check_automation_ref(struct loader *L, struct config_automation *a)
 	const struct config_git_source *g;
 	size_t first = L->diags->len;
 
-	if (!a->source_name)
+	if (!a->source_name || config_acl_refuse_source_ref(L, a))
 		return;
 	g = config_find_git_source(L->c, a->source_ns, a->source_name);
 	check_ref(L, CONFIG_KIND_AUTOMATION, (const struct head *)a, a->source_ref_line,
@@ -386,6 +391,7 @@ static void repository_release(void *v)
 	struct config_repository *r = v;
 
 	imageref_release(&r->ref);
+	config_acl_release(r);
 }
 
 static void policy_release(void *v)
@@ -498,6 +504,7 @@ void config_free(struct config *c)
 	free(c->git_sources);
 	free(c->automations);
 	config_invalid_release(c);
+	config_acl_release_namespaces(c);
 	strvec_release(&c->files);
 	arena_free(c->strings);
 	free(c);

@@ -35,7 +35,7 @@ static struct config_invalid *invalid_add(struct loader *L, enum config_kind kin
 		L->invalid_cap = cap;
 	}
 	v = &c->invalid[c->invalid_len];
-	*v = (struct config_invalid){kind, NULL, NULL, NULL, file, line, NULL};
+	*v = (struct config_invalid){kind, NULL, NULL, NULL, file, line, NULL, NULL};
 	if (ns && name) {
 		struct buf id = BUF_INIT;
 
@@ -68,20 +68,22 @@ static void set_message(struct loader *L, struct config_invalid *v, const char *
 	v->message = buf_detach(&b);
 }
 
-void config_invalid_note(struct loader *L, enum config_kind kind, const char *ns, const char *name,
-                         const char *file, size_t line, size_t first_diag)
+struct config_invalid *config_invalid_note(struct loader *L, enum config_kind kind, const char *ns,
+                                           const char *name, const char *file, size_t line,
+                                           size_t first_diag)
 {
 	struct config_invalid *v = invalid_add(L, kind, ns, name, file, line);
 	const struct config_diags *d = L->diags;
 
 	if (!v)
-		return;
+		return NULL;
 	for (size_t i = first_diag; i < d->len; i++)
 		if (d->items[i].severity == CONFIG_ERROR) {
 			set_message(L, v, d->items[i].file, d->items[i].line, d->items[i].message);
-			return;
+			return v;
 		}
 	set_message(L, v, file, line, "invalid (out of memory)");
+	return v;
 }
 
 void config_invalid_dependent(struct loader *L, enum config_kind kind, const char *ns,

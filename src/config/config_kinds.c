@@ -251,10 +251,35 @@ static void read_repository(struct doc *d, struct meta *m, const yaml_node_t *sp
 	read_service_account(d, spec, r);
 	config_yaml_refuse(d, spec, "spec", "proxySecretRef",
 	                   "the registry would be reached without the proxy");
-	if (config_yaml_lookup(d, spec, "accessFrom"))
-		config_doc_warn(d, config_yaml_key_line(d, spec, "accessFrom", line_of(spec)),
-		                "'spec.accessFrom' is ignored: imageguard does not restrict which "
-		                "namespaces' policies use this repository");
+	config_acl_read_access_from(d, spec, r);
+}
+
+/* ---- references ---- */
+
+/* A reference's name and namespace as read (path.name, path.namespace) checked as Kubernetes
+ * names: they become lookups, messages and, in run --kube, API paths. A name that is not one
+ * is an error and *name NULL (the reference is not resolved); an empty namespace is the
+ * object's own, as in Flux. */
+static void read_ref_names(struct doc *d, const yaml_node_t *ref, const char *path, char **name,
+                           char **ns)
+{
+	if (*name && !kubename_is_name(*name)) {
+		config_doc_error(d, line_of(config_yaml_lookup(d, ref, "name")),
+		                 "'%s.name': '%s' is not a valid Kubernetes name (lower-case, "
+		                 "digits, '-', '.')",
+		                 path, *name);
+		*name = NULL;
+	}
+	if (*ns && !**ns)
+		*ns = NULL;
+	if (*ns && !kubename_is_namespace(*ns)) {
+		config_doc_error(
+		    d, line_of(config_yaml_lookup(d, ref, "namespace")),
+		    "'%s.namespace': '%s' is not a valid namespace (lower-case, digits, "
+		    "'-')",
+		    path, *ns);
+		*name = NULL;
+	}
 }
 
 /* ---- policies compiled ---- */
@@ -583,6 +608,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 		config_yaml_need_str(d, ref, line_of(ref), "spec.imageRepositoryRef", "name",
 		                     &p->repo_name);
 		config_yaml_get_str(d, ref, "spec.imageRepositoryRef", "namespace", &p->repo_ns);
+		read_ref_names(d, ref, "spec.imageRepositoryRef", &p->repo_name, &p->repo_ns);
 	} else if (!config_yaml_lookup(d, spec, "imageRepositoryRef")) {
 		config_doc_error(d, line_of(spec), "'spec.imageRepositoryRef' is required");
 	}
@@ -867,6 +893,7 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 		config_yaml_need_str(d, ref, line_of(ref), "spec.sourceRef", "name",
 		                     &a->source_name);
 		config_yaml_get_str(d, ref, "spec.sourceRef", "namespace", &a->source_ns);
+		read_ref_names(d, ref, "spec.sourceRef", &a->source_name, &a->source_ns);
 		if (config_yaml_get_str(d, ref, "spec.sourceRef", "kind", &kind) && kind &&
 		    strcmp(kind, "GitRepository") != 0)
 			config_doc_error(
@@ -1024,6 +1051,24 @@ static void object_name(char *out, size_t n, const char *kind, const char *ns, c
 	config_append(out, n, at, "'");
 }
 
+/* A Namespace (its labels, which accessFrom selects): not an object of ours, so not filtered
+ * by --watch-label-selector; a problem in it leaves its file invalid. */
+static void read_namespace(struct doc *d, yaml_node_t *root, size_t kind_line)
+{
+	const yaml_node_t *md = config_yaml_lookup(d, root, "metadata");
+	const yaml_node_t *name =
+	    md && md->type == YAML_MAPPING_NODE ? config_yaml_lookup(d, md, "name") : NULL;
+	size_t errors = d->L->diags->errors, first = d->L->diags->len;
+	size_t at = config_append(d->object, sizeof(d->object), 0, "Namespace '");
+
+	at = config_append(d->object, sizeof(d->object), at,
+	                   name && name->type == YAML_SCALAR_NODE ? scalar(name) : "");
+	config_append(d->object, sizeof(d->object), at, "'");
+	config_acl_read_namespace(d, root, kind_line);
+	if (d->L->diags->errors > errors)
+		config_invalid_note(d->L, CONFIG_KIND_FILE, NULL, NULL, d->file, kind_line, first);
+}
+
 static void read_document(struct doc *d, yaml_node_t *root)
 {
 	static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
@@ -1038,6 +1083,10 @@ static void read_document(struct doc *d, yaml_node_t *root)
 		return; /* not a Kubernetes object: someone else's YAML */
 	d->api = scalar(api);
 	d->imageguard_api = !strcmp(d->api, API_IMAGEGUARD);
+	if (!strcmp(d->api, "v1") && !strcmp(scalar(kind), "Namespace")) {
+		read_namespace(d, root, line_of(kind));
+		return;
+	}
 	if ((k = classify(d, d->api, scalar(kind), line_of(kind))) == KIND_OTHER)
 		return;
 	len_before = kind_len(d->L->c, k);

@@ -22,6 +22,7 @@ struct loader {
 	struct config_diags *diags;
 	size_t errors_before; /* diags->errors when this load began */
 	size_t repositories_cap, policies_cap, git_sources_cap, automations_cap, invalid_cap;
+	size_t namespaces_cap;
 	struct config_load_options opts;
 	bool oom;          /* out of memory somewhere: the load fails whatever else happened */
 	size_t unselected; /* objects left out by opts.selector (not an empty config) */
@@ -135,8 +136,9 @@ void config_selector_release(struct config_selector *s);
 
 /* config_invalid.c: an object is invalid with its first error (the first error diagnostic
  * from index first_diag), or because of what it depends on (the message from fmt). */
-void config_invalid_note(struct loader *L, enum config_kind kind, const char *ns, const char *name,
-                         const char *file, size_t line, size_t first_diag);
+struct config_invalid *config_invalid_note(struct loader *L, enum config_kind kind, const char *ns,
+                                           const char *name, const char *file, size_t line,
+                                           size_t first_diag);
 void config_invalid_dependent(struct loader *L, enum config_kind kind, const char *ns,
                               const char *name, const char *file, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
@@ -157,6 +159,22 @@ int config_kinds_policy_spec(struct policy_spec *spec, char **digest_pattern,
 /* Whether r's exclusions are the default list alone: a policy compiled with them is the one
  * compiled with none given (policy_new shares the default). */
 bool config_kinds_default_exclusions(const struct config_repository *r);
+
+/* config_acl.c: an ImageRepository's spec.accessFrom; a `kind: Namespace` document (v1); their
+ * release. */
+void config_acl_read_access_from(struct doc *d, const yaml_node_t *spec,
+                                 struct config_repository *r);
+void config_acl_read_namespace(struct doc *d, const yaml_node_t *root, size_t kind_line);
+void config_acl_release(struct config_repository *r);
+void config_acl_release_namespaces(struct config *c);
+/* config_acl.c: references across namespaces. With --no-cross-namespace-refs, a reference to
+ * another namespace is an error (Flux's message) and its object invalid with the reason
+ * AccessDenied: true when refused (checked before the reference is looked up, as Flux does).
+ * config_acl_check_policy does the same when r's accessFrom does not admit p's namespace. */
+bool config_acl_refuse_policy_ref(struct loader *L, const struct config_policy *p);
+bool config_acl_refuse_source_ref(struct loader *L, const struct config_automation *a);
+void config_acl_check_policy(struct loader *L, const struct config_policy *p,
+                             const struct config_repository *r);
 
 /* config_secrets.c: every secret a valid object names, checked (L->opts.secrets_dir); a
  * failure is an error of that object, which becomes invalid. */

@@ -15,6 +15,7 @@
 #include "imageguard/inspect/verify.h"
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/http.h"
 #include "imageguard/util/log.h"
@@ -71,6 +72,10 @@ void kubeevents_free(struct kubeevents *ev)
 bool kubeevents_classify(const struct report_item *it, bool *warning, char *reason, size_t reason_n)
 {
 	*warning = true;
+	if (it->decision == GUARD_ERROR && it->kube_reason) {
+		snprintf(reason, reason_n, "%s", it->kube_reason);
+		return true;
+	}
 	if (it->decision == GUARD_ERROR) {
 		snprintf(reason, reason_n, "%s",
 		         it->reason == GUARD_GIT        ? "GitOperationFailed"
@@ -160,7 +165,8 @@ static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns,
 {
 	struct eventcorr_result r;
 	struct error err = ERROR_INIT;
-	char path[600], first[32], last[32];
+	struct buf path = BUF_INIT;
+	char first[32], last[32];
 	json_t *patch = NULL;
 	int error = IG_EFAIL;
 
@@ -173,17 +179,21 @@ static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns,
 	rfc3339(first, sizeof(first), r.first_ns);
 	rfc3339(last, sizeof(last), now);
 	if (r.action == EVENTCORR_PATCH) {
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events/%s", ns, r.name);
+		if ((error = kube_path(&path, "/api/v1", ns, "events", r.name, NULL, "event",
+		                       &err)) < 0)
+			goto done;
 		patch = json_pack("{s:I, s:s, s:s}", "count", (json_int_t)r.count, "lastTimestamp",
 		                  last, "message", r.message);
-		error = send_json(ev, "PATCH", path, "application/strategic-merge-patch+json",
+		error = send_json(ev, "PATCH", path.data, "application/strategic-merge-patch+json",
 		                  patch, &err);
 		json_decref(patch);
 		if (error == 0 || err.code != IG_ENOTFOUND)
 			goto done;
 		error_clear(&err); /* expired or deleted: created again, with its count */
+		buf_reset(&path);
 	}
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+	if ((error = kube_path(&path, "/api/v1", ns, "events", NULL, NULL, "event", &err)) < 0)
+		goto done;
 	if (json_object_set_new(obj, "metadata",
 	                        json_pack("{s:s, s:s}", "name", r.name, "namespace", ns)) < 0 ||
 	    json_object_set_new(obj, "count", json_integer(r.count)) < 0 ||
@@ -192,10 +202,11 @@ static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns,
 	    json_object_set_new(obj, "lastTimestamp", json_string(last)) < 0)
 		error = error_oom(&err);
 	else
-		error = send_json(ev, "POST", path, "application/json", obj, &err);
+		error = send_json(ev, "POST", path.data, "application/json", obj, &err);
 done:
 	if (error < 0)
 		log_warn("kube.event", "%s", err.msg[0] ? err.msg : "out of memory");
+	buf_release(&path);
 }
 
 /* The notification-controller payload (fluxcd/pkg apis/event/v1beta1 Event). */

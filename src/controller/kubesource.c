@@ -18,6 +18,7 @@
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/kube/kubewatch.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
@@ -70,6 +71,9 @@ struct kubesource {
 	struct kubeconfig cfg;
 	struct kube_client *client;
 	struct kubewatch *watch[K_COUNT];
+	/* the Namespaces, whose labels an ImageRepository's accessFrom selects (Flux's ACL);
+	 * NULL with --watch-namespace, where no reference to another namespace resolves */
+	struct kubewatch *namespaces;
 	char image_api[128], source_api[128];
 	char *secrets_dir; /* owned, made by mkdtemp */
 	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
@@ -79,6 +83,7 @@ struct kubesource {
 	int64_t deadline_ms;
 	const volatile sig_atomic_t *stop;
 	unsigned shards;     /* --shards N, for the load (config_load_options.shards) */
+	bool no_cross_ns;    /* --no-cross-namespace-refs, for the load */
 	struct refs refs;    /* what the configuration in use read */
 	struct refs loading; /* what the load in progress reads */
 };
@@ -186,7 +191,10 @@ static int start_watches(struct kubesource *ks, const struct kubesource_options 
 		                             err)) < 0)
 			return error;
 	}
-	return 0;
+	/* every Namespace, whatever --watch-label-selector says (it selects Flux's objects) */
+	return o->ns ? 0
+	             : kubewatch_start(&ks->namespaces, &ks->cfg, "/api/v1/namespaces", NULL,
+	                               o->stop, err);
 }
 
 static int wait_synced(struct kubesource *ks, const struct kubesource_options *o, struct error *err)
@@ -198,14 +206,15 @@ static int wait_synced(struct kubesource *ks, const struct kubesource_options *o
 
 		for (k = 0; k < K_COUNT && kubewatch_synced(ks->watch[k]); k++)
 			;
-		if (k == K_COUNT)
+		if (k == K_COUNT && (!ks->namespaces || kubewatch_synced(ks->namespaces)))
 			return 0;
 		if (left <= 0 || (o->stop && *o->stop)) {
 			struct error last = ERROR_INIT;
 
-			kubewatch_last_error(ks->watch[k], &last);
+			kubewatch_last_error(k < K_COUNT ? ks->watch[k] : ks->namespaces, &last);
 			return error_set(err, IG_ETIMEOUT,
-			                 "kubernetes api: no first list of %s: %s", kinds[k].plural,
+			                 "kubernetes api: no first list of %s: %s",
+			                 k < K_COUNT ? kinds[k].plural : "namespaces",
 			                 last.msg[0] ? last.msg : "timed out");
 		}
 		struct timespec ts = {0, 50000000L};
@@ -291,6 +300,7 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	ko.stop = o->write_stop;
 	ks->stop = o->stop;
 	ks->shards = o->shards;
+	ks->no_cross_ns = o->no_cross_namespace_refs;
 	ks->active = &ks->load_reader;
 	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
@@ -373,6 +383,7 @@ void kubesource_free(struct kubesource *ks)
 	kubesa_stop();
 	for (int k = 0; k < K_COUNT; k++)
 		kubewatch_free(ks->watch[k]);
+	kubewatch_free(ks->namespaces);
 	if (ks->secrets_dir)
 		remove_secrets(ks->secrets_dir);
 	free(ks->secrets_dir);
@@ -388,6 +399,8 @@ uint64_t kubesource_changes(struct kubesource *ks)
 
 	for (int k = 0; k < K_COUNT; k++)
 		n += kubewatch_changes(ks->watch[k]);
+	if (ks->namespaces) /* a namespace's labels change what accessFrom admits */
+		n += kubewatch_changes(ks->namespaces);
 	return n;
 }
 
@@ -632,11 +645,15 @@ void kubesource_secret_sum(unsigned char sum[KUBESA_SUM_LEN], const json_t *s, i
 static int get_secret(json_t **out, unsigned char sum[KUBESA_SUM_LEN], bool *known,
                       struct kubesource *ks, const char *ns, const char *name, struct error *err)
 {
-	char path[600];
+	struct buf path = BUF_INIT;
 	int error;
 
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
-	error = read_get(out, ks, path, err);
+	*out = NULL;
+	*known = false;
+	if ((error = kube_path(&path, "/api/v1", ns, "secrets", name, NULL, "secret", err)) < 0)
+		return error; /* never requested: nothing to sum, nothing to read again */
+	error = read_get(out, ks, path.data, err);
+	buf_release(&path);
 	*known = is_answer(error);
 	if (*known)
 		kubesource_secret_sum(sum, *out, error);
@@ -656,6 +673,9 @@ static int fetch_secret(struct kubesource *ks, const char *ns, const char *name,
 	int error = 0;
 
 	snprintf(what, sizeof(what), "secret '%s/%s'", ns, name);
+	/* the folder is named from both: checked before any path or request is made of them */
+	if (!kubename_is_namespace(ns) || !kubename_is_name(name))
+		return error_set(err, IG_EINVALID, "%s: not a valid Kubernetes name", what);
 	if (buf_printf(&dir, "%s/%s.%s", ks->secrets_dir, ns, name) < 0)
 		return error_oom(err);
 	remove_folder(dir.data);
@@ -738,10 +758,10 @@ static void secret_ref(struct kubesource *ks, json_t *spec, const char *const *p
 
 	for (; *path && o; path++)
 		o = json_object_get(o, *path);
-	if (!(name = json_object_get(o, "name")) || !json_is_string(name) ||
-	    !*json_string_value(name) || strchr(json_string_value(name), '/'))
-		return;
-	if (strlen(json_string_value(name)) > 253)
+	/* a name that is not a Kubernetes name is left as written, never requested: the loader
+	 * refuses it as the object's error, naming the field */
+	if (!(name = json_object_get(o, "name")) || !kubename_is_name(json_string_value(name)) ||
+	    !kubename_is_namespace(ns))
 		return;
 	{
 		struct error err = ERROR_INIT;
@@ -827,6 +847,37 @@ static char *document(struct kubesource *ks, int k, const json_t *obj)
 	return text;
 }
 
+/* The documents of the Namespaces (name and labels, all accessFrom reads) at docs[*n] on. */
+static int namespace_docs(struct config_document *docs, char **names, size_t *n, const json_t *snap,
+                          struct error *err)
+{
+	const json_t *it;
+	size_t i;
+
+	json_array_foreach(snap, i, it)
+	{
+		const json_t *md = json_object_get(it, "metadata");
+		json_t *doc =
+		    json_pack("{s:s, s:s, s:{s:O, s:O*}}", "apiVersion", "v1", "kind", "Namespace",
+		              "metadata", "name", json_object_get(md, "name"), "labels",
+		              json_object_get(md, "labels"));
+		char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+		struct buf name = BUF_INIT;
+
+		json_decref(doc);
+		if (!text ||
+		    buf_printf(&name, "Namespace/%s", str(json_object_get(md, "name"))) < 0) {
+			free(text);
+			buf_release(&name);
+			return error_oom(err);
+		}
+		names[*n] = buf_detach(&name);
+		docs[*n] = (struct config_document){names[*n], text, strlen(text)};
+		(*n)++;
+	}
+	return 0;
+}
+
 static void release_docs(struct config_document *docs, char **names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -840,7 +891,7 @@ static void release_docs(struct config_document *docs, char **names, size_t n)
 int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
                     struct config_diags *diags, struct error *err)
 {
-	json_t *snap[K_COUNT] = {0}, *it;
+	json_t *snap[K_COUNT] = {0}, *nss = NULL, *it;
 	struct config_document *docs = NULL;
 	char **names = NULL;
 	size_t n = 0, total = 0, i;
@@ -856,6 +907,11 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 		}
 		total += json_array_size(snap[k]);
 	}
+	if (ks->namespaces && !(nss = kubewatch_snapshot(ks->namespaces))) {
+		error = error_oom(err);
+		goto done;
+	}
+	total += json_array_size(nss);
 	if (!(docs = calloc(total + 1, sizeof(*docs))) ||
 	    !(names = calloc(total + 1, sizeof(*names)))) {
 		error = error_oom(err);
@@ -880,6 +936,8 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 			docs[n] = (struct config_document){names[n], text, strlen(text)};
 			n++;
 		}
+	if ((error = namespace_docs(docs, names, &n, nss, err)) < 0)
+		goto done;
 	{
 		/* as run's files: the valid objects run, each invalid one (a missing Secret too)
 		 * is an error of its own */
@@ -888,7 +946,8 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 		                                 .secrets_dir = ks->secrets_dir,
 		                                 .kube = true,
 		                                 .secrets_from_api = true,
-		                                 .shards = ks->shards};
+		                                 .shards = ks->shards,
+		                                 .no_cross_namespace_refs = ks->no_cross_ns};
 
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}
@@ -900,5 +959,6 @@ done:
 	release_docs(docs, names, n);
 	for (int k = 0; k < K_COUNT; k++)
 		json_decref(snap[k]);
+	json_decref(nss);
 	return error;
 }

@@ -57,6 +57,8 @@ static void reason_of(char *out, size_t n, const struct report_item *it)
 {
 	if (it->reason == GUARD_OVERRIDE)
 		snprintf(out, n, "RollbackInForce");
+	else if (it->decision == GUARD_ERROR && it->kube_reason)
+		snprintf(out, n, "%s", it->kube_reason);
 	else if (it->decision == GUARD_ERROR)
 		snprintf(out, n, "%s",
 		         it->reason == GUARD_GIT        ? "GitOperationFailed"
@@ -255,21 +257,26 @@ static void write_status(struct kubesource *ks, const struct one *o)
 	struct kube_client *c = kubesource_client(ks);
 	json_t *loaded = kubesource_automation(ks, o->a->id), *live = NULL, *patch = NULL;
 	struct error err = ERROR_INIT;
-	char path[700], *body = NULL;
+	struct buf path = BUF_INIT, sub = BUF_INIT;
+	char *body = NULL;
 
-	snprintf(path, sizeof(path), "%s/namespaces/%s/imageupdateautomations/%s",
-	         kubesource_image_api(ks), o->a->ns, o->a->name);
-	if (!loaded || kube_get(&live, c, path, &err) < 0 ||
-	    !(patch = status_patch(o, loaded, live)) || !(body = json_dumps(patch, JSON_COMPACT))) {
+	if (!loaded ||
+	    kube_path(&path, kubesource_image_api(ks), o->a->ns, "imageupdateautomations",
+	              o->a->name, NULL, "automation", &err) < 0 ||
+	    kube_path(&sub, kubesource_image_api(ks), o->a->ns, "imageupdateautomations",
+	              o->a->name, "status", "automation", &err) < 0 ||
+	    kube_get(&live, c, path.data, &err) < 0 || !(patch = status_patch(o, loaded, live)) ||
+	    !(body = json_dumps(patch, JSON_COMPACT))) {
 		if (loaded)
 			log_warn("kube.status", "automation '%s': %s", o->a->id,
 			         err.msg[0] ? err.msg : "out of memory");
 		goto done;
 	}
-	strncat(path, "/status", sizeof(path) - strlen(path) - 1);
-	if (kube_send(NULL, c, "PATCH", path, "application/merge-patch+json", body, &err) < 0)
+	if (kube_send(NULL, c, "PATCH", sub.data, "application/merge-patch+json", body, &err) < 0)
 		log_warn("kube.status", "automation '%s': %s", o->a->id, err.msg);
 done:
+	buf_release(&path);
+	buf_release(&sub);
 	free(body);
 	json_decref(patch);
 	json_decref(live);

@@ -564,7 +564,8 @@ static int start_kube(struct runner *rn)
 	                                &stop_requested,
 	                                0,
 	                                rn->o->leader_elect ? &lease_lost : NULL,
-	                                rn->o->shard.shards};
+	                                rn->o->shard.shards,
+	                                rn->o->no_cross_namespace_refs};
 	struct error err = ERROR_INIT;
 	int error;
 

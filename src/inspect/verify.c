@@ -17,6 +17,7 @@
 #include "imageguard/git/gitstore.h"
 #include "imageguard/registry/imageref.h"
 #include "imageguard/kube/kube.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/util/log.h"
 #include "imageguard/markers/markers.h"
 #include "imageguard/util/safefile.h"
@@ -125,10 +126,14 @@ static int read_live(struct live *l, struct pass *p, const struct workload_conta
                      struct error *err)
 {
 	struct buf path = BUF_INIT;
-	char *obj_path = workload_api_path(c->kind, c->ns, c->name), *selector = NULL;
+	char *obj_path = NULL, *selector = NULL;
 	int error;
 
-	if (!obj_path)
+	/* names from Git content: checked before they reach a URL */
+	if (!kubename_is_namespace(c->ns) || !kubename_is_name(c->name))
+		return error_set(err, IG_EINVALID, "%s '%s/%s': not a valid Kubernetes name",
+		                 c->kind, c->ns, c->name);
+	if (!(obj_path = workload_api_path(c->kind, c->ns, c->name)))
 		return error_oom(err);
 	if ((error = kube_get(&l->object, p->o->kube, obj_path, err)) < 0)
 		goto done;
@@ -143,10 +148,8 @@ static int read_live(struct live *l, struct pass *p, const struct workload_conta
 		error_prefix(err, "%s '%s/%s'", c->kind, c->ns, c->name);
 		goto done;
 	}
-	if (buf_printf(&path, "/api/v1/namespaces/%s/pods", c->ns) < 0) {
-		error = error_oom(err);
+	if ((error = kube_path(&path, "/api/v1", c->ns, "pods", NULL, NULL, c->kind, err)) < 0)
 		goto done;
-	}
 	error = kube_list(&l->pods, p->o->kube, path.data, selector, err);
 done:
 	free(obj_path);

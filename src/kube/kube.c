@@ -8,6 +8,7 @@
 
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/http.h"
@@ -583,4 +584,25 @@ done:
 char *kube_escape(const char *s)
 {
 	return http_escape(s);
+}
+
+int kube_path(struct buf *out, const char *api, const char *ns, const char *plural,
+              const char *name, const char *sub, const char *what, struct error *err)
+{
+	char *ens = NULL, *ename = NULL;
+	int error = 0;
+
+	if (!kubename_is_namespace(ns))
+		return error_set(err, IG_EINVALID, "%s '%s/%s': '%s' is not a valid namespace",
+		                 what, ns ? ns : "", name ? name : "", ns ? ns : "");
+	if (name && !kubename_is_name(name))
+		return error_set(err, IG_EINVALID, "%s '%s/%s': '%s' is not a valid name", what, ns,
+		                 name, name);
+	if (!(ens = http_escape(ns)) || (name && !(ename = http_escape(name))) ||
+	    buf_printf(out, "%s/namespaces/%s/%s%s%s%s%s", api, ens, plural, name ? "/" : "",
+	               name ? ename : "", sub ? "/" : "", sub ? sub : "") < 0)
+		error = error_oom(err);
+	free(ens);
+	free(ename);
+	return error;
 }

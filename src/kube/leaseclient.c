@@ -15,6 +15,7 @@
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/kube/leaseclient.h"
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
 struct leaseclient {
@@ -112,9 +113,17 @@ void leaseclient_wall(void *ctx, char out[LEASE_MAX_TIME])
 int leaseclient_new(struct leaseclient **out, struct kube_client *c, const char *ns,
                     const char *name, struct error *err)
 {
-	struct leaseclient *lc = calloc(1, sizeof(*lc));
+	struct leaseclient *lc;
+	struct buf path = BUF_INIT;
+	int error;
 
-	if (!lc)
+	*out = NULL;
+	/* the namespace comes from the pod or the kubeconfig: checked as any name before a URL */
+	if ((error = kube_path(&path, "/apis/coordination.k8s.io/v1", ns, "leases", name, NULL,
+	                       "lease", err)) < 0)
+		return error;
+	buf_release(&path);
+	if (!(lc = calloc(1, sizeof(*lc))))
 		return error_oom(err);
 	lc->c = c;
 	snprintf(lc->ns, sizeof(lc->ns), "%s", ns);

@@ -7,6 +7,7 @@
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/markers/workload.h"
 #include "imageguard/util/yamltree.h"
 #include "imageguard/util/vec.h"
@@ -48,8 +49,9 @@ char *workload_api_path(const char *kind, const char *ns, const char *name)
 	struct buf b = BUF_INIT;
 	int k = kind_index(kind);
 
-	if (k < 0 || buf_printf(&b, "%s/namespaces/%s/%s/%s", kinds[k].group_path, ns,
-	                        kinds[k].plural, name) < 0) {
+	if (k < 0 || !kubename_is_namespace(ns) || !kubename_is_name(name) ||
+	    buf_printf(&b, "%s/namespaces/%s/%s/%s", kinds[k].group_path, ns, kinds[k].plural,
+	               name) < 0) {
 		buf_release(&b);
 		return NULL;
 	}

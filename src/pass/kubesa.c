@@ -17,6 +17,7 @@
 #include "imageguard/config/config.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
+#include "imageguard/kube/kubename.h"
 #include "imageguard/registry/cloudauth.h"
 #include "imageguard/registry/creds.h"
 #include "imageguard/registry/registry.h"
@@ -24,26 +25,11 @@
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
 
-#define MAX_NAME 253        /* a Kubernetes object name */
 #define MAX_ERROR_FILE 1024 /* the one-line "error" file */
 
 static int sa_dir(struct buf *out, const char *secrets_dir, const char *ns, const char *name)
 {
 	return buf_printf(out, "%s/%s.%s@serviceaccount", secrets_dir, ns, name);
-}
-
-/* A DNS-1123 subdomain as Kubernetes names objects: it is safe in a path and a folder name. */
-static bool is_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > MAX_NAME || s[0] == '.' || s[0] == '-')
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' ||
-		      *s == '.'))
-			return false;
-	return true;
 }
 
 /* Removes the account's folder and the files in it (it has no sub-folders). */
@@ -144,16 +130,19 @@ static void sum_add(EVP_MD_CTX *md, const void *data, size_t len)
 static int fetch_pull_secret(kubesa_get_fn get, void *ctx, const char *dir, const char *ns,
                              const char *name, int i, EVP_MD_CTX *md, struct error *err)
 {
-	char path[600], what[600], file[32];
+	struct buf path = BUF_INIT;
+	char what[600], file[32];
 	json_t *s = NULL;
 	char *conf = NULL;
 	size_t len = 0;
 	int error;
 
 	snprintf(what, sizeof(what), "image pull secret '%s/%s'", ns, name);
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
 	snprintf(file, sizeof(file), "%d.json", i);
-	if ((error = get(&s, ctx, path, err)) < 0) {
+	if ((error = kube_path(&path, "/api/v1", ns, "secrets", name, NULL, "image pull secret",
+	                       err)) < 0)
+		goto done;
+	if ((error = get(&s, ctx, path.data, err)) < 0) {
 		error_prefix(err, "%s", what);
 		goto done;
 	}
@@ -168,19 +157,21 @@ done:
 		memset(conf, 0, len);
 	free(conf);
 	json_decref(s);
+	buf_release(&path);
 	return error;
 }
 
 static int fetch_all(kubesa_get_fn get, void *ctx, const char *dir, const char *ns,
                      const char *name, EVP_MD_CTX *md, struct error *err)
 {
-	char path[600];
+	struct buf path = BUF_INIT;
 	json_t *sa = NULL, *list, *item;
 	size_t i;
 	int error = 0;
 
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s", ns, name);
-	if ((error = get(&sa, ctx, path, err)) < 0)
+	if ((error = kube_path(&path, "/api/v1", ns, "serviceaccounts", name, NULL,
+	                       "serviceaccount", err)) < 0 ||
+	    (error = get(&sa, ctx, path.data, err)) < 0)
 		goto done;
 	list = json_object_get(sa, "imagePullSecrets");
 	if (json_array_size(list) > KUBESA_MAX_PULL_SECRETS) {
@@ -192,7 +183,8 @@ static int fetch_all(kubesa_get_fn get, void *ctx, const char *dir, const char *
 	{
 		const char *s = json_string_value(json_object_get(item, "name"));
 
-		if (!s || !is_name(s)) {
+		/* the account's own list: the API server does not check these names */
+		if (!kubename_is_name(s)) {
 			error = error_set(err, IG_EINVALID,
 			                  "imagePullSecrets[%zu]: not a Secret name", i);
 			goto done;
@@ -202,6 +194,7 @@ static int fetch_all(kubesa_get_fn get, void *ctx, const char *dir, const char *
 	}
 done:
 	json_decref(sa);
+	buf_release(&path);
 	return error;
 }
 
@@ -250,7 +243,7 @@ int kubesa_read(unsigned char sum[KUBESA_SUM_LEN], bool *summed, kubesa_get_fn g
 	int error = 0;
 
 	*summed = false;
-	if (!is_name(ns) || !is_name(name)) {
+	if (!kubename_is_namespace(ns) || !kubename_is_name(name)) {
 		error = error_set(err, IG_EINVALID, "serviceaccount '%s/%s': not a valid name", ns,
 		                  name);
 		goto done;
@@ -497,20 +490,22 @@ static int request_token(char **out, void *ctx, const char *aud, struct error *e
 {
 	const struct object_id *o = ctx;
 	json_t *req = NULL, *res = NULL;
-	char path[600], *body = NULL;
+	struct buf path = BUF_INIT;
+	char *body = NULL;
 	const char *token;
 	int error;
 
 	*out = NULL;
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s/token", o->id.ns,
-	         o->id.name);
+	if ((error = kube_path(&path, "/api/v1", o->id.ns, "serviceaccounts", o->id.name, "token",
+	                       "serviceaccount", err)) < 0)
+		return error;
 	req = json_pack("{s:s, s:s, s:{s:[s]}}", "apiVersion", "authentication.k8s.io/v1", "kind",
 	                "TokenRequest", "spec", "audiences", aud);
 	if (!req || !(body = json_dumps(req, JSON_COMPACT))) {
 		error = error_oom(err);
 		goto done;
 	}
-	if ((error = api_call(&res, path, body, err)) < 0)
+	if ((error = api_call(&res, path.data, body, err)) < 0)
 		goto done;
 	token = json_string_value(json_object_get(json_object_get(res, "status"), "token"));
 	if (!token || !*token)
@@ -527,6 +522,7 @@ done:
 	json_decref(res);
 	json_decref(req);
 	free(body);
+	buf_release(&path);
 	return error;
 }
 
@@ -599,16 +595,16 @@ static int gcp_annotation(char **out, const json_t *sa, struct error *err)
 static int object_identity(struct object_id *o, const struct config_repository *r,
                            struct error *err)
 {
-	char path[600];
+	struct buf path = BUF_INIT;
 	json_t *sa = NULL;
 	int error;
 
 	memset(o, 0, sizeof(*o));
 	o->id = (struct cloudauth_identity){r->ns, r->service_account, NULL, NULL,
 	                                    NULL,  request_token,      o,    NULL};
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/%s", r->ns,
-	         r->service_account);
-	if ((error = api_call(&sa, path, NULL, err)) < 0)
+	if ((error = kube_path(&path, "/api/v1", r->ns, "serviceaccounts", r->service_account, NULL,
+	                       "serviceaccount", err)) < 0 ||
+	    (error = api_call(&sa, path.data, NULL, err)) < 0)
 		goto done;
 	if (strcmp(r->provider, "aws") == 0) {
 		error = annotation(&o->a, sa, "eks.amazonaws.com/role-arn", is_role_arn,
@@ -629,6 +625,7 @@ done:
 		error_prefix(err, "provider '%s': serviceaccount '%s/%s'", r->provider, r->ns,
 		             r->service_account);
 	json_decref(sa);
+	buf_release(&path);
 	return error;
 }
 

@@ -112,6 +112,7 @@ int reconcile_report_unmarked(struct pass *p)
 			/* its namespace's automation was left out of the config */
 			it->decision = GUARD_ERROR;
 			it->reason = GUARD_CONFIG;
+			it->kube_reason = bad->reason;
 			if (report_set(&it->message, bad->message) < 0)
 				return IG_EFAIL;
 		} else {
@@ -142,6 +143,8 @@ int reconcile_report_invalid(struct pass *p)
 			return IG_EFAIL;
 		it->decision = GUARD_ERROR;
 		it->reason = GUARD_CONFIG;
+		it->kube_reason =
+		    v->reason; /* e.g. AccessDenied: Flux's reason on status and Event */
 		reconcile_report_count(p, it);
 	}
 	return 0;

@@ -32,14 +32,18 @@ int report_join(struct report *dst, struct report *src)
 		src->len = src->cap = 0;
 		return 0;
 	}
-	if (src->len > SIZE_MAX / sizeof(*p) - dst->len ||
-	    !(p = realloc(dst->items, (dst->len + src->len) * sizeof(*p))))
+	if (src->len > SIZE_MAX / sizeof(*p) - dst->len)
 		return IG_EFAIL;
-	memcpy(p + dst->len, src->items, src->len * sizeof(*p));
-	dst->items = p;
+	/* grown only: a realloc to the joined length alone would cut dst's spare room while its
+	 * cap still counted it (the next report_add wrote past the block) */
+	if (dst->cap < dst->len + src->len) {
+		if (!(p = realloc(dst->items, (dst->len + src->len) * sizeof(*p))))
+			return IG_EFAIL;
+		dst->items = p;
+		dst->cap = dst->len + src->len;
+	}
+	memcpy(dst->items + dst->len, src->items, src->len * sizeof(*p));
 	dst->len += src->len;
-	if (dst->cap < dst->len)
-		dst->cap = dst->len;
 	free(src->items);
 	src->items = NULL;
 	src->len = src->cap = 0;

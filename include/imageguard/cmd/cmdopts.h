@@ -24,6 +24,7 @@ enum {
 	CMDOPTS_SHARD =
 	    32, /* --watch-label-selector, --shards, --shard-index (plan, reconcile, run) */
 	CMDOPTS_SHARD_VIEW = 64, /* --shards without --shard-index: every owner shown (plan) */
+	CMDOPTS_TENANCY = 128,   /* --no-cross-namespace-refs (plan, reconcile, run) */
 };
 
 /* The most shards --shards takes. */

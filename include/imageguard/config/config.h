@@ -71,6 +71,14 @@ struct config_strlist {
 	size_t len;
 };
 
+/* One item of an ImageRepository's spec.accessFrom.namespaceSelectors: its matchLabels. */
+struct config_namespace_selector {
+	struct strvec labels; /* key, value, key, value, ...; none: every namespace */
+	/* a key or value Kubernetes' selector parser refuses: a walk that reaches this item
+	 * denies (Flux's check ends with that error) */
+	bool invalid;
+};
+
 struct config_repository {
 	char *ns, *name, *id; /* owned; id is "ns/name" */
 	struct config_origin origin;
@@ -87,6 +95,22 @@ struct config_repository {
 	char *service_account; /* owned; spec.serviceAccountName (run --kube only), or NULL */
 	/* spec.exclusionList; default {"^.*\\.sig$"} (one static list, shared); may be empty */
 	struct config_strlist exclusion;
+	/* spec.accessFrom, Flux's ACL: which other namespaces' policies may use this repository.
+	 * access_from false: absent (none may); else its namespaceSelectors in order (owned),
+	 * none of them: none may (see config_policy_access) */
+	bool access_from;
+	struct config_namespace_selector *access_selectors;
+	size_t access_selectors_len;
+};
+
+/* A Namespace: a `kind: Namespace` document (file mode) or the API's object (run --kube),
+ * with its labels, which an ImageRepository's accessFrom selects. */
+struct config_namespace {
+	char *name; /* owned */
+	struct config_origin origin;
+	/* metadata.labels as key, value, ...; always with kubernetes.io/metadata.name=<name>,
+	 * which the API server sets on every namespace */
+	struct strvec labels;
 };
 
 /* A Kubernetes label selector (metav1.LabelSelector): matchLabels folded into In requirements
@@ -222,6 +246,9 @@ struct config_invalid {
 	/* owned; one line, "file:line: " then the object's first error or the dependency that
 	 * failed, as in a check-config line */
 	char *message;
+	/* static; the Ready condition reason Flux gives this refusal ("AccessDenied" for a
+	 * reference the ACL or --no-cross-namespace-refs refuses), NULL: none of its own */
+	const char *reason;
 };
 
 struct config {
@@ -236,6 +263,8 @@ struct config {
 	size_t git_sources_len;
 	struct config_automation *automations;
 	size_t automations_len;
+	struct config_namespace *namespaces; /* the Namespace documents read (first of a name) */
+	size_t namespaces_len;
 	/* by "ns/name", one per enum config_kind: the config_find_* lookups (config.c) */
 	struct strindex index[CONFIG_KIND_FILE]; /* the four object kinds */
 	struct config_arena *strings;            /* owned; the objects' strings (config.c) */
@@ -277,6 +306,11 @@ struct config_load_options {
 	 * another destination, both pushed as Flux pushes them) is an error of that automation:
 	 * another shard could own the refspec's branch. */
 	unsigned shards;
+	/* --no-cross-namespace-refs (Flux's flag): a reference to an object of another namespace
+	 * is refused, whatever the ACL says: an ImagePolicy's spec.imageRepositoryRef.namespace,
+	 * an ImageUpdateAutomation's spec.sourceRef.namespace. The refused object is invalid
+	 * (config_invalid.reason "AccessDenied"). */
+	bool no_cross_namespace_refs;
 };
 
 /* One document in memory (run --kube: an object's JSON, which is YAML). */
@@ -347,6 +381,18 @@ bool config_automation_selects(const struct config_automation *a, const struct c
  * cache path: "FILE:LINE: ImageUpdateAutomation 'ns/name': 'spec.update.path': './x' does not
  * exist on branch 'main'". */
 int config_automation_path_error(struct error *err, const struct config_automation *a);
+
+/* The Namespace ns as the configuration knows it (a document, or the API's object); NULL when
+ * it has none. Borrowed, valid until config_free. */
+const struct config_namespace *config_find_namespace(const struct config *c, const char *ns);
+
+/* Flux's ACL (fluxcd/pkg runtime/acl HasAccessToRef) for a policy of namespace ns on r: true
+ * when ns is r's own namespace, or one of r's accessFrom.namespaceSelectors, walked in order,
+ * matches the labels of ns (config_find_namespace; a namespace without one has only the label
+ * kubernetes.io/metadata.name=<ns>, as the API server gives every namespace). Otherwise false
+ * with Flux's message in why ("access denied: 'repoNS/repoName' can't be accessed due to ..."). */
+bool config_policy_access(char *why, size_t why_n, const struct config *c, const char *ns,
+                          const struct config_repository *r);
 
 /* True when labels (key, value pairs as in config_policy.labels) satisfy every requirement. */
 bool config_selector_matches(const struct config_selector *s, const struct strvec *labels);

@@ -29,6 +29,8 @@ struct kubesource_options {
 	 * NULL: none. */
 	const volatile sig_atomic_t *write_stop;
 	unsigned shards; /* --shards N (0: none): config_load_options.shards */
+	/* --no-cross-namespace-refs: config_load_options.no_cross_namespace_refs */
+	bool no_cross_namespace_refs;
 };
 
 /* Discovers the preferred versions, starts the four watches and waits for their first lists.

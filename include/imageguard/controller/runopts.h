@@ -42,6 +42,8 @@ struct cmdopts {
 	bool leader_elect;
 	struct lease_timing leader_timing;
 	bool leader_release;
+	/* --no-cross-namespace-refs (Flux's flag): config_load_options.no_cross_namespace_refs */
+	bool no_cross_namespace_refs;
 	bool help; /* --help seen: print usage, exit 0 */
 };
 

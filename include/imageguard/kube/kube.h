@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stddef.h>
 
+struct buf;
 struct error;
 struct kubeconfig;
 
@@ -83,6 +84,15 @@ int kube_watch(struct kube_client *c, const char *path, long max_seconds, kube_w
 
 /* s percent-encoded for a query value, newly allocated (free() it); NULL out of memory. */
 char *kube_escape(const char *s);
+
+/* The path of a namespaced resource appended to out: api ("/api/v1", "/apis/G/V"), then
+ * "/namespaces/NS/PLURAL", then "/NAME" when name is not NULL and "/SUB" when sub is not NULL.
+ * ns must be a namespace and name an object name (kubename), checked here, and each goes in
+ * percent-encoded: a name an object gives never names another path ("..", "a/b", "%2f").
+ * Returns 0; IG_EINVALID with err naming what (e.g. "secret") and the value refused; IG_EFAIL
+ * out of memory. */
+int kube_path(struct buf *out, const char *api, const char *ns, const char *plural,
+              const char *name, const char *sub, const char *what, struct error *err);
 
 /* The default namespace of the client's configuration (borrowed). */
 const char *kube_namespace(const struct kube_client *c);

@@ -7,10 +7,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Lower-case alphanumerics and '-' (and '.' when dots), alphanumeric at both ends, 1..max
- * bytes: a DNS subdomain (max 253, dots) for object names, a DNS label (63, no dots) for
- * namespaces. */
+/* The longest object name (a DNS-1123 subdomain) and namespace (a DNS-1123 label). */
+#define KUBENAME_MAX_NAME 253
+#define KUBENAME_MAX_NAMESPACE 63
+
+/* 1..max bytes of a DNS-1123 label, [a-z0-9]([-a-z0-9]*[a-z0-9])?, or with dots a DNS-1123
+ * subdomain: such labels joined by single dots (no empty label, no '-' beside a dot). A
+ * subdomain (max 253) names Secrets, ServiceAccounts and every custom resource; a label (63)
+ * a namespace. Neither can be "", ".", ".." or hold '/', '%' or a byte a URL would escape. */
 bool kubename_is_dns_name(const char *s, size_t max, bool dots);
+
+/* kubename_is_dns_name(s, 253, true): an object name. False for NULL. */
+bool kubename_is_name(const char *s);
+
+/* kubename_is_dns_name(s, 63, false): a namespace. False for NULL. */
+bool kubename_is_namespace(const char *s);
 
 /* A label key: an optional DNS-subdomain prefix and '/', then a name of up to 63 of
  * [A-Za-z0-9-_.], alphanumeric at both ends. */

@@ -42,8 +42,9 @@ char *lease_identity(void);
 
 struct leaseclient;
 
-/* A Lease client for ns/name over c (borrowed: used by this client's thread only). Returns 0
- * or IG_EFAIL; free with leaseclient_free. */
+/* A Lease client for ns/name over c (borrowed: used by this client's thread only). Returns 0,
+ * IG_EINVALID when ns or name is not a Kubernetes name (kube_path), or IG_EFAIL; free with
+ * leaseclient_free. */
 int leaseclient_new(struct leaseclient **out, struct kube_client *c, const char *ns,
                     const char *name, struct error *err);
 void leaseclient_free(struct leaseclient *lc);

@@ -49,7 +49,8 @@ void workload_set_release(struct workload_set *s);
 yaml_node_t *workload_pod_spec(yaml_document_t *doc, const yaml_node_t *root, const char **kind);
 
 /* The API path of a workload object ("/apis/apps/v1/namespaces/NS/deployments/NAME"), newly
- * allocated (free() it), or NULL for an unknown kind or out of memory. */
+ * allocated (free() it), or NULL for an unknown kind, a namespace or name that is not a
+ * Kubernetes name (kubename: Git content never names another path), or out of memory. */
 char *workload_api_path(const char *kind, const char *ns, const char *name);
 
 #endif

@@ -43,6 +43,9 @@ struct report_item {
 	char *current_created, *candidate_created;
 	char *automation; /* owned; the ImageUpdateAutomation "ns/name" of the marker, NULL
 	                     for a policy without marker (run --kube: status and events) */
+	/* static; the Ready reason and Event reason Flux gives this error when it has one of its
+	 * own (config_invalid.reason: "AccessDenied"), NULL: from decision and reason */
+	const char *kube_reason;
 	/* owned; set by report_set_strings: every string field above points into it (then
 	 * report_set must not be used on the item) */
 	char *block;

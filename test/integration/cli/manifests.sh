@@ -57,12 +57,13 @@ SECRET_KEYS = {".dockerconfigjson", "username", "password", "bearerToken", "iden
 # file mode (examples/file-mode): objects from the ConfigMap, Secrets mounted.
 RUN_ARGS = ["run", "--config", "/etc/imageguard", "--secrets-dir", "/etc/imageguard-secrets",
             "--state-dir", "/var/lib/imageguard", "--listen", "0.0.0.0:8080", "--log-format", "json",
-            "--audit-log", "-", "--verify-interval", "5m"]
+            "--audit-log", "-", "--verify-interval", "5m", "--no-cross-namespace-refs"]
 # run --kube (the base, the Flux example): objects and Secrets from the API server.
 KUBE_ARGS = ["run", "--kube", "--enable-leader-election", "--state-dir", "/var/lib/imageguard",
              "--listen", "0.0.0.0:8080", "--log-format", "json", "--audit-log", "-",
              "--verify-interval", "5m", "--events-addr",
-             "http://notification-controller.flux-system.svc.cluster.local./"]
+             "http://notification-controller.flux-system.svc.cluster.local./",
+             "--no-cross-namespace-refs"]
 # the opt-in component manifests/webhook (a flavour "...+webhook") appends these and mounts
 # the Secret imageguard-webhook, the one Secret it needs made by hand
 WEBHOOK_ARGS = ["--webhook-listen", "0.0.0.0:8081", "--webhook-token-file",
@@ -78,6 +79,7 @@ KUBE_RULES = {("image.toolkit.fluxcd.io", "imagerepositories", "list"),
               ("image.toolkit.fluxcd.io", "imageupdateautomations/status", "patch"),
               ("source.toolkit.fluxcd.io", "gitrepositories", "list"),
               ("source.toolkit.fluxcd.io", "gitrepositories", "watch"),
+              ("", "namespaces", "list"), ("", "namespaces", "watch"),
               ("", "secrets", "get"), ("", "events", "create"), ("", "events", "patch"),
               ("apps", "deployments", "get"), ("", "serviceaccounts", "get"),
               ("", "serviceaccounts/token", "create")}

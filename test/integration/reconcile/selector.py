@@ -28,7 +28,10 @@ def selector(env):
               "blog.yaml": marker_file(env.image("team/app") + ":1.0.0", "blog"),
               "other.yaml": marker_file(env.image("team/app") + ":1.0.0", "x").replace(
                   "default:x", "other:x")})
-    base = (env.repository("app", "team/app")
+    # the repository admits every namespace (Flux's ACL): what keeps other:x out is the
+    # automation's namespace alone
+    base = (env.repository("app", "team/app",
+                           extra="  accessFrom:\n    namespaceSelectors: [{matchLabels: {}}]\n")
             + labelled(env, "shop", "app", "  labels:\n    app.kubernetes.io/part-of: shop\n")
             + labelled(env, "blog", "app", "  labels:\n    app.kubernetes.io/part-of: blog\n")
             + labelled(env, "x", "app", "  labels:\n    app.kubernetes.io/part-of: shop\n",

@@ -299,6 +299,49 @@ START_TEST(leader_values)
 }
 END_TEST
 
+/* --no-cross-namespace-refs (Flux's boolean flag) on plan, reconcile and run, and
+ * --watch-namespace only as a valid namespace (it goes into API paths). */
+START_TEST(tenancy_values)
+{
+	static const struct {
+		const char *arg;
+		unsigned allow;
+		int rc;
+		bool set;
+	} cases[] = {
+	    {"--no-cross-namespace-refs", CMDOPTS_TENANCY, 0, true},
+	    {"--no-cross-namespace-refs=true", CMDOPTS_TENANCY, 0, true},
+	    {"--no-cross-namespace-refs=false", CMDOPTS_TENANCY, 0, false},
+	    {"--no-cross-namespace-refs=yes", CMDOPTS_TENANCY, IG_EUSAGE, false},
+	    {"--no-cross-namespace-refs", 0, IG_EUSAGE, false}, /* verify: not its flag */
+	};
+	static const char *const bad_ns[] = {"..", "a/b", "Team", "a.b", "-a"};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *args[] = {"plan", "--config", "c.yaml", cases[i].arg};
+		struct cmdopts o;
+		struct error err = ERROR_INIT;
+
+		ck_assert_int_eq(cmdopts_parse(&o, 4, (char **)args, cases[i].allow, &err),
+		                 cases[i].rc);
+		if (cases[i].rc == 0)
+			ck_assert(o.no_cross_namespace_refs == cases[i].set);
+		cmdopts_release(&o);
+	}
+	for (size_t i = 0; i < sizeof(bad_ns) / sizeof(bad_ns[0]); i++) {
+		const char *args[] = {"run", "--kube", "--watch-namespace", bad_ns[i]};
+		struct cmdopts o;
+		struct error err = ERROR_INIT;
+
+		ck_assert_int_eq(
+		    cmdopts_parse(&o, 4, (char **)args, CMDOPTS_RUN | CMDOPTS_KUBE, &err),
+		    IG_EUSAGE);
+		ck_assert_msg(strstr(err.msg, "is not a valid namespace"), "%s", err.msg);
+		cmdopts_release(&o);
+	}
+}
+END_TEST
+
 START_TEST(default_state_dir)
 {
 	char *d = cmdopts_default_state_dir();
@@ -322,6 +365,7 @@ int main(void)
 	tcase_add_test(tc, verify_values);
 	tcase_add_test(tc, run_limits);
 	tcase_add_test(tc, leader_values);
+	tcase_add_test(tc, tenancy_values);
 	tcase_add_test(tc, default_state_dir);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

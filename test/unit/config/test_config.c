@@ -296,7 +296,7 @@ static const struct snippet {
            "needs the Kubernetes API (the service account's imagePullSecrets); run with "
            "--kube, or use spec.secretRef or spec.provider in file mode"},
       {34, "GitRepository 'default/gh': 'spec.provider' github needs spec.secretRef"}},
-     {{17, "ImageRepository 'default/ecr': 'spec.accessFrom' is ignored"}}},
+     {{0}}},
     {"unknown providers name the supported ones",
      "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
      "  name: app\nspec:\n  image: ghcr.io/acme/app\n"
@@ -777,6 +777,7 @@ START_TEST(policy_selector)
 	snprintf(yaml, sizeof(yaml), "%s%s%s",
 	         "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageRepository\nmetadata:\n"
 	         "  name: app\n  namespace: apps\nspec:\n  image: ghcr.io/acme/app\n"
+	         "  accessFrom: {namespaceSelectors: [{}]}\n" /* other/d may use it */
 	         "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"
 	         "  name: fleet\n  namespace: apps\nspec:\n  url: file:///srv/fleet.git\n"
 	         "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\n"
@@ -1157,7 +1158,7 @@ static const struct secret_case {
 static struct config *load_secrets(enum secret_object obj, const char *secrets_dir,
                                    struct config_diags *diags)
 {
-	struct config_load_options o = {true, true, secrets_dir, NULL, false, false, 0};
+	struct config_load_options o = {true, true, secrets_dir, NULL, false, false, 0, false};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 
@@ -1268,7 +1269,7 @@ START_TEST(secrets_from_api)
 	    "'team-a/gpg'" NOT_IN_API,
 	};
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL, NULL, true, true, 0};
+	struct config_load_options o = {true, true, NULL, NULL, true, true, 0, false};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	char sdir[600], dir[700], file_mode[1400];
@@ -1330,7 +1331,8 @@ START_TEST(shards_refuse_a_second_branch)
 
 	for (size_t k = 0; k < sizeof(shards) / sizeof(shards[0]); k++) {
 		struct config_diags diags = CONFIG_DIAGS_INIT;
-		struct config_load_options o = {true, false, NULL, NULL, false, false, shards[k]};
+		struct config_load_options o = {true,  false, NULL,      NULL,
+		                                false, false, shards[k], false};
 		struct config *c = NULL;
 		struct error err = ERROR_INIT;
 
@@ -1362,7 +1364,7 @@ END_TEST
 START_TEST(secrets_dependents)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL, NULL, false, false, 0};
+	struct config_load_options o = {true, true, NULL, NULL, false, false, 0, false};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	const char *path = write_file(
@@ -1570,7 +1572,10 @@ START_TEST(defaults)
 	const char *path = write_file(
 	    "d.yaml",
 	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
-	    "  name: app\nspec:\n  image: nginx\n  exclusionList: []\n  suspend: true\n---\n"
+	    "  name: app\nspec:\n  image: nginx\n  exclusionList: []\n  suspend: true\n"
+	    "  accessFrom: {namespaceSelectors: [{matchLabels: {kubernetes.io/metadata.name: "
+	    "web}}]}\n"
+	    "---\n"
 	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n"
 	    "  name: nulls\nspec:\n  image: nginx\n  exclusionList: ~\n  interval: null\n---\n"
 	    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n"

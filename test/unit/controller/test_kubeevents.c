@@ -53,6 +53,23 @@ START_TEST(classify)
 }
 END_TEST
 
+/* An error with Flux's own reason is a Warning Event with that reason. */
+START_TEST(access_denied)
+{
+	struct report_item it;
+	char reason[64] = "";
+	bool warning = false;
+
+	memset(&it, 0, sizeof(it));
+	it.decision = GUARD_ERROR;
+	it.reason = GUARD_CONFIG;
+	it.kube_reason = "AccessDenied";
+	ck_assert(kubeevents_classify(&it, &warning, reason, sizeof(reason)));
+	ck_assert(warning);
+	ck_assert_str_eq(reason, "AccessDenied");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kubeevents");
@@ -61,6 +78,7 @@ int main(void)
 	int failed;
 
 	tcase_add_loop_test(tc, classify, 0, sizeof(cases) / sizeof(cases[0]));
+	tcase_add_test(tc, access_denied);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -97,6 +97,30 @@ START_TEST(ready)
 }
 END_TEST
 
+/* A refusal Flux gives a reason of its own (config_invalid.reason, carried by the item) is
+ * that reason, ahead of the other errors' InvalidConfig. */
+START_TEST(access_denied)
+{
+	struct report_item items[2];
+	const struct report_item *ptrs[2] = {&items[0], &items[1]};
+	char reason[64], message[512];
+
+	memset(items, 0, sizeof(items));
+	items[0].decision = GUARD_UPDATE;
+	items[0].reason = GUARD_FORWARD;
+	items[1].decision = GUARD_ERROR;
+	items[1].reason = GUARD_CONFIG;
+	items[1].policy = "team-a/stolen";
+	items[1].message = "access denied: 'team-b/private'";
+	items[1].kube_reason = "AccessDenied";
+	ck_assert(
+	    !kubestatus_ready(reason, sizeof(reason), message, sizeof(message), ptrs, 2, NULL));
+	ck_assert_str_eq(reason, "AccessDenied");
+	ck_assert_msg(strstr(message, "team-a/stolen: access denied: 'team-b/private'"), "%s",
+	              message);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kubestatus");
@@ -105,6 +129,7 @@ int main(void)
 	int failed;
 
 	tcase_add_loop_test(tc, ready, 0, sizeof(cases) / sizeof(cases[0]));
+	tcase_add_test(tc, access_denied);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -422,6 +422,57 @@ START_TEST(workloads)
 	ck_assert_str_eq(p, "/api/v1/namespaces/prod/pods/x");
 	free(p);
 	ck_assert_ptr_null(workload_api_path("Service", "prod", "x"));
+	/* names from Git content never name another path */
+	ck_assert_ptr_null(workload_api_path("Deployment", "prod", ".."));
+	ck_assert_ptr_null(workload_api_path("Deployment", "..", "x"));
+	ck_assert_ptr_null(workload_api_path("Deployment", "prod", "a/b"));
+}
+END_TEST
+
+/* kube_path: every name an object gives is checked before it is put in a URL (a '..' would be
+ * squashed by the client into a request for the namespace itself), and escaped. */
+static const struct {
+	const char *ns, *name, *sub, *want; /* want NULL: refused, IG_EINVALID */
+} paths[] = {
+    {"apps", "regcred", NULL, "/api/v1/namespaces/apps/secrets/regcred"},
+    {"apps", NULL, NULL, "/api/v1/namespaces/apps/secrets"},
+    {"apps", "a.b-c", "status", "/api/v1/namespaces/apps/secrets/a.b-c/status"},
+    {"apps", "..", NULL, NULL},
+    {"apps", ".", NULL, NULL},
+    {"apps", "a..b", NULL, NULL},
+    {"apps", "a/b", NULL, NULL},
+    {"apps", "x%2f..", NULL, NULL},
+    {"apps", "x?watch=true", NULL, NULL},
+    {"apps", "x#y", NULL, NULL},
+    {"apps", "", NULL, NULL},
+    {"..", "x", NULL, NULL},
+    {"a.b", "x", NULL, NULL}, /* a namespace is a DNS label: no dots */
+    {"", "x", NULL, NULL},
+    {NULL, "x", NULL, NULL},
+    {"Apps", "x", NULL, NULL},
+};
+
+START_TEST(path_table)
+{
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct buf b = BUF_INIT;
+		struct error err = ERROR_INIT;
+		int rc = kube_path(&b, "/api/v1", paths[i].ns, "secrets", paths[i].name,
+		                   paths[i].sub, "secret", &err);
+
+		if (paths[i].want) {
+			ck_assert_msg(rc == 0, "%zu: %s", i, err.msg);
+			ck_assert_str_eq(b.data, paths[i].want);
+		} else {
+			ck_assert_msg(rc == IG_EINVALID, "%zu: accepted as '%s'", i,
+			              b.data ? b.data : "");
+			ck_assert_msg(strncmp(err.msg, "secret '", 8) == 0 &&
+			                  strstr(err.msg, "is not a valid"),
+			              "%s", err.msg);
+			ck_assert_uint_eq(b.len, 0);
+		}
+		buf_release(&b);
+	}
 }
 END_TEST
 
@@ -666,6 +717,7 @@ int main(void)
 	tcase_add_loop_test(tc, image_tag_table, 0, sizeof(image_tags) / sizeof(image_tags[0]));
 	tcase_add_loop_test(tc, selector_table, 0, sizeof(selectors) / sizeof(selectors[0]));
 	tcase_add_test(tc, workloads);
+	tcase_add_test(tc, path_table);
 	tcase_add_test(tc, stop_ends_a_stalled_request);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("client");

@@ -3,6 +3,7 @@
  * without any, a recorded fetch failure reported as it was written; names checked before any
  * request (kubesa_fetch). Table-driven over secret folders written here. */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,14 +161,61 @@ END_TEST
 /* Names are checked before any request or folder: the client is never used. */
 START_TEST(fetch_refuses_bad_names)
 {
-	static const char *const bad[][2] = {
-	    {"apps", "../x"}, {"Apps", "puller"}, {"apps", ""}, {"apps", "a/b"}};
+	static const char *const bad[][2] = {{"apps", "../x"}, {"Apps", "puller"}, {"apps", ""},
+	                                     {"apps", "a/b"},  {"apps", ".."},     {"apps", "a..b"},
+	                                     {"a.b", "x"},     {"apps", "a.-b"},   {"..", "x"},
+	                                     {"apps", "x%2f"}, {"apps", "x?"}};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct error err = ERROR_INIT;
 
 		ck_assert_int_eq(kubesa_fetch(NULL, root, bad[i][0], bad[i][1], &err), IG_EINVALID);
 		ck_assert_msg(strstr(err.msg, "not a valid name") != NULL, "%s", err.msg);
+	}
+}
+END_TEST
+
+/* The account's imagePullSecrets are the account's own list (the API server does not check
+ * those names): one that is not a Kubernetes name is refused before any request names it. */
+struct recorder {
+	const char *account; /* the ServiceAccount's JSON */
+	char paths[8][256];
+	size_t n;
+};
+
+static int record_get(json_t **out, void *ctx, const char *path, struct error *err)
+{
+	struct recorder *r = ctx;
+
+	if (r->n < 8)
+		snprintf(r->paths[r->n++], sizeof(r->paths[0]), "%s", path);
+	if (strstr(path, "/serviceaccounts/") && (*out = json_loads(r->account, 0, NULL)))
+		return 0;
+	return error_set(err, IG_ENOTFOUND, "GET %s: 404", path);
+}
+
+START_TEST(pull_secret_names_are_checked_before_a_request)
+{
+	static const char *const names[] = {"..", "a..b",   "../kube-system/secrets/x", ".", "x/y",
+	                                    "A",  "x%2e%2e"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct recorder r = {0};
+		struct error err = ERROR_INIT;
+		unsigned char sum[KUBESA_SUM_LEN];
+		char account[256];
+		bool summed;
+
+		snprintf(account, sizeof(account), "{\"imagePullSecrets\": [{\"name\": \"%s\"}]}",
+		         names[i]);
+		r.account = account;
+		ck_assert_int_eq(
+		    kubesa_read(sum, &summed, record_get, &r, NULL, "apps", "puller", &err),
+		    IG_EINVALID);
+		ck_assert_msg(strstr(err.msg, "imagePullSecrets[0]: not a Secret name"), "%s",
+		              err.msg);
+		ck_assert_uint_eq(r.n, 1);
+		ck_assert_str_eq(r.paths[0], "/api/v1/namespaces/apps/serviceaccounts/puller");
 	}
 }
 END_TEST
@@ -208,6 +256,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, load_creds, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, fetch_refuses_bad_names);
+	tcase_add_test(tc, pull_secret_names_are_checked_before_a_request);
 	tcase_add_test(tc, object_identity_needs_the_api);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1,5 +1,6 @@
 /* Unit tests for pass reports: the text line of CONTRACT §3/§6 and the JSON object fields. */
 #include <check.h>
+#include <malloc.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,11 @@ START_TEST(reserve_truncate_join)
 	ck_assert_int_eq(report_join(&dst, &r), 0);
 	ck_assert_uint_eq(dst.len, 3);
 	ck_assert_str_eq(dst.items[2].current, items[3].current);
+	/* dst had spare room (cap 5): the block still holds what cap counts, and adds fit */
+	ck_assert_uint_ge(malloc_usable_size(dst.items), dst.cap * sizeof(dst.items[0]));
+	fill(&dst, 4);
+	fill(&dst, 0);
+	ck_assert_uint_eq(dst.len, 5);
 	report_release(&r);
 	report_release(&dst);
 }
