@@ -24,6 +24,7 @@
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/gitstream.h"
 #include "imageguard/util/log.h"
+#include "gitraw.h"
 #include "gitwalk.h"
 #include "imageguard/util/strvec.h"
 
@@ -583,6 +584,24 @@ static int fetch(struct gitstore *g, struct error *err)
 
 /* Clones into a temp dir next to the cache and renames it into place: a killed clone leaves
  * only a *.tmp-* dir, which the next open removes. */
+/* The clone's first checkout, once its attributes are pinned (gitraw): every file is its
+ * blob's bytes, whatever the tree's .gitattributes say (CONTRACT §5). */
+static int checkout_raw(struct gitstore *g, git_repository *repo, const char *dir,
+                        struct error *err)
+{
+	git_checkout_options co;
+	bool changed;
+	int rc;
+
+	if ((rc = gitraw_pin(&changed, dir, err)) < 0)
+		return rc;
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if ((rc = git_checkout_head(repo, &co)) < 0)
+		return local_error(g, rc, "git checkout", err);
+	return 0;
+}
+
 static int clone_fresh(struct gitstore *g, const char *tmp, struct error *err)
 {
 	git_clone_options co;
@@ -591,6 +610,7 @@ static int clone_fresh(struct gitstore *g, const char *tmp, struct error *err)
 
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
 	co.checkout_branch = g->branch;
+	co.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE; /* checkout_raw, below */
 	co.remote_cb = clone_remote;
 	fill_fetch(&co.fetch_opts, g);
 	co.fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
@@ -609,6 +629,8 @@ static int clone_fresh(struct gitstore *g, const char *tmp, struct error *err)
 			          g->auth.url_safe, g->branch);
 		goto done;
 	}
+	if ((rc = checkout_raw(g, repo, tmp, err)) < 0)
+		goto done;
 	git_repository_free(repo);
 	repo = NULL;
 	if (rename(tmp, g->dir) != 0)
@@ -695,6 +717,7 @@ static int check_head(struct gitstore *g, bool synced, struct error *err)
 
 static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 {
+	bool changed;
 	int rc;
 
 	*broken = true;
@@ -704,6 +727,13 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 		return gitauth_error(&g->auth, rc, "git cache open", err);
 	if (git_repository_is_bare(g->repo))
 		return error_set(err, IG_EFAIL, "git cache '%s': is bare", g->dir);
+	/* a cache checked out before its attributes were pinned may hold converted files, which
+	 * nothing short of a new checkout of every file rewrites: a new clone */
+	if ((rc = gitraw_pin(&changed, g->dir, err)) < 0 || changed)
+		return rc < 0 ? rc
+		              : error_set(err, IG_EFAIL,
+		                          "git cache '%s': checked out under the tree's attributes",
+		                          g->dir);
 	/* before the fetch too: its negotiation walks the local history (and libgit2 1.5 leaks
 	 * there when a commit is missing) */
 	if ((rc = check_head(g, false, err)) < 0)
