@@ -740,10 +740,33 @@ static void read_template_values(struct doc *d, const yaml_node_t *commit, struc
 	}
 }
 
+/* spec.git.commit.signingKey.type (Flux v1: gpg, the default, or ssh): only gpg is honoured;
+ * ssh, which Flux signs with the Secret's 'identity', is refused rather than signed otherwise. */
+static void read_signing_type(struct doc *d, const yaml_node_t *sk)
+{
+	char *type = NULL; /* borrowed from the document */
+	size_t line;
+
+	if (!config_yaml_get_str(d, sk, "spec.git.commit.signingKey", "type", &type) || !type)
+		return;
+	line = line_of(config_yaml_lookup(d, sk, "type"));
+	if (strcmp(type, "ssh") == 0)
+		config_doc_error(
+		    d, line,
+		    "'spec.git.commit.signingKey.type': 'ssh' is not supported: imageguard "
+		    "signs commits with OpenPGP only (type 'gpg', the Secret's git.asc)");
+	else if (strcmp(type, "gpg") != 0)
+		config_doc_error(
+		    d, line,
+		    "'spec.git.commit.signingKey.type': '%s' is not a signing key type "
+		    "(Flux's are 'gpg' and 'ssh')",
+		    type);
+}
+
 /* spec.git.commit.signingKey.secretRef.name: the Secret with git.asc (and passphrase). */
 static void read_signing_key(struct doc *d, const yaml_node_t *commit, struct config_automation *a)
 {
-	static const char *const keys[] = {"secretRef", NULL};
+	static const char *const keys[] = {"secretRef", "type", NULL};
 	yaml_node_t *sk = config_yaml_get_map(d, commit, "spec.git.commit", "signingKey", keys);
 
 	if (!sk)
@@ -754,6 +777,7 @@ static void read_signing_key(struct doc *d, const yaml_node_t *commit, struct co
 	if (!a->signing_secret && !config_yaml_lookup(d, sk, "secretRef"))
 		config_doc_error(d, line_of(sk),
 		                 "'spec.git.commit.signingKey.secretRef' is required");
+	read_signing_type(d, sk);
 }
 
 /* "SRC:refs/DST" with SRC non-empty, one ':', no wildcard: the refspecs imageguard pushes. */

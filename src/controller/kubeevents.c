@@ -11,6 +11,7 @@
 
 #include "imageguard/kube/eventcorr.h"
 #include "imageguard/controller/kubeevents.h"
+#include "imageguard/controller/kubesource.h"
 #include "imageguard/report/report.h"
 #include "imageguard/inspect/verify.h"
 #include "imageguard/config/config.h"
@@ -24,6 +25,7 @@
 #define MAX_MESSAGE EVENTCORR_MAX_MESSAGE
 
 struct kubeevents {
+	struct kubesource *source;  /* borrowed: the objects' uid and resourceVersion */
 	struct kube_client *client; /* borrowed */
 	char image_version[96];     /* "image.toolkit.fluxcd.io/v1" */
 	char *addr;                 /* --events-addr, NULL: none */
@@ -32,11 +34,12 @@ struct kubeevents {
 	char host[256];
 };
 
-int kubeevents_new(struct kubeevents **out, struct kube_client *client, const char *image_api,
-                   const char *events_addr, struct error *err)
+int kubeevents_new(struct kubeevents **out, struct kubesource *source, const char *events_addr,
+                   struct error *err)
 {
 	struct kubeevents *ev = calloc(1, sizeof(*ev));
 	struct http_options ho = {0};
+	const char *image_api = kubesource_image_api(source);
 
 	*out = NULL;
 	if (!ev || eventcorr_new(&ev->corr) < 0 ||
@@ -44,7 +47,8 @@ int kubeevents_new(struct kubeevents **out, struct kube_client *client, const ch
 		kubeevents_free(ev);
 		return error_oom(err);
 	}
-	ev->client = client;
+	ev->source = source;
+	ev->client = kubesource_client(source);
 	snprintf(ev->image_version, sizeof(ev->image_version), "%s",
 	         strncmp(image_api, "/apis/", 6) == 0 ? image_api + 6 : image_api);
 	if (gethostname(ev->host, sizeof(ev->host) - 1) < 0)
@@ -138,12 +142,19 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* The object reference of kind ns/name. */
+/* The object reference of kind ns/name, with the uid and resourceVersion it was loaded with
+ * (kubectl describe lists the Events whose involvedObject.uid is the object's). */
 static json_t *involved(const struct kubeevents *ev, const char *kind, const char *ns,
-                        const char *name)
+                        const char *name, const char *uid, const char *rv)
 {
-	return json_pack("{s:s, s:s, s:s, s:s}", "kind", kind, "namespace", ns, "name", name,
-	                 "apiVersion", ev->image_version);
+	json_t *ref = json_pack("{s:s, s:s, s:s, s:s}", "kind", kind, "namespace", ns, "name", name,
+	                        "apiVersion", ev->image_version);
+
+	if (ref && uid)
+		json_object_set_new(ref, "uid", json_string(uid));
+	if (ref && rv)
+		json_object_set_new(ref, "resourceVersion", json_string(rv));
+	return ref;
 }
 
 static int send_json(struct kubeevents *ev, const char *method, const char *path, const char *type,
@@ -251,14 +262,17 @@ done:
 static void emit(struct kubeevents *ev, const char *kind, const char *ns, const char *name,
                  bool warning, const char *reason, const char *message, const char *revision)
 {
-	const char *type = warning ? "Warning" : "Normal";
-	struct eventcorr_event e = {COMPONENT, ev->host,          kind, ns,     name,
-	                            NULL,      ev->image_version, type, reason, message,
-	                            COMPONENT, ev->host};
-	json_t *ref = involved(ev, kind, ns, name), *obj = NULL;
+	const char *type = warning ? "Warning" : "Normal", *uid = NULL, *rv = NULL;
+	struct eventcorr_event e;
+	json_t *ref, *obj = NULL;
 	int64_t now = now_ns();
 	char stamp[32];
 
+	kubesource_identity(ev->source, kind, ns, name, &uid, &rv);
+	e = (struct eventcorr_event){COMPONENT, ev->host,          kind, ns,     name,
+	                             uid,       ev->image_version, type, reason, message,
+	                             COMPONENT, ev->host};
+	ref = involved(ev, kind, ns, name, uid, rv);
 	rfc3339(stamp, sizeof(stamp), now);
 	obj = ref ? json_pack("{s:O, s:s, s:{s:s, s:s}, s:s, s:s, s:s}", "involvedObject", ref,
 	                      "reason", reason, "source", "component", COMPONENT, "host", ev->host,

@@ -77,6 +77,8 @@ struct kubesource {
 	char image_api[128], source_api[128];
 	char *secrets_dir; /* owned, made by mkdtemp */
 	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
+	/* "Kind/ns/name" -> {"uid", "resourceVersion"} of every object the last load read */
+	json_t *identities;
 	/* Secrets and ServiceAccounts: the load's reader and the passes' re-reads' (active: the
 	 * one in use), and while a pass reads, its deadline (CLOCK_MONOTONIC ms; 0: none) */
 	struct reader load_reader, check_reader, *active;
@@ -388,6 +390,7 @@ void kubesource_free(struct kubesource *ks)
 		remove_secrets(ks->secrets_dir);
 	free(ks->secrets_dir);
 	json_decref(ks->loaded);
+	json_decref(ks->identities);
 	kube_client_free(ks->client);
 	kubeconfig_release(&ks->cfg);
 	free(ks);
@@ -419,26 +422,57 @@ json_t *kubesource_automation(struct kubesource *ks, const char *id)
 	return json_incref(json_object_get(ks->loaded, id));
 }
 
-/* Remembers the automations of snap as loaded: their generation and annotations are what
- * the status of the next pass reports. */
-static void remember(struct kubesource *ks, const json_t *snap)
+/* Remembers the automations of snap[K_AUTOMATION] as loaded (their generation and annotations
+ * are what the status of the next pass reports), and the uid and resourceVersion of every
+ * object, which its Events name (kubectl describe finds Events by involvedObject.uid). */
+static void remember(struct kubesource *ks, json_t *const snap[K_COUNT])
 {
-	json_t *loaded = json_object(), *it;
+	json_t *loaded = json_object(), *ids = json_object(), *it;
 	size_t i;
 
-	if (!loaded)
+	if (!loaded || !ids) {
+		json_decref(loaded);
+		json_decref(ids);
 		return;
-	json_array_foreach(snap, i, it)
-	{
-		const json_t *md = json_object_get(it, "metadata");
-		char id[320];
-
-		snprintf(id, sizeof(id), "%s/%s", str(json_object_get(md, "namespace")),
-		         str(json_object_get(md, "name")));
-		json_object_set(loaded, id, it);
 	}
+	for (int k = 0; k < K_COUNT; k++)
+		json_array_foreach(snap[k], i, it)
+		{
+			const json_t *md = json_object_get(it, "metadata");
+			char id[320], key[400];
+
+			snprintf(id, sizeof(id), "%s/%s", str(json_object_get(md, "namespace")),
+			         str(json_object_get(md, "name")));
+			snprintf(key, sizeof(key), "%s/%s", kinds[k].kind, id);
+			if (k == K_AUTOMATION)
+				json_object_set(loaded, id, it);
+			json_object_set_new(ids, key,
+			                    json_pack("{s:s, s:s}", "uid",
+			                              str(json_object_get(md, "uid")),
+			                              "resourceVersion",
+			                              str(json_object_get(md, "resourceVersion"))));
+		}
 	json_decref(ks->loaded);
 	ks->loaded = loaded;
+	json_decref(ks->identities);
+	ks->identities = ids;
+}
+
+bool kubesource_identity(const struct kubesource *ks, const char *kind, const char *ns,
+                         const char *name, const char **uid, const char **resource_version)
+{
+	char key[400];
+	const json_t *id;
+
+	snprintf(key, sizeof(key), "%s/%s/%s", kind, ns, name);
+	id = json_object_get(ks->identities, key);
+	*uid = json_string_value(json_object_get(id, "uid"));
+	*resource_version = json_string_value(json_object_get(id, "resourceVersion"));
+	if (*uid && !**uid)
+		*uid = NULL;
+	if (*resource_version && !**resource_version)
+		*resource_version = NULL;
+	return id != NULL;
 }
 
 /* ---- secrets ---- */
@@ -952,7 +986,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}
 	if (error == 0)
-		remember(ks, snap[K_AUTOMATION]);
+		remember(ks, snap);
 done:
 	finish_notes(ks, error == 0);
 	end_deadline(ks);

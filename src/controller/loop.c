@@ -578,9 +578,7 @@ static int start_kube(struct runner *rn)
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
 		return error == IG_EINVALID || error == IG_ENOTFOUND ? 2 : 1;
 	}
-	if ((error = kubeevents_new(&rn->events, kubesource_client(rn->kube),
-	                            kubesource_image_api(rn->kube), rn->o->events_addr, &err)) <
-	    0) {
+	if ((error = kubeevents_new(&rn->events, rn->kube, rn->o->events_addr, &err)) < 0) {
 		fprintf(stderr, "imageguard: run: %s\n", err.msg);
 		return 1;
 	}

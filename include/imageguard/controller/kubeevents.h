@@ -13,19 +13,20 @@
 struct config;
 struct config_automation;
 struct error;
-struct kube_client;
 struct kubeevents;
+struct kubesource;
 struct report_item;
 struct verify_report;
 
 /* The reason of the Warning Event for a running image that is not what Git pins. */
 #define KUBEEVENTS_REASON_DRIFT "DriftDetected"
 
-/* client (borrowed, used from the caller's thread only) writes the Events; image_api is the
- * "/apis/image.toolkit.fluxcd.io/VERSION" the objects are served at; events_addr (NULL: none)
- * the notification-controller URL. Returns 0 or IG_EFAIL. */
-int kubeevents_new(struct kubeevents **out, struct kube_client *client, const char *image_api,
-                   const char *events_addr, struct error *err);
+/* source's client (borrowed, used from the caller's thread only) writes the Events, on objects
+ * of the group and version source serves them at, each naming the uid and resourceVersion of
+ * its object as source last loaded it (kubesource_identity); events_addr (NULL: none) the
+ * notification-controller URL. Returns 0 or IG_EFAIL. */
+int kubeevents_new(struct kubeevents **out, struct kubesource *source, const char *events_addr,
+                   struct error *err);
 void kubeevents_free(struct kubeevents *ev);
 
 /* What one report item is worth an Event for: false for quiet decisions (up-to-date, no

@@ -72,4 +72,10 @@ struct kube_client *kubesource_client(struct kubesource *ks);
 json_t *kubesource_automation(struct kubesource *ks, const char *id);
 const char *kubesource_image_api(const struct kubesource *ks);
 
+/* The metadata.uid and metadata.resourceVersion (borrowed, valid until the next
+ * kubesource_load; NULL when empty) of the object kind ("ImagePolicy", ...) ns/name as the last
+ * successful kubesource_load read it. Returns false when that load read no such object. */
+bool kubesource_identity(const struct kubesource *ks, const char *kind, const char *ns,
+                         const char *name, const char **uid, const char **resource_version);
+
 #endif

@@ -153,6 +153,21 @@ expect_line "plan without --secrets-dir: exact message" "$tmp/err" \
 	"^imageguard: $tmp/plan/image-repo.yaml:9: ImageRepository 'flux-system/podinfo': 'spec.secretRef': secret 'ghcr-auth' needs --secrets-dir \\(its keys are read from the folder <secrets-dir>/ghcr-auth\\)$"
 expect_line "plan: the invalid objects counted" "$tmp/err" "^imageguard: config '$tmp/plan': 3 invalid objects left out; the others run$"
 
+# spec.git.commit.signingKey.type: gpg (Flux's default) is honoured, ssh refused naming the field
+signing() { # TYPE: the flux folder with the automation signing with a key of TYPE
+	rm -rf "$tmp/sign" && cp -r "$data/flux" "$tmp/sign"
+	sed -i "s|^    push:|      signingKey:\n        secretRef: {name: signing}\n        type: $1\n    push:|" \
+		"$tmp/sign/clusters/prod/flux-system/image-automation.yml"
+}
+signing gpg
+run "signingKey.type gpg" 0 check-config --config "$tmp/sign"
+expect_line "signingKey.type gpg: OK" "$tmp/out" '^configuration OK$'
+signing ssh
+run "signingKey.type ssh" 2 check-config --config "$tmp/sign"
+expect_line "signingKey.type ssh: the field and the line named" "$tmp/err" \
+	"^imageguard: $tmp/sign/clusters/prod/flux-system/image-automation.yml:22: ImageUpdateAutomation 'flux-system/flux-system': 'spec.git.commit.signingKey.type': 'ssh' is not supported: imageguard signs commits with OpenPGP only"
+grep -q "unknown field" "$tmp/err" && not_ok "signingKey.type is a known field" || ok "signingKey.type is a known field"
+
 # usage
 run "help" 0 check-config --help
 expect_line "help on stdout" "$tmp/out" '^usage: imageguard check-config --config PATH'

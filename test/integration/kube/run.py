@@ -78,6 +78,27 @@ def a_commit_is_a_normal_event(st):
     harness.check(all(t == "application/json" for t, _ in st["receiver"].got), "content type")
 
 
+def described_events(st, kind, name):
+    """The Events section of `kubectl describe KIND NAME`: kubectl lists the Events whose
+    involvedObject names the object's uid (a field selector), so none without it."""
+    out = kubectl(st, "describe", kind, name)
+    return out.partition("\nEvents:")[2]
+
+
+@harness.test
+def kubectl_describe_lists_the_events(st):
+    for kind, name in (("imageupdateautomation", "auto"), ("imagepolicy", "app")):
+        obj = json.loads(kubectl(st, "get", kind, name, "-o", "json"))
+        ev = [e for e in events(st, "UpdateCommitted", obj["kind"])
+              if e["involvedObject"]["name"] == name]
+        harness.check(ev and ev[0]["involvedObject"].get("uid") == obj["metadata"]["uid"] and
+                      ev[0]["involvedObject"].get("resourceVersion"), "uid and resourceVersion",
+                      ev, obj["metadata"])
+        section = described_events(st, kind, name)
+        harness.check("UpdateCommitted" in section and "<none>" not in section and
+                      "imageguard" in section, "kubectl describe %s %s" % (kind, name), section)
+
+
 @harness.test
 def a_policy_change_takes_effect_without_restart(st):
     # a narrowed range puts the best candidate behind what is committed: blocked

@@ -264,6 +264,26 @@ static const struct snippet {
       {27, "ImageUpdateAutomation 'default/b': 'spec.git.push.refspec': 'HEAD:heads/x' is not "
            "SRC:refs/... (SRC a branch, refs/heads/BRANCH or HEAD)"}},
      {{0}}},
+    {"signingKey.type: gpg is honoured, ssh and anything else refused naming the field",
+     "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+     "spec:\n  url: file:///srv/g.git\n---\n"
+     "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+     "  name: a\nspec:\n  sourceRef: {name: g}\n  git:\n"
+     "    commit:\n"
+     "      signingKey: {secretRef: {name: k}, type: gpg}\n" /* 16 */
+     "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\n"
+     "metadata:\n  name: b\nspec:\n  sourceRef: {name: g}\n  git:\n    commit:\n"
+     "      signingKey:\n        secretRef: {name: k}\n"
+     "        type: ssh\n" /* 28 */
+     "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\n"
+     "metadata:\n  name: c\nspec:\n  sourceRef: {name: g}\n  git:\n    commit:\n"
+     "      signingKey: {secretRef: {name: k}, type: GPG}\n", /* 38 */
+     {{28, "ImageUpdateAutomation 'default/b': 'spec.git.commit.signingKey.type': 'ssh' is not "
+           "supported: imageguard signs commits with OpenPGP only (type 'gpg', the Secret's "
+           "git.asc)"},
+      {38, "ImageUpdateAutomation 'default/c': 'spec.git.commit.signingKey.type': 'GPG' is not "
+           "a signing key type (Flux's are 'gpg' and 'ssh')"}},
+     {{0}}},
     {"a GitRepository checking out a tag needs the automation's own branch",
      "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
      "spec:\n  url: file:///srv/g.git\n  ref:\n    branch: main\n"

@@ -607,6 +607,21 @@ START_TEST(load_reads_objects_and_secrets)
 	ck_assert_ptr_nonnull(a = kubesource_automation(ks, NS "/auto"));
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(a, "metadata"), "name")),
 	                 "auto");
+	/* the identity an Event names (kubectl describe filters on the uid) */
+	{
+		const char *uid = NULL, *rv = NULL;
+		const json_t *md = json_object_get(a, "metadata");
+
+		ck_assert(kubesource_identity(ks, "ImageUpdateAutomation", NS, "auto", &uid, &rv));
+		ck_assert_ptr_nonnull(uid);
+		ck_assert_str_eq(uid, json_string_value(json_object_get(md, "uid")));
+		ck_assert_ptr_nonnull(rv);
+		ck_assert_str_eq(rv, json_string_value(json_object_get(md, "resourceVersion")));
+		ck_assert(kubesource_identity(ks, "ImagePolicy", NS, "app", &uid, &rv));
+		ck_assert(uid && rv);
+		ck_assert(!kubesource_identity(ks, "ImagePolicy", NS, "gone", &uid, &rv));
+		ck_assert(!uid && !rv);
+	}
 	json_decref(a);
 
 	/* nothing changed; a label is not the content */

@@ -15,7 +15,7 @@
 #define RECS_MAX 256
 #define LINE_MAX_ 4096
 
-enum rec_type { REC_VERSION, REC_RANGE, REC_CASE };
+enum rec_type { REC_VERSION, REC_NEWVERSION, REC_RANGE, REC_CASE };
 
 /* One record of the data file; every string is owned. */
 struct rec {
@@ -154,6 +154,9 @@ static void parse_line(struct rec **cur, char **source, const char *line, int no
 	} else if (starts(line, "version", &rest) || starts(line, "range", &rest)) {
 		*cur = new_rec(line[0] == 'v' ? REC_VERSION : REC_RANGE, no, *source);
 		take_verdict(*cur, rest);
+	} else if (starts(line, "newversion", &rest)) {
+		*cur = new_rec(REC_NEWVERSION, no, *source);
+		take_verdict(*cur, rest);
 	} else if (starts(line, "case", &rest)) {
 		*cur = new_rec(REC_CASE, no, *source);
 		(*cur)->subject = dup(rest);
@@ -162,7 +165,8 @@ static void parse_line(struct rec **cur, char **source, const char *line, int no
 		set(&(*cur)->exception, rest);
 	} else if (starts(line, "ours", &rest)) {
 		need(*cur && (*cur)->exception, "line %d: ours without exception", no);
-		if (starts(rest, "version", &line) || starts(rest, "range", &line))
+		if (starts(rest, "version", &line) || starts(rest, "newversion", &line) ||
+		    starts(rest, "range", &line))
 			take_verdict(*cur, line);
 		else
 			need(case_field(*cur, rest), "line %d: ours what?", no);
@@ -344,6 +348,24 @@ done:
 	free(copy);
 }
 
+/* A Masterminds NewVersion verdict, through fluxcd/pkg version.ParseVersion's own rule: a tag
+ * that strings.SplitN(v, ".", 3) does not cut in three (fewer than two '.') is refused before
+ * NewVersion reads it; otherwise NewVersion's verdict is Flux's. */
+static void check_newversion(const struct rec *r)
+{
+	char v[256];
+	struct semver sv;
+	size_t len = unescape(v, sizeof(v), r->subject), dots = 0;
+	bool flux;
+
+	for (size_t i = 0; i < len; i++)
+		dots += v[i] == '.';
+	flux = r->valid && dots >= 2;
+	ck_assert_msg((semver_parse(&sv, v, len, NULL) == 0) == flux,
+	              "line %d: '%s' (NewVersion %s, %zu dots) should be %s", r->line, r->subject,
+	              r->valid ? "valid" : "invalid", dots, flux ? "a version" : "no version");
+}
+
 START_TEST(flux_case)
 {
 	const struct rec *r = &recs[_i];
@@ -362,6 +384,8 @@ START_TEST(flux_case)
 		ck_assert_msg((semver_parse(&sv, v, len, NULL) == 0) == r->valid,
 		              "line %d: version '%s' should be %s", r->line, r->subject,
 		              r->valid ? "valid" : "invalid");
+	} else if (r->type == REC_NEWVERSION) {
+		check_newversion(r);
 	} else if (r->type == REC_RANGE) {
 		struct rec tmp = *r;
 		struct policy *p = NULL;
