@@ -44,7 +44,8 @@ static void usage(FILE *out)
 	    "                      edge,nightly,stable); a missing tag is always mutable\n"
 	    "  --fail-on SEV       exit 1 when a finding at or above SEV exists (default error)\n"
 	    "  -o, --output FMT    text (default) or json\n\n"
-	    "exit: 0 no finding at or above --fail-on, 1 some, 2 usage or unreadable PATH\n");
+	    "exit: 0 no finding at or above --fail-on, 1 some, 2 usage, unreadable PATH or\n"
+	    "an invalid --config (its errors on stderr, the findings still printed)\n");
 }
 
 /* Splits "a,b" into tags (surrounding spaces dropped); an empty string is the empty list. */
@@ -221,11 +222,29 @@ static int add_marker_problems(struct lint_report *report, const struct marker_s
 	return 0;
 }
 
-/* unknown-policy: loads the configuration, scans the markers under root and reports those
- * naming a policy it does not define. Returns the exit code to stop with (2: configuration
- * invalid or unreadable, 1: runtime failure) or 0 to go on. */
-static int lint_unknown_policies(struct lint_report *report, const char *root, const char *path)
+/* The policies cfg defines: the valid ones, and the invalid ones (already reported as config
+ * errors: a marker naming one is not unknown). */
+static int known_policies(struct strvec *known, const struct config *cfg)
 {
+	for (size_t i = 0; i < cfg->policies_len; i++)
+		if (strvec_push(known, cfg->policies[i].id) < 0)
+			return -1;
+	for (size_t i = 0; i < cfg->invalid_len; i++)
+		if (cfg->invalid[i].kind == CONFIG_KIND_POLICY && cfg->invalid[i].id &&
+		    strvec_push(known, cfg->invalid[i].id) < 0)
+			return -1;
+	return 0;
+}
+
+/* unknown-policy: loads the configuration (its valid objects, whatever else is wrong), scans
+ * the markers under root and reports those naming a policy it does not define. A config with
+ * errors sets *config_bad and is linted with what it has (none of unknown-policy when no
+ * object at all is valid). Returns the exit code to stop with (2: configuration missing or
+ * unreadable, 1: runtime failure) or 0 to go on. */
+static int lint_unknown_policies(struct lint_report *report, const char *root, const char *path,
+                                 bool *config_bad)
+{
+	struct config_load_options lo = {.keep_valid = true};
 	struct config_diags diags = CONFIG_DIAGS_INIT;
 	struct marker_set markers = MARKER_SET_INIT;
 	struct strvec known = STRVEC_INIT;
@@ -233,17 +252,21 @@ static int lint_unknown_policies(struct lint_report *report, const char *root, c
 	struct error err = ERROR_INIT;
 	int rc = 2, error;
 
-	error = config_load(&cfg, path, &diags, &err);
+	error = config_load_with(&cfg, path, &lo, &diags, &err);
 	config_diags_print(&diags, false);
+	*config_bad = error < 0 || diags.errors > 0;
 	if (error < 0) {
 		fprintf(stderr, "imageguard: %s\n", err.msg);
-		rc = error == IG_EFAIL ? 1 : 2;
+		rc = error == IG_EFAIL ? 1 : error == IG_EINVALID ? 0 : 2;
 		goto done;
 	}
+	if (diags.errors)
+		fprintf(stderr,
+		        "imageguard: config '%s': %zu error%s (linted with its valid objects)\n",
+		        path, diags.errors, diags.errors == 1 ? "" : "s");
 	rc = 1;
-	for (size_t i = 0; i < cfg->policies_len; i++)
-		if (strvec_push(&known, cfg->policies[i].id) < 0)
-			goto oom;
+	if (known_policies(&known, cfg) < 0)
+		goto oom;
 	if ((error = scan_markers(&markers, root, &err)) < 0) {
 		fprintf(stderr, "imageguard: %s\n", err.msg);
 		rc = error == IG_EFAIL ? 1 : 2;
@@ -270,6 +293,7 @@ int cmd_lint(int argc, char **argv)
 	struct lint_report report = LINT_REPORT_INIT;
 	struct lint_options opts = {NULL};
 	struct error err = ERROR_INIT;
+	bool config_bad = false;
 	int rc = 2, error;
 
 	if ((error = parse_args(&a, argc, argv)) != 0) {
@@ -282,7 +306,7 @@ int cmd_lint(int argc, char **argv)
 		fprintf(stderr, "imageguard: %s\n", err.msg);
 		goto done;
 	}
-	if (a.config && (rc = lint_unknown_policies(&report, a.path, a.config)) != 0)
+	if (a.config && (rc = lint_unknown_policies(&report, a.path, a.config, &config_bad)) != 0)
 		goto done;
 	lint_report_sort(&report);
 	print_problems(&report);
@@ -299,6 +323,8 @@ int cmd_lint(int argc, char **argv)
 	for (size_t i = 0; i < report.len; i++)
 		if (report.findings[i].severity >= a.fail_on)
 			rc = 1;
+	if (config_bad)
+		rc = 2;
 done:
 	fflush(stdout);
 	lint_report_release(&report);

@@ -570,6 +570,7 @@ int config_load_with(struct config **out, const char *path, const struct config_
 	L.diags = diags;
 	if ((rc = config_files_list(&L.c->files, path, err)) < 0)
 		goto done;
+	config_patches_skip(&L, &L.c->files);
 	for (size_t i = 0; i < L.c->files.len; i++)
 		config_kinds_read_file(&L, L.c->files.items[i]);
 	resolve(&L);

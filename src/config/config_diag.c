@@ -40,8 +40,10 @@ void config_diag_v(struct loader *L, enum config_severity sev, const char *file,
 	d->items[d->len++] = (struct config_diag){sev, f, line, buf_detach(&msg)};
 	if (sev == CONFIG_ERROR)
 		d->errors++;
-	else
+	else if (sev == CONFIG_WARNING)
 		d->warnings++;
+	else
+		d->infos++;
 	return;
 oom:
 	L->oom = true;
@@ -69,13 +71,26 @@ void config_diag_warn(struct loader *L, const char *file, size_t line, const cha
 	va_end(ap);
 }
 
+void config_diag_info(struct loader *L, const char *file, size_t line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	config_diag_v(L, CONFIG_INFO, file, line, fmt, ap);
+	va_end(ap);
+}
+
 void config_diags_print(const struct config_diags *d, bool as_log)
 {
 	for (size_t i = 0; i < d->len; i++) {
 		const struct config_diag *g = &d->items[i];
-		const char *sev = g->severity == CONFIG_WARNING ? "warning: " : "";
+		const char *sev = g->severity == CONFIG_WARNING ? "warning: "
+		                  : g->severity == CONFIG_INFO  ? "info: "
+		                                                : "";
 
-		if (as_log && g->severity == CONFIG_WARNING)
+		if (as_log && g->severity == CONFIG_INFO)
+			log_info("config.info", "%s:%zu: %s", g->file, g->line, g->message);
+		else if (as_log && g->severity == CONFIG_WARNING)
 			log_warn("config.warning", "%s:%zu: %s", g->file, g->line, g->message);
 		else if (as_log)
 			log_error("config.error", "%s:%zu: %s", g->file, g->line, g->message);

@@ -953,11 +953,35 @@ static const char *const image_kinds[] = {"ImageRepository", "ImagePolicy", "Ima
                                           NULL};
 static const char *const source_kinds[] = {"GitRepository", NULL};
 
+/* Every kind of Flux's API groups (their controllers' config/crd/bases): another Flux
+ * controller's object, never a mistake of ours, so read past silently. */
+static const struct {
+	const char *group, *kinds[7];
+} flux_kinds[] = {
+    {GROUP_IMAGE, {"ImageRepository", "ImagePolicy", "ImageUpdateAutomation", NULL}},
+    {GROUP_SOURCE,
+     {"GitRepository", "OCIRepository", "HelmRepository", "HelmChart", "Bucket", "ExternalArtifact",
+      NULL}},
+    {"kustomize.toolkit.fluxcd.io", {"Kustomization", NULL}},
+    {"helm.toolkit.fluxcd.io", {"HelmRelease", NULL}},
+    {"notification.toolkit.fluxcd.io", {"Alert", "Provider", "Receiver", NULL}},
+};
+
 static bool has_group(const char *api, const char *group)
 {
 	size_t n = strlen(group);
 
 	return !strncmp(api, group, n) && api[n] == '/';
+}
+
+static bool is_flux_kind(const char *api, const char *kind)
+{
+	for (size_t g = 0; g < sizeof(flux_kinds) / sizeof(flux_kinds[0]); g++)
+		if (has_group(api, flux_kinds[g].group))
+			for (size_t i = 0; flux_kinds[g].kinds[i]; i++)
+				if (!strcmp(kind, flux_kinds[g].kinds[i]))
+					return true;
+	return false;
 }
 
 /* One of our kinds under an apiVersion that is not one we read: a wrong version of its own
@@ -1022,7 +1046,8 @@ static enum kind classify(struct doc *d, const char *api, const char *kind, size
 		return KIND_OTHER;
 	}
 	if (k == KIND_OTHER) {
-		warn_kind(d, api, kind, line);
+		if (!is_flux_kind(api, kind))
+			warn_kind(d, api, kind, line);
 		return k;
 	}
 	apis = k == KIND_GIT ? source_apis : image_apis;

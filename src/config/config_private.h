@@ -77,6 +77,8 @@ void config_diag_error(struct loader *L, const char *file, size_t line, const ch
     __attribute__((format(printf, 4, 5)));
 void config_diag_warn(struct loader *L, const char *file, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+void config_diag_info(struct loader *L, const char *file, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* config_yaml.c: a problem in document d, its object named first when known. */
 void config_doc_error(struct doc *d, size_t line, const char *fmt, ...)
@@ -182,5 +184,9 @@ void config_secrets_check_all(struct loader *L);
 
 /* config_files.c: the files path names, sorted. */
 int config_files_list(struct strvec *files, const char *path, struct error *err);
+
+/* config_patches.c: drops from files those a kustomization.yaml among them names as patches
+ * (patchesStrategicMerge, patches[].path), each with an info diagnostic. */
+void config_patches_skip(struct loader *L, struct strvec *files);
 
 #endif

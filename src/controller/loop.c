@@ -305,7 +305,9 @@ static int load_kube(struct config **out, struct runner *rn)
 	if ((error = kubesource_load(out, &rn->kube_secrets, rn->kube, &diags, &err)) < 0)
 		log_error("config.load", "%s", err.msg);
 	for (size_t i = 0; i < diags.len; i++)
-		log_event(diags.items[i].severity == CONFIG_ERROR ? LOG_ERROR : LOG_WARN,
+		log_event(diags.items[i].severity == CONFIG_ERROR     ? LOG_ERROR
+		          : diags.items[i].severity == CONFIG_WARNING ? LOG_WARN
+		                                                      : LOG_INFO,
 		          "config.load", "%s:%zu: %s", diags.items[i].file, diags.items[i].line,
 		          diags.items[i].message);
 	config_diags_release(&diags);

@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK((rc == 0) == (c != NULL));
 	FUZZ_CHECK(rc != IG_EINVALID || diags.errors > 0);
 	FUZZ_CHECK(rc != 0 || diags.errors == 0);
-	FUZZ_CHECK(diags.errors + diags.warnings == diags.len);
+	FUZZ_CHECK(diags.errors + diags.warnings + diags.infos == diags.len);
 	for (size_t i = 0; i < diags.len; i++) {
 		const char *m = diags.items[i].message;
 

@@ -26,7 +26,8 @@ struct policy;
 
 /* ---- diagnostics ---- */
 
-enum config_severity { CONFIG_ERROR, CONFIG_WARNING };
+/* CONFIG_INFO: something read past on purpose (a kustomize patch), said once. */
+enum config_severity { CONFIG_ERROR, CONFIG_WARNING, CONFIG_INFO };
 
 struct config_diag {
 	enum config_severity severity;
@@ -40,19 +41,19 @@ struct config_diag {
 struct config_diags {
 	struct config_diag *items;
 	size_t len, cap;
-	size_t errors, warnings;
+	size_t errors, warnings, infos;
 };
 
 #define CONFIG_DIAGS_INIT                                                                          \
 	{                                                                                          \
-		NULL, 0, 0, 0, 0                                                                   \
+		NULL, 0, 0, 0, 0, 0                                                                \
 	}
 
 void config_diags_release(struct config_diags *d);
 
 /* The one printer of diagnostics: each on stderr as "imageguard: FILE:LINE: [warning: ]MESSAGE"
- * (FILE alone for a whole-file problem), or with as_log as log lines (config.error,
- * config.warning) for `run`. */
+ * (FILE alone for a whole-file problem; "info: " for an info), or with as_log as log lines
+ * (config.error, config.warning, config.info) for `run`. */
 void config_diags_print(const struct config_diags *d, bool as_log);
 
 /* ---- the objects ----
