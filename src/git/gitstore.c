@@ -1322,24 +1322,10 @@ done:
 	return rc;
 }
 
-/* True for a per-ref refusal whose words say the remote ref moved or was being moved by
- * another push: non-fast-forward, stale info, and receive-pack's "failed to update ref" /
- * "failed to lock" / "cannot lock ref" (another push landed or held the ref lock between
- * its advertisement and our update). */
-static bool reject_means_moved(const char *why)
-{
-	static const char *const words[] = {"non-fast-forward", "fetch first", "stale",
-	                                    "failed to update ref", "lock"};
-	size_t i;
-
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strstr(why, words[i]))
-			return true;
-	return false;
-}
-
-/* After a refusal in other words: fetches and tells whether the base moved on the remote
- * (then the refusal is the same race, whatever its wording). Returns 1 moved, 0 not, <0. */
+/* After a per-ref refusal: fetches and tells whether the base moved on the remote. The
+ * refusal's words are never read (servers word "non-fast-forward", "fetch first", a lost ref
+ * lock... each their own way): moved is the same race, whatever was said; not moved is the
+ * server's own refusal. Returns 1 moved, 0 not, <0. */
 static int base_moved(struct gitstore *g, struct error *err)
 {
 	git_oid base;
@@ -1459,8 +1445,6 @@ static int push(struct gitstore *g, struct error *err)
 		return local_error(g, rc, "git push", err);
 	if (!g->auth.push_reject[0])
 		return 0;
-	if (reject_means_moved(g->auth.push_reject))
-		return IG_ECONFLICT;
 	memcpy(why, g->auth.push_reject, sizeof(why));
 	rc = base_moved(g, err); /* its fetch clears the refusal: keep it for the messages */
 	memcpy(g->auth.push_reject, why, sizeof(why));

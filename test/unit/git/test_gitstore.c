@@ -480,15 +480,22 @@ START_TEST(push_refspec_refused)
 END_TEST
 
 /* A person's commit (subject, body, no trailers) on branch of the bare remote, by a clone. */
-static void person_commits(const struct gitrepo *f, const char *branch, const char *file)
+/* A commit on the remote's branch by name <email>, with a Signed-off-by trailer only. */
+static void commit_as(const struct gitrepo *f, const char *branch, const char *file,
+                      const char *name, const char *email)
 {
 	ck_assert_int_eq(
 	    gitrepo_sh("cd %s && rm -rf person && git clone -q -b '%s' %s person && cd person && "
-	               "echo mine >%s && git add -A && git -c user.name=p -c user.email=p@x "
-	               "commit -qm 'person: %s' -m 'Signed-off-by: p <p@x>' && git push -q "
+	               "echo mine >%s && git add -A && git -c user.name='%s' -c user.email='%s' "
+	               "commit -qm 'person: %s' -m 'Signed-off-by: %s <%s>' && git push -q "
 	               "origin HEAD:%s",
-	               f->dir, branch, f->remote, file, file, branch),
+	               f->dir, branch, f->remote, file, name, email, file, name, email, branch),
 	    0);
+}
+
+static void person_commits(const struct gitrepo *f, const char *branch, const char *file)
+{
+	commit_as(f, branch, file, "p", "p@x");
 }
 
 static void rev(char out[64], const struct gitrepo *f, const char *spec)
@@ -564,6 +571,41 @@ START_TEST(push_branch_rebuilt_or_appended)
 	rev(out, &f, "imageguard/updates^");
 	ck_assert_str_eq(out, person);
 	check_remote_app(&f, "imageguard/updates", "v4");
+	edit_trailers = false;
+	gitrepo_done(&f);
+}
+END_TEST
+
+/* A commit by imageguard's own identity (author and committer Robot) whose trailers are not
+ * imageguard's (a Signed-off-by alone, as a job sharing the bot's identity writes): a
+ * person's commit all the same, so the push branch is appended to, never rebuilt without it. */
+START_TEST(own_identity_without_policy_trailer_is_kept)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char c1[41], c2[41], out[64], bot[64];
+
+	edit_trailers = true;
+	fx_init(&f);
+	o = opts_for(&f);
+	o.push_branch = "imageguard/updates";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(c1, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	person_commits(&f, "main", "more.txt"); /* main moves: a rebuild if all were own */
+	commit_as(&f, "imageguard/updates", "job.txt", o.author_name, o.author_email);
+	rev(bot, &f, "refs/heads/imageguard/updates");
+	e.value = "v3";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), bot);
+	ck_assert_msg(gitstore_commit_push(c2, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	rev(out, &f, "imageguard/updates^");
+	ck_assert_str_eq(out, bot);
+	check_remote_app(&f, "imageguard/updates", "v3");
 	edit_trailers = false;
 	gitrepo_done(&f);
 }
@@ -1399,10 +1441,12 @@ END_TEST
 
 /* Another push lands while ours is in receive-pack (git http-backend runs the pre-receive hook
  * after the advertisement): the ref update fails with "failed to update ref", as it does on a
- * real server. gitstore must take it as a moved remote and re-apply on the new head. Cases: a
- * racer's commit pushed from the hook; a ref lock held by another push (removed by the next
- * push's hook: the lock holder finished); a racer pushed, then a refusal in other words (the
- * remote is seen moved: the same race); a plain refusal with nothing moved (an error, no retry). */
+ * real server. gitstore must take it as a moved remote and re-apply on the new head. The
+ * refusal's words are never what decides: the remote ref is read again. Cases: a racer's commit
+ * pushed from the hook; a ref lock held (receive-pack's "failed to update ref" / "cannot lock
+ * ref") with nothing moved: the server's refusal, an error without retry; a racer pushed, then a
+ * refusal in other words (the remote is seen moved: the same race); a plain refusal with nothing
+ * moved (an error, no retry). */
 #define RACER                                                                                      \
 	"env -u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY "                           \
 	"-u GIT_ALTERNATE_OBJECT_DIRECTORIES sh -c \"cd '%1$s' && rm -rf racer && "                \
@@ -1412,13 +1456,16 @@ static const struct {
 	const char *hook;       /* printf format: %1$s the test dir, %2$s the bare remote */
 	int rc, calls, commits; /* commits on the remote afterwards */
 	const char *racer;      /* subject of main^ , NULL: not checked */
+	const char *why;        /* in the error, when rc is one */
 } moved_cases[] = {
-    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER, 0, 2, 3, "racer"},
+    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER, 0, 2, 3, "racer", NULL},
     {"if [ -f '%1$s/armed' ]; then rm -f '%1$s/armed'; : >'%2$s/refs/heads/main.lock'; "
      "else rm -f '%2$s/refs/heads/main.lock'; fi\n",
-     0, 2, 2, NULL},
-    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER "exit 1\n", 0, 2, 3, "racer"},
-    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\nexit 1\n", IG_EFAIL, 1, 1, NULL},
+     IG_EFAIL, 1, 1, NULL, "rejected by the remote: "},
+    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\n" RACER "exit 1\n", 0, 2, 3, "racer",
+     NULL},
+    {"[ -f '%1$s/armed' ] || exit 0\nrm -f '%1$s/armed'\nexit 1\n", IG_EFAIL, 1, 1, NULL,
+     "rejected by the remote: pre-receive hook declined"},
 };
 
 START_TEST(http_remote_moved_during_push)
@@ -1460,8 +1507,7 @@ START_TEST(http_remote_moved_during_push)
 		ck_assert_str_eq(out, commit);
 		check_remote_app(&f, "main", "v2");
 	} else {
-		ck_assert_msg(strstr(err.msg, "rejected by the remote: pre-receive hook declined"),
-		              "%s", err.msg);
+		ck_assert_msg(strstr(err.msg, moved_cases[_i].why), "%s", err.msg);
 		ck_assert_str_eq(commit, "");
 		check_remote_app(&f, "main", "v1");
 	}
@@ -1794,6 +1840,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, signed_commit_verifies);
 	tcase_add_test(file, push_branch_rebuilt_or_appended);
 	tcase_add_test(file, push_branch_rebuild_sees_moved_head);
+	tcase_add_test(file, own_identity_without_policy_trailer_is_kept);
 	tcase_add_loop_test(file, push_refspec, 0,
 	                    sizeof(refspec_cases) / sizeof(refspec_cases[0]));
 	tcase_add_test(file, push_refspec_refused);

@@ -85,6 +85,9 @@ static const char *const listing[] = {"0.9.0", "1.0.0", "1.1.0", "1.2.0", "edge"
 
 enum fake_head { HEAD_OK, HEAD_MISSING, HEAD_FAILS };
 enum fake_created { CREATED_NEWER, CREATED_OLDER, CREATED_SAME, CREATED_EPOCH };
+/* The repository's listing in this pass: done and ok, done and failed, never finished (the
+ * pass ended before its listing did: an error, never an empty listing). */
+enum listing_state { LISTED, LISTING_FAILS, NOT_LISTED };
 
 /* The fake registry: what it answers, and what it was asked. */
 struct fake {
@@ -171,7 +174,7 @@ static const struct {
 	enum marker_part part;
 	const char *value;
 	const char *sibling_tag; /* a `:tag` marker of the same policy two lines up, or NULL */
-	bool listing_fails;
+	int listing;             /* enum listing_state: false LISTED, true LISTING_FAILS */
 	enum fake_head head;
 	enum fake_created created;
 	bool replaced;
@@ -214,6 +217,8 @@ static const struct {
      "1.2.0", false, HEAD_OK, 0, false, "update", "adopt", IMG, NULL, 0},
     {"name already the image", "apps/semver", MARKER_NAME, IMG, "1.0.0", false, HEAD_OK, 0, false,
      "none", "up-to-date", NULL, "1.2.0", 0},
+    {"repository not listed in this pass", "apps/semver", MARKER_IMAGE, IMG ":1.0.0", NULL,
+     NOT_LISTED, HEAD_OK, 0, false, "error", "registry", NULL, NULL, 0},
     {"name follows a failed listing", "apps/semver", MARKER_NAME, "x/old", "1.0.0", true, HEAD_OK,
      0, false, "error", "registry", NULL, NULL, 0},
     {"digest follows its sibling tag", "apps/pinned", MARKER_DIGEST, D1, "1.1.0", false, HEAD_OK, 0,
@@ -287,7 +292,11 @@ START_TEST(decide_table)
 	struct fake fake = {
 	    .head = cases[_i].head, .created = cases[_i].created, .replaced = cases[_i].replaced};
 	struct decide_io io = {fake_head, fake_created, fake_replaced, fake_listed_since, &fake};
-	struct decide_listing l = {true, !cases[_i].listing_fails, "listing: 500", listing, 6,
+	struct decide_listing l = {cases[_i].listing != NOT_LISTED,
+	                           cases[_i].listing == LISTED,
+	                           "listing: 500",
+	                           listing,
+	                           6,
 	                           NULL};
 	struct decide_env env = {cfg, 1767225600, &l, &io};
 	struct marker items[2] = {
@@ -313,6 +322,11 @@ START_TEST(decide_table)
 	              guard_decision_name(it.d.decision), guard_reason_name(it.d.reason),
 	              it.d.message, cases[_i].decision, cases[_i].reason);
 	ck_assert_pstr_eq(it.new_value, cases[_i].written);
+	if (cases[_i].listing != LISTED) /* the listing's own error, or why there is none */
+		ck_assert_msg(strstr(it.d.message, cases[_i].listing == NOT_LISTED
+		                                       ? "repository not listed in this pass"
+		                                       : "listing: 500"),
+		              "%s: %s", cases[_i].name, it.d.message);
 	ck_assert_uint_eq(it.d.warnings, cases[_i].warnings);
 	ck_assert_uint_eq(fake.asked_len, cases[_i].headed ? 1 : 0);
 	if (cases[_i].headed) {
