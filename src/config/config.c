@@ -168,30 +168,42 @@ static size_t compact(struct loader *L, enum config_kind k, void *items, size_t 
 
 /* ---- references ---- */
 
+/* The reason Flux gives an object whose reference is missing or invalid: image-reflector-
+ * controller's for a policy (its ImageRepository), image-automation-controller's for an
+ * automation (the source manager it could not build). */
+static const char *dependency_reason(enum config_kind k)
+{
+	return k == CONFIG_KIND_POLICY ? CONFIG_REASON_DEPENDENCY_NOT_READY
+	                               : CONFIG_REASON_SOURCE_MANAGER_FAILED;
+}
+
 /* The object ref points at is missing or invalid: so is the object that refers to it (k, h). */
 static void check_ref(struct loader *L, enum config_kind k, const struct head *h, size_t ref_line,
                       const char *field, enum config_kind target_kind, const struct head *target,
                       const char *ns, const char *name)
 {
 	const struct config_invalid *bad, *self = invalid_of(L, k, h);
+	struct config_invalid *v = NULL;
 	size_t first = L->diags->len;
 
 	bad = target ? invalid_of(L, target_kind, target)
 	             : config_find_invalid(L->c, target_kind, ns, name);
 	if (bad && !self)
-		config_invalid_dependent(L, k, h->ns, h->name, h->origin.file, h->origin.line,
-		                         "%s '%s': %s '%s/%s' is invalid (%s)", config_kind_name(k),
-		                         h->id, config_kind_name(target_kind), ns, name,
-		                         bad->message ? bad->message : "");
+		v = config_invalid_dependent(
+		    L, k, h->ns, h->name, h->origin.file, h->origin.line,
+		    "%s '%s': %s '%s/%s' is invalid (%s)", config_kind_name(k), h->id,
+		    config_kind_name(target_kind), ns, name, bad->message ? bad->message : "");
 	else if (!bad && !target) {
 		/* reported even for an object already invalid: every error is listed */
 		config_diag_error(L, h->origin.file, ref_line,
 		                  "%s '%s': '%s': %s '%s/%s' not found", config_kind_name(k), h->id,
 		                  field, config_kind_name(target_kind), ns, name);
 		if (!self)
-			config_invalid_note(L, k, h->ns, h->name, h->origin.file, h->origin.line,
-			                    first);
+			v = config_invalid_note(L, k, h->ns, h->name, h->origin.file,
+			                        h->origin.line, first);
 	}
+	if (v)
+		v->reason = dependency_reason(k);
 }
 
 static void check_policy_ref(struct loader *L, struct config_policy *p)
@@ -254,9 +266,13 @@ static void compile_policy(struct loader *L, struct config_policy *p)
 	else if (!p->policy && policy_new(&p->policy, &spec, &err) < 0)
 		config_diag_error(L, p->origin.file, p->origin.line, "ImagePolicy '%s': %s", p->id,
 		                  err.msg);
-	if (L->diags->len > first)
-		config_invalid_note(L, CONFIG_KIND_POLICY, p->ns, p->name, p->origin.file,
-		                    p->origin.line, first);
+	if (L->diags->len > first) {
+		struct config_invalid *v = config_invalid_note(
+		    L, CONFIG_KIND_POLICY, p->ns, p->name, p->origin.file, p->origin.line, first);
+
+		if (v)
+			v->reason = CONFIG_REASON_INVALID_POLICY;
+	}
 	free(digest_pattern);
 }
 

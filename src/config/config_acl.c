@@ -11,7 +11,6 @@
 #include "imageguard/kube/kubename.h"
 
 #define METADATA_NAME "kubernetes.io/metadata.name"
-#define ACCESS_DENIED "AccessDenied"
 
 /* ---- reading ---- */
 
@@ -264,7 +263,7 @@ static void refuse(struct loader *L, enum config_kind k, const char *ns, const c
 	if (config_invalid_at(L->c, k, origin.file, origin.line))
 		return; /* already invalid: its first error stays its message */
 	if ((v = config_invalid_note(L, k, ns, name, origin.file, origin.line, first)))
-		v->reason = ACCESS_DENIED;
+		v->reason = CONFIG_REASON_ACCESS_DENIED;
 }
 
 bool config_acl_refuse_policy_ref(struct loader *L, const struct config_policy *p)

@@ -86,8 +86,9 @@ struct config_invalid *config_invalid_note(struct loader *L, enum config_kind ki
 	return v;
 }
 
-void config_invalid_dependent(struct loader *L, enum config_kind kind, const char *ns,
-                              const char *name, const char *file, size_t line, const char *fmt, ...)
+struct config_invalid *config_invalid_dependent(struct loader *L, enum config_kind kind,
+                                                const char *ns, const char *name, const char *file,
+                                                size_t line, const char *fmt, ...)
 {
 	struct config_invalid *v = invalid_add(L, kind, ns, name, file, line);
 	struct buf msg = BUF_INIT;
@@ -95,7 +96,7 @@ void config_invalid_dependent(struct loader *L, enum config_kind kind, const cha
 	int rc;
 
 	if (!v)
-		return;
+		return NULL;
 	va_start(ap, fmt);
 	rc = buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
@@ -104,6 +105,7 @@ void config_invalid_dependent(struct loader *L, enum config_kind kind, const cha
 	else
 		set_message(L, v, file, line, msg.data);
 	buf_release(&msg);
+	return v;
 }
 
 const struct config_invalid *config_invalid_at(const struct config *c, enum config_kind kind,

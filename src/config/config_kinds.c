@@ -858,10 +858,13 @@ static void read_automation_git(struct doc *d, const yaml_node_t *spec, struct c
 
 		/* A template the commit step would refuse is a configuration error now, not a
 		 * failed commit later. */
-		if (commitmsg_check(a->message_template, "messageTemplate", &err) < 0)
+		if (commitmsg_check(a->message_template, "messageTemplate", &err) < 0) {
 			config_doc_error(d,
 			                 line_of(config_yaml_lookup(d, commit, "messageTemplate")),
 			                 "'spec.git.commit.messageTemplate': %s", err.msg);
+			/* Flux's reason when its commit step cannot run the template */
+			config_doc_reason(d, CONFIG_REASON_GIT_OPERATION_FAILED);
+		}
 	}
 	config_yaml_get_nonempty(d, push, "spec.git.push", "branch", &a->push_branch);
 	a->push_branch_given = a->push_branch != NULL;
@@ -878,10 +881,12 @@ static void read_automation_update(struct doc *d, const yaml_node_t *spec,
 	config_yaml_get_nonempty(d, update, "spec.update", "path", &a->update_path);
 	a->update_path_line = config_yaml_key_line(d, update, "path", a->origin.line);
 	if (config_yaml_get_str(d, update, "spec.update", "strategy", &strategy) && strategy &&
-	    strcmp(strategy, "Setters") != 0)
+	    strcmp(strategy, "Setters") != 0) {
 		config_doc_error(d, line_of(config_yaml_lookup(d, update, "strategy")),
 		                 "'spec.update.strategy': '%s' is not supported (only Setters)",
 		                 strategy);
+		config_doc_reason(d, CONFIG_REASON_INVALID_STRATEGY);
+	}
 	if (a->update_path && (a->update_path[0] == '/' || strstr(a->update_path, "..")))
 		config_doc_error(d, line_of(config_yaml_lookup(d, update, "path")),
 		                 "'spec.update.path': '%s' must be relative to the repository "
@@ -919,11 +924,13 @@ static void read_automation(struct doc *d, struct meta *m, const yaml_node_t *sp
 		config_yaml_get_str(d, ref, "spec.sourceRef", "namespace", &a->source_ns);
 		read_ref_names(d, ref, "spec.sourceRef", &a->source_name, &a->source_ns);
 		if (config_yaml_get_str(d, ref, "spec.sourceRef", "kind", &kind) && kind &&
-		    strcmp(kind, "GitRepository") != 0)
+		    strcmp(kind, "GitRepository") != 0) {
 			config_doc_error(
 			    d, line_of(config_yaml_lookup(d, ref, "kind")),
 			    "'spec.sourceRef.kind': '%s' is not supported (only GitRepository)",
 			    kind);
+			config_doc_reason(d, CONFIG_REASON_INVALID_SOURCE);
+		}
 	} else if (!config_yaml_lookup(d, spec, "sourceRef")) {
 		config_doc_error(d, line_of(spec), "'spec.sourceRef' is required");
 	}
@@ -1072,8 +1079,10 @@ static void note_invalid(struct doc *d, enum kind k, const struct meta *m, size_
                          size_t first, size_t line)
 {
 	struct config *c = d->L->c;
+	const struct config_diags *diags = d->L->diags;
 	const char *ns = m->ns, *name = m->name;
-	size_t n = kind_len(c, k);
+	size_t n = kind_len(c, k), at = first;
+	struct config_invalid *v;
 
 	if (n > len_before) {
 		if (k == KIND_REPOSITORY)
@@ -1085,7 +1094,16 @@ static void note_invalid(struct doc *d, enum kind k, const struct meta *m, size_
 		else
 			ns = c->automations[n - 1].ns, name = c->automations[n - 1].name;
 	}
-	config_invalid_note(d->L, (enum config_kind)k, ns, name, d->file, line, first);
+	if (!(v = config_invalid_note(d->L, (enum config_kind)k, ns, name, d->file, line, first)))
+		return;
+	while (at < diags->len && diags->items[at].severity != CONFIG_ERROR)
+		at++; /* the error its message quotes */
+	if (d->reason && d->reason_at == at)
+		v->reason = d->reason;
+	else if (k == KIND_POLICY)
+		v->reason = CONFIG_REASON_INVALID_POLICY;
+	else if (k == KIND_AUTOMATION)
+		v->reason = CONFIG_REASON_INVALID_CONFIG;
 }
 
 /* "ImagePolicy 'ns/name'" into out (size n), cut as snprintf would. */
@@ -1128,6 +1146,7 @@ static void read_document(struct doc *d, yaml_node_t *root)
 	enum kind k;
 
 	d->object[0] = '\0';
+	d->reason = NULL;
 	if (!api || !kind || api->type != YAML_SCALAR_NODE || kind->type != YAML_SCALAR_NODE)
 		return; /* not a Kubernetes object: someone else's YAML */
 	d->api = scalar(api);
@@ -1215,7 +1234,7 @@ void config_kinds_read_buffer(struct loader *L, const char *file, const char *da
 {
 	yaml_parser_t parser;
 	yaml_document_t y;
-	struct doc d = {L, &y, file, NULL, false, {0}};
+	struct doc d = {L, &y, file, NULL, false, {0}, NULL, 0};
 	size_t line;
 	int rc;
 

@@ -36,6 +36,10 @@ struct doc {
 	const char *api;     /* its apiVersion (borrowed from the document) */
 	bool imageguard_api; /* apiVersion is imageguard.io/v1alpha1 */
 	char object[320];    /* "ImagePolicy 'ns/name'" once known: the subject of messages */
+	/* the Flux reason (CONFIG_REASON_*) of the document's error at diags index reason_at,
+	 * set by config_doc_reason right after that error; NULL: none */
+	const char *reason;
+	size_t reason_at;
 };
 
 /* strcmp(a, b) == 0 with the first bytes compared inline: keys mostly differ there, and a
@@ -83,6 +87,8 @@ void config_diag_info(struct loader *L, const char *file, size_t line, const cha
 /* config_yaml.c: a problem in document d, its object named first when known. */
 void config_doc_error(struct doc *d, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The Flux reason of the error just reported in d (the first such reason stays). */
+void config_doc_reason(struct doc *d, const char *reason);
 void config_doc_warn(struct doc *d, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -141,8 +147,9 @@ void config_selector_release(struct config_selector *s);
 struct config_invalid *config_invalid_note(struct loader *L, enum config_kind kind, const char *ns,
                                            const char *name, const char *file, size_t line,
                                            size_t first_diag);
-void config_invalid_dependent(struct loader *L, enum config_kind kind, const char *ns,
-                              const char *name, const char *file, size_t line, const char *fmt, ...)
+struct config_invalid *config_invalid_dependent(struct loader *L, enum config_kind kind,
+                                                const char *ns, const char *name, const char *file,
+                                                size_t line, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 /* The invalid entry of the object declared at file:line (origins are unique), or NULL. */
 const struct config_invalid *config_invalid_at(const struct config *c, enum config_kind kind,

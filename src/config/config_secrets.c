@@ -236,8 +236,14 @@ static void check_secret(struct loader *L, enum config_kind k, const char *ns, c
 		config_diag_error(L, origin.file, line, "%s '%s': '%s': secret '%s' ('%s'): %s",
 		                  config_kind_name(k), id, field, secret, dir, msg);
 	}
-	if (L->diags->len > first && !config_invalid_at(L->c, k, origin.file, origin.line))
-		config_invalid_note(L, k, ns, name, origin.file, origin.line, first);
+	if (L->diags->len > first && !config_invalid_at(L->c, k, origin.file, origin.line)) {
+		struct config_invalid *v =
+		    config_invalid_note(L, k, ns, name, origin.file, origin.line, first);
+
+		/* the automation's own Secret (signingKey): Flux's source manager reads it */
+		if (v && k == CONFIG_KIND_AUTOMATION)
+			v->reason = CONFIG_REASON_SOURCE_MANAGER_FAILED;
+	}
 }
 
 void config_secrets_check_all(struct loader *L)

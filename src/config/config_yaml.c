@@ -39,6 +39,14 @@ void config_doc_error(struct doc *d, size_t line, const char *fmt, ...)
 	va_end(ap);
 }
 
+void config_doc_reason(struct doc *d, const char *reason)
+{
+	if (!d->reason && d->L->diags->len) {
+		d->reason = reason;
+		d->reason_at = d->L->diags->len - 1;
+	}
+}
+
 void config_doc_warn(struct doc *d, size_t line, const char *fmt, ...)
 {
 	va_list ap;

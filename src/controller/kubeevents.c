@@ -319,7 +319,8 @@ void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
 			         it->commit);
 		emit(ev, "ImageUpdateAutomation", a->ns, a->name, warning, reason, message,
 		     it->commit ? revision : NULL);
-		if (slash && (size_t)(slash - it->policy) < 64) {
+		/* an invalid policy's own Event is kubeevents_invalid's */
+		if (slash && (size_t)(slash - it->policy) < 64 && !it->object) {
 			char ns[64];
 
 			snprintf(ns, sizeof(ns), "%.*s", (int)(slash - it->policy), it->policy);
@@ -327,6 +328,15 @@ void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
 			     it->commit ? revision : NULL);
 		}
 	}
+}
+
+void kubeevents_invalid(struct kubeevents *ev, const char *kind, const char *ns, const char *name,
+                        const char *reason, const char *message)
+{
+	char text[MAX_MESSAGE];
+
+	snprintf(text, sizeof(text), "%s", message ? message : "invalid");
+	emit(ev, kind, ns, name, true, reason, text, NULL);
 }
 
 /* One line about a drifting container: "prod/Deployment/web container web (pod web-0) runs

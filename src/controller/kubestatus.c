@@ -209,7 +209,9 @@ static json_t *ready_condition(bool ok, const char *reason, const char *message,
 struct one {
 	long flux_ready; /* ready replicas of Flux's image-automation-controller */
 	const struct config *cfg;
-	const struct config_automation *a;
+	const char *id, *ns, *name; /* the automation */
+	/* the automation's entry when it was left out of the configuration, else NULL */
+	const struct config_invalid *invalid;
 	const struct report_item **items;
 	size_t n;
 	const char *failure;
@@ -230,6 +232,16 @@ static json_t *status_patch(const struct one *o, const json_t *loaded, const jso
 	if (!st)
 		return NULL;
 	rfc3339(now, sizeof(now), time(NULL));
+	if (o->invalid) { /* as Flux: Ready=False with its reason, nothing else moves */
+		snprintf(reason, sizeof(reason), "%s",
+		         o->invalid->reason ? o->invalid->reason : CONFIG_REASON_INVALID_CONFIG);
+		snprintf(message, sizeof(message), "%s",
+		         o->invalid->message ? o->invalid->message : "invalid");
+		json_object_set_new(st, "observedGeneration", json_integer(gen));
+		json_object_set_new(st, "conditions",
+		                    ready_condition(false, reason, message, gen, old, now));
+		return json_pack("{s:o}", "status", st);
+	}
 	ok = kubestatus_ready(reason, sizeof(reason), message, sizeof(message), o->items, o->n,
 	                      o->failure);
 	if (o->flux_ready > 0)
@@ -255,25 +267,25 @@ static json_t *status_patch(const struct one *o, const json_t *loaded, const jso
 static void write_status(struct kubesource *ks, const struct one *o)
 {
 	struct kube_client *c = kubesource_client(ks);
-	json_t *loaded = kubesource_automation(ks, o->a->id), *live = NULL, *patch = NULL;
+	json_t *loaded = kubesource_automation(ks, o->id), *live = NULL, *patch = NULL;
 	struct error err = ERROR_INIT;
 	struct buf path = BUF_INIT, sub = BUF_INIT;
 	char *body = NULL;
 
 	if (!loaded ||
-	    kube_path(&path, kubesource_image_api(ks), o->a->ns, "imageupdateautomations",
-	              o->a->name, NULL, "automation", &err) < 0 ||
-	    kube_path(&sub, kubesource_image_api(ks), o->a->ns, "imageupdateautomations",
-	              o->a->name, "status", "automation", &err) < 0 ||
+	    kube_path(&path, kubesource_image_api(ks), o->ns, "imageupdateautomations", o->name,
+	              NULL, "automation", &err) < 0 ||
+	    kube_path(&sub, kubesource_image_api(ks), o->ns, "imageupdateautomations", o->name,
+	              "status", "automation", &err) < 0 ||
 	    kube_get(&live, c, path.data, &err) < 0 || !(patch = status_patch(o, loaded, live)) ||
 	    !(body = json_dumps(patch, JSON_COMPACT))) {
 		if (loaded)
-			log_warn("kube.status", "automation '%s': %s", o->a->id,
+			log_warn("kube.status", "automation '%s': %s", o->id,
 			         err.msg[0] ? err.msg : "out of memory");
 		goto done;
 	}
 	if (kube_send(NULL, c, "PATCH", sub.data, "application/merge-patch+json", body, &err) < 0)
-		log_warn("kube.status", "automation '%s': %s", o->a->id, err.msg);
+		log_warn("kube.status", "automation '%s': %s", o->id, err.msg);
 done:
 	buf_release(&path);
 	buf_release(&sub);
@@ -333,6 +345,30 @@ static long check_flux(struct kubesource *ks, struct metrics *m)
 	return ready;
 }
 
+/* The objects left out of the configuration, as Flux shows them: an automation gets
+ * Ready=False with Flux's reason and the one-line error, and a Warning Event; a policy a
+ * Warning Event (imageguard writes no ImagePolicy status). */
+static void publish_invalid(struct kubesource *ks, struct kubeevents *ev, const struct config *cfg,
+                            struct leader *leader)
+{
+	for (size_t i = 0; i < cfg->invalid_len; i++) {
+		const struct config_invalid *v = &cfg->invalid[i];
+		const char *reason = v->reason ? v->reason : CONFIG_REASON_INVALID_CONFIG;
+		struct one o = {0, cfg, v->id, v->ns, v->name, v, NULL, 0, NULL, NULL};
+
+		if (!v->id || (leader && !leader_is_leading(leader)))
+			continue;
+		if (v->kind == CONFIG_KIND_AUTOMATION) {
+			write_status(ks, &o);
+			if (ev)
+				kubeevents_invalid(ev, "ImageUpdateAutomation", v->ns, v->name,
+				                   reason, v->message);
+		} else if (v->kind == CONFIG_KIND_POLICY && ev) {
+			kubeevents_invalid(ev, "ImagePolicy", v->ns, v->name, reason, v->message);
+		}
+	}
+}
+
 void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct metrics *m,
                         const struct config *cfg, const struct report *r,
                         const struct shard_spec *shard, struct leader *leader)
@@ -345,11 +381,12 @@ void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct met
 		return;
 	}
 	for (size_t i = 0; i < cfg->automations_len; i++) {
-		struct one o = {flux_ready, cfg, &cfg->automations[i], items, 0, NULL, NULL};
+		const struct config_automation *a = &cfg->automations[i];
+		struct one o = {flux_ready, cfg, a->id, a->ns, a->name, NULL, items, 0, NULL, NULL};
 
-		if (o.a->suspend)
+		if (a->suspend)
 			continue; /* as Flux: a suspended object's status stays as it was */
-		if (!shard_owns(shard, o.a))
+		if (!shard_owns(shard, a))
 			continue; /* its own shard writes it */
 		if (leader && !leader_is_leading(leader)) {
 			/* deposed mid-way: the new leader writes these (the client is cut anyway,
@@ -358,22 +395,24 @@ void kubestatus_publish(struct kubesource *ks, struct kubeevents *ev, struct met
 			    "kube.status",
 			    "lease '%s' lost: status not written from automation '%s' on (%zu of "
 			    "%zu automations), the new leader writes them",
-			    leader_lease_name(leader), o.a->id, cfg->automations_len - i,
+			    leader_lease_name(leader), a->id, cfg->automations_len - i,
 			    cfg->automations_len);
 			break;
 		}
 		for (size_t j = 0; j < r->len; j++)
-			if (is_its(&r->items[j], o.a)) {
+			if (is_its(&r->items[j], a)) {
 				items[o.n++] = &r->items[j];
 				if (r->items[j].commit)
 					o.commit = r->items[j].commit;
 			}
 		for (size_t j = 0; j < r->failures_len; j++)
-			if (strcmp(r->failures[j].automation, o.a->id) == 0)
+			if (strcmp(r->failures[j].automation, a->id) == 0)
 				o.failure = r->failures[j].message;
 		write_status(ks, &o);
 		if (ev)
-			kubeevents_record(ev, o.a, items, o.n, o.failure, flux_ready);
+			kubeevents_record(ev, a, items, o.n, o.failure, flux_ready);
 	}
 	free(items);
+	if (!shard || !shard->shards || shard->index == 0) /* shard 0 reports them */
+		publish_invalid(ks, ev, cfg, leader);
 }

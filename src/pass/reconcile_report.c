@@ -93,12 +93,15 @@ int reconcile_report_unmarked(struct pass *p)
 {
 	for (size_t i = 0; i < p->cfg->policies_len; i++) {
 		const struct config_policy *pol = &p->cfg->policies[i];
-		const struct config_invalid *bad;
 		struct report_item *it;
 
 		if (p->policy_marked[i] ||
 		    !shard_reports_policy(p->o->shard, p->cfg, p->owned, pol))
 			continue;
+		if (!p->git_failure &&
+		    config_find_invalid_in(p->cfg, CONFIG_KIND_AUTOMATION, pol->ns))
+			continue; /* its namespace's invalid automation reports it (report_invalid)
+			           */
 		if (report_add(&it, p->report) < 0 || report_set(&it->policy, pol->id) < 0 ||
 		    report_set(&it->image, pol->repository->image) < 0)
 			return IG_EFAIL;
@@ -106,14 +109,6 @@ int reconcile_report_unmarked(struct pass *p)
 			it->decision = GUARD_ERROR;
 			it->reason = GUARD_GIT;
 			if (report_set(&it->message, p->git_failure) < 0)
-				return IG_EFAIL;
-		} else if ((bad =
-		                config_find_invalid_in(p->cfg, CONFIG_KIND_AUTOMATION, pol->ns))) {
-			/* its namespace's automation was left out of the config */
-			it->decision = GUARD_ERROR;
-			it->reason = GUARD_CONFIG;
-			it->kube_reason = bad->reason;
-			if (report_set(&it->message, bad->message) < 0)
 				return IG_EFAIL;
 		} else {
 			it->decision = GUARD_NONE;
@@ -124,28 +119,67 @@ int reconcile_report_unmarked(struct pass *p)
 	return 0;
 }
 
-/* The policies left out of the configuration (invalid, or on an invalid repository):
- * error/config with the one-line reason; other invalid objects are logged. */
+/* One error/config item for policy (NULL: unknown) from invalid object v. */
+static int invalid_item(struct pass *p, const struct config_invalid *v, const char *policy,
+                        const char *image, const char *automation)
+{
+	struct report_item *it;
+	struct buf object = BUF_INIT;
+	int error;
+
+	if (buf_printf(&object, "%s/%s", config_kind_name(v->kind), v->id) < 0 ||
+	    report_add(&it, p->report) < 0) {
+		buf_release(&object);
+		return IG_EFAIL;
+	}
+	it->object = buf_detach(&object);
+	it->decision = GUARD_ERROR;
+	it->reason = GUARD_CONFIG;
+	it->kube_reason = v->reason; /* Flux's reason on status and Event */
+	if ((error = report_set(&it->policy, policy)) < 0 ||
+	    (error = report_set(&it->image, image)) < 0 ||
+	    (error = report_set(&it->message, v->message)) < 0 ||
+	    (error = report_set(&it->automation, automation)) < 0 || !it->object)
+		return IG_EFAIL;
+	reconcile_report_count(p, it);
+	return 0;
+}
+
+/* An invalid automation: an error on each valid policy of its namespace (those it would
+ * select), named by the automation, so that no output leaves it out. */
+static int invalid_automation(struct pass *p, const struct config_invalid *v)
+{
+	for (size_t i = 0; i < p->cfg->policies_len; i++) {
+		const struct config_policy *pol = &p->cfg->policies[i];
+
+		if (strcmp(pol->ns, v->ns) == 0 &&
+		    invalid_item(p, v, pol->id, pol->repository->image, v->id) < 0)
+			return IG_EFAIL;
+	}
+	return 0;
+}
+
+/* The objects left out of the configuration: each invalid policy (or policy on an invalid
+ * repository) is error/config with the one-line reason, and so is each policy an invalid
+ * automation would select; every invalid object is logged. */
 int reconcile_report_invalid(struct pass *p)
 {
 	for (size_t i = 0; i < p->cfg->invalid_len; i++) {
 		const struct config_invalid *v = &p->cfg->invalid[i];
-		struct report_item *it;
+		int error = 0;
 
 		/* under --shards, shard 0 alone reports them (every shard logs them) */
-		if (v->kind != CONFIG_KIND_POLICY || !v->id ||
-		    (p->o->shard && p->o->shard->shards && p->o->shard->index != 0)) {
+		bool reported =
+		    v->id && !(p->o->shard && p->o->shard->shards && p->o->shard->index != 0);
+
+		if (!reported || v->kind != CONFIG_KIND_POLICY)
 			log_error("config.invalid", "%s", v->message ? v->message : "");
-			continue;
-		}
-		if (report_add(&it, p->report) < 0 || report_set(&it->policy, v->id) < 0 ||
-		    report_set(&it->message, v->message) < 0)
-			return IG_EFAIL;
-		it->decision = GUARD_ERROR;
-		it->reason = GUARD_CONFIG;
-		it->kube_reason =
-		    v->reason; /* e.g. AccessDenied: Flux's reason on status and Event */
-		reconcile_report_count(p, it);
+		if (reported && v->kind == CONFIG_KIND_POLICY)
+			error = invalid_item(p, v, v->id, NULL, NULL);
+		else if (reported && v->kind == CONFIG_KIND_AUTOMATION)
+			error = invalid_automation(p, v);
+		if (error < 0)
+			return error;
 	}
 	return 0;
 }

@@ -93,6 +93,7 @@ static void item_release(struct report_item *it)
 	free(it->current_created);
 	free(it->candidate_created);
 	free(it->automation);
+	free(it->object);
 }
 
 void report_truncate(struct report *r, size_t len)
@@ -284,7 +285,7 @@ static json_t *item_json(const struct report_item *it, unsigned shards)
 		json_decref(warnings);
 		return NULL;
 	}
-	json_object_set_new(o, "policy", json_string(it->policy));
+	json_object_set_new(o, "policy", jsonout_str(it->policy));
 	json_object_set_new(o, "image", jsonout_str(it->image));
 	json_object_set_new(o, "file", jsonout_str(it->file));
 	json_object_set_new(o, "line", jsonout_line(it->file, it->line));
@@ -303,6 +304,8 @@ static json_t *item_json(const struct report_item *it, unsigned shards)
 		json_object_set_new(o, "commit", json_string(it->commit));
 	if (it->message)
 		json_object_set_new(o, "message", json_string(it->message));
+	if (it->object)
+		json_object_set_new(o, "object", json_string(it->object));
 	if (it->current_digest)
 		json_object_set_new(o, "current_digest", json_string(it->current_digest));
 	if (it->current_created)
@@ -348,10 +351,18 @@ static bool is_plain(const char *s)
  * escape only '"' and '\\', and plain_item writes what item_text would. */
 static bool item_is_plain(const struct report_item *it, const struct strvec *w)
 {
-	const char *s[] = {
-	    it->policy,           it->image,  it->file,    it->current,        it->candidate,
-	    it->digest,           it->commit, it->message, it->current_digest, it->current_created,
-	    it->candidate_created};
+	const char *s[] = {it->policy,
+	                   it->image,
+	                   it->file,
+	                   it->current,
+	                   it->candidate,
+	                   it->digest,
+	                   it->commit,
+	                   it->message,
+	                   it->current_digest,
+	                   it->current_created,
+	                   it->candidate_created,
+	                   it->object};
 
 	if (!it->policy)
 		return false;
@@ -456,6 +467,8 @@ static int plain_item(struct buf *out, const struct report_item *it, const struc
 		e = e ? e : plain_member(out, &f, "commit", it->commit);
 	if (it->message)
 		e = e ? e : plain_member(out, &f, "message", it->message);
+	if (it->object)
+		e = e ? e : plain_member(out, &f, "object", it->object);
 	if (it->current_digest)
 		e = e ? e : plain_member(out, &f, "current_digest", it->current_digest);
 	if (it->current_created)

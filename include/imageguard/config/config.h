@@ -226,6 +226,19 @@ struct config_automation {
 	bool suspend;
 };
 
+/* The Ready reasons Flux's controllers give an object that cannot run (config_invalid.reason):
+ * image-automation-controller's api/v1 and its use of fluxcd/pkg (AccessDenied), and
+ * image-reflector-controller's ImagePolicy reconciler; CONFIG_REASON_INVALID_CONFIG is
+ * imageguard's own, for what Flux would not refuse (a field imageguard cannot honour). */
+#define CONFIG_REASON_ACCESS_DENIED "AccessDenied"
+#define CONFIG_REASON_SOURCE_MANAGER_FAILED "SourceManagerFailed" /* GitRepository, Secret */
+#define CONFIG_REASON_INVALID_SOURCE "InvalidSourceConfiguration" /* sourceRef.kind */
+#define CONFIG_REASON_INVALID_STRATEGY "InvalidUpdateStrategy"
+#define CONFIG_REASON_GIT_OPERATION_FAILED "GitOperationFailed" /* a template that fails */
+#define CONFIG_REASON_INVALID_POLICY "InvalidPolicy"
+#define CONFIG_REASON_DEPENDENCY_NOT_READY "DependencyNotReady" /* the ImageRepository */
+#define CONFIG_REASON_INVALID_CONFIG "InvalidConfig"
+
 /* What an invalid object is (same order as the kinds are read). */
 enum config_kind {
 	CONFIG_KIND_REPOSITORY,
@@ -247,8 +260,10 @@ struct config_invalid {
 	/* owned; one line, "file:line: " then the object's first error or the dependency that
 	 * failed, as in a check-config line */
 	char *message;
-	/* static; the Ready condition reason Flux gives this refusal ("AccessDenied" for a
-	 * reference the ACL or --no-cross-namespace-refs refuses), NULL: none of its own */
+	/* static; the Ready condition reason Flux gives this refusal (CONFIG_REASON_*:
+	 * AccessDenied for a reference the ACL or --no-cross-namespace-refs refuses,
+	 * SourceManagerFailed for an automation whose GitRepository or Secret is missing or
+	 * invalid, InvalidPolicy, ...), NULL: none of its own (a repository, a file) */
 	const char *reason;
 };
 

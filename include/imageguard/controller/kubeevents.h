@@ -41,6 +41,12 @@ void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,
                        const struct report_item *const *items, size_t n, const char *failure,
                        long flux_ready);
 
+/* A Warning Event with reason (Flux's, config_invalid.reason) on the object kind ("ImagePolicy",
+ * "ImageUpdateAutomation") ns/name that was left out of the configuration, message its one-line
+ * error (NULL: "invalid"). */
+void kubeevents_invalid(struct kubeevents *ev, const char *kind, const char *ns, const char *name,
+                        const char *reason, const char *message);
+
 /* A runverify_report_fn (arg: the struct kubeevents): every drifting container of the report
  * becomes a Warning DriftDetected Event (Flux severity error) on the automation whose
  * checkout holds the marker and on its ImagePolicy, posted to --events-addr like the rest. */

@@ -46,6 +46,10 @@ struct report_item {
 	/* static; the Ready reason and Event reason Flux gives this error when it has one of its
 	 * own (config_invalid.reason: "AccessDenied"), NULL: from decision and reason */
 	const char *kube_reason;
+	/* owned; the invalid object this error reports, "Kind/ns/name" (JSON "object"): an
+	 * invalid policy itself, or an invalid automation on each policy it would select; NULL
+	 * for every other item */
+	char *object;
 	/* owned; set by report_set_strings: every string field above points into it (then
 	 * report_set must not be used on the item) */
 	char *block;

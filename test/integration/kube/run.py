@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STOP_BOUND = 5  # seconds from SIGTERM to exit: a hang bound (a watch or read left uncut is 10 s)
@@ -257,8 +258,9 @@ def a_missing_secret_is_a_clear_error(st):
              "Ready False", 20, lambda: status(st), st["run"].text)
     harness.check("secret 'default/regcred' not found in the Kubernetes API" in c["message"]
                   and "/dev/shm" not in c["message"] and "\n" not in c["message"] and
-                  c["reason"] == "InvalidConfig",
-                  "names the Secret as namespace/name in the API, not its folder", c)
+                  c["reason"] == "DependencyNotReady",
+                  "names the Secret as namespace/name in the API, not its folder; the "
+                  "policy's reason as image-reflector-controller gives it", c)
     kubectl(st, "create", "secret", "generic", "regcred", "--from-literal=username=u",
             "--from-literal=password=p")
     kubectl(st, "annotate", "imageupdateautomation", "auto", "--overwrite",
@@ -267,6 +269,52 @@ def a_missing_secret_is_a_clear_error(st):
          lambda: status(st), st["run"].text)
     kubectl(st, "patch", "imagerepository", "app", "--type", "json", "-p",
             '[{"op":"remove","path":"/spec/secretRef"}]')
+
+
+def run_metrics(run):
+    """GET /metrics of a run (its port from the httpd.listen line)."""
+    port = json.loads([l for l in run.text().splitlines() if "httpd.listen" in l][-1])[
+        "msg"].rsplit(" ", 1)[1]
+    return urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5).read().decode()
+
+
+@harness.test
+def a_missing_git_secret_is_ready_false_with_flux_reason(st):
+    """The GitRepository names a Secret that does not exist: the automation is left out of
+    the pass, and still shows why where a Flux user looks: Ready=False with
+    image-automation-controller's reason (SourceManagerFailed: its source manager cannot be
+    built), a Warning Event that `kubectl describe` lists, and the decision metric."""
+    kubectl(st, "patch", "gitrepository", "gitops", "--type", "merge", "-p",
+            '{"spec":{"secretRef":{"name":"gitcred"}}}')
+    c = wait(lambda: (ready(st) or {}).get("reason") == "SourceManagerFailed" and ready(st),
+             "Ready False SourceManagerFailed", 20, lambda: status(st), st["run"].text)
+    harness.check(c["status"] == "False" and "secret 'default/gitcred' not found" in
+                  c["message"] and "ImageUpdateAutomation 'default/auto'" in c["message"],
+                  "the condition names the automation and the Secret", c)
+    obj = json.loads(kubectl(st, "get", "imageupdateautomation", "auto", "-o", "json"))
+    harness.check(obj["status"]["observedGeneration"] == obj["metadata"]["generation"],
+                  "observedGeneration", obj["status"])
+    # what `flux get images update` prints in READY and MESSAGE
+    out = kubectl(st, "get", "imageupdateautomation", "auto", "-o",
+                  "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}|"
+                  "{.status.conditions[?(@.type==\"Ready\")].reason}")
+    harness.check(out == "False|SourceManagerFailed", "jsonpath", out)
+    e = wait(lambda: events(st, "SourceManagerFailed"), "the Warning Event", 10,
+             lambda: st["api"].objects("", "events", "default"))[0]
+    harness.check(e["type"] == "Warning" and "gitcred" in e["message"] and
+                  e["involvedObject"].get("uid") == obj["metadata"]["uid"], "Event", e)
+    section = described_events(st, "imageupdateautomation", "auto")
+    harness.check("SourceManagerFailed" in section and "Warning" in section,
+                  "kubectl describe lists it", section)
+    metrics = wait(lambda: [m for m in run_metrics(st["run"]).splitlines() if
+                            m.startswith("imageguard_decisions_total{") and
+                            'decision="error"' in m and 'reason="config"' in m], "the metric",
+                   10, st["run"].text)
+    harness.check(metrics, "imageguard_decisions_total counts the error", metrics)
+    kubectl(st, "patch", "gitrepository", "gitops", "--type", "json", "-p",
+            '[{"op":"remove","path":"/spec/secretRef"}]')
+    wait(lambda: (ready(st) or {}).get("status") == "True", "Ready again without it", 20,
+         lambda: status(st), st["run"].text)
 
 
 @harness.test
@@ -408,7 +456,6 @@ def secret_reads_end_by_the_pass_deadline_and_at_sigterm(st):
 
 @harness.test
 def flux_controller_running_beside_is_loud(st):
-    import urllib.request
     api = st["api"]
     api.create_object({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
         "name": "image-automation-controller", "namespace": "flux-system"}, "spec": {}})

@@ -3,6 +3,7 @@
 and a bare Git remote: two automations on one remote, one of them invalid (a template function
 that does not exist) — the other still commits; a policy whose secret is missing from
 --secrets-dir is left out — the others still move; a path with no object at all exits 2."""
+import json
 import os
 import sys
 
@@ -32,8 +33,26 @@ def broken_automation(env):
                + env.automation(name="good", path="./good")
                + second_automation("bad", "./bad",
                                    "      messageTemplate: '{{ nosuchfunction .Changed }}'\n"))
-    r = env.imageguard("reconcile")
+    # plan names the invalid automation on the policy it would select, JSON and text
+    r = env.imageguard("plan", "-o", "json")
+    items = json.loads(r.out) if r.out.strip().startswith("[") else []
+    bad = [i for i in items if i.get("object") == "ImageUpdateAutomation/default/bad"]
+    t.check(r.rc == 1 and len(bad) == 1 and bad[0]["policy"] == "default/app" and
+            bad[0]["decision"] == "error" and bad[0]["reason"] == "config" and
+            "'spec.git.commit.messageTemplate'" in bad[0]["message"] and
+            "ImageUpdateAutomation 'default/bad'" in bad[0]["message"],
+            "plan -o json: an error/config item naming the automation and why", r)
+    t.check([i for i in items if i.get("object") is None and i["decision"] == "update"],
+            "plan -o json: the valid automation's update beside it", r)
+    r = env.imageguard("plan")
+    t.check(r.rc == 1 and any(line.startswith("default/app - error/config: ") and
+                              "ImageUpdateAutomation 'default/bad'" in line
+                              for line in r.out.splitlines()),
+            "plan text: the error line names the automation", r)
+    r = env.imageguard("reconcile", "-o", "json")
     t.check(r.rc == 1, "an invalid automation: exit 1 (an error), not 2", r)
+    t.check([i for i in json.loads(r.out) if i.get("object") ==
+             "ImageUpdateAutomation/default/bad"], "reconcile -o json names it too", r)
     t.check("ImageUpdateAutomation 'default/bad'" in r.err and "config.yaml:" in r.err
             and "'spec.git.commit.messageTemplate'" in r.err,
             "the invalid automation's error names it, the field and file:line", r)

@@ -976,6 +976,89 @@ END_TEST
 	"apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"         \
 	"  name: a1\nspec:\n  sourceRef: {name: g1}\n"
 
+/* Every way an object can be invalid, with the Ready reason Flux's controllers give it
+ * (image-automation-controller api/v1 and its reconciler, image-reflector-controller's
+ * ImagePolicy reconciler), which run --kube writes and posts as a Warning Event. */
+static const char REASONS_YAML[] =
+    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: g\n"
+    "spec:\n  url: file:///srv/g.git\n---\n"
+    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: gs\n"
+    "spec:\n  url: https://git.example/g.git\n  secretRef: {name: gone}\n---\n"
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: r\n"
+    "spec:\n  image: reg.example/app\n---\n"
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: rs\n"
+    "spec:\n  image: reg.example/app\n  secretRef: {name: gone}\n---\n"
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: p-range\n"
+    "spec:\n  imageRepositoryRef: {name: r}\n  policy: {semver: {range: 'not a range'}}\n---\n"
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: p-missing\n"
+    "spec:\n  imageRepositoryRef: {name: nowhere}\n  policy: {semver: {range: '>=1'}}\n---\n"
+    "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: p-secret\n"
+    "spec:\n  imageRepositoryRef: {name: rs}\n  policy: {semver: {range: '>=1'}}\n"
+    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\n"
+    "metadata:\n  name: a-template\nspec:\n  sourceRef: {kind: GitRepository, name: g}\n"
+    "  git:\n    commit:\n      messageTemplate: '{{ nosuchfunction }}'\n"
+    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\n"
+    "metadata:\n  name: a-strategy\nspec:\n  sourceRef: {kind: GitRepository, name: g}\n"
+    "  update: {strategy: Regex}\n"
+    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\n"
+    "metadata:\n  name: a-nosource\nspec:\n  sourceRef: {kind: GitRepository, name: nowhere}\n"
+    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\n"
+    "metadata:\n  name: a-secret\nspec:\n  sourceRef: {kind: GitRepository, name: gs}\n"
+    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\n"
+    "metadata:\n  name: a-signing\nspec:\n  sourceRef: {kind: GitRepository, name: g}\n"
+    "  git:\n    commit:\n      signingKey: {secretRef: {name: gone}}\n"
+    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\n"
+    "metadata:\n  name: a-ssh\nspec:\n  sourceRef: {kind: GitRepository, name: g}\n"
+    "  git:\n    commit:\n      signingKey: {secretRef: {name: gone}, type: ssh}\n"
+    "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n"
+    "  name: a-kind\nspec:\n  sourceRef: {kind: OCIRepository, name: g}\n";
+
+START_TEST(invalid_reasons)
+{
+	static const struct {
+		enum config_kind kind;
+		const char *name, *reason, *says;
+	} want[] = {
+	    {CONFIG_KIND_POLICY, "p-range", "InvalidPolicy", "semver range"},
+	    {CONFIG_KIND_POLICY, "p-missing", "DependencyNotReady", "'default/nowhere' not found"},
+	    {CONFIG_KIND_POLICY, "p-secret", "DependencyNotReady", "secret 'gone'"},
+	    {CONFIG_KIND_AUTOMATION, "a-template", "GitOperationFailed", "messageTemplate"},
+	    {CONFIG_KIND_AUTOMATION, "a-strategy", "InvalidUpdateStrategy", "'Regex'"},
+	    {CONFIG_KIND_AUTOMATION, "a-nosource", "SourceManagerFailed",
+	     "GitRepository 'default/nowhere' not found"},
+	    {CONFIG_KIND_AUTOMATION, "a-secret", "SourceManagerFailed", "secret 'gone'"},
+	    {CONFIG_KIND_AUTOMATION, "a-signing", "SourceManagerFailed", "signingKey"},
+	    {CONFIG_KIND_AUTOMATION, "a-ssh", "InvalidConfig", "signingKey.type"},
+	    {CONFIG_KIND_AUTOMATION, "a-kind", "InvalidSourceConfiguration", "OCIRepository"},
+	};
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config_load_options o = {.keep_valid = true, .check_secrets = true};
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+	char sdir[600];
+
+	snprintf(sdir, sizeof(sdir), "%s/no-secrets", tmpdir);
+	mkdir(sdir, 0700);
+	o.secrets_dir = sdir;
+	ck_assert_msg(
+	    config_load_with(&c, write_file("reasons.yaml", REASONS_YAML), &o, &diags, &err) == 0,
+	    "%s", err.msg);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct config_invalid *v =
+		    config_find_invalid(c, want[i].kind, "default", want[i].name);
+
+		ck_assert_msg(v, "%s: not invalid", want[i].name);
+		ck_assert_msg(v->reason && !strcmp(v->reason, want[i].reason), "%s: reason %s",
+		              want[i].name, v->reason ? v->reason : "(none)");
+		ck_assert_msg(strstr(v->message, want[i].says), "%s: %s", want[i].name, v->message);
+	}
+	ck_assert_uint_eq(c->policies_len, 0);
+	ck_assert_uint_eq(c->automations_len, 0);
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
 START_TEST(keep_valid_moved)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
@@ -1878,6 +1961,7 @@ static Suite *config_suite(void)
 	                    sizeof(kube_sa_cases) / sizeof(kube_sa_cases[0]));
 	tcase_add_test(tc, flux_folder);
 	tcase_add_test(tc, keep_valid);
+	tcase_add_test(tc, invalid_reasons);
 	tcase_add_test(tc, keep_valid_moved);
 	tcase_add_test(tc, keep_valid_files);
 	tcase_add_test(tc, label_selector_filters);

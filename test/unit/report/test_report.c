@@ -132,6 +132,48 @@ START_TEST(json_layout)
 }
 END_TEST
 
+/* An invalid object's error names it ("object"), written directly (plain ASCII) or through
+ * jansson (any other byte) alike, and byte for byte as jansson prints it; its text line
+ * carries the message, which names the object too. */
+START_TEST(invalid_object)
+{
+	static const char *const messages[] = {
+	    "c.yaml:3: ImageUpdateAutomation 'ns/a': 'spec.git.commit.messageTemplate': bad",
+	    "c.yaml:3: ImageUpdateAutomation 'ns/a': 'spec.git.commit.messageTemplate': \xc3\xa9"};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct report r = REPORT_INIT;
+		struct buf out = BUF_INIT;
+		struct report_item *it;
+		json_error_t je;
+		json_t *a;
+		char *whole;
+
+		ck_assert_int_eq(report_add(&it, &r), 0);
+		ck_assert_int_eq(report_set(&it->policy, "ns/p"), 0);
+		ck_assert_int_eq(report_set(&it->message, messages[i]), 0);
+		ck_assert_int_eq(report_set(&it->object, "ImageUpdateAutomation/ns/a"), 0);
+		it->decision = GUARD_ERROR;
+		it->reason = GUARD_CONFIG;
+		ck_assert_int_eq(report_json(&out, &r), 0);
+		ck_assert_ptr_nonnull(a = json_loads(out.data, 0, &je));
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(a, 0), "object")),
+		                 "ImageUpdateAutomation/ns/a");
+		ck_assert_ptr_nonnull(whole = json_dumps(a, JSON_INDENT(2)));
+		ck_assert_int_eq(memcmp(out.data, whole, strlen(whole)), 0);
+		free(whole);
+		json_decref(a);
+		buf_reset(&out);
+		ck_assert_int_eq(report_text(&out, &r), 0);
+		ck_assert_ptr_eq(strstr(out.data, "ns/p - error/config: c.yaml:3: "
+		                                  "ImageUpdateAutomation 'ns/a'"),
+		                 out.data);
+		buf_release(&out);
+		report_release(&r);
+	}
+}
+END_TEST
+
 /* report_reserve, report_truncate and report_join's move into an empty report. */
 START_TEST(reserve_truncate_join)
 {
@@ -282,6 +324,7 @@ int main(void)
 	tcase_add_loop_test(tc, text, 0, sizeof(items) / sizeof(items[0]));
 	tcase_add_test(tc, json);
 	tcase_add_test(tc, json_layout);
+	tcase_add_test(tc, invalid_object);
 	tcase_add_test(tc, reserve_truncate_join);
 	tcase_add_test(tc, created_fields);
 	tcase_add_test(tc, strings_block);
