@@ -136,7 +136,7 @@ static void read_kustomization(struct scan *sc, const char *kfile)
 	struct buf data = BUF_INIT_MAX(CONFIG_MAX_FILE_BYTES);
 	yaml_parser_t parser;
 	yaml_document_t y;
-	struct doc d = {sc->L, &y, kfile, NULL, false, {0}};
+	struct doc d = {sc->L, &y, kfile, NULL, false, {0}, NULL, 0};
 
 	if (buf_read_file(&data, kfile) < 0 || !yaml_parser_initialize(&parser)) {
 		buf_release(&data);
