@@ -522,6 +522,18 @@ def rbac_is_exactly_what_it_uses(st):
 
 
 @harness.test
+def every_status_written_is_valid_under_fluxs_crds(st):
+    """The fixture checks each write of the v1 objects against Flux's CRD schema (422 when
+    invalid): imageguard's statuses passed, and none had a field the schema does not know."""
+    wait(lambda: any(r["method"] in ("PUT", "PATCH") and r["path"].endswith("/status")
+                     for r in st["api"].requests), "a status write", 30, st["run"].text)
+    statuses = [r for r in st["api"].requests if r["path"].endswith("/status")
+                and "/apis/image.toolkit.fluxcd.io/v1/" in r["path"]]
+    harness.check(statuses, "statuses written at v1, under the schema", st["api"].requests[-5:])
+    harness.check(st["api"].pruned == [], "no unknown field pruned", st["api"].pruned)
+
+
+@harness.test
 def the_base_runs_kube_mode(st):
     import yaml
     p = subprocess.run(["kubectl", "kustomize", os.path.join(HERE, "..", "..", "..", "manifests")],

@@ -500,7 +500,8 @@ START_TEST(watches_the_preferred_version)
 	api("POST", "/apis/" IMG "/v1/namespaces/ks-pref/imageupdateautomations",
 	    "{\"apiVersion\": \"" IMG "/v1\", \"kind\": \"ImageUpdateAutomation\", \"metadata\": "
 	    "{\"name\": \"auto\"}, \"spec\": {\"interval\": \"1m\", \"sourceRef\": {\"kind\": "
-	    "\"GitRepository\", \"name\": \"repo\"}, \"git\": {\"push\": {\"branch\": "
+	    "\"GitRepository\", \"name\": \"repo\"}, \"git\": {\"commit\": {\"author\": "
+	    "{\"name\": \"a\", \"email\": \"a@example.com\"}}, \"push\": {\"branch\": "
 	    "\"main\"}}}}");
 	ks = open_source("ks-pref");
 	ck_assert_str_eq(kubesource_image_api(ks), "/apis/" IMG "/v1beta2");
