@@ -83,7 +83,8 @@ static const char config_yaml[] =
 
 static const char *const listing[] = {"0.9.0", "1.0.0", "1.1.0", "1.2.0", "edge", "latest"};
 
-enum fake_head { HEAD_OK, HEAD_MISSING, HEAD_FAILS };
+/* HEAD_SAME: found, at D1 (the new tag is the committed image under another name) */
+enum fake_head { HEAD_OK, HEAD_MISSING, HEAD_FAILS, HEAD_SAME };
 enum fake_created { CREATED_NEWER, CREATED_OLDER, CREATED_SAME, CREATED_EPOCH };
 /* The repository's listing in this pass: done and ok, done and failed, never finished (the
  * pass ended before its listing did: an error, never an empty listing). */
@@ -113,11 +114,13 @@ static int fake_head(void *ctx, size_t repo, const char *ref, enum guard_head *r
 	snprintf(f->asked[f->asked_len++], sizeof(f->asked[0]), "%s", ref);
 	f->asked_repo = repo;
 	*digest = *error = NULL;
-	*result = f->head == HEAD_OK        ? GUARD_HEAD_OK
-	          : f->head == HEAD_MISSING ? GUARD_HEAD_NOT_FOUND
-	                                    : GUARD_HEAD_FAILED;
+	*result = f->head == HEAD_OK || f->head == HEAD_SAME ? GUARD_HEAD_OK
+	          : f->head == HEAD_MISSING                  ? GUARD_HEAD_NOT_FOUND
+	                                                     : GUARD_HEAD_FAILED;
 	if (f->head == HEAD_OK)
 		*digest = D2; /* every tag now points at D2 */
+	else if (f->head == HEAD_SAME)
+		*digest = D1;
 	else if (f->head == HEAD_FAILS)
 		*error = "503 service unavailable";
 	return 0;
@@ -226,6 +229,9 @@ static const struct {
      0, false, "error", "registry", NULL, NULL, 0},
     {"digest follows its sibling tag", "apps/pinned", MARKER_DIGEST, D1, "1.1.0", false, HEAD_OK, 0,
      false, "update", "forward", D2, "1.2.0", 0},
+    /* the sibling tag moves to a tag of the same image: the digest marker already holds it */
+    {"digest already the new tag's", "apps/pinned", MARKER_DIGEST, D1, "1.1.0", false, HEAD_SAME, 0,
+     false, "update", "forward", NULL, "1.2.0", 0},
     {"digest sibling ahead is held", "apps/pinned", MARKER_DIGEST, D1, "1.5.0", false, HEAD_OK, 0,
      false, "hold", "downgrade-blocked", NULL, NULL, GUARD_WARN_CURRENT_MISSING},
     {"digest without a sibling adopts", "apps/pinned", MARKER_DIGEST, D1, NULL, false, HEAD_OK, 0,
