@@ -45,7 +45,8 @@ TEST_SUPPORT := $(sort $(wildcard test/support/*.c))
 TEST_TOOLS := $(BUILD)/test/sigcheck
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:test/support/%.c=$(BUILD)/test/support/%.o)
 
-.PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage chaos
+.PHONY: all check unit deps lint format memcheck bench fuzz demo image install clean help coverage chaos \
+	mutate
 all: $(BIN) $(TAGS_BIN) $(FULL_BIN)
 
 $(BUILD)/obj/%.o: src/%.c
@@ -126,6 +127,14 @@ coverage: deps
 	@find $(COV_BUILD) -name '*.gcda' -delete
 	@BUILD=$(COV_BUILD) test/run; rc=$$?; scripts/coverage $(COV_BUILD) || rc=1; exit $$rc
 
+# Mutation testing (issue 39, docs/testing.md "Mutation"): each mutation of test/mutations.txt
+# applied in turn to a copy of the tree, the unit suites of the mutated file rebuilt and run
+# (scripts/mutate); fails below 95% killed. MUTATE_SMOKE=N runs N drawn with a fixed seed and
+# fails if one survives (CI runs 5).
+MUTATE_SMOKE ?=
+mutate:
+	@MUTATE_SMOKE=$(MUTATE_SMOKE) scripts/mutate
+
 # libFuzzer targets under ASan+UBSan (clang, build-fuzz/), FUZZ_SECONDS each (default 30).
 fuzz:
 	@test/fuzz/run
@@ -179,8 +188,8 @@ clean:
 	rm -rf build build-asan build-fuzz build-cov
 
 help:
-	@echo "targets: all check unit memcheck coverage demo image bench chaos fuzz lint format install clean"
-	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror)"
+	@echo "targets: all check unit memcheck coverage mutate demo image bench chaos fuzz lint format install clean"
+	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror), MUTATE_SMOKE=N"
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(BUILD)/obj/main-front.d $(BUILD)/obj/main-tags.d \
 	$(TEST_BINS:=.d)

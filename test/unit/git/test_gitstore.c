@@ -480,22 +480,24 @@ START_TEST(push_refspec_refused)
 END_TEST
 
 /* A person's commit (subject, body, no trailers) on branch of the bare remote, by a clone. */
-/* A commit on the remote's branch by name <email>, with a Signed-off-by trailer only. */
+/* A commit on the remote's branch by name <email>; msg: git commit's -m arguments. */
 static void commit_as(const struct gitrepo *f, const char *branch, const char *file,
-                      const char *name, const char *email)
+                      const char *name, const char *email, const char *msg)
 {
 	ck_assert_int_eq(
 	    gitrepo_sh("cd %s && rm -rf person && git clone -q -b '%s' %s person && cd person && "
 	               "echo mine >%s && git add -A && git -c user.name='%s' -c user.email='%s' "
-	               "commit -qm 'person: %s' -m 'Signed-off-by: %s <%s>' && git push -q "
-	               "origin HEAD:%s",
-	               f->dir, branch, f->remote, file, name, email, file, name, email, branch),
+	               "commit -q %s && git push -q origin HEAD:%s",
+	               f->dir, branch, f->remote, file, name, email, msg, branch),
 	    0);
 }
 
 static void person_commits(const struct gitrepo *f, const char *branch, const char *file)
 {
-	commit_as(f, branch, file, "p", "p@x");
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "-m 'person: %s' -m 'Signed-off-by: p <p@x>'", file);
+	commit_as(f, branch, file, "p", "p@x", msg);
 }
 
 static void rev(char out[64], const struct gitrepo *f, const char *spec)
@@ -576,9 +578,16 @@ START_TEST(push_branch_rebuilt_or_appended)
 }
 END_TEST
 
-/* A commit by imageguard's own identity (author and committer Robot) whose trailers are not
- * imageguard's (a Signed-off-by alone, as a job sharing the bot's identity writes): a
- * person's commit all the same, so the push branch is appended to, never rebuilt without it. */
+/* Commits by imageguard's own identity (author and committer Robot) whose messages are not
+ * imageguard's: a Signed-off-by alone (a job sharing the bot's identity), an
+ * Imageguard-Policy line in a paragraph that is not a trailer block, a subject alone. Each is
+ * a person's commit all the same: the push branch is appended to, never rebuilt without it. */
+static const char *const not_own_messages[] = {
+    "-m 'job: update' -m 'Signed-off-by: Robot <robot@example.com>'",
+    "-m 'job: update' -m 'Imageguard-Policy: default/app\nsee the review for why'",
+    "-m 'job: update'",
+};
+
 START_TEST(own_identity_without_policy_trailer_is_kept)
 {
 	struct gitrepo f;
@@ -596,7 +605,8 @@ START_TEST(own_identity_without_policy_trailer_is_kept)
 	ck_assert_msg(gitstore_commit_push(c1, g, do_edit, &e, &err) == 0, "%s", err.msg);
 	gitstore_free(g);
 	person_commits(&f, "main", "more.txt"); /* main moves: a rebuild if all were own */
-	commit_as(&f, "imageguard/updates", "job.txt", o.author_name, o.author_email);
+	commit_as(&f, "imageguard/updates", "job.txt", o.author_name, o.author_email,
+	          not_own_messages[_i]);
 	rev(bot, &f, "refs/heads/imageguard/updates");
 	e.value = "v3";
 	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
@@ -606,6 +616,46 @@ START_TEST(own_identity_without_policy_trailer_is_kept)
 	rev(out, &f, "imageguard/updates^");
 	ck_assert_str_eq(out, bot);
 	check_remote_app(&f, "imageguard/updates", "v3");
+	edit_trailers = false;
+	gitrepo_done(&f);
+}
+END_TEST
+
+/* The own-commit walk is bounded: a push branch more than 1000 commits beyond the checkout
+ * branch, all imageguard's own (git fast-import writes them), is taken as a person's: appended
+ * to, never rebuilt. 1001 commits (this pass's first and 1000 more) are one past the bound. */
+START_TEST(own_walk_bounded)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char c1[41], tip[64];
+
+	edit_trailers = true;
+	fx_init(&f);
+	o = opts_for(&f);
+	o.push_branch = "imageguard/updates";
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(c1, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	person_commits(&f, "main", "more.txt");
+	ck_assert_int_eq(
+	    gitrepo_sh("from='from refs/heads/imageguard/updates^0'; i=0; while [ $i -lt 1000 ]; "
+	               "do printf 'commit refs/heads/imageguard/updates\\ncommitter Robot "
+	               "<robot@example.com> 1700000000 +0000\\ndata 46\\nimageguard: "
+	               "update\\n\\nImageguard-Policy: apps/x\\n%%s\\n' \"$from\"; from=; "
+	               "i=$((i + 1)); done | git --git-dir=%s fast-import --quiet",
+	               f.remote),
+	    0);
+	rev(tip, &f, "refs/heads/imageguard/updates");
+	ck_assert_int_eq(gitrepo_sh("test \"$(git --git-dir=%s rev-list --count main..%s)\" = 1001",
+	                            f.remote, tip),
+	                 0);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(gitstore_head(g), tip);
+	gitstore_free(g);
 	edit_trailers = false;
 	gitrepo_done(&f);
 }
@@ -1840,7 +1890,9 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, signed_commit_verifies);
 	tcase_add_test(file, push_branch_rebuilt_or_appended);
 	tcase_add_test(file, push_branch_rebuild_sees_moved_head);
-	tcase_add_test(file, own_identity_without_policy_trailer_is_kept);
+	tcase_add_loop_test(file, own_identity_without_policy_trailer_is_kept, 0,
+	                    sizeof(not_own_messages) / sizeof(not_own_messages[0]));
+	tcase_add_test(file, own_walk_bounded);
 	tcase_add_loop_test(file, push_refspec, 0,
 	                    sizeof(refspec_cases) / sizeof(refspec_cases[0]));
 	tcase_add_test(file, push_refspec_refused);

@@ -83,17 +83,20 @@ static const char config_yaml[] =
 
 static const char *const listing[] = {"0.9.0", "1.0.0", "1.1.0", "1.2.0", "edge", "latest"};
 
-enum fake_head { HEAD_OK, HEAD_MISSING, HEAD_FAILS };
+/* HEAD_SAME: found, at D1 (the new tag is the committed image under another name) */
+enum fake_head { HEAD_OK, HEAD_MISSING, HEAD_FAILS, HEAD_SAME };
 enum fake_created { CREATED_NEWER, CREATED_OLDER, CREATED_SAME, CREATED_EPOCH };
 /* The repository's listing in this pass: done and ok, done and failed, never finished (the
  * pass ended before its listing did: an error, never an empty listing). */
 enum listing_state { LISTED, LISTING_FAILS, NOT_LISTED };
+/* The marker's Git history: false, true (held the new digest, then replaced), or unreadable. */
+enum fake_history { NOT_REPLACED, REPLACED, HISTORY_FAILS };
 
 /* The fake registry: what it answers, and what it was asked. */
 struct fake {
 	enum fake_head head;
 	enum fake_created created;
-	bool replaced; /* the marker's history held the new digest before */
+	int replaced; /* enum fake_history: the marker's history held the new digest before */
 	size_t history_asked;
 	size_t settle_asked;
 	char asked[8][80]; /* every ref HEADed, in order */
@@ -111,11 +114,13 @@ static int fake_head(void *ctx, size_t repo, const char *ref, enum guard_head *r
 	snprintf(f->asked[f->asked_len++], sizeof(f->asked[0]), "%s", ref);
 	f->asked_repo = repo;
 	*digest = *error = NULL;
-	*result = f->head == HEAD_OK        ? GUARD_HEAD_OK
-	          : f->head == HEAD_MISSING ? GUARD_HEAD_NOT_FOUND
-	                                    : GUARD_HEAD_FAILED;
+	*result = f->head == HEAD_OK || f->head == HEAD_SAME ? GUARD_HEAD_OK
+	          : f->head == HEAD_MISSING                  ? GUARD_HEAD_NOT_FOUND
+	                                                     : GUARD_HEAD_FAILED;
 	if (f->head == HEAD_OK)
 		*digest = D2; /* every tag now points at D2 */
+	else if (f->head == HEAD_SAME)
+		*digest = D1;
 	else if (f->head == HEAD_FAILS)
 		*error = "503 service unavailable";
 	return 0;
@@ -146,11 +151,12 @@ static int fake_replaced(void *ctx, const struct config_automation *a, const str
 	struct fake *f = ctx;
 
 	(void)a;
-	(void)err;
 	ck_assert_str_eq(m->file, "apps/web.yaml");
 	ck_assert_str_eq(digest, D2);
 	f->history_asked++;
-	*out = f->replaced;
+	if (f->replaced == HISTORY_FAILS)
+		return error_set(err, IG_EFAIL, "object not found");
+	*out = f->replaced == REPLACED;
 	return 0;
 }
 
@@ -177,7 +183,7 @@ static const struct {
 	int listing;             /* enum listing_state: false LISTED, true LISTING_FAILS */
 	enum fake_head head;
 	enum fake_created created;
-	bool replaced;
+	int replaced; /* enum fake_history */
 	const char *decision, *reason;
 	const char *written; /* NULL: nothing */
 	const char *headed;  /* the one ref HEADed, NULL: none */
@@ -223,6 +229,9 @@ static const struct {
      0, false, "error", "registry", NULL, NULL, 0},
     {"digest follows its sibling tag", "apps/pinned", MARKER_DIGEST, D1, "1.1.0", false, HEAD_OK, 0,
      false, "update", "forward", D2, "1.2.0", 0},
+    /* the sibling tag moves to a tag of the same image: the digest marker already holds it */
+    {"digest already the new tag's", "apps/pinned", MARKER_DIGEST, D1, "1.1.0", false, HEAD_SAME, 0,
+     false, "update", "forward", NULL, "1.2.0", 0},
     {"digest sibling ahead is held", "apps/pinned", MARKER_DIGEST, D1, "1.5.0", false, HEAD_OK, 0,
      false, "hold", "downgrade-blocked", NULL, NULL, GUARD_WARN_CURRENT_MISSING},
     {"digest without a sibling adopts", "apps/pinned", MARKER_DIGEST, D1, NULL, false, HEAD_OK, 0,
@@ -252,6 +261,8 @@ static const struct {
     {"same created, held and replaced", "apps/latest", MARKER_IMAGE, IMG ":latest@" D1, NULL, false,
      HEAD_OK, CREATED_SAME, true, "hold", "downgrade-blocked", NULL, "latest",
      GUARD_WARN_DIGEST_REPLACED},
+    {"same created, history unreadable", "apps/latest", MARKER_IMAGE, IMG ":latest@" D1, NULL,
+     false, HEAD_OK, CREATED_SAME, HISTORY_FAILS, "error", "git", NULL, "latest", 0},
     {"epoch build, never held here", "apps/edge", MARKER_IMAGE, IMG ":edge@" D1, NULL, false,
      HEAD_OK, CREATED_EPOCH, false, "update", "forward", IMG ":edge@" D2, "edge",
      GUARD_WARN_CREATED_UNKNOWN},
@@ -322,6 +333,9 @@ START_TEST(decide_table)
 	              guard_decision_name(it.d.decision), guard_reason_name(it.d.reason),
 	              it.d.message, cases[_i].decision, cases[_i].reason);
 	ck_assert_pstr_eq(it.new_value, cases[_i].written);
+	if (cases[_i].replaced == HISTORY_FAILS) /* the history's error, named by file:line */
+		ck_assert_msg(strstr(it.d.message, "apps/web.yaml:3: history: object not found"),
+		              "%s", it.d.message);
 	if (cases[_i].listing != LISTED) /* the listing's own error, or why there is none */
 		ck_assert_msg(strstr(it.d.message, cases[_i].listing == NOT_LISTED
 		                                       ? "repository not listed in this pass"

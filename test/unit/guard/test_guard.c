@@ -1544,6 +1544,7 @@ static const struct {
     {"new candidate waits", "1.0.0", NULL, 600, 0, GUARD_HOLD, GUARD_SETTLING, true, "600s left"},
     {"half way", "1.0.0", NULL, 600, 100, GUARD_HOLD, GUARD_SETTLING, true,
      "listed for 100s of the 600s settle window: 500s left"},
+    {"one second short", "1.0.0", NULL, 600, 599, GUARD_HOLD, GUARD_SETTLING, true, "1s left"},
     {"window over", "1.0.0", NULL, 600, 600, GUARD_UPDATE, GUARD_FORWARD, true, NULL},
     {"no window", "1.0.0", NULL, 0, 0, GUARD_UPDATE, GUARD_FORWARD, false, NULL},
     {"up to date: nothing to wait for", "1.2.0", NULL, 600, 0, GUARD_NONE, GUARD_UP_TO_DATE, false,

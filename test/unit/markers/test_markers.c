@@ -267,6 +267,8 @@ static const struct {
     {MARKER_IMAGE, "", "ghcr.io/o/app", "2.0", NULL, "ghcr.io/o/app:2.0"},
     {MARKER_IMAGE, "", NULL, "2.0", NULL, NULL},
     {MARKER_IMAGE, "a:1", "a", NULL, NULL, NULL},
+    {MARKER_IMAGE, "a:1", "a", "", NULL, NULL}, /* an empty tag is no tag */
+    {MARKER_TAG, "1.0", "n", "", NULL, NULL},
     {MARKER_NAME, "old/name", "new/name", "2.0", NULL, "new/name"},
     {MARKER_TAG, "1.0", "n", "2.0", D1, "2.0"},
     {MARKER_DIGEST, "sha256:00", "n", "2.0", D1, D1},
@@ -336,31 +338,34 @@ END_TEST
 
 /* ---- splicing ---- */
 
+#define UNWRITABLE "cannot be written as a" /* refused before writing, not at the read-back */
 static const struct {
 	const char *in, *value;
 	const char *want; /* NULL: IG_EINVALID */
+	const char *why;  /* with want NULL: in the error, or NULL */
 } applies[] = {
     {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "v2",
-     "a: v2 # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
+     "a: v2 # {\"$imagepolicy\": \"ns:p:tag\"}\n", NULL},
     {"a: 'v1' # {\"$imagepolicy\": \"ns:p:tag\"}\n", "it's",
-     "a: 'it''s' # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
+     "a: 'it''s' # {\"$imagepolicy\": \"ns:p:tag\"}\n", NULL},
     {"a: \"v1\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", "q\"b\\\x01",
-     "a: \"q\\\"b\\\\\\x01\" # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
+     "a: \"q\\\"b\\\\\\x01\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", NULL},
     {"a: \"v1\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", "\xc3\xa9",
-     "a: \"\xc3\xa9\" # {\"$imagepolicy\": \"ns:p:tag\"}\n"},
-    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x: y", NULL},
-    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x #y", NULL},
-    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "*x", NULL},
-    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "", NULL},
-    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x,y", NULL},
-    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", " x", NULL},
-    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x\ny", NULL},
-    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "\xc3", NULL},
-    {"a: 'v1' # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x\ty", NULL},
+     "a: \"\xc3\xa9\" # {\"$imagepolicy\": \"ns:p:tag\"}\n", NULL},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x: y", NULL, UNWRITABLE},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x #y", NULL, UNWRITABLE},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "*x", NULL, UNWRITABLE},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "", NULL, UNWRITABLE},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x,y", NULL, UNWRITABLE},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", " x", NULL, UNWRITABLE},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x\ny", NULL, UNWRITABLE},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "\xc3", NULL, NULL},
+    {"a: 'v1' # {\"$imagepolicy\": \"ns:p:tag\"}\n", "x\ty", NULL, UNWRITABLE},
+    {"a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n", "-x", NULL, UNWRITABLE},
     {"a: [v1, # {\"$imagepolicy\": \"ns:p:tag\"}\n b]\n", "v2",
-     "a: [v2, # {\"$imagepolicy\": \"ns:p:tag\"}\n b]\n"},
+     "a: [v2, # {\"$imagepolicy\": \"ns:p:tag\"}\n b]\n", NULL},
     {"a: \"v1\r\n  more\" # {\"$imagepolicy\": \"ns:p:tag\"}\r\n", "v2",
-     "a: \"v2\" # {\"$imagepolicy\": \"ns:p:tag\"}\r\n"},
+     "a: \"v2\" # {\"$imagepolicy\": \"ns:p:tag\"}\r\n", NULL},
 };
 
 START_TEST(apply_table)
@@ -383,6 +388,8 @@ START_TEST(apply_table)
 	} else {
 		ck_assert_msg(rc == IG_EINVALID, "%d: rc %d", _i, rc);
 		ck_assert_msg(strstr(err.msg, "'f.yaml:1'") == err.msg, "%s", err.msg);
+		ck_assert_msg(!applies[_i].why || strstr(err.msg, applies[_i].why), "%d: %s", _i,
+		              err.msg);
 	}
 	buf_release(&out);
 	markers_release(&s);
@@ -392,6 +399,8 @@ END_TEST
 START_TEST(apply_rejects_stale_and_overlapping)
 {
 	const char *in = "a: 'v1' # {\"$imagepolicy\": \"ns:p:tag\"}\n";
+	const char *plain = "a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n";
+	const char *unquoted = "a: xv1x # {\"$imagepolicy\": \"ns:p:tag\"}\n";
 	struct marker_set s = MARKER_SET_INIT;
 	struct error err = ERROR_INIT;
 	struct buf out = BUF_INIT;
@@ -404,10 +413,44 @@ START_TEST(apply_rejects_stale_and_overlapping)
 	ck_assert(strstr(err.msg, "overlapping"));
 	ck_assert_int_eq(markers_apply(&out, "a: v1\n", 6, e, 1, &err), IG_EINVALID);
 	ck_assert(strstr(err.msg, "changed since"));
+	markers_release(&s);
+	/* a plain marker whose range ends past the data (the file shrank since the scan) */
+	ck_assert_int_eq(markers_scan_buffer(&s, "f.yaml", plain, strlen(plain), &err), 0);
+	e[0].marker = &s.items[0];
+	ck_assert_int_eq(markers_apply(&out, plain, 4, e, 1, &err), IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "changed since"), "%s", err.msg);
+	markers_release(&s);
+	ck_assert_int_eq(markers_scan_buffer(&s, "f.yaml", in, strlen(in), &err), 0);
+	e[0].marker = &s.items[0];
+	/* the quotes the scan saw are gone, the length is the same */
+	ck_assert_int_eq(markers_apply(&out, unquoted, strlen(unquoted), e, 1, &err), IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "changed since"), "%s", err.msg);
 	ck_assert_int_eq(markers_apply(&out, in, strlen(in), e, 0, &err), 0);
 	ck_assert_str_eq(out.data, in);
 	buf_release(&out);
 	markers_release(&s);
+}
+END_TEST
+
+/* One rewrite is one file: edits of markers scanned from two files are refused. */
+START_TEST(apply_rejects_two_files)
+{
+	const char *in = "a: v1 # {\"$imagepolicy\": \"ns:p:tag\"}\n";
+	struct marker_set f = MARKER_SET_INIT, g = MARKER_SET_INIT;
+	struct error err = ERROR_INIT;
+	struct buf out = BUF_INIT;
+	struct marker_edit e[2];
+
+	ck_assert_int_eq(markers_scan_buffer(&f, "f.yaml", in, strlen(in), &err), 0);
+	ck_assert_int_eq(markers_scan_buffer(&g, "g.yaml", in, strlen(in), &err), 0);
+	e[0].marker = &f.items[0];
+	e[1].marker = &g.items[0];
+	e[0].value = e[1].value = "v2";
+	ck_assert_int_eq(markers_apply(&out, in, strlen(in), e, 2, &err), IG_EINVALID);
+	ck_assert_msg(strstr(err.msg, "edits span files"), "%s", err.msg);
+	buf_release(&out);
+	markers_release(&f);
+	markers_release(&g);
 }
 END_TEST
 
@@ -817,6 +860,7 @@ static Suite *markers_suite(void)
 	tcase_add_loop_test(tc, current_value, 0, sizeof(currents) / sizeof(currents[0]));
 	tcase_add_loop_test(tc, apply_table, 0, sizeof(applies) / sizeof(applies[0]));
 	tcase_add_test(tc, apply_rejects_stale_and_overlapping);
+	tcase_add_test(tc, apply_rejects_two_files);
 	tcase_add_test(tc, tree_walk);
 	tcase_add_test(tc, tree_problems);
 	tcase_add_test(tc, tree_untrusted);

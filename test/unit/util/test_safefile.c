@@ -151,6 +151,8 @@ START_TEST(size_cap)
 
 	tree_init(&t);
 	ck_assert_int_eq(safefile_read(&b, t.root, "apps/app.yaml", &err), IG_ETOOBIG);
+	/* refused from its size, before a byte is read */
+	ck_assert_msg(strstr(err.msg, "'apps/app.yaml': larger than 8 bytes"), "%s", err.msg);
 	b.max = 14;
 	ck_assert_int_eq(safefile_read(&b, t.root, "apps/app.yaml", &err), 0);
 	ck_assert_uint_eq(b.len, 14);
@@ -185,6 +187,57 @@ START_TEST(root_and_dirs)
 }
 END_TEST
 
+/* A rewrite keeps the file's mode whatever the umask (here 0666 under umask 022). */
+START_TEST(replace_keeps_mode)
+{
+	struct tree t;
+	struct error err = ERROR_INIT;
+	struct stat st;
+	char p[256];
+	mode_t old = umask(022);
+
+	tree_init(&t);
+	in(p, sizeof(p), t.root, "apps/app.yaml");
+	ck_assert_int_eq(chmod(p, 0666), 0);
+	ck_assert_msg(safefile_replace(t.root, "apps/app.yaml", "image: app:v2\n", 14, &err) == 0,
+	              "%s", err.msg);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0666);
+	umask(old);
+	tree_done(&t);
+}
+END_TEST
+
+/* A path is walked one directory at a time, at most 256 of them: 256 directories deep is
+ * read, 257 is refused. */
+START_TEST(component_cap)
+{
+	struct tree t;
+	struct buf b = BUF_INIT_MAX(64);
+	struct error err = ERROR_INIT;
+	char rel[1100], cmd[1400];
+	int depth = 256 + _i, n = 0;
+
+	tree_init(&t);
+	for (int i = 0; i < depth; i++)
+		n += snprintf(rel + n, sizeof(rel) - (size_t)n, "d/");
+	ck_assert_int_lt(snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s' && echo x >'%s/%sf'", t.root,
+	                          rel, t.root, rel),
+	                 (int)sizeof(cmd));
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(rel + n, sizeof(rel) - (size_t)n, "f");
+	if (_i == 0) {
+		ck_assert_msg(safefile_read(&b, t.root, rel, &err) == 0, "%s", err.msg);
+		ck_assert_str_eq(b.data, "x\n");
+	} else {
+		ck_assert_int_eq(safefile_read(&b, t.root, rel, &err), IG_EINVALID);
+		ck_assert_msg(strstr(err.msg, "path too long"), "%s", err.msg);
+	}
+	buf_release(&b);
+	tree_done(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("safefile");
@@ -195,6 +248,8 @@ int main(void)
 	tcase_add_loop_test(tc, plant, 0, sizeof(plants) / sizeof(plants[0]));
 	tcase_add_test(tc, size_cap);
 	tcase_add_test(tc, root_and_dirs);
+	tcase_add_test(tc, replace_keeps_mode);
+	tcase_add_loop_test(tc, component_cap, 0, 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
