@@ -376,6 +376,7 @@ void webhook_free(struct webhook *w)
 	webhook_stop_listener(w);
 	known_release(w->known, w->known_len);
 	free(w->wanted);
+	free(w->taken_ms);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
@@ -386,10 +387,12 @@ int webhook_set_known(struct webhook *w, const struct config *cfg)
 	size_t n = cfg->repositories_len;
 	struct webhook_known *k = n ? calloc(n, sizeof(*k)) : NULL;
 	bool *wanted = n ? calloc(n, sizeof(*wanted)) : NULL;
+	int64_t *taken = n ? calloc(2 * n, sizeof(*taken)) : NULL;
 
-	if (n && (!k || !wanted)) {
+	if (n && (!k || !wanted || !taken)) {
 		free(k);
 		free(wanted);
+		free(taken);
 		return IG_EFAIL;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -398,6 +401,7 @@ int webhook_set_known(struct webhook *w, const struct config *cfg)
 		if (!k[i].registry || !k[i].repository) {
 			known_release(k, n);
 			free(wanted);
+			free(taken);
 			return IG_EFAIL;
 		}
 	}
@@ -407,8 +411,10 @@ int webhook_set_known(struct webhook *w, const struct config *cfg)
 		wanted[i] = w->pending;
 	known_release(w->known, w->known_len);
 	free(w->wanted);
+	free(w->taken_ms);
 	w->known = k;
 	w->wanted = wanted;
+	w->taken_ms = taken;
 	w->known_len = n;
 	pthread_mutex_unlock(&w->lock);
 	return 0;
@@ -489,9 +495,7 @@ enum webhook_result webhook_handle(struct webhook *w, const char *authorization,
 		r = classify(w, &ev);
 	if (r == WEBHOOK_BAD_REQUEST)
 		log_warn("webhook.request", "400: %s", oversized ? "body over 1 MiB" : err.msg);
-	else if (r == WEBHOOK_UNAUTHORIZED)
-		log_warn("webhook.request", "401: missing or wrong bearer token");
-	else
+	else if (r != WEBHOOK_UNAUTHORIZED) /* the listener logs those, rate-limited */
 		log_debug("webhook.request", "%zu events: %s", ev.len, webhook_result_name(r));
 	webhook_events_release(&ev);
 	label[0] = webhook_result_name(r);
@@ -500,16 +504,37 @@ enum webhook_result webhook_handle(struct webhook *w, const char *authorization,
 	return r;
 }
 
+/* When the wanted repositories allow an early pass: the soonest at which one of them has had
+ * fewer than two in the last WEBHOOK_REPEAT_MS. Two, because a registry's notifications of one
+ * push (its blobs, then the tag's manifest) may straddle a pass; a flood of pushes for one
+ * repository is then two early passes per interval. The scheduled passes are full passes and
+ * are never held. Locked. */
+static int64_t repeat_ms(const struct webhook *w)
+{
+	int64_t soonest = -1;
+
+	for (size_t i = 0; i < w->known_len; i++) {
+		int64_t before = w->taken_ms[2 * i + 1];
+		int64_t at = before ? before + WEBHOOK_REPEAT_MS : 0;
+
+		if (w->wanted[i] && (soonest < 0 || at < soonest))
+			soonest = at;
+	}
+	return soonest < 0 ? 0 : soonest;
+}
+
 /* When the pending burst falls due (monotonic ms), or -1 when nothing is pending. Locked. */
 static int64_t due_ms(const struct webhook *w)
 {
-	int64_t quiet, cap;
+	int64_t quiet, cap, due, held;
 
 	if (!w->pending)
 		return -1;
 	quiet = w->last_ms + WEBHOOK_QUIET_MS;
 	cap = w->first_ms + WEBHOOK_MAX_DELAY_MS;
-	return quiet < cap ? quiet : cap;
+	due = quiet < cap ? quiet : cap;
+	held = repeat_ms(w);
+	return due > held ? due : held;
 }
 
 bool webhook_wait(struct webhook *w, long ms)
@@ -544,9 +569,15 @@ double webhook_take(struct webhook *w, bool *wanted, size_t n)
 	due = due_ms(w);
 	if (due >= 0 && mono_ms() >= due) {
 		earliest = w->earliest;
+		int64_t now = mono_ms();
+
 		for (size_t i = 0; i < w->known_len; i++) {
 			if (wanted && i < n)
 				wanted[i] = w->wanted[i];
+			if (w->wanted[i]) {
+				w->taken_ms[2 * i + 1] = w->taken_ms[2 * i];
+				w->taken_ms[2 * i] = now;
+			}
 			w->wanted[i] = false;
 		}
 		w->pending = false;

@@ -1,11 +1,20 @@
 /* The webhook's listener: POST /hooks/registry over libmicrohttpd with the health endpoint's
  * limits (httpd_private.h). A request without the token is answered 401 from its headers, before
- * any of its body is kept; an authenticated body is collected up to WEBHOOK_BODY_MAX (the rest
- * is read and dropped, then 400) and handed to webhook_handle. Nothing else runs on this
+ * any of its body is kept (logged at most once per interval per client address: webhook_reject.c).
+ * An authenticated body is collected up to WEBHOOK_BODY_MAX within WEBHOOK_BODY_TIME_MS. A
+ * Content-Length over the cap is answered 413 before any body; a body that grows past the cap
+ * (chunked) or is still arriving at the deadline (trickled, endless) is cut: libmicrohttpd 0.9.75
+ * cannot queue an answer in the middle of a body, so the connection is closed, counted and
+ * logged with its reason. A complete body goes to webhook_handle. Nothing else runs on this
  * thread. */
+#include <arpa/inet.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "imageguard/controller/webhook.h"
 #include "imageguard/util/buf.h"
@@ -18,7 +27,33 @@
 struct request {
 	struct buf body; /* capped at WEBHOOK_BODY_MAX */
 	bool oversized;
+	bool cut;            /* answered 413/408 before the body's end: nothing more is read */
+	int64_t deadline_ms; /* monotonic: the whole body by then */
 };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The client's address as text ("unknown" when libmicrohttpd does not say). */
+static void client_of(char *out, size_t n, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	snprintf(out, n, "unknown");
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+		          (socklen_t)n);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+		          out, (socklen_t)n);
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *text)
 {
@@ -45,12 +80,62 @@ static enum MHD_Result answer(struct webhook *w, struct MHD_Connection *c, struc
 		return reply(c, MHD_HTTP_ACCEPTED, "accepted\n");
 	case WEBHOOK_IGNORED:
 		return reply(c, MHD_HTTP_ACCEPTED, "ignored\n");
-	case WEBHOOK_UNAUTHORIZED:
+	case WEBHOOK_UNAUTHORIZED: {
+		char client[64];
+
+		client_of(client, sizeof(client), c);
+		webhook_rejected(w, client, "unauthorized", "missing or wrong bearer token");
 		return reply(c, MHD_HTTP_UNAUTHORIZED, "unauthorized\n");
+	}
 	case WEBHOOK_BAD_REQUEST:
 		break;
 	}
 	return reply(c, MHD_HTTP_BAD_REQUEST, "bad request\n");
+}
+
+/* Cuts an authenticated request before its body's end: counted, logged (rate-limited), and
+ * answered status where libmicrohttpd can still queue an answer (before the body: 413 from
+ * Content-Length); in the middle of a body it cannot, and the connection is closed. */
+static enum MHD_Result cut(struct webhook *w, struct MHD_Connection *c, struct request *rq,
+                           unsigned status)
+{
+	bool big = status == MHD_HTTP_CONTENT_TOO_LARGE;
+	char client[64];
+
+	rq->cut = true;
+	client_of(client, sizeof(client), c);
+	webhook_rejected(w, client, big ? "too-large" : "timeout",
+	                 big ? "body over 1 MiB" : "body not received within 10 s");
+	return reply(c, status, big ? "payload too large\n" : "request timeout\n");
+}
+
+/* Whether Content-Length announces a body over WEBHOOK_BODY_MAX. */
+static bool announced_too_big(struct MHD_Connection *c)
+{
+	const char *v =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	size_t n = 0;
+
+	for (; v && *v >= '0' && *v <= '9'; v++)
+		if ((n = n * 10 + (size_t)(*v - '0')) > WEBHOOK_BODY_MAX)
+			return true;
+	return false;
+}
+
+/* One call with upload bytes: kept while within the caps, else the request is cut. */
+static enum MHD_Result take_upload(struct webhook *w, struct MHD_Connection *c, struct request *rq,
+                                   const char *data, size_t *size)
+{
+	size_t n = *size;
+
+	*size = 0;
+	if (rq->cut)
+		return MHD_NO;
+	if (now_ms() > rq->deadline_ms)
+		return cut(w, c, rq, MHD_HTTP_REQUEST_TIMEOUT);
+	if (buf_append(&rq->body, data, n) < 0)
+		return cut(w, c, rq, MHD_HTTP_CONTENT_TOO_LARGE);
+	return MHD_YES;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -68,22 +153,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (!webhook_token_matches(
 		        cls, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 		                                         MHD_HTTP_HEADER_AUTHORIZATION)))
-			return answer(cls, c, &(struct request){BUF_INIT, false});
+			return answer(cls, c, &(struct request){BUF_INIT, false, false, 0});
 		if (!(rq = calloc(1, sizeof(*rq))))
 			return MHD_NO;
 		rq->body.max = WEBHOOK_BODY_MAX;
+		rq->deadline_ms = now_ms() + WEBHOOK_BODY_TIME_MS;
 		*con_cls = rq;
+		if (announced_too_big(c))
+			return cut(cls, c, rq, MHD_HTTP_CONTENT_TOO_LARGE);
 		return MHD_YES;
 	}
-	if (*upload_size) {
-		if (!rq->oversized && buf_append(&rq->body, upload, *upload_size) < 0) {
-			rq->oversized = true;
-			buf_release(&rq->body);
-		}
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	return answer(cls, c, rq);
+	if (*upload_size)
+		return take_upload(cls, c, rq, upload, upload_size);
+	return rq->cut ? MHD_YES : answer(cls, c, rq);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -61,6 +61,7 @@ int passmetrics_declare(struct metrics *m)
 }
 
 static const char *const webhook_labels[] = {"result"};
+static const char *const reject_labels[] = {"reason"};
 static const double push_buckets[] = {0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900};
 
 int passmetrics_declare_webhook(struct metrics *m)
@@ -70,6 +71,12 @@ int passmetrics_declare_webhook(struct metrics *m)
 	                            "unauthorized, bad-request).",
 	                            webhook_labels, 1, NULL, 0);
 
+	if (!error)
+		error = metrics_declare(m, "imageguard_webhook_rejected_total", METRICS_COUNTER,
+		                        "Webhook requests refused by reason (unauthorized, "
+		                        "too-large, timeout); each is logged at most once a "
+		                        "minute per client address.",
+		                        reject_labels, 1, NULL, 0);
 	if (!error)
 		error = metrics_declare(m, "imageguard_push_to_commit_seconds", METRICS_HISTOGRAM,
 		                        "From a push notification's timestamp to the commit of "

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cloudauth_common.h"
+#include "imageguard/registry/cloudhost.h"
 #include "imageguard/registry/sigv4.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
@@ -29,34 +30,16 @@ void cloudauth_aws_keys_release(struct cloudauth_aws_keys *k)
 
 /* ---- the registry host ---- */
 
-static const char *const partitions[] = {"amazonaws.com.cn", "amazonaws.com",  "sc2s.sgov.gov",
-                                         "c2s.ic.gov",       "cloud.adc-e.uk", "csp.hci.ic.gov"};
-
-/* The partition suffix right after the region at p, or NULL. */
-static const char *partition_at(const char *p)
-{
-	for (size_t i = 0; i < sizeof(partitions) / sizeof(partitions[0]); i++)
-		if (strncmp(p, partitions[i], strlen(partitions[i])) == 0)
-			return partitions[i];
-	return NULL;
-}
-
+/* The region of an ECR host (newly allocated) and its partition (static), or NULL: the host
+ * must be an ECR host as a whole (cloudhost), never a look-alike that merely contains one. */
 static char *ecr_region_partition(const char *host, const char **partition)
 {
-	static const char *const marks[] = {".dkr.ecr.", ".dkr.ecr-fips."};
+	struct cloudhost h;
 
-	for (size_t i = 0; i < 2; i++) {
-		const char *m = strstr(host, marks[i]), *r, *end;
-
-		if (!m)
-			continue;
-		r = m + strlen(marks[i]);
-		end = r + strcspn(r, "./:");
-		if (end == r || *end != '.' || !(*partition = partition_at(end + 1)))
-			continue;
-		return strndup(r, (size_t)(end - r));
-	}
-	return NULL;
+	if (cloudhost_match(&h, host) != CLOUDHOST_ECR)
+		return NULL;
+	*partition = h.partition;
+	return strdup(h.region);
 }
 
 char *cloudauth_ecr_region(const char *registry_host, bool *public_ecr)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cloudauth_common.h"
+#include "imageguard/registry/cloudhost.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
@@ -28,13 +29,9 @@ static const char *arm_scope(const char *host)
 
 static bool is_acr(const char *host)
 {
-	static const char *const suffixes[] = {".azurecr.io", ".azurecr.cn", ".azurecr.de",
-	                                       ".azurecr.us"};
+	struct cloudhost h;
 
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-		if (cloudauth_host_ends(host, suffixes[i]))
-			return true;
-	return false;
+	return cloudhost_match(&h, host) == CLOUDHOST_ACR;
 }
 
 long long cloudauth_jwt_exp(const char *jwt)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cloudauth_common.h"
+#include "imageguard/registry/cloudhost.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 
@@ -20,7 +21,9 @@
 
 static bool is_gcp_registry(const char *host)
 {
-	return cloudauth_host_ends(host, "gcr.io") || cloudauth_host_ends(host, "-docker.pkg.dev");
+	struct cloudhost h;
+
+	return cloudhost_match(&h, host) == CLOUDHOST_GCP;
 }
 
 /* Google's clients accept only answers that say they come from the metadata server. */
@@ -296,7 +299,7 @@ static int gcp_fetch(struct cloudauth_token *out, const char *registry_host, boo
 	if (!is_gcp_registry(registry_host))
 		return error_set(err, IG_EINVALID,
 		                 "provider 'gcp': registry '%s' is not Artifact Registry or GCR "
-		                 "(*-docker.pkg.dev, *gcr.io)",
+		                 "(*-docker.pkg.dev, gcr.io, *.gcr.io)",
 		                 registry_host);
 	if (id) {
 		if ((error = object_fetch(out, id, err)) == 0 && !(out->a = strdup(GCP_USER)))

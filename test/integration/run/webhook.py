@@ -3,8 +3,10 @@
 it (`notifications.endpoints` with `Authorization: Bearer TOKEN`). Every interval is 1h, so
 only the first pass and webhook-started passes run: a push of a newer tag is committed within
 seconds; a wrong or missing token is 401 and starts no pass; a burst of 50 pushes gives one
-pass (passes counted in run's log: each lists the one repository once); a pull (a real manifest
-GET, which the registry reports as a pull event) does nothing; bad bodies are 400 while
+pass (passes counted in run's log: each lists the one repository once); 3,000 wrong tokens are
+3,000 x 401, all counted in imageguard_webhook_rejected_total and logged at most once; a pull (a
+real manifest GET, which the registry reports as a pull event) does nothing; bad bodies are 400
+(413 over 1 MiB) while
 /healthz keeps answering; imageguard_webhook_requests_total and
 imageguard_push_to_commit_seconds are exposed. SIGTERM while clients hold connections (between
 passes: half-sent headers, an authenticated POST whose body stops short of its Content-Length,
@@ -51,6 +53,11 @@ def hook(port, body, token=TOKEN):
 def passes(log):
     with open(log) as f:
         return sum(1 for line in f if "reconcile.pass" in line and "decisions" in line)
+
+
+def rejected_lines(log):
+    with open(log) as f:
+        return sum(1 for line in f if "webhook.rejected" in line)
 
 
 def metric(port, name):
@@ -227,9 +234,24 @@ def scenario(env, hook_port, port, log):
         t.check(metric(port, 'imageguard_webhook_requests_total{result="unauthorized"}') == 2,
                 "unauthorized requests counted")
 
+        # 3,000 unauthenticated requests from one address: each counted, logged once a minute
+        before = rejected_lines(log)
+        t0 = time.time()
+        codes = [hook(hook_port, good, token="wrong%d" % i) for i in range(3000)]
+        took = time.time() - t0
+        lines = rejected_lines(log) - before
+        t.check(codes.count(401) == 3000, "3,000 wrong tokens: 3,000 x 401", set(codes))
+        t.check(metric(port, 'imageguard_webhook_rejected_total{reason="unauthorized"}') == 3002,
+                "imageguard_webhook_rejected_total counts every one")
+        t.check(rejected_lines(log) - before <= 1 and rejected_lines(log) >= 1,
+                "at most one log line for them (one per minute per client address)", lines)
+        print("3000 unauthenticated requests in %.1fs: %d new log line(s), %d in all"
+              % (took, lines, rejected_lines(log)))
+
         # bad bodies: 400; an unknown repository is ignored; /healthz keeps answering
         t.check(hook(hook_port, b"{not json") == 400, "invalid JSON gets 400")
-        t.check(hook(hook_port, b"{" + b" " * (1 << 20) + b"}") == 400, "a body over 1 MiB gets 400")
+        t.check(hook(hook_port, b"{" + b" " * (1 << 20) + b"}") == 413,
+                "a body announced over 1 MiB gets 413")
         t.check(hook(hook_port, json.dumps({"image": env.image("team/other")}).encode()) == 202,
                 "an unknown repository is accepted as ignored (202)")
         t.check(request(port, "/healthz")[0] == 200, "/healthz answers after bad bodies")

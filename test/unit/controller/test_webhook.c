@@ -21,6 +21,7 @@
 #include "imageguard/config/config.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
+#include "../../../src/controller/webhook_private.h"
 
 #define TOKEN "s3cret-token"
 #define BEARER "Bearer " TOKEN
@@ -287,7 +288,7 @@ START_TEST(serve)
 	ck_assert_int_eq(post(port, "/hooks/registry", "Bearer nope", push, strlen(push)), 401);
 	ck_assert_int_eq(post(port, "/hooks/registry", NULL, push, strlen(push)), 401);
 	ck_assert_int_eq(post(port, "/hooks/registry", BEARER, "{", 1), 400);
-	ck_assert_int_eq(post(port, "/hooks/registry", BEARER, big, big_len), 400);
+	ck_assert_int_eq(post(port, "/hooks/registry", BEARER, big, big_len), 413);
 	ck_assert_int_eq(post(port, "/other", BEARER, push, strlen(push)), 404);
 	ck_assert(!webhook_wait(w, WEBHOOK_QUIET_MS + 200));
 	ck_assert_int_eq(post(port, "/hooks/registry", BEARER, push, strlen(push)), 202);
@@ -373,6 +374,164 @@ START_TEST(slow_clients)
 }
 END_TEST
 
+/* A flood of valid pushes for one repository: two early passes (a push's notifications may
+ * straddle the first), then none for it within WEBHOOK_REPEAT_MS however many pushes come; a
+ * push for another repository is due as usual (and its pass takes the held one along). */
+START_TEST(flood_is_one_early_pass_per_repository)
+{
+	struct webhook *w = NULL;
+	struct error err = ERROR_INIT;
+	bool wanted[2] = {false, false};
+	const char *app = "{\"image\":\"127.0.0.1:5000/team/app\"}";
+	const char *nginx = "{\"image\":\"docker.io/library/nginx\"}";
+	int taken = 0;
+
+	setup_config();
+	ck_assert_int_eq(webhook_new(&w, TOKEN, NULL, &err), 0);
+	ck_assert_int_eq(webhook_set_known(w, &cfg), 0);
+	ck_assert_int_eq(webhook_handle(w, BEARER, app, strlen(app), false), WEBHOOK_ACCEPTED);
+	ck_assert(webhook_wait(w, WEBHOOK_MAX_DELAY_MS + 500));
+	ck_assert_double_ge(webhook_take(w, wanted, 2), 0);
+	ck_assert(wanted[0] && !wanted[1]);
+	for (int i = 0; i < 300; i++) { /* 3 s of pushes, each wait past the quiet time */
+		ck_assert_int_eq(webhook_handle(w, BEARER, app, strlen(app), false),
+		                 WEBHOOK_ACCEPTED);
+		if (i % 60 == 59 && webhook_wait(w, WEBHOOK_QUIET_MS + 100) &&
+		    webhook_take(w, wanted, 2) >= 0)
+			taken++;
+		usleep(10000);
+	}
+	ck_assert_int_eq(taken, 1);
+	ck_assert_int_eq(webhook_handle(w, BEARER, nginx, strlen(nginx), false), WEBHOOK_ACCEPTED);
+	ck_assert(webhook_wait(w, WEBHOOK_MAX_DELAY_MS + 500));
+	ck_assert_double_ge(webhook_take(w, wanted, 2), 0);
+	ck_assert(wanted[0] && wanted[1]);
+	webhook_free(w);
+}
+END_TEST
+
+/* 3,000 rejections from one address: one line, every one counted; from 3,000 addresses: at
+ * most WEBHOOK_REJECT_LINES lines in the interval; over HTTP, each 401 counted once. */
+START_TEST(rejections_rate_limited)
+{
+	struct webhook *w = NULL;
+	struct metrics *m = NULL;
+	struct error err = ERROR_INIT;
+	const char *label[1] = {"unauthorized"};
+	const char *push = ENVELOPE("push", "team/app", "127.0.0.1:5000");
+	char addr[64];
+	int lines = 0;
+
+	ck_assert_int_eq(metrics_new(&m), 0);
+	ck_assert_int_eq(passmetrics_declare_webhook(m), 0);
+	ck_assert_int_eq(webhook_new(&w, TOKEN, m, &err), 0);
+	for (int i = 0; i < 3000; i++)
+		lines += webhook_rejected(w, "192.0.2.7", "unauthorized", "wrong token");
+	ck_assert_int_eq(lines, 1);
+	ck_assert_double_eq(metrics_get(m, "imageguard_webhook_rejected_total", label), 3000);
+	webhook_free(w);
+	ck_assert_int_eq(webhook_new(&w, TOKEN, m, &err), 0);
+	lines = 0;
+	for (int i = 0; i < 3000; i++) {
+		snprintf(addr, sizeof(addr), "2001:db8::%x", (unsigned)i);
+		lines += webhook_rejected(w, addr, "unauthorized", "wrong token");
+	}
+	ck_assert_int_eq(lines, WEBHOOK_REJECT_LINES);
+	ck_assert_int_eq(webhook_listen(w, "127.0.0.1:0", &err), 0);
+	for (int i = 0; i < 50; i++)
+		ck_assert_int_eq(
+		    post(webhook_port(w), "/hooks/registry", "Bearer x", push, strlen(push)), 401);
+	ck_assert_double_eq(metrics_get(m, "imageguard_webhook_rejected_total", label), 6050);
+	ck_assert_double_eq(metrics_get(m, "imageguard_webhook_requests_total", label), 50);
+	webhook_free(w);
+	metrics_free(m);
+}
+END_TEST
+
+/* The status code of the answer on fd (0: closed without one), waiting up to ms. */
+static int status_within(int fd, int ms)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+	char b[256];
+	ssize_t n;
+	int code = 0;
+
+	if (poll(&p, 1, ms) <= 0)
+		return -1;
+	if ((n = read(fd, b, sizeof(b) - 1)) <= 0)
+		return 0;
+	b[n] = '\0';
+	if (strncmp(b, "HTTP/1.", 7) != 0 || n < 12)
+		return 0;
+	code = (int)strtol(b + 9, NULL, 10);
+	return code;
+}
+
+/* Authenticated bodies are capped: a Content-Length over 1 MiB is 413 before any body; a chunked
+ * body that grows past it is cut with 413; a body trickled a byte a second (the idle timeout
+ * never fires) is cut with 408 once WEBHOOK_BODY_TIME_MS has passed; others are served meanwhile
+ * and each cut is counted by reason. */
+START_TEST(body_caps)
+{
+	static const char head[] =
+	    "POST /hooks/registry HTTP/1.1\r\nHost: x\r\nAuthorization: " BEARER "\r\n";
+	struct webhook *w = NULL;
+	struct metrics *m = NULL;
+	struct error err = ERROR_INIT;
+	const char *push = ENVELOPE("push", "team/app", "127.0.0.1:5000");
+	const char *big[1] = {"too-large"}, *slow[1] = {"timeout"};
+	char chunk[8192 + 16];
+	unsigned port;
+	int fd, code = -1;
+
+	setup_config();
+	ck_assert_int_eq(metrics_new(&m), 0);
+	ck_assert_int_eq(passmetrics_declare_webhook(m), 0);
+	ck_assert_int_eq(webhook_new(&w, TOKEN, m, &err), 0);
+	ck_assert_int_eq(webhook_set_known(w, &cfg), 0);
+	ck_assert_int_eq(webhook_listen(w, "127.0.0.1:0", &err), 0);
+	port = webhook_port(w);
+	/* announced too big */
+	ck_assert_int_ge(fd = slow_client(port, 3, head), 0);
+	ck_assert_int_eq(write(fd, "Content-Length: 2000000\r\n\r\n", 27), 27);
+	ck_assert_int_eq(status_within(fd, 5000), 413);
+	close(fd);
+	/* chunked, endless */
+	ck_assert_int_ge(fd = slow_client(port, 4, head), 0);
+	ck_assert_int_eq(write(fd, "Transfer-Encoding: chunked\r\n\r\n", 30), 30);
+	memset(chunk, ' ', sizeof(chunk));
+	memcpy(chunk, "2000\r\n", 6);
+	memcpy(chunk + 6 + 8192, "\r\n", 2);
+	for (int i = 0; i < 400 && code < 0; i++) {
+		if (write(fd, chunk, 6 + 8192 + 2) <= 0)
+			break;
+		code = status_within(fd, 0);
+	}
+	if (code < 0)
+		code = status_within(fd, 5000);
+	ck_assert_msg(code == 413 || code == 0, "chunked body over the cap: %d", code);
+	close(fd);
+	/* trickled */
+	ck_assert_int_ge(fd = slow_client(port, 5, head), 0);
+	ck_assert_int_eq(write(fd, "Content-Length: 1000\r\n\r\n{", 25), 25);
+	code = -1;
+	for (int i = 0; i < WEBHOOK_BODY_TIME_MS / 1000 + 10 && code < 0; i++) {
+		if (write(fd, " ", 1) != 1)
+			break;
+		code = status_within(fd, 1000);
+		if (i == 2)
+			ck_assert_int_eq(post(port, "/hooks/registry", BEARER, push, strlen(push)),
+			                 202);
+	}
+	ck_assert_msg(code == 408 || code == 0, "a trickled body is cut: %d", code);
+	close(fd);
+	ck_assert_double_eq(metrics_get(m, "imageguard_webhook_rejected_total", big), 2);
+	ck_assert_double_eq(metrics_get(m, "imageguard_webhook_rejected_total", slow), 1);
+	webhook_free(w);
+	metrics_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("webhook");
@@ -388,6 +547,9 @@ int main(void)
 	tcase_add_test(tc, token_file);
 	tcase_add_test(tc, serve);
 	tcase_add_test(tc, slow_clients);
+	tcase_add_test(tc, rejections_rate_limited);
+	tcase_add_test(tc, body_caps);
+	tcase_add_test(tc, flood_is_one_early_pass_per_repository);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -86,6 +86,7 @@ START_TEST(declare)
 	ck_assert_int_eq(passmetrics_declare_webhook(m), 0);
 	text = render(m);
 	ck_assert(has_line(text, "# TYPE imageguard_webhook_requests_total counter\n"));
+	ck_assert(has_line(text, "# TYPE imageguard_webhook_rejected_total counter\n"));
 	ck_assert(has_line(text, "# TYPE imageguard_push_to_commit_seconds histogram\n"));
 	free(text);
 	metrics_free(m);

@@ -462,6 +462,62 @@ START_TEST(gcp_and_azure_cached_and_renewed)
 }
 END_TEST
 
+/* Look-alike hosts, each standing on the fixture (which would answer them as the registry):
+ * every provider refuses the host before any token is minted (the fixture counts each one),
+ * so nothing could be sent there (issue 34: a prefix and a bare suffix match let an ECR token
+ * go to <ecr host>.<anything> and a Google token to evilgcr.io). */
+START_TEST(lookalike_hosts_get_no_token)
+{
+	static const struct {
+		const char *provider, *fmt, *stat;
+	} cases[] = {
+	    {"aws", "%s.evil.localhost:%s", "ecr"},
+	    {"aws", "x%s.localhost:%s", "ecr"},
+	    {"gcp", "evilgcr.io.localhost:%s", "gce-metadata"},
+	    {"gcp", "gcr.io.evil.localhost:%s", "gce-metadata"},
+	    {"gcp", "europe-docker.pkg.dev.evil.localhost:%s", "gce-metadata"},
+	    {"azure", "evilazurecr.io.localhost:%s", "entra"},
+	    {"azure", "example.azurecr.io.evil.localhost:%s", "entra"},
+	};
+	char port[16], ecr[256], buf[256];
+	const char *at;
+
+	snprintf(port, sizeof(port), "%lld",
+	         (long long)json_integer_value(json_object_get(cloud.state, "port")));
+	at = strstr(cloud.ecr, ".localhost");
+	ck_assert_ptr_nonnull(at);
+	snprintf(ecr, sizeof(ecr), "%.*s", (int)(at - cloud.ecr), cloud.ecr);
+	snprintf(buf, sizeof(buf), "127.0.0.1:%s", port);
+	setenv("GCE_METADATA_HOST", buf, 1);
+	snprintf(buf, sizeof(buf), "%s/", cloud.url);
+	setenv("AZURE_AUTHORITY_HOST", buf, 1);
+	setenv("AZURE_FEDERATED_TOKEN_FILE", field_path("sa_azure"), 1);
+	setenv("AZURE_CLIENT_ID", "a0b1c2d3-0000-4000-8000-imageguard01", 1);
+	setenv("AZURE_TENANT_ID", "72f988bf-86f1-41af-91ab-2d7cd011db47", 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct registry_creds c = REGISTRY_CREDS_INIT;
+		struct error err = ERROR_INIT;
+		char host[300];
+		long long n0 = stat_of(cases[i].stat);
+
+		if (strcmp(cases[i].provider, "aws") == 0)
+			snprintf(host, sizeof(host), cases[i].fmt, ecr, port);
+		else
+			snprintf(host, sizeof(host), cases[i].fmt, port);
+		cloudauth_reset();
+		ck_assert_msg(cloudauth_creds(&c, cases[i].provider, host, true, &err) ==
+		                  IG_EINVALID,
+		              "%s '%s': %s", cases[i].provider, host, err.msg);
+		ck_assert_msg(strstr(err.msg, "is not"), "%s", err.msg);
+		ck_assert_int_eq(stat_of(cases[i].stat), n0);
+		creds_release(&c);
+	}
+	unsetenv("GCE_METADATA_HOST");
+	unsetenv("AZURE_CLIENT_ID");
+	cloudauth_reset();
+}
+END_TEST
+
 START_TEST(revoked_refreshed_once_then_error)
 {
 	struct registry_creds c = REGISTRY_CREDS_INIT;
@@ -941,6 +997,7 @@ int main(void)
 	tcase_add_test(tf, gcp_object_identity);
 	tcase_add_test(tf, endpoint_overrides);
 	tcase_add_test(tf, gcp_and_azure_cached_and_renewed);
+	tcase_add_test(tf, lookalike_hosts_get_no_token);
 	tcase_add_test(tf, pod_identity_errors);
 	tcase_add_test(tf, missing_environment);
 	suite_add_tcase(s, tf);

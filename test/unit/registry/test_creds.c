@@ -76,6 +76,15 @@ static const struct {
     {"{\"auths\":{\"q.example\":{\"registrytoken\":\"tok\"}}}", "q.example", 0, NULL, NULL, "tok"},
     /* no entry for the host, no auths at all: anonymous */
     {"{\"auths\":{\"other.example\":{\"auth\":\"" AUTH_B64 "\"}}}", "ghcr.io", 0, NULL, NULL, NULL},
+    /* an entry's credentials go only to that exact host: look-alike keys give nothing */
+    {"{\"auths\":{\"ghcr.io.evil.example\":{\"auth\":\"" AUTH_B64 "\"},"
+     "\"evilghcr.io\":{\"auth\":\"" AUTH_B64 "\"},\"evil.ghcr.io\":{\"auth\":\"" AUTH_B64
+     "\"},\"https://evil.example/ghcr.io\":{\"auth\":\"" AUTH_B64 "\"},"
+     "\"ghcr.io:443\":{\"auth\":\"" AUTH_B64 "\"}}}",
+     "ghcr.io", 0, NULL, NULL, NULL},
+    {"{\"auths\":{\"ghcr.io\":{\"auth\":\"" AUTH_B64 "\"}}}", "ghcr.io.evil.example", 0, NULL, NULL,
+     NULL},
+    {"{\"auths\":{\"ghcr.io\":{\"auth\":\"" AUTH_B64 "\"}}}", "evilghcr.io", 0, NULL, NULL, NULL},
     {"{\"credsStore\":\"desktop\"}", "ghcr.io", 0, NULL, NULL, NULL},
     /* a port is part of the host */
     {"{\"auths\":{\"127.0.0.1:5001\":{\"auth\":\"" AUTH_B64 "\"}}}", "127.0.0.1:5000", 0, NULL,
