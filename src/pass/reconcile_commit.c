@@ -153,10 +153,14 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	in.changes = changes;
 	in.n = n;
 	buf_reset(msg);
-	if (error == 0)
-		error = commitmsg_render(msg, &in, err);
-	else
+	if (error == 0 && (error = commitmsg_render(msg, &in, err)) < 0) {
+		/* the template is the automation's configuration (over budget, or failing on
+		 * the real data): error/config naming the object and the field */
+		ar->template_failed = true;
+		error_prefix(err, "automation '%s': 'spec.git.commit.messageTemplate'", ar->a->id);
+	} else if (error < 0) {
 		error_oom(err);
+	}
 	free(changes);
 	strvec_release(&notes);
 	return error;
@@ -263,14 +267,19 @@ bool reconcile_any_write(const struct autorun *ar)
 	return false;
 }
 
-void reconcile_fail_writes(struct autorun *ar, const char *msg)
+static void fail_writes(struct autorun *ar, enum guard_reason reason, const char *msg)
 {
 	for (size_t i = 0; i < ar->len; i++)
 		if (ar->items[i].new_value) {
-			guard_fail(&ar->items[i].d, GUARD_GIT, "%s", msg);
+			guard_fail(&ar->items[i].d, reason, "%s", msg);
 			free(ar->items[i].new_value);
 			ar->items[i].new_value = NULL;
 		}
+}
+
+void reconcile_fail_writes(struct autorun *ar, const char *msg)
+{
+	fail_writes(ar, GUARD_GIT, msg);
 }
 
 int reconcile_open_git(struct autorun *ar, struct error *err)
@@ -323,7 +332,13 @@ int reconcile_commit(struct autorun *ar)
 		reconcile_fail_writes(ar, "stopping: commit not started");
 		return 0;
 	}
+	ar->template_failed = false;
 	error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
+	if (error < 0 && ar->template_failed) {
+		log_error("config.template", "%s", err.msg);
+		fail_writes(ar, GUARD_CONFIG, err.msg);
+		return 0;
+	}
 	if (error < 0) {
 		log_error("git.push", "automation '%s': %s", ar->a->id, err.msg);
 		reconcile_fail_writes(ar, err.msg);

@@ -74,6 +74,7 @@ struct autorun {
 	enum autorun_state state;
 	size_t ready_from; /* markers before it are known to have final listings */
 	char commit[41];
+	bool template_failed; /* the commit's messageTemplate failed: error/config, not git */
 	struct report report; /* its markers' items, joined to the pass's in config order */
 };
 

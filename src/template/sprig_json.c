@@ -162,7 +162,11 @@ static const struct tval *to_json(struct texec *x, const struct tval *v, const c
                                   bool must)
 {
 	struct buf b = BUF_INIT_MAX(texec_cap(x));
-	int rc = json_value(&b, v, indent, 0);
+	int rc;
+
+	if (!texec_charge_deep(x, v))
+		return NULL;
+	rc = json_value(&b, v, indent, 0);
 
 	if (rc == IG_EINVALID) {
 		buf_release(&b);

@@ -48,13 +48,18 @@ static bool need_dict(struct texec *x, const char *fn, const struct tval *v)
 	return false;
 }
 
-static bool in_list(const struct tval *l, const struct tval *v)
+/* Whether l holds v (reflect.DeepEqual); a comparison costs the compared values' weight, so
+ * uniq's quadratic work and values sharing parts are held to the budget (x->rc tells). */
+static bool in_list(struct texec *x, const struct tval *l, const struct tval *v)
 {
 	size_t i;
 
-	for (i = 0; i < l->len; i++)
+	for (i = 0; i < l->len; i++) {
+		if (!texec_charge_deep(x, v) || !texec_charge_deep(x, l->items[i]))
+			return false;
 		if (tval_deep_equal(l->items[i], v))
 			return true;
+	}
 	return false;
 }
 
@@ -193,11 +198,11 @@ static const struct tval *filter(struct texec *x, const struct tval *l, const ch
 	omitted.len = nomit;
 	for (i = 0; i < l->len; i++) {
 		const struct tval *v = l->items[i];
-		bool keep = mode == 'u'   ? !in_list(r, v)
-		            : mode == 'w' ? !in_list(&omitted, v)
+		bool keep = mode == 'u'   ? !in_list(x, r, v)
+		            : mode == 'w' ? !in_list(x, &omitted, v)
 		                          : tval_truth(v);
 
-		if (keep && !push(x, r, v))
+		if (x->rc || (keep && !push(x, r, v)))
 			return NULL;
 	}
 	return r;
@@ -227,7 +232,7 @@ static const struct tval *fn_has(struct texec *x, const struct tval *const *a, s
 		return tval_bool(false);
 	if (!need_list(x, "find has", a[1]))
 		return NULL;
-	return tval_bool(in_list(a[1], a[0]));
+	return in_list(x, a[1], a[0]) ? tval_bool(true) : x->rc ? NULL : tval_bool(false);
 }
 
 static const struct tval *fn_slice(struct texec *x, const struct tval *const *a, size_t n)
@@ -399,6 +404,8 @@ static struct tval *split_n(struct texec *x, const char *s, size_t len, const ch
 
 	if (!r || max == 0)
 		return r;
+	if (!texec_charge(x, (len / 64 + 1) * (slen / 64 + 1))) /* the naive search's worst */
+		return NULL;
 	while (i < len && (max < 0 || (long long)r->len + 1 < max)) {
 		size_t w = slen ? slen : tutf8_decode(s + i, len - i, &cp);
 
@@ -678,7 +685,7 @@ static const struct tval *deep_copy(struct texec *x, const struct tval *v)
 static const struct tval *fn_deep_copy(struct texec *x, const struct tval *const *a, size_t n)
 {
 	(void)n;
-	return deep_copy(x, a[0]);
+	return texec_charge_deep(x, a[0]) ? deep_copy(x, a[0]) : NULL;
 }
 
 /* ---- defaults ---- */

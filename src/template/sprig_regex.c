@@ -9,8 +9,10 @@
 #include "template_private.h"
 
 struct re {
+	struct texec *x; /* whose budget the matches spend */
 	pcre2_code *code;
 	pcre2_match_data *md;
+	pcre2_match_context *mctx; /* the budget's backtracking limits */
 };
 
 /* A construct RE2 does not have, or NULL. */
@@ -52,13 +54,15 @@ static const char *re2_unsupported(const char *p, size_t n)
 	return NULL;
 }
 
-static int re_compile(struct re *re, const struct tval *pattern, char *why, size_t whylen)
+static int re_compile(struct texec *x, struct re *re, const struct tval *pattern, char *why,
+                      size_t whylen)
 {
 	const char *bad = re2_unsupported(pattern->s, pattern->len);
 	PCRE2_SIZE off;
 	int code;
 
 	memset(re, 0, sizeof(*re));
+	re->x = x;
 	if (bad) {
 		snprintf(why, whylen, "invalid or unsupported Perl syntax: `%s`", bad);
 		return -1;
@@ -73,16 +77,22 @@ static int re_compile(struct re *re, const struct tval *pattern, char *why, size
 		snprintf(why, whylen, "%s at offset %zu", (const char *)msg, (size_t)off);
 		return -1;
 	}
-	if (!(re->md = pcre2_match_data_create_from_pattern(re->code, NULL))) {
+	if (!(re->md = pcre2_match_data_create_from_pattern(re->code, NULL)) ||
+	    !(re->mctx = pcre2_match_context_create(NULL))) {
+		pcre2_match_data_free(re->md);
 		pcre2_code_free(re->code);
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
+	/* Go's RE2 is linear; PCRE2 backtracks, so a hostile pattern is held to the budget */
+	pcre2_set_match_limit(re->mctx, TEMPLATE_MATCH_LIMIT);
+	pcre2_set_depth_limit(re->mctx, TEMPLATE_MATCH_DEPTH_LIMIT);
 	return 0;
 }
 
 static void re_free(struct re *re)
 {
+	pcre2_match_context_free(re->mctx);
 	pcre2_match_data_free(re->md);
 	pcre2_code_free(re->code);
 }
@@ -96,7 +106,7 @@ static bool compile_or_fail(struct texec *x, struct re *re, const char *fn, cons
 		           p->type);
 		return false;
 	}
-	if (re_compile(re, p, why, sizeof(why)) < 0) {
+	if (re_compile(x, re, p, why, sizeof(why)) < 0) {
 		texec_fail(x, IG_EINVALID, "error calling %s: regexp: Compile(%.*s): %s", fn,
 		           (int)(p->len > 80 ? 80 : p->len), p->s, why);
 		return false;
@@ -104,13 +114,22 @@ static bool compile_or_fail(struct texec *x, struct re *re, const char *fn, cons
 	return true;
 }
 
-/* One match at or after pos: ov[0..] offsets, or false. */
+/* One match at or after pos: ov[0..] offsets, or false (also after texec_fail: the budget is
+ * spent, or the match backtracked past its limits). A match costs the bytes it scanned. */
 static bool re_exec(struct re *re, const char *s, size_t len, size_t pos, PCRE2_SIZE **ov)
 {
-	if (pcre2_match(re->code, (PCRE2_SPTR)s, len, pos, 0, re->md, NULL) < 0)
+	int rc = pcre2_match(re->code, (PCRE2_SPTR)s, len, pos, 0, re->md, re->mctx);
+
+	if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+		texec_fail(re->x, IG_ETOOBIG,
+		           "over budget: a regex match backtracked more than %d times",
+		           TEMPLATE_MATCH_LIMIT);
 		return false;
+	}
 	*ov = pcre2_get_ovector_pointer(re->md);
-	return true;
+	if (!texec_charge_timed(re->x, 1 + ((rc < 0 ? len : (*ov)[1]) - pos) / 64))
+		return false;
+	return rc >= 0;
 }
 
 static size_t rune_width(const char *s, size_t len, size_t pos)
@@ -162,14 +181,14 @@ static const struct tval *fn_regex_match(struct texec *x, const struct tval *con
 	if (!targ_string(x, "regexMatch", a[0], &s, &len) ||
 	    !targ_string(x, "regexMatch", a[1], &s, &len))
 		return NULL;
-	if (re_compile(&re, a[0], why, sizeof(why)) < 0) {
+	if (re_compile(x, &re, a[0], why, sizeof(why)) < 0) {
 		if (must)
 			return texec_fail(x, IG_EINVALID, "error calling mustRegexMatch: %s", why);
 		return tval_bool(false); /* Sprig's regexMatch ignores the compile error */
 	}
 	m = re_exec(&re, s, len, 0, &ov);
 	re_free(&re);
-	return tval_bool(m);
+	return x->rc ? NULL : tval_bool(m);
 }
 
 static const struct tval *fn_regex_match_lax(struct texec *x, const struct tval *const *a, size_t n)
@@ -198,7 +217,7 @@ static const struct tval *fn_regex_find(struct texec *x, const struct tval *cons
 	r = re_exec(&re, s, len, 0, &ov) ? tval_string(x->arena, s + ov[0], ov[1] - ov[0])
 	                                 : tval_cstring(x->arena, "");
 	re_free(&re);
-	return texec_check(x, r);
+	return x->rc ? NULL : texec_check(x, r);
 }
 
 static const struct tval *fn_regex_find_all(struct texec *x, const struct tval *const *a, size_t n)
@@ -220,6 +239,8 @@ static const struct tval *fn_regex_find_all(struct texec *x, const struct tval *
 	}
 	count = all_matches(&re, s, len, max < 0 ? -1 : max, pairs, len + 2);
 	re_free(&re);
+	if (x->rc)
+		return NULL;
 	if (!(r = tval_list(x->arena, count, "[]string", TV_STRING)))
 		return texec_check(x, NULL);
 	for (i = 0; i < count; i++)
@@ -316,6 +337,10 @@ static const struct tval *replace_all(struct texec *x, const struct tval *const 
 			search = end;
 	}
 	re_free(&re);
+	if (x->rc) {
+		buf_release(&b);
+		return NULL;
+	}
 	if (rc == 0)
 		rc = buf_append(&b, s + last_end, len - last_end);
 	return texec_string(x, &b, rc);
@@ -365,6 +390,8 @@ static const struct tval *fn_regex_split(struct texec *x, const struct tval *con
 	}
 	count = all_matches(&re, s, len, max, pairs, len + 2);
 	re_free(&re);
+	if (x->rc)
+		return NULL;
 	for (i = 0; i < count; i++) {
 		if (max > 0 && (long long)r->len == max - 1)
 			break;

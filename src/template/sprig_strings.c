@@ -205,6 +205,8 @@ static const struct tval *fn_repeat(struct texec *x, const struct tval *const *a
 	(void)n;
 	if (count < 0)
 		return texec_fail(x, IG_EINVALID, "error calling repeat: negative Repeat count");
+	if (len == 0)
+		count = 0; /* Go's strings.Repeat: nothing to repeat is no work */
 	for (i = 0; rc == 0 && i < count; i++)
 		rc = buf_append(&b, s, len);
 	return texec_string(x, &b, rc);
@@ -302,6 +304,9 @@ static const struct tval *affix(struct texec *x, const struct tval *const *a, co
 		return tval_bool(!memcmp(s, p, plen));
 	if (where == 's')
 		return tval_bool(!memcmp(s + len - plen, p, plen));
+	/* a naive search: its worst case is charged */
+	if (!texec_charge(x, ((len - plen) / 64 + 1) * (plen / 64 + 1)))
+		return NULL;
 	for (i = 0; i + plen <= len; i++)
 		if (!memcmp(s + i, p, plen))
 			return tval_bool(true);
@@ -427,6 +432,10 @@ static const struct tval *fn_replace(struct texec *x, const struct tval *const *
 			i += w ? w : 1;
 		}
 		return texec_string(x, &b, rc);
+	}
+	if (!texec_charge(x, (len / 64 + 1) * (olen / 64 + 1))) { /* the naive search's worst */
+		buf_release(&b);
+		return NULL;
 	}
 	while (rc == 0 && i < len) {
 		if (i + olen <= len && !memcmp(s + i, old, olen)) {

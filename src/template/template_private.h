@@ -81,8 +81,12 @@ struct texec {
 	size_t line; /* of the action being run, for errors */
 	struct tvar *vars;
 	size_t nvars, capvars;
-	size_t depth;      /* template calls */
-	size_t iterations; /* range iterations, all loops together */
+	size_t depth;             /* template calls */
+	size_t iterations;        /* range iterations, all loops together */
+	unsigned long steps;      /* the step budget spent (texec_charge) */
+	unsigned long next_clock; /* steps at which the CPU clock is read next */
+	long long cpu_deadline;   /* thread CPU time (ns) at which the budget ends */
+	size_t out_limit;         /* bytes this execution may append to out */
 };
 
 /* A function: args already evaluated (and/or are handled by the executor). Returns the result,
@@ -108,6 +112,19 @@ extern const struct tfunc_entry sprig_json_table[];
 /* Records the first error ("template 'name': line N: ...") and returns NULL. */
 const struct tval *texec_fail(struct texec *x, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Spends cost steps of the budget (template.h); false after texec_fail when it is spent or the
+ * CPU time is over. Functions whose work is not proportional to their arguments' and result's
+ * sizes charge it themselves. */
+bool texec_charge(struct texec *x, size_t cost);
+/* texec_charge reading the CPU clock now: after work whose time its cost may not show (one
+ * regex match backtracks up to TEMPLATE_MATCH_LIMIT times). */
+bool texec_charge_timed(struct texec *x, size_t cost);
+/* The size of v counted through nested lists and maps (a value may share parts: the count is
+ * what walking it costs), stopping at cap. */
+size_t texec_weight(const struct tval *v, size_t cap);
+/* texec_charge of v's weight. */
+bool texec_charge_deep(struct texec *x, const struct tval *v);
+
 /* NULL (and an error) when the arena is exhausted, else v. */
 const struct tval *texec_check(struct texec *x, const struct tval *v);
 

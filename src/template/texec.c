@@ -3,8 +3,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "template_private.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 enum { WALK_OK = 0, WALK_ERROR = -1, WALK_BREAK = 1, WALK_CONTINUE = 2 };
 
@@ -43,9 +53,91 @@ const struct tval *texec_string(struct texec *x, struct buf *b, int rc)
 	return v;
 }
 
+/* ---- the budget ---- */
+
+/* Steps between two readings of the CPU clock (a reading costs a system call or a vDSO call). */
+#define CLOCK_EVERY 256
+
+static long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0; /* no thread clock: the step budget still holds */
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+bool texec_charge_timed(struct texec *x, size_t cost)
+{
+	x->next_clock = x->steps;
+	return texec_charge(x, cost);
+}
+
+bool texec_charge(struct texec *x, size_t cost)
+{
+	if (x->rc)
+		return false;
+	x->steps += cost < TEMPLATE_STEPS_MAX ? cost : TEMPLATE_STEPS_MAX;
+	if (x->steps > TEMPLATE_STEPS_MAX)
+		return texec_fail(x, IG_ETOOBIG, "over budget: more than %d steps",
+		                  TEMPLATE_STEPS_MAX),
+		       false;
+	if (x->steps >= x->next_clock) {
+		x->next_clock = x->steps + CLOCK_EVERY;
+		if (thread_cpu_ns() > x->cpu_deadline)
+			return texec_fail(x, IG_ETOOBIG, "over budget: more than %d ms of CPU time",
+			                  TEMPLATE_CPU_MS),
+			       false;
+	}
+	return true;
+}
+
+size_t texec_weight(const struct tval *v, size_t cap)
+{
+	size_t w = 1, i;
+
+	if (v->kind == TV_STRING)
+		return 1 + v->len / 64;
+	if (v->kind != TV_LIST && v->kind != TV_MAP && v->kind != TV_STRUCT)
+		return 1;
+	for (i = 0; i < v->len && w < cap; i++) {
+		const struct tval *e = v->kind == TV_LIST  ? v->items[i]
+		                       : v->kind == TV_MAP ? v->vals[i]
+		                                           : v->fields[i].v;
+
+		if (e)
+			w += texec_weight(e, cap - w);
+	}
+	return w;
+}
+
+bool texec_charge_deep(struct texec *x, const struct tval *v)
+{
+	size_t left =
+	    TEMPLATE_STEPS_MAX - (x->steps < TEMPLATE_STEPS_MAX ? x->steps : TEMPLATE_STEPS_MAX);
+
+	return texec_charge(x, texec_weight(v, left + 1));
+}
+
+/* What a function's result and string arguments cost beyond the call: scanning or building
+ * them (a list or map built costs its length). */
+static size_t call_cost(const struct tval *const *args, size_t n, const struct tval *r)
+{
+	size_t cost = 1, i;
+
+	for (i = 0; i < n; i++)
+		if (args[i] && args[i]->kind == TV_STRING)
+			cost += args[i]->len / 64;
+	if (r && r->kind == TV_STRING)
+		cost += r->len / 64;
+	else if (r && (r->kind == TV_LIST || r->kind == TV_MAP))
+		cost += r->len;
+	return cost;
+}
+
 size_t texec_cap(const struct texec *x)
 {
-	return x->out->max ? x->out->max : (size_t)1 << 20;
+	return x->out_limit;
 }
 
 /* ---- variables ---- */
@@ -125,7 +217,9 @@ static const struct tval *field_chain(struct texec *x, const struct tval *recv, 
 	size_t i;
 
 	for (i = from; i < n && recv; i++)
-		recv = field_of(x, idents[i], recv, i + 1 == n && has_args(cmd, final));
+		recv = !texec_charge(x, 1)
+		           ? NULL
+		           : field_of(x, idents[i], recv, i + 1 == n && has_args(cmd, final));
 	return recv;
 }
 
@@ -205,6 +299,7 @@ static const struct tval *eval_function(struct texec *x, const struct tnode *id,
 {
 	const struct tval *argv[64];
 	const struct tfunc_entry *f;
+	const struct tval *v;
 	size_t n = 0, i;
 	size_t line = id->line;
 	bool unimpl;
@@ -231,7 +326,12 @@ static const struct tval *eval_function(struct texec *x, const struct tnode *id,
 		                  "wrong number of args for %s: want at least %d got %zu", f->name,
 		                  f->min_args, n);
 	}
-	return f->fn(x, argv, n);
+	if (!texec_charge(x, 1))
+		return NULL;
+	v = f->fn(x, argv, n);
+	if (v && !texec_charge(x, call_cost(argv, n, v)))
+		return NULL;
+	return v;
 }
 
 static const struct tval *not_a_function(struct texec *x, const struct tnode *cmd,
@@ -301,7 +401,7 @@ static int print_value(struct texec *x, const struct tval *v)
 
 	if (rc < 0)
 		texec_fail(x, rc == IG_ETOOBIG ? IG_ETOOBIG : IG_EFAIL,
-		           "output longer than %zu bytes", x->out->max);
+		           "over budget: output longer than %zu bytes", x->out_limit);
 	return rc < 0 ? WALK_ERROR : WALK_OK;
 }
 
@@ -458,6 +558,8 @@ static int walk(struct texec *x, const struct tnode *n, const struct tval *dot)
 	size_t i;
 	int rc = WALK_OK;
 
+	if (!texec_charge(x, 1 + (n->kind == TN_TEXT ? n->len / 64 : 0)))
+		return WALK_ERROR;
 	switch (n->kind) {
 	case TN_LIST:
 		for (i = 0; i < n->nkids && rc == WALK_OK; i++)
@@ -465,8 +567,9 @@ static int walk(struct texec *x, const struct tnode *n, const struct tval *dot)
 		return rc;
 	case TN_TEXT:
 		if (buf_append(x->out, n->text, n->len) < 0)
-			return texec_fail(x, IG_ETOOBIG, "output longer than %zu bytes",
-			                  x->out->max),
+			return texec_fail(x, IG_ETOOBIG,
+			                  "over budget: output longer than %zu bytes",
+			                  x->out_limit),
 			       WALK_ERROR;
 		return WALK_OK;
 	case TN_ACTION:
@@ -490,18 +593,55 @@ static int walk(struct texec *x, const struct tnode *n, const struct tval *dot)
 	}
 }
 
-int template_execute(struct buf *out, const struct template *t, const struct tval *data,
-                     struct tarena *arena, struct error *err)
+/* Runs root over data within the budget; out grows by at most TEMPLATE_OUTPUT_MAX. */
+static int execute(struct buf *out, const struct template *t, const struct tnode *root,
+                   const struct tval *data, struct tarena *arena, struct error *err)
 {
 	struct texec x = {.t = t, .arena = arena, .out = out, .err = err, .line = 1};
+	size_t max = out->max;
 	int rc;
 
+	if (!max || max - out->len > TEMPLATE_OUTPUT_MAX)
+		out->max = out->len + TEMPLATE_OUTPUT_MAX;
+	x.out_limit = out->max - out->len;
+	/* valgrind runs code ~50 times slower: the same work gets the same budget */
+	x.cpu_deadline = thread_cpu_ns() +
+	                 (long long)TEMPLATE_CPU_MS * 1000000LL * (RUNNING_ON_VALGRIND ? 50 : 1);
+	x.next_clock = CLOCK_EVERY;
 	if (push_var(&x, "$", data ? data : tval_nil()) < 0)
 		rc = x.rc;
 	else
-		rc = walk(&x, t->root, data ? data : tval_nil()) == WALK_ERROR ? x.rc : 0;
+		rc = walk(&x, root, data ? data : tval_nil()) == WALK_ERROR ? x.rc : 0;
 	free(x.vars);
+	out->max = max;
 	if (rc == 0 && x.rc)
 		rc = x.rc;
 	return rc < 0 ? rc : 0;
+}
+
+int template_execute(struct buf *out, const struct template *t, const struct tval *data,
+                     struct tarena *arena, struct error *err)
+{
+	return execute(out, t, t->root, data, arena, err);
+}
+
+int template_execute_define(struct buf *out, const struct template *t, const char *name,
+                            const struct tval *data, struct tarena *arena, struct error *err)
+{
+	const struct tdefine *d = find_define(t, name, strlen(name));
+
+	if (!d)
+		return error_set(err, IG_ENOTFOUND, "template '%s': no such template \"%s\"",
+		                 t->name, name);
+	return execute(out, t, d->list, data, arena, err);
+}
+
+size_t template_define_count(const struct template *t)
+{
+	return t->ndefs;
+}
+
+const char *template_define_name(const struct template *t, size_t i)
+{
+	return i < t->ndefs ? t->defs[i].name : NULL;
 }

@@ -62,8 +62,9 @@ int commitmsg_lease_of(char *name, size_t n, long *transitions, const char *msg)
 
 /* Checks a template at configuration load: syntax, functions (a Sprig function imageguard does
  * not implement is an error naming it), and, by a trial run on sample data, fields Flux's data
- * does not have (the removed `.Updated` and `.Changed.ImageResult` with Flux's messages). Same
- * errors as commitmsg_render. */
+ * does not have (the removed `.Updated` and `.Changed.ImageResult` with Flux's messages), and
+ * the execution budget (template.h: the template and each {{define}} run on one sample change;
+ * IG_ETOOBIG). Same errors as commitmsg_render. */
 int commitmsg_check(const char *tmpl, const char *tmpl_name, struct error *err);
 
 #endif

@@ -213,6 +213,43 @@ START_TEST(check_matches_render)
 }
 END_TEST
 
+/* A template over its budget (template.h) is refused at load, on one sample change: infinite
+ * recursion, a recursive define that only some data would call, and output past the budget. */
+START_TEST(check_budget)
+{
+	static const char *const hostile[] = {
+	    "{{define \"a\"}}{{template \"a\"}}{{end}}{{template \"a\"}}",
+	    "{{define \"a\"}}{{template \"a\" .}}{{template \"a\" .}}{{end}}"
+	    "{{if gt (len .Changed.Changes) 100}}{{template \"a\" .}}{{end}}",
+	    "{{range until 100000}}{{repeat 100 \"x\"}}{{end}}",
+	    "{{regexMatch \"^(a+)+$\" (printf \"%sb\" (repeat 40 \"a\"))}}",
+	};
+	struct error err = ERROR_INIT;
+	struct buf many = BUF_INIT;
+
+	/* 200 defines of a few ms each: each within the budget, together over it */
+	for (int i = 0; i < 200; i++)
+		ck_assert_int_eq(buf_printf(&many,
+		                            "{{define \"d%d\"}}{{range until 20}}{{regexMatch "
+		                            "\"^(a|aa)*$\" \"aaaaaaaaaaaaaaaaaaaaaaaab\"}}{{end}}"
+		                            "{{end}}",
+		                            i),
+		                 0);
+	ck_assert_int_eq(commitmsg_check(many.data, "messageTemplate", &err), IG_ETOOBIG);
+	ck_assert_msg(strstr(err.msg, "over budget: its defines took more than 200 ms"), "%s",
+	              err.msg);
+	buf_release(&many);
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		ck_assert_msg(commitmsg_check(hostile[i], "messageTemplate", &err) == IG_ETOOBIG,
+		              "%s", hostile[i]);
+		ck_assert_msg(strstr(err.msg, "template 'messageTemplate'"), "%s", err.msg);
+	}
+	ck_assert_int_eq(commitmsg_check("{{define \"a\"}}[{{.}}]{{end}}{{template \"a\" 1}}",
+	                                 "messageTemplate", &err),
+	                 0);
+}
+END_TEST
+
 static const struct commitmsg_change two[] = {
     {.policy = "apps/web",
      .old_value = "ghcr.io/o/web:1.0.0",
@@ -390,6 +427,9 @@ int main(void)
 	int failed;
 
 	tcase_add_loop_test(tc, flux_corpus, 0, sizeof(flux_cases) / sizeof(flux_cases[0]));
+	/* check_budget spends whole CPU budgets: wall time on a busy machine is much more */
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, check_budget);
 	tcase_add_loop_test(tc, check_matches_render, 0,
 	                    sizeof(flux_cases) / sizeof(flux_cases[0]));
 	tcase_add_test(tc, default_message_and_trailers);
