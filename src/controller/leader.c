@@ -53,7 +53,11 @@ static void publish(struct leader *l)
 	before = l->state;
 	l->state = l->lease.state;
 	l->renewed_at = l->lease.renewed_at;
-	l->transitions = l->lease.observed.transitions;
+	/* The generation is the one this replica led under: a deposed leader that kept reading
+	 * the Lease must not stamp its late commits with its successor's generation (the
+	 * head-lease check refuses a push under an older generation than the head's). */
+	if (l->lease.state == LEASE_LEADING)
+		l->transitions = l->lease.observed.transitions;
 	pthread_mutex_unlock(&l->mu);
 	if (l->o.metrics)
 		metrics_set(l->o.metrics, "imageguard_leader", NULL,

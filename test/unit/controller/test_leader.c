@@ -351,7 +351,7 @@ START_TEST(lost_when_another_holds_it)
 	volatile sig_atomic_t lost = 0;
 	struct metrics *m = NULL;
 	struct leader *l;
-	char name[LEASE_MAX_NAME], path[200];
+	char name[LEASE_MAX_NAME], path[200], led[128], gen[128];
 	json_t *lease;
 	int rc = IG_ECONFLICT;
 
@@ -360,6 +360,7 @@ START_TEST(lost_when_another_holds_it)
 	snprintf(path, sizeof(path), LEASES "%s", name);
 	l = start("taken", true, &lost, m);
 	ck_assert_msg(wait_for(leader_is_leading, l, 15000), "not leading");
+	leader_generation(l, led, sizeof(led));
 
 	/* another holder writes the Lease (retrying if a renewal came between) */
 	for (int i = 0; i < 20 && rc == IG_ECONFLICT; i++) {
@@ -387,6 +388,9 @@ START_TEST(lost_when_another_holds_it)
 	ck_assert(gauge(m) == 0);
 	nap_ms(1200); /* final: it does not take the Lease back */
 	ck_assert(leader_lost(l));
+	/* its commits keep the generation it led under, never the intruder's (one more) */
+	leader_generation(l, gen, sizeof(gen));
+	ck_assert_str_eq(gen, led);
 
 	/* nothing to release: the other holder keeps it */
 	leader_stop(l);
