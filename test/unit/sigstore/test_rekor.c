@@ -120,7 +120,7 @@ END_TEST
 
 START_TEST(out_of_range_proofs)
 {
-	unsigned char h[32] = {0}, proof[MERKLE_MAX_PROOF + 1][32];
+	unsigned char h[32] = {0}, root[32], proof[MERKLE_MAX_PROOF + 1][32];
 
 	memset(proof, 0, sizeof(proof));
 	ck_assert(!merkle_verify_inclusion(h, 0, 0, NULL, 0, h));
@@ -129,6 +129,13 @@ START_TEST(out_of_range_proofs)
 	                                   MERKLE_MAX_PROOF + 1, h));
 	/* a one-leaf tree: the leaf hash is the root, no proof */
 	ck_assert(merkle_verify_inclusion(h, 0, 1, NULL, 0, h));
+	/* an index at the tree size is past the last leaf, even with a proof that the walk would
+	 * hash to the root (index 2 of 2: left of proof[0], then right of proof[1]) */
+	memset(proof[0], 0xaa, 32);
+	memset(proof[1], 0xbb, 32);
+	node(root, h, proof[0]);
+	node(root, proof[1], root);
+	ck_assert(!merkle_verify_inclusion(h, 2, 2, (const unsigned char(*)[32])proof, 2, root));
 }
 END_TEST
 

@@ -5,6 +5,7 @@
  * no one-byte tamper of a payload, signature or bundle may. */
 #include <check.h>
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -560,6 +561,32 @@ START_TEST(bundle_tampered)
 }
 END_TEST
 
+/* A message signature over an artifact that is not at hand is checked against its digest: it
+ * verifies under the signing key only, and neither another key nor a changed digest passes
+ * (EVP_PKEY_verify answers 0 for a wrong signature, which is not an error). */
+START_TEST(prehashed_signatures)
+{
+	EVP_PKEY *key = EVP_EC_gen("P-256"), *other = EVP_EC_gen("P-256");
+	EVP_PKEY_CTX *ctx;
+	unsigned char md[32], sig[256];
+	size_t len = sizeof(sig);
+
+	ck_assert(key && other);
+	ck_assert_int_eq(sigcrypto_sha256(md, "imageguard", 10), 0);
+	ctx = EVP_PKEY_CTX_new(key, NULL);
+	ck_assert(ctx && EVP_PKEY_sign_init(ctx) == 1 &&
+	          EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha256()) == 1 &&
+	          EVP_PKEY_sign(ctx, sig, &len, md, sizeof(md)) == 1);
+	EVP_PKEY_CTX_free(ctx);
+	ck_assert(sigcrypto_verify_prehashed(key, md, sig, len));
+	ck_assert(!sigcrypto_verify_prehashed(other, md, sig, len));
+	md[0] ^= 1;
+	ck_assert(!sigcrypto_verify_prehashed(key, md, sig, len));
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(other);
+}
+END_TEST
+
 /* A trusted root whose CT log keys are another key (the Rekor key) under the same log IDs: no
  * SCT verifies, the certificate is not trusted; with the real keys it is. */
 START_TEST(sct_under_another_key)
@@ -837,6 +864,7 @@ int main(void)
 	tcase_add_test(tc, legacy_keyless_rekor_tampered);
 	tcase_add_loop_test(tc, bundle_recorded, 0, sizeof(bundles) / sizeof(bundles[0]));
 	tcase_add_loop_test(tc, bundle_tampered, 0, 2);
+	tcase_add_test(tc, prehashed_signatures);
 	tcase_add_test(tc, sct_under_another_key);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dispatcher");

@@ -170,6 +170,24 @@ START_TEST(identity_rule_lists)
 }
 END_TEST
 
+/* A certificate without a SAN matches a rule without a subject regex (as cosign accepts),
+ * never one with a subject regex, however permissive. */
+START_TEST(identity_without_san)
+{
+	const struct oidcmatch_rule with[] = {{"github", ".*"}}, without[] = {{"github", NULL}};
+	struct fulcio_identity id = {"https://token.actions.githubusercontent.com", {""}, 0};
+	struct oidcmatch *m;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(oidcmatch_new(&m, with, 1, &err), 0);
+	ck_assert(!oidcmatch_test(m, &id));
+	oidcmatch_free(m);
+	ck_assert_int_eq(oidcmatch_new(&m, without, 1, &err), 0);
+	ck_assert(oidcmatch_test(m, &id));
+	oidcmatch_free(m);
+}
+END_TEST
+
 /* A hostile SAN cannot make a backtracking rule run away: the match limit ends it. */
 START_TEST(identity_match_limit)
 {
@@ -199,6 +217,7 @@ int main(void)
 	tcase_add_loop_test(tc, statement_subjects, 0, sizeof(subjects) / sizeof(subjects[0]));
 	tcase_add_loop_test(tc, identity_rules, 0, sizeof(matches) / sizeof(matches[0]));
 	tcase_add_test(tc, identity_rule_lists);
+	tcase_add_test(tc, identity_without_san);
 	tcase_add_test(tc, identity_match_limit);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -35,6 +35,12 @@ static const struct {
     /* regex: catastrophic backtracking (2^40 paths) */
     {"regex", "{{regexMatch \"^(a+)+$\" (printf \"%sb\" (repeat 40 \"a\"))}}", IG_ETOOBIG,
      "over budget: a regex match backtracked more than 1000000 times"},
+    /* a match that PCRE2's own default limit (10,000,000) lets finish: ours ends it */
+    {"regex-limit", "{{regexMatch \"^(a+)+$\" (printf \"%sb\" (repeat 20 \"a\"))}}", IG_ETOOBIG,
+     "over budget: a regex match backtracked more than 1000000 times"},
+    /* work in proportion to the bytes: a list holding a 100 kB string searched 2,000 times */
+    {"weight", "{{$l := list (repeat 100000 \"x\")}}{{range until 2000}}{{has 1 $l}}{{end}}",
+     IG_ETOOBIG, "more than 2000000 steps"},
     {"regexReplaceAll",
      "{{regexReplaceAll \"^(x+x+)+$\" (printf \"%sz\" (repeat 40 \"x\")) \"z\"}}", IG_ETOOBIG,
      "backtracked"},
