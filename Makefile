@@ -123,7 +123,7 @@ COV_BUILD := build-cov
 coverage: deps
 	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) CFLAGS='-O0 -g --coverage' LDFLAGS=--coverage \
 		$(COV_BUILD)/imageguard $(COV_BUILD)/imageguard-tags $(COV_BUILD)/imageguard-full \
-		$(TEST_SRCS:%.c=$(COV_BUILD)/%)
+		$(TEST_SRCS:%.c=$(COV_BUILD)/%) $(COV_BUILD)/test/sigcheck
 	@find $(COV_BUILD) -name '*.gcda' -delete
 	@BUILD=$(COV_BUILD) test/run; rc=$$?; scripts/coverage $(COV_BUILD) || rc=1; exit $$rc
 
