@@ -15,6 +15,17 @@
 #ifndef RUNNING_ON_VALGRIND
 #define RUNNING_ON_VALGRIND 0
 #endif
+/* AddressSanitizer's builds (make SANITIZE=1, the fuzzers) run this code a few times slower. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZER_SLOWDOWN 5
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZER_SLOWDOWN 5
+#endif
+#endif
+#ifndef SANITIZER_SLOWDOWN
+#define SANITIZER_SLOWDOWN 1
+#endif
 
 enum { WALK_OK = 0, WALK_ERROR = -1, WALK_BREAK = 1, WALK_CONTINUE = 2 };
 
@@ -604,9 +615,10 @@ static int execute(struct buf *out, const struct template *t, const struct tnode
 	if (!max || max - out->len > TEMPLATE_OUTPUT_MAX)
 		out->max = out->len + TEMPLATE_OUTPUT_MAX;
 	x.out_limit = out->max - out->len;
-	/* valgrind runs code ~50 times slower: the same work gets the same budget */
-	x.cpu_deadline = thread_cpu_ns() +
-	                 (long long)TEMPLATE_CPU_MS * 1000000LL * (RUNNING_ON_VALGRIND ? 50 : 1);
+	/* valgrind runs code ~50 times slower, ASan a few times: the same work gets the same
+	 * budget */
+	x.cpu_deadline = thread_cpu_ns() + (long long)TEMPLATE_CPU_MS * 1000000LL *
+	                                       (RUNNING_ON_VALGRIND ? 50 : SANITIZER_SLOWDOWN);
 	x.next_clock = CLOCK_EVERY;
 	if (push_var(&x, "$", data ? data : tval_nil()) < 0)
 		rc = x.rc;

@@ -21,7 +21,8 @@ struct template;
  * (docs/configuration.md#template-budget). Steps count every node walked, field read and
  * function call, with work-proportional costs for functions that scan or build (regex, repeat,
  * sha, join, uniq, ...). CPU time is the thread's (CLOCK_THREAD_CPUTIME_ID; 50 times as much
- * under valgrind, which runs code that much slower). The output cap
+ * under valgrind and 5 times under AddressSanitizer, which run code that much slower). The
+ * output cap
  * applies to what one execution appends. A regex match backtracks at most MATCH_LIMIT times.
  * Over budget, the execution fails with IG_ETOOBIG and a message containing "budget". */
 #define TEMPLATE_STEPS_MAX 2000000
