@@ -5,14 +5,21 @@ PREFIX ?= /usr/local
 PKGS := libcurl yaml-0.1 jansson libgit2 libpcre2-8 libmicrohttpd libcrypto gpgme yajl
 TEST_PKGS := check
 
-# SANITIZE=1 builds everything with ASan+UBSan into its own tree.
+# SANITIZE=1 builds everything with ASan+UBSan into its own tree; COVERAGE=1 instruments it for
+# gcov (-O0, a tree of its own too: build-cov, or build-asan-cov with both).
 ifeq ($(SANITIZE),1)
-BUILD ?= build-asan
+TREE := build-asan
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
-BUILD ?= build
+TREE := build
 SAN_FLAGS :=
 endif
+ifeq ($(COVERAGE),1)
+TREE := $(TREE)-cov
+SAN_FLAGS += --coverage
+CFLAGS ?= -O0 -g
+endif
+BUILD ?= $(TREE)
 
 WERROR := $(if $(CI),-Werror,)
 CFLAGS ?= -O2 -g
@@ -105,9 +112,16 @@ deps:
 	@scripts/install-deps
 
 # make check: dependencies, build, unit suites, then the integration tests against real peers.
+# With COVERAGE=1, then the lines covered per file and overall (scripts/coverage), failing below
+# its floors: CI runs `make check SANITIZE=1 COVERAGE=1`, one run for both verdicts.
 check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BINS) $(TEST_TOOLS)
+ifeq ($(COVERAGE),1)
+	@find $(BUILD) -name '*.gcda' -delete
+	@BUILD=$(BUILD) test/run; rc=$$?; scripts/coverage $(BUILD) || rc=1; exit $$rc
+else
 	@BUILD=$(BUILD) test/run
+endif
 
 unit: $(TEST_BINS)
 	@BUILD=$(BUILD) test/run --unit
@@ -116,16 +130,10 @@ unit: $(TEST_BINS)
 memcheck: $(TEST_BINS)
 	@BUILD=$(BUILD) test/run --unit --valgrind
 
-# Line coverage (gcov): an instrumented tree in build-cov/, the unit and integration suites run
-# against it (test/run: the same verdict as make check), then lines covered per file and overall
-# (scripts/coverage), failing below its floors.
-COV_BUILD := build-cov
-coverage: deps
-	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) CFLAGS='-O0 -g --coverage' LDFLAGS=--coverage \
-		$(COV_BUILD)/imageguard $(COV_BUILD)/imageguard-tags $(COV_BUILD)/imageguard-full \
-		$(TEST_SRCS:%.c=$(COV_BUILD)/%) $(COV_BUILD)/test/sigcheck
-	@find $(COV_BUILD) -name '*.gcda' -delete
-	@BUILD=$(COV_BUILD) test/run; rc=$$?; scripts/coverage $(COV_BUILD) || rc=1; exit $$rc
+# Line coverage (gcov): make check in an instrumented tree (build-cov/), then the lines
+# covered per file and overall (scripts/coverage), failing below its floors.
+coverage:
+	@$(MAKE) --no-print-directory check COVERAGE=1
 
 # Mutation testing (issue 39, docs/testing.md "Mutation"): each mutation of test/mutations.txt
 # applied in turn to a copy of the tree, the unit suites of the mutated file rebuilt and run
@@ -185,7 +193,7 @@ install: $(BIN) $(TAGS_BIN) $(FULL_BIN)
 	install -m 0755 $(FULL_BIN) $(DESTDIR)$(PREFIX)/libexec/imageguard/imageguard-full
 
 clean:
-	rm -rf build build-asan build-fuzz build-cov
+	rm -rf build build-asan build-fuzz build-cov build-asan-cov
 
 help:
 	@echo "targets: all check unit memcheck coverage mutate demo image bench chaos fuzz lint format install clean"
