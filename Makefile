@@ -197,7 +197,7 @@ clean:
 
 help:
 	@echo "targets: all check unit memcheck coverage mutate demo image bench chaos fuzz lint format install clean"
-	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), CI=1 (-Werror), MUTATE_SMOKE=N"
+	@echo "options: SANITIZE=1 (ASan+UBSan build in build-asan/), COVERAGE=1 (gcov, -cov tree; both: build-asan-cov/), CI=1 (-Werror), MUTATE_SMOKE=N"
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/obj/main.d $(BUILD)/obj/main-front.d $(BUILD)/obj/main-tags.d \
 	$(TEST_BINS:=.d)
