@@ -1,6 +1,7 @@
 /* Kubernetes Events for run --kube, correlated as client-go's recorder does (eventcorr.c:
  * a repeat patches count and lastTimestamp, similar ones are combined, a noisy object is
- * throttled), and the same events posted to Flux's notification-controller with
+ * throttled; eventTime, a MicroTime, is set so that events.k8s.io/v1 clients can read them),
+ * and the same events posted to Flux's notification-controller with
  * --events-addr. */
 #include <jansson.h>
 #include <stdio.h>
@@ -134,6 +135,15 @@ static void rfc3339(char *out, size_t n, int64_t ns)
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* A MicroTime: RFC 3339 with microseconds, as events.k8s.io/v1's eventTime is written. */
+static void microtime(char *out, size_t n, int64_t ns)
+{
+	char secs[32];
+
+	rfc3339(secs, sizeof(secs), ns);
+	snprintf(out, n, "%.19s.%06ldZ", secs, (long)(ns % 1000000000LL / 1000));
+}
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -177,7 +187,7 @@ static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns,
 	struct eventcorr_result r;
 	struct error err = ERROR_INIT;
 	struct buf path = BUF_INIT;
-	char first[32], last[32];
+	char first[32], last[32], micro[40];
 	json_t *patch = NULL;
 	int error = IG_EFAIL;
 
@@ -189,6 +199,7 @@ static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns,
 		return; /* client-go's spam filter: this object had its share */
 	rfc3339(first, sizeof(first), r.first_ns);
 	rfc3339(last, sizeof(last), now);
+	microtime(micro, sizeof(micro), r.first_ns);
 	if (r.action == EVENTCORR_PATCH) {
 		if ((error = kube_path(&path, "/api/v1", ns, "events", r.name, NULL, "event",
 		                       &err)) < 0)
@@ -210,7 +221,8 @@ static void post_kube(struct kubeevents *ev, json_t *obj, const char *ns,
 	    json_object_set_new(obj, "count", json_integer(r.count)) < 0 ||
 	    json_object_set_new(obj, "message", json_string(r.message)) < 0 ||
 	    json_object_set_new(obj, "firstTimestamp", json_string(first)) < 0 ||
-	    json_object_set_new(obj, "lastTimestamp", json_string(last)) < 0)
+	    json_object_set_new(obj, "lastTimestamp", json_string(last)) < 0 ||
+	    json_object_set_new(obj, "eventTime", json_string(micro)) < 0)
 		error = error_oom(&err);
 	else
 		error = send_json(ev, "POST", path.data, "application/json", obj, &err);
@@ -274,10 +286,11 @@ static void emit(struct kubeevents *ev, const char *kind, const char *ns, const 
 	                             COMPONENT, ev->host};
 	ref = involved(ev, kind, ns, name, uid, rv);
 	rfc3339(stamp, sizeof(stamp), now);
-	obj = ref ? json_pack("{s:O, s:s, s:{s:s, s:s}, s:s, s:s, s:s}", "involvedObject", ref,
+	/* with eventTime set (post_kube), an API server requires action and the reporting pair */
+	obj = ref ? json_pack("{s:O, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s}", "involvedObject", ref,
 	                      "reason", reason, "source", "component", COMPONENT, "host", ev->host,
 	                      "type", type, "reportingComponent", COMPONENT, "reportingInstance",
-	                      ev->host)
+	                      ev->host, "action", "Reconcile")
 	          : NULL;
 	if (obj)
 		post_kube(ev, obj, ns, &e, now);

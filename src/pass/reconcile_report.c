@@ -146,17 +146,22 @@ static int invalid_item(struct pass *p, const struct config_invalid *v, const ch
 }
 
 /* An invalid automation: an error on each valid policy of its namespace (those it would
- * select), named by the automation, so that no output leaves it out. */
+ * select), named by the automation, so that no output leaves it out; with no valid policy
+ * there, one error for the automation itself (no policy, no image). */
 static int invalid_automation(struct pass *p, const struct config_invalid *v)
 {
+	size_t named = 0;
+
 	for (size_t i = 0; i < p->cfg->policies_len; i++) {
 		const struct config_policy *pol = &p->cfg->policies[i];
 
-		if (strcmp(pol->ns, v->ns) == 0 &&
-		    invalid_item(p, v, pol->id, pol->repository->image, v->id) < 0)
+		if (strcmp(pol->ns, v->ns) != 0)
+			continue;
+		if (invalid_item(p, v, pol->id, pol->repository->image, v->id) < 0)
 			return IG_EFAIL;
+		named++;
 	}
-	return 0;
+	return named ? 0 : invalid_item(p, v, NULL, NULL, v->id);
 }
 
 /* The objects left out of the configuration: each invalid policy (or policy on an invalid

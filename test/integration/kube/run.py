@@ -4,6 +4,7 @@ fixture (kubeapi_etcd.py, a real etcd behind it), a real docker-registry and a b
 the status imageguard writes read back with kubectl, field by field."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -98,6 +99,35 @@ def kubectl_describe_lists_the_events(st):
         section = described_events(st, kind, name)
         harness.check("UpdateCommitted" in section and "<none>" not in section and
                       "imageguard" in section, "kubectl describe %s %s" % (kind, name), section)
+
+
+EVENTS_V1 = r'''
+import json, sys
+from kubernetes import client, config
+config.load_kube_config(sys.argv[1])
+print(json.dumps([[e.reason, e.regarding.kind, e.regarding.uid, e.reporting_controller,
+                   e.action, e.event_time.isoformat() if e.event_time else None]
+                  for e in client.EventsV1Api().list_namespaced_event("default").items]))
+'''
+
+
+@harness.test
+def the_python_client_lists_the_events_as_events_k8s_io(st):
+    """python3-kubernetes' events.k8s.io/v1 model requires eventTime: without it the whole list
+    fails to deserialize, so imageguard's Events carry one (a MicroTime) and an action."""
+    raw = [e for e in events(st, "UpdateCommitted") if e["involvedObject"]["name"] == "auto"]
+    harness.check(raw and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z",
+                                       raw[0].get("eventTime") or "") and
+                  raw[0].get("action") == "Reconcile", "eventTime is a MicroTime", raw)
+    p = subprocess.run(["/usr/bin/python3", "-c", EVENTS_V1, st["kubeconfig"]],
+                       capture_output=True, text=True, timeout=60)
+    harness.check(p.returncode == 0, "EventsV1Api.list_namespaced_event", p.stderr[-2000:])
+    uid = json.loads(kubectl(st, "get", "imageupdateautomation", "auto", "-o",
+                             "json"))["metadata"]["uid"]
+    got = json.loads(p.stdout) if p.returncode == 0 else []
+    harness.check([e for e in got if e[:5] == ["UpdateCommitted", "ImageUpdateAutomation", uid,
+                                               "imageguard", "Reconcile"] and e[5]],
+                  "imageguard's UpdateCommitted, read through events.k8s.io/v1", got)
 
 
 @harness.test

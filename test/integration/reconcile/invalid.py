@@ -2,7 +2,8 @@
 """One invalid object stops only itself (CONTRACT §4), end to end against a real docker-registry
 and a bare Git remote: two automations on one remote, one of them invalid (a template function
 that does not exist) — the other still commits; a policy whose secret is missing from
---secrets-dir is left out — the others still move; a path with no object at all exits 2."""
+--secrets-dir is left out — the others still move; an invalid automation in a namespace with no
+valid policy is an error/config item of its own; a path with no object at all exits 2."""
 import json
 import os
 import sys
@@ -62,6 +63,39 @@ def broken_automation(env):
             env.remote_file("bad/app.yaml"), "the invalid automation's markers are untouched")
 
 
+def lone_automation(env):
+    """An invalid automation whose namespace holds no valid policy: no policy names it, so it
+    is an error/config item of its own (no policy, no image) in plan and reconcile output."""
+    env.push("team/app", ["v1.0.0", "v1.1.0"])
+    env.seed({"app.yaml": marker_file(env.image("team/app") + ":v1.0.0", "app")})
+    bad = (env.automation(name="bad", extra="").replace("namespace: default",
+                                                          "namespace: other")
+           .replace("        email: imageguard@test\n",
+                    "        email: imageguard@test\n"
+                    "      messageTemplate: '{{ nosuchfunction .Changed }}'\n"))
+    env.config(env.repository("app", "team/app") + env.policy("app", "app", semver=">=1.0.0")
+               + env.automation() + bad)
+    for verb in ("plan", "reconcile"):
+        r = env.imageguard(verb, "-o", "json")
+        items = json.loads(r.out) if r.out.strip().startswith("[") else []
+        mine = [i for i in items if i.get("object") == "ImageUpdateAutomation/other/bad"]
+        t.check(r.rc == 1 and len(mine) == 1 and mine[0]["policy"] is None and
+                mine[0]["image"] is None and mine[0]["decision"] == "error" and
+                mine[0]["reason"] == "config" and
+                "ImageUpdateAutomation 'other/bad'" in mine[0]["message"] and
+                "'spec.git.commit.messageTemplate'" in mine[0]["message"],
+                "%s -o json: the lone invalid automation is an error/config item" % verb, r)
+        t.check([i for i in items if i["policy"] == "default/app" and "object" not in i],
+                "%s -o json: the valid namespace's policy beside it, not blamed" % verb, r)
+    t.check(marker_file(env.image("team/app") + ":v1.1.0", "app") == env.remote_file("app.yaml"),
+            "the valid automation still commits")
+    r = env.imageguard("plan")
+    t.check(r.rc == 1 and any(line.startswith("- - error/config: ") and
+                              "ImageUpdateAutomation 'other/bad'" in line
+                              for line in r.out.splitlines()),
+            "plan text: an error line for the automation itself", r)
+
+
 def missing_secret(env):
     env.push("team/app", ["v1.0.0", "v1.1.0"])
     env.push("team/web", ["2.0.0", "2.1.0"])
@@ -89,7 +123,7 @@ def nothing_at_all(env):
             "ImageUpdateAutomation found" in r.err, "a path with no object: exit 2, said so", r)
 
 
-for scenario in (broken_automation, missing_secret, nothing_at_all):
+for scenario in (broken_automation, lone_automation, missing_secret, nothing_at_all):
     with Env() as env:
         try:
             scenario(env)
