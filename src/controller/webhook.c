@@ -387,7 +387,7 @@ int webhook_set_known(struct webhook *w, const struct config *cfg)
 	size_t n = cfg->repositories_len;
 	struct webhook_known *k = n ? calloc(n, sizeof(*k)) : NULL;
 	bool *wanted = n ? calloc(n, sizeof(*wanted)) : NULL;
-	int64_t *taken = n ? calloc(2 * n, sizeof(*taken)) : NULL;
+	int64_t *taken = n ? calloc(n, sizeof(*taken)) : NULL;
 
 	if (n && (!k || !wanted || !taken)) {
 		free(k);
@@ -505,16 +505,16 @@ enum webhook_result webhook_handle(struct webhook *w, const char *authorization,
 }
 
 /* When the wanted repositories allow an early pass: the soonest at which one of them has had
- * fewer than two in the last WEBHOOK_REPEAT_MS. Two, because a registry's notifications of one
- * push (its blobs, then the tag's manifest) may straddle a pass; a flood of pushes for one
- * repository is then two early passes per interval. The scheduled passes are full passes and
- * are never held. Locked. */
+ * none in the last WEBHOOK_REPEAT_MS, so a flood of pushes for one repository is one early
+ * pass per interval (a push whose notifications straddle that pass is seen by the next one,
+ * at most WEBHOOK_REPEAT_MS later). The scheduled passes are full passes and are never held.
+ * Locked. */
 static int64_t repeat_ms(const struct webhook *w)
 {
 	int64_t soonest = -1;
 
 	for (size_t i = 0; i < w->known_len; i++) {
-		int64_t before = w->taken_ms[2 * i + 1];
+		int64_t before = w->taken_ms[i];
 		int64_t at = before ? before + WEBHOOK_REPEAT_MS : 0;
 
 		if (w->wanted[i] && (soonest < 0 || at < soonest))
@@ -574,10 +574,8 @@ double webhook_take(struct webhook *w, bool *wanted, size_t n)
 		for (size_t i = 0; i < w->known_len; i++) {
 			if (wanted && i < n)
 				wanted[i] = w->wanted[i];
-			if (w->wanted[i]) {
-				w->taken_ms[2 * i + 1] = w->taken_ms[2 * i];
-				w->taken_ms[2 * i] = now;
-			}
+			if (w->wanted[i])
+				w->taken_ms[i] = now;
 			w->wanted[i] = false;
 		}
 		w->pending = false;

@@ -33,7 +33,7 @@ struct webhook {
 	pthread_cond_t wake;  /* CLOCK_MONOTONIC: a hint arrived */
 	struct webhook_known *known;
 	bool *wanted;      /* one per known */
-	int64_t *taken_ms; /* two per known: when its last two early passes were taken (0: never) */
+	int64_t *taken_ms; /* one per known: when its last early pass was taken (0: never) */
 	size_t known_len;
 	bool pending;              /* a burst waits to be taken */
 	int64_t first_ms, last_ms; /* monotonic times of its first and last hint */

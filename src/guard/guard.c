@@ -114,8 +114,12 @@ static int decide_order(struct guard_decision *d, const struct guard_input *in, 
 	enum policy_verdict v;
 	int rc;
 
-	if ((rc = policy_select_keyed(&best, in->policy, in->tags, in->tags_len, in->listing_key,
-	                              err)) < 0)
+	rc = policy_select_keyed(&best, in->policy, in->tags, in->tags_len, in->listing_key, err);
+	if (rc == IG_ETOOBIG) { /* a tenant's pattern over its match limits: this policy only */
+		guard_fail(d, GUARD_CONFIG, "%s", err->msg);
+		return 0;
+	}
+	if (rc < 0)
 		return rc;
 	if (best.unordered) { /* Flux fails such a policy too: nothing is picked */
 		guard_fail(d, GUARD_CONFIG, "numerical policy: tag '%.100s' is not a number",

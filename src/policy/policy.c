@@ -15,6 +15,7 @@
 #include "imageguard/policy/number.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/policy/semver.h"
+#include "imageguard/template/template.h"
 #include "imageguard/util/strvec.h"
 
 /* pcre2's JIT code reads words past what memcheck considers initialised (by design); under
@@ -48,7 +49,9 @@ struct policy_memo {
 struct policy {
 	struct policy_memo *memo; /* NULL until a keyed select; a cache, not the policy */
 	pcre2_code *pattern;
+	char *pattern_src; /* as written, for the error a match can end in */
 	pcre2_code **exclude;
+	char **exclude_src;
 	size_t nexclude;
 	char *extract; /* template text, owned; parts point into it */
 	struct tmpl_part *parts;
@@ -71,17 +74,25 @@ struct cand {
 	} key;
 };
 
+/* The first match that ended in an error (its limit, or any PCRE2 error but no-match). */
+struct rx_failure {
+	int rc; /* 0: none; else PCRE2's error code */
+	const char *what, *src, *tag;
+	size_t tag_len;
+};
+
 /* Per-call scratch: match data and the buffer extract expands into. */
 struct scratch {
 	pcre2_match_data *md;
 	char *buf;
 	size_t len, cap;
 	bool oom; /* an allocation failed: the result cannot be trusted */
+	struct rx_failure rx;
 };
 
 /* OUT_NOT_NUMBER is a skip that fails a numerical policy, as in Flux; an over-long tag or value
- * is only skipped (it cannot be an OCI tag). */
-enum outcome { OUT_FILTERED, OUT_SKIPPED, OUT_NOT_NUMBER, OUT_CANDIDATE };
+ * is only skipped (it cannot be an OCI tag); OUT_ERROR is a match that failed (sc->rx). */
+enum outcome { OUT_FILTERED, OUT_SKIPPED, OUT_NOT_NUMBER, OUT_CANDIDATE, OUT_ERROR };
 
 /* ---- compiling ---- */
 
@@ -246,9 +257,12 @@ static int compile_excludes(struct policy *p, const struct policy_spec *spec, st
 
 	if (n == 0)
 		return 0;
-	if (!(p->exclude = calloc(n, sizeof(*p->exclude))))
+	if (!(p->exclude = calloc(n, sizeof(*p->exclude))) ||
+	    !(p->exclude_src = calloc(n, sizeof(*p->exclude_src))))
 		return error_oom(err);
 	for (size_t k = 0; k < n; k++) {
+		if (!(p->exclude_src[k] = strdup(list[k])))
+			return error_oom(err);
 		if (strcmp(list[k], DEFAULT_EXCLUDE) == 0) {
 			if (!(p->exclude[k] = default_exclude(err)))
 				return IG_EFAIL;
@@ -265,9 +279,14 @@ void policy_free(struct policy *p)
 	if (!p)
 		return;
 	pcre2_code_free(p->pattern);
+	free(p->pattern_src);
 	for (size_t k = 0; k < p->nexclude; k++)
 		if (p->exclude[k] != shared_default)
 			pcre2_code_free(p->exclude[k]);
+	/* a source past nexclude was copied before its compile failed */
+	for (size_t k = 0; p->exclude_src && k <= p->nexclude && p->exclude_src[k]; k++)
+		free(p->exclude_src[k]);
+	free(p->exclude_src);
 	free(p->exclude);
 	free(p->extract);
 	free(p->parts);
@@ -300,6 +319,10 @@ int policy_new(struct policy **out, const struct policy_spec *spec, struct error
 	p->ascending = spec->ascending;
 	if (spec->pattern && (rc = compile_re(&p->pattern, "pattern", spec->pattern, err)) < 0)
 		goto done;
+	if (spec->pattern && !(p->pattern_src = strdup(spec->pattern))) {
+		rc = error_oom(err);
+		goto done;
+	}
 	if ((rc = compile_excludes(p, spec, err)) < 0)
 		goto done;
 	if (spec->extract && spec->extract[0] && (rc = compile_extract(p, spec->extract, err)) < 0)
@@ -336,10 +359,50 @@ static size_t utf8_width(const unsigned char *s, size_t n)
 	return w;
 }
 
-static bool re_matches(const pcre2_code *re, const char *s, size_t len, uint32_t mopt,
-                       pcre2_match_data *md)
+/* Tenant patterns backtrack within the template budget's limits (match and depth), and JIT-ed
+ * code on PCRE2's own 32 KiB machine-stack area (no larger JIT stack is assigned): a pattern
+ * over either limit is an error (sc->rx), never a silent no-match. Read-only once made, so
+ * shared by every thread. */
+static pcre2_match_context *shared_mctx;
+static pthread_once_t shared_mctx_once = PTHREAD_ONCE_INIT;
+
+static void make_shared_mctx(void)
 {
-	return pcre2_match(re, (PCRE2_SPTR)s, len, 0, mopt, md, NULL) >= 0;
+	if (!(shared_mctx = pcre2_match_context_create(NULL)))
+		return;
+	pcre2_set_match_limit(shared_mctx, TEMPLATE_MATCH_LIMIT);
+	pcre2_set_depth_limit(shared_mctx, TEMPLATE_MATCH_DEPTH_LIMIT);
+	pcre2_jit_stack_assign(shared_mctx, NULL, NULL);
+}
+
+/* 1 matched, 0 no match, -1 failed (the first failure is kept in sc->rx). */
+static int re_match(const pcre2_code *re, const char *what, const char *src, struct scratch *sc,
+                    const char *s, size_t len, uint32_t mopt)
+{
+	int rc = PCRE2_ERROR_NOMEMORY;
+
+	pthread_once(&shared_mctx_once, make_shared_mctx);
+	if (shared_mctx)
+		rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, mopt, sc->md, shared_mctx);
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	if (!sc->rx.rc)
+		sc->rx = (struct rx_failure){rc, what, src, s, len};
+	return -1;
+}
+
+/* The one-line error for sc->rx: the pattern, the tag and what PCRE2 said. */
+static int rx_error(struct error *err, const struct scratch *sc)
+{
+	PCRE2_UCHAR msg[160];
+	const struct rx_failure *f = &sc->rx;
+
+	pcre2_get_error_message(f->rc, msg, sizeof(msg));
+	return error_set(err, IG_ETOOBIG, "%s '%.200s': tag '%.*s%s': %s", f->what, f->src,
+	                 (int)(f->tag_len > 60 ? 60 : f->tag_len), f->tag,
+	                 f->tag_len > 60 ? "..." : "", (char *)msg);
 }
 
 /* True for valid UTF-8: then pcre2 may skip its own O(n) check on every call (PCRE2_NO_UTF_CHECK);
@@ -418,7 +481,7 @@ static bool extract_value(const struct policy *p, struct scratch *sc, const char
                           uint32_t mopt, bool *matched)
 {
 	sc->len = 0;
-	*matched = pcre2_match(p->pattern, (PCRE2_SPTR)s, len, 0, mopt, sc->md, NULL) >= 0;
+	*matched = re_match(p->pattern, "filterTags.pattern", p->pattern_src, sc, s, len, mopt) > 0;
 	if (!*matched)
 		return false;
 	if (!buf_add(sc, "", 0))
@@ -472,19 +535,27 @@ static enum outcome filter_value(const struct policy *p, struct scratch *sc, str
 	/* printable ASCII is valid UTF-8: one pass over the tag answers both */
 	ascii = printable_ascii(tag, len);
 	mopt = ascii || utf8_valid((const unsigned char *)tag, len) ? PCRE2_NO_UTF_CHECK : 0;
-	for (size_t k = 0; k < p->nexclude; k++)
-		if (p->exclude[k] == shared_default && ascii
-		        ? default_excludes(tag, len)
-		        : re_matches(p->exclude[k], tag, len, mopt, sc->md))
-			return OUT_FILTERED;
+	for (size_t k = 0; k < p->nexclude; k++) {
+		int m = p->exclude[k] == shared_default && ascii
+		            ? default_excludes(tag, len)
+		            : re_match(p->exclude[k], "exclusionList", p->exclude_src[k], sc, tag,
+		                       len, mopt);
+
+		if (m)
+			return m < 0 ? OUT_ERROR : OUT_FILTERED;
+	}
 	if (p->pattern && p->parts) {
 		if (!extract_value(p, sc, tag, len, mopt, &matched))
-			return matched ? OUT_SKIPPED : OUT_FILTERED;
+			return sc->rx.rc ? OUT_ERROR : matched ? OUT_SKIPPED : OUT_FILTERED;
 		c->val = sc->buf;
 		c->val_len = sc->len;
 	} else {
-		if (p->pattern && !re_matches(p->pattern, tag, len, mopt, sc->md))
-			return OUT_FILTERED;
+		int m = p->pattern ? re_match(p->pattern, "filterTags.pattern", p->pattern_src, sc,
+		                              tag, len, mopt)
+		                   : 1;
+
+		if (m <= 0)
+			return m < 0 ? OUT_ERROR : OUT_FILTERED;
 		c->val = tag;
 		c->val_len = len;
 	}
@@ -575,6 +646,9 @@ int policy_select(struct policy_result *out, const struct policy *p, const char 
 	}
 	for (size_t k = 0; k < n; k++) {
 		switch (evaluate(p, &sc[ci], &cur, tags[k], strlen(tags[k]), true)) {
+		case OUT_ERROR:
+			rc = rx_error(err, &sc[ci]);
+			goto done;
 		case OUT_FILTERED:
 			continue;
 		case OUT_NOT_NUMBER:
@@ -718,7 +792,13 @@ int policy_order(struct strvec *out, const struct policy *p, const char *const *
 		struct cand c;
 		const char *copy;
 
-		if (evaluate(p, &sc, &c, tags[k], strlen(tags[k]), true) != OUT_CANDIDATE)
+		enum outcome o = evaluate(p, &sc, &c, tags[k], strlen(tags[k]), true);
+
+		if (o == OUT_ERROR) {
+			rc = rx_error(err, &sc);
+			goto done;
+		}
+		if (o != OUT_CANDIDATE)
 			continue;
 		if (c.val == sc.buf) {
 			if (!(copy = arena_copy(&arena, sc.buf, sc.len)))
@@ -847,6 +927,9 @@ int policy_value(struct buf *out, const struct policy *p, const char *tag)
 		return IG_EFAIL;
 	switch (filter_value(p, &sc, &c, tag, len)) {
 	case OUT_FILTERED:
+		break;
+	case OUT_ERROR:
+		rc = IG_ETOOBIG;
 		break;
 	case OUT_SKIPPED:
 		rc = sc.oom ? IG_EFAIL : IG_ETOOBIG;

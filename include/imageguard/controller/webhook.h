@@ -17,7 +17,7 @@ struct metrics;
 #define WEBHOOK_TOKEN_MAX 4096             /* bytes of the token file */
 #define WEBHOOK_QUIET_MS 500               /* a pass starts once no hint came for this long, */
 #define WEBHOOK_MAX_DELAY_MS 3000          /* or this long after the first hint of a burst */
-#define WEBHOOK_REPEAT_MS 10000     /* at most two early passes per repository in this time */
+#define WEBHOOK_REPEAT_MS 10000            /* at most one early pass per repository in this time */
 #define WEBHOOK_BODY_TIME_MS 10000  /* an authenticated body must arrive within this: else 408 */
 #define WEBHOOK_REJECT_LOG_MS 60000 /* one rejection line per client address per interval, */
 #define WEBHOOK_REJECT_LINES 20     /* and at most this many lines per interval in all */

@@ -53,7 +53,10 @@ struct policy_result {
 
 /* Picks the best of n tags in one pass without per-tag allocation. Duplicates are counted as
  * given (fold them first). Returns 0 (latest may be NULL when nothing qualifies, and is NULL
- * when unordered is set) or a negative code (out of memory; out is then released). */
+ * when unordered is set) or a negative code (out is then released): IG_ETOOBIG when a tag
+ * made the filter pattern or an exclusion entry fail (over PCRE2's match or depth limit, those
+ * of the template budget, or any PCRE2 error but no-match), named with the pattern and the
+ * tag in err; else out of memory. policy_order fails the same way. */
 int policy_select(struct policy_result *out, const struct policy *p, const char *const *tags,
                   size_t n, struct error *err);
 void policy_result_release(struct policy_result *r);
@@ -100,7 +103,7 @@ enum policy_verdict policy_verdict(const struct policy *p, const char *current,
 /* The value tag is ordered by, as Flux's filter computes it: the extract template expanded from
  * the pattern's first match, or the tag itself. Appends it to out (a NUL-terminated buffer).
  * Returns 0, IG_ENOTFOUND when the exclusion list or the pattern drops the tag, IG_ETOOBIG for
- * a tag or value over its cap, or IG_EFAIL (memory, out's cap). */
+ * a tag or value over its cap or a match over its limits, or IG_EFAIL (memory, out's cap). */
 int policy_value(struct buf *out, const struct policy *p, const char *tag);
 
 /* True when tag passes filter and exclusion and is orderable (in range for semver). */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/policy/policy.h"
 #include "imageguard/util/strvec.h"
@@ -611,6 +612,58 @@ START_TEST(hostile_tags)
 }
 END_TEST
 
+/* A catastrophic pattern (filter or exclusion entry) over a tag that makes it backtrack
+ * without end: the match hits the template budget's PCRE2 limits and the policy fails with one
+ * line naming the pattern and the tag, never a silent no-match; a pattern that does not blow up
+ * on the same tags still picks. */
+static const struct {
+	struct spec s;
+	const char *what; /* the field the error names */
+} hostile_res[] = {
+    {{ALPHA, "asc", "^(a+)+$"}, "filterTags.pattern '^(a+)+$'"},
+    {{ALPHA, "asc", "^(a+)+$", "$1"}, "filterTags.pattern '^(a+)+$'"},
+    {{ALPHA, "asc", NULL, NULL, "^(a|aa)+$"}, "exclusionList '^(a|aa)+$'"},
+};
+
+START_TEST(hostile_pattern)
+{
+	struct policy *p = make(&hostile_res[_i].s);
+	char evil[64];
+	const char *tags[] = {"aaa", evil, "aaaa"};
+	struct policy_result r = POLICY_RESULT_INIT;
+	struct strvec v = STRVEC_INIT;
+	struct error err = ERROR_INIT;
+	struct buf b = BUF_INIT;
+
+	memset(evil, 'a', 48);
+	evil[48] = 'b';
+	evil[49] = '\0';
+	ck_assert_int_eq(policy_select(&r, p, tags, 3, &err), IG_ETOOBIG);
+	ck_assert_ptr_null(r.latest);
+	ck_assert_msg(strstr(err.msg, hostile_res[_i].what) && strstr(err.msg, "aaaaab") &&
+	                  strstr(err.msg, "limit") && !strchr(err.msg, '\n'),
+	              "%s", err.msg);
+	error_clear(&err);
+	ck_assert_int_eq(policy_order(&v, p, tags, 3, &err), IG_ETOOBIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, hostile_res[_i].what));
+	ck_assert_int_eq(policy_value(&b, p, evil), IG_ETOOBIG);
+	ck_assert(!policy_accepts(p, evil));
+	ck_assert_int_eq(policy_compare(p, "aaa", evil), POLICY_INCOMPARABLE);
+	/* without the hostile tag the same policy decides */
+	ck_assert_int_eq(policy_select(&r, p, tags + 2, 1, &err), 0);
+	if (hostile_res[_i].s.exclude) {
+		ck_assert_ptr_null(r.latest); /* "aaaa" is excluded */
+	} else {
+		ck_assert_str_eq(r.latest, "aaaa");
+	}
+	policy_result_release(&r);
+	strvec_release(&v);
+	buf_release(&b);
+	error_clear(&err);
+	policy_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("policy");
@@ -629,6 +682,7 @@ int main(void)
 	tcase_add_test(tc, order);
 	tcase_add_loop_test(tc, bad_spec, 0, sizeof(bad_specs) / sizeof(bad_specs[0]));
 	tcase_add_test(tc, hostile_tags);
+	tcase_add_loop_test(tc, hostile_pattern, 0, sizeof(hostile_res) / sizeof(hostile_res[0]));
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
