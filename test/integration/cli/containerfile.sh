@@ -28,9 +28,9 @@ notok() { echo "not ok - $*"; failures=$((failures + 1)); }
 for tool in readelf ldd dpkg dpkg-query apt-cache pkg-config gcc; do
 	command -v "$tool" >/dev/null || { echo "not ok - missing tool $tool"; exit 1; }
 done
-# Up to date with the sources (a no-op after `make check`); SANITIZE= and BUILD= override what
-# `make check SANITIZE=1` passes down through MAKEFLAGS and the environment.
-make -C "$SRC" --no-print-directory SANITIZE= BUILD=build build/imageguard build/imageguard-tags \
+# Up to date with the sources (a no-op after `make check`); SANITIZE=, COVERAGE= and BUILD= override what
+# `make check SANITIZE=1 COVERAGE=1` passes down through MAKEFLAGS and the environment.
+make -C "$SRC" --no-print-directory SANITIZE= COVERAGE= BUILD=build build/imageguard build/imageguard-tags \
 	build/imageguard-full >"$tmp/make.log" 2>&1 ||
 	{ echo "not ok - make build/imageguard build/imageguard-tags build/imageguard-full"; cat "$tmp/make.log"; exit 1; }
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort; }
