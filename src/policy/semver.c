@@ -1,4 +1,5 @@
-/* Versions parsed as Flux's semver policy parses them (fluxcd/pkg version.ParseVersion), and
+/* Versions parsed as Flux's semver policy parses them (fluxcd/pkg version.ParseVersion, strict
+ * as CONTRACT §6 pins it), and
  * read loosely for committed values; SemVer precedence as Masterminds computes it; Masterminds
  * v3 ranges. Numbers stay digit strings (compared by length, then bytes). The
  * range rules follow Masterminds v3.4 constraints.go comparator by comparator, including its
@@ -145,21 +146,38 @@ static bool parse_plain(struct semver *out, bool *ok, const char *s, size_t i, s
 	return true;
 }
 
+/* Masterminds' StrictNewVersion on the numbers: s[i..len) starts with exactly three numbers
+ * separated by '.', each 0 or without a leading zero, followed by the end, '-' or '+'. */
+static bool strict_core(const char *s, size_t i, size_t len)
+{
+	for (int n = 0; n < 3; n++) {
+		size_t start;
+
+		if (n > 0 && (i >= len || s[i++] != '.'))
+			return false;
+		start = i;
+		while (i < len && is_digit(s[i]))
+			i++;
+		if (i == start || (s[start] == '0' && i - start > 1))
+			return false;
+	}
+	return i == len || s[i] == '-' || s[i] == '+';
+}
+
 int semver_parse(struct semver *out, const char *s, size_t len, struct error *err)
 {
-	size_t dots = 0, i = len > 0 && s[0] == 'v';
+	size_t i = len > 0 && s[0] == 'v';
 	bool extra, ok;
 
 	memset(out, 0, sizeof(*out));
-	if (parse_plain(out, &ok, s, i, len))
+	/* fluxcd/pkg version.ParseVersion as CONTRACT §6 pins it: StrictNewVersion after a v */
+	if (!strict_core(s, i, len))
+		ok = false;
+	else if (parse_plain(out, &ok, s, i, len))
 		ok = ok && fits_u64(out->major) && fits_u64(out->minor) && fits_u64(out->patch);
-	else {
-		for (size_t k = 0; k < len; k++)
-			dots += s[k] == '.';
-		/* fluxcd/pkg version.ParseVersion: three parts split at '.', then NewVersion. */
-		ok = dots >= 2 && split_version(out, &extra, s, i, len, 3, true) != 0 &&
-		     fits_u64(out->major) && fits_u64(out->minor) && fits_u64(out->patch);
-	}
+	else
+		ok = split_version(out, &extra, s, i, len, 3, true) == 3 && fits_u64(out->major) &&
+		     fits_u64(out->minor) && fits_u64(out->patch);
 	if (!ok) {
 		memset(out, 0, sizeof(*out));
 		if (err)

@@ -25,12 +25,13 @@ struct semver {
 	size_t build_len;
 };
 
-/* Parses s[0..len) as fluxcd/pkg version.ParseVersion does, which is what Flux's semver policy
- * orders: at least two '.', an optional lowercase v, one to three numbers (leading zeros
- * allowed, each at most 2^64-1), -prerelease (numeric identifiers without leading zeros) and
- * +build. So `v2025.07.03`, `1.2-rc.1` and `1-a.b` are versions, `V1.2.3`, `1.2` and `1.2.3.4`
- * are not. Returns 0 or IG_EINVALID (message names the version when err is non-NULL; pass NULL
- * on hot paths). */
+/* Parses s[0..len) as a candidate, as CONTRACT §6 pins fluxcd/pkg version.ParseVersion: an
+ * optional lowercase v, then Masterminds' StrictNewVersion: exactly three numbers without
+ * leading zeros (each at most 2^64-1), -prerelease (numeric identifiers without leading zeros)
+ * and +build. So `v1.2.3` and `1.2.3-rc.1+b` are versions; `01.4.0`, `2025.07.03`, `1.2`,
+ * `v1.2-beta.5`, `V1.2.3` and `1.2.3.4` are not (a committed value spelled so is read by
+ * semver_parse_loose). Returns 0 or IG_EINVALID (message names the version when err is
+ * non-NULL; pass NULL on hot paths). */
 int semver_parse(struct semver *out, const char *s, size_t len, struct error *err);
 
 #define SEMVER_LOOSE_PARTS 8

@@ -68,7 +68,8 @@ run "numerical ParseFloat syntax" 0 "1e3" '999.5\n1e3\n-Inf\n.5\n' --numerical a
 run "extract is the first match's template only" 0 "main-abc-1600000000-arm64" \
 	'main-abc-1600000000-arm64\nmain-def-1500000000\n' \
 	--pattern '^main-[a-f0-9]+-(?P<ts>[0-9]+)' --extract '$ts' --numerical asc
-run "zero-padded versions (Flux)" 0 "2025.07.03" '2025.07.03\n2025.06.30\nV2026.1.1\n' --semver '>=0'
+run "zero-padded tags are no candidates (CONTRACT 6)" 0 "2025.7.3" \
+	'2025.07.03\n2025.7.3\n2025.06.30\nV2026.1.1\n2026.01.01\n01.4.0\n' --semver '>=0'
 run "extract timestamp" 0 "main-bbbbbbb-1712000001" \
 	'main-aaaaaaa-1712000000\nmain-bbbbbbb-1712000001\nlatest\n' \
 	--pattern '^main-[a-f0-9]+-(?P<ts>[0-9]+)$' --extract '$ts' --numerical asc

@@ -5,7 +5,8 @@ the real registry behind the fault proxy. Five policies:
   b  semver >=1.0.0, tags x.y.z, sometimes also (or only) spelled vx.y.z;
   c  Flux's digest pattern: filter `^latest$`, alphabetical, digestReflectionPolicy: Always;
   d  imageguard's policy.digest.tag `stable` (whole-image and `:digest` markers);
-  e  a date-like semver >=2025.1.1 over zero-padded `2025.07.03` tags.
+  e  a date-like semver >=2025.1.1 over `2025.7.3` tags listed beside their zero-padded
+     spelling `2025.07.03`, which is never a candidate.
 Each pass draws new tags, builds that re-point `latest`/`stable` at newer builds, older builds,
 builds without `created` or with the epoch, and back at earlier builds; stale, partial, empty,
 phantom (listed, no manifest) and unreachable listings; other writers committing pushed tags,
@@ -73,8 +74,9 @@ def ts_key(tag):
 
 
 def strict_key(tag):
-    """The policy's reading (Flux's ParseVersion: three parts, optional `v`, padded numbers)."""
-    m = re.match(r"^v?(\d+)\.(\d+)\.(\d+)$", tag or "")
+    """The policy's reading (CONTRACT §6: StrictNewVersion after an optional `v`: three
+    numbers, none zero-padded)."""
+    m = re.match(r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$", tag or "")
     return tuple(int(x) for x in m.groups()) if m else None
 
 
@@ -214,8 +216,9 @@ class World:
                       created)
         elif p == "e":
             self.day += datetime.timedelta(days=rnd.randint(1, 40))
-            self.push(path, ["%d.%02d.%02d" % (self.day.year, self.day.month, self.day.day)],
-                      created)
+            day = (self.day.year, self.day.month, self.day.day)
+            # the zero-padded spelling is no candidate (CONTRACT §6); the plain one is
+            self.push(path, sorted({"%d.%02d.%02d" % day, "%d.%d.%d" % day}), created)
         else:
             self.new_build(p)
 
@@ -345,7 +348,7 @@ class World:
     def spelling(self, p, name):
         """A spelling of a pushed version, of the newest one (the pick, unless listings lag),
         or of one ahead of every push."""
-        versions = [strict_key(tag) for tag in self.order[PRIMARY[p]]]
+        versions = [k for k in map(strict_key, self.order[PRIMARY[p]]) if k is not None]
         if p == "b":
             ahead = (self.ver[0] + rnd.randint(0, 1), self.ver[1] + rnd.randint(0, 2), 0)
         else:

@@ -15,7 +15,7 @@
 #define RECS_MAX 256
 #define LINE_MAX_ 4096
 
-enum rec_type { REC_VERSION, REC_NEWVERSION, REC_RANGE, REC_CASE };
+enum rec_type { REC_VERSION, REC_NEWVERSION, REC_STRICT, REC_RANGE, REC_CASE };
 
 /* One record of the data file; every string is owned. */
 struct rec {
@@ -157,6 +157,9 @@ static void parse_line(struct rec **cur, char **source, const char *line, int no
 	} else if (starts(line, "newversion", &rest)) {
 		*cur = new_rec(REC_NEWVERSION, no, *source);
 		take_verdict(*cur, rest);
+	} else if (starts(line, "strictversion", &rest)) {
+		*cur = new_rec(REC_STRICT, no, *source);
+		take_verdict(*cur, rest);
 	} else if (starts(line, "case", &rest)) {
 		*cur = new_rec(REC_CASE, no, *source);
 		(*cur)->subject = dup(rest);
@@ -166,7 +169,7 @@ static void parse_line(struct rec **cur, char **source, const char *line, int no
 	} else if (starts(line, "ours", &rest)) {
 		need(*cur && (*cur)->exception, "line %d: ours without exception", no);
 		if (starts(rest, "version", &line) || starts(rest, "newversion", &line) ||
-		    starts(rest, "range", &line))
+		    starts(rest, "strictversion", &line) || starts(rest, "range", &line))
 			take_verdict(*cur, line);
 		else
 			need(case_field(*cur, rest), "line %d: ours what?", no);
@@ -348,22 +351,47 @@ done:
 	free(copy);
 }
 
-/* A Masterminds NewVersion verdict, through fluxcd/pkg version.ParseVersion's own rule: a tag
- * that strings.SplitN(v, ".", 3) does not cut in three (fewer than two '.') is refused before
- * NewVersion reads it; otherwise NewVersion's verdict is Flux's. */
+/* A Masterminds NewVersion verdict (the coercing reading, which fluxcd/pkg's ParseVersion
+ * uses since v0.10.0): what it refuses, or what ParseVersion's three-part cut refuses (fewer
+ * than two '.'), is no candidate either, since candidates are read strictly (CONTRACT §6); what
+ * it reads, a committed value spelled so is read loosely (semver_parse_loose), to be protected
+ * from a backward move. */
 static void check_newversion(const struct rec *r)
 {
 	char v[256];
 	struct semver sv;
 	size_t len = unescape(v, sizeof(v), r->subject), dots = 0;
-	bool flux;
+	bool longer;
 
 	for (size_t i = 0; i < len; i++)
 		dots += v[i] == '.';
-	flux = r->valid && dots >= 2;
-	ck_assert_msg((semver_parse(&sv, v, len, NULL) == 0) == flux,
-	              "line %d: '%s' (NewVersion %s, %zu dots) should be %s", r->line, r->subject,
-	              r->valid ? "valid" : "invalid", dots, flux ? "a version" : "no version");
+	if (!r->valid || dots < 2)
+		ck_assert_msg(semver_parse(&sv, v, len, NULL) != 0,
+		              "line %d: '%s' (NewVersion %s, %zu dots) should be no candidate",
+		              r->line, r->subject, r->valid ? "valid" : "invalid", dots);
+	if (r->valid)
+		ck_assert_msg(semver_parse_loose(&sv, &longer, v, len) == 0,
+		              "line %d: '%s' (NewVersion valid) should read loosely", r->line,
+		              r->subject);
+}
+
+/* A Masterminds StrictNewVersion verdict: fluxcd/pkg ParseVersion (as CONTRACT §6 pins it)
+ * strips one v and reads the rest so, so "v" + V parses exactly when V does; V itself too when
+ * it has no v of its own. */
+static void check_strict(const struct rec *r)
+{
+	char v[257];
+	struct semver sv;
+	size_t len = unescape(v + 1, sizeof(v) - 1, r->subject);
+
+	v[0] = 'v';
+	ck_assert_msg((semver_parse(&sv, v, len + 1, NULL) == 0) == r->valid,
+	              "line %d: 'v%s' should be %s", r->line, r->subject,
+	              r->valid ? "a version" : "no version");
+	if (len > 0 && v[1] != 'v')
+		ck_assert_msg((semver_parse(&sv, v + 1, len, NULL) == 0) == r->valid,
+		              "line %d: '%s' should be %s", r->line, r->subject,
+		              r->valid ? "a version" : "no version");
 }
 
 START_TEST(flux_case)
@@ -386,6 +414,8 @@ START_TEST(flux_case)
 		              r->valid ? "valid" : "invalid");
 	} else if (r->type == REC_NEWVERSION) {
 		check_newversion(r);
+	} else if (r->type == REC_STRICT) {
+		check_strict(r);
 	} else if (r->type == REC_RANGE) {
 		struct rec tmp = *r;
 		struct policy *p = NULL;

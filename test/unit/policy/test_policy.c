@@ -101,9 +101,11 @@ static const struct {
      "18446744073709551615.0.0",
      2,
      1}, /* Flux's numbers are uint64: past it, not a version */
-    /* zero-padded parts are versions (fluxcd/pkg version.ParseVersion); equal ones tie */
-    {{SEMVER, ">=0.0.0"}, "2024.05.01 2024.5.1 2024.04.30 latest", "2024.5.1", 3, 1},
-    {{SEMVER, ">=0.0.0-0"}, "1.2-rc.1 1.2 1.2.0-rc.0", "1.2-rc.1", 2, 1},
+    /* zero-padded parts and two-number versions are no candidates (StrictNewVersion after a
+     * v, as CONTRACT §6 pins fluxcd/pkg version.ParseVersion) */
+    {{SEMVER, ">=0.0.0"}, "2024.05.01 2024.5.1 2024.04.30 latest", "2024.5.1", 1, 3},
+    {{SEMVER, ">=0.0.0-0"}, "1.2-rc.1 1.2 1.2.0-rc.0", "1.2.0-rc.0", 1, 2},
+    {{SEMVER, ">=1.0.0"}, "01.4.0 1.3.0 v1.2-beta.5", "1.3.0", 1, 2},
     /* numerical: exact, no float64 */
     {{NUM, "asc"},
      "20240501123456788 20240501123456789 20240501123456787",
@@ -286,7 +288,8 @@ static const struct {
     {{SEMVER, ">=1.0.0"}, "v1.9.3", "v1.10.0", POLICY_FORWARD},
     {{SEMVER, ">=1.0.0"}, "1.0.0", "v1.0.0", POLICY_SAME}, /* one version, two spellings */
     {{SEMVER, ">=1.0.0"}, "v1.0.0", "1.0.0", POLICY_SAME},
-    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.3", POLICY_SAME},
+    /* a zero-padded spelling is no version of the order (only policy_verdict reads it) */
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.3", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0"}, "latest", "1.0.0", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0"}, "1.0.0", "latest", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0"}, "", "1.0.0", POLICY_INCOMPARABLE},
@@ -353,9 +356,10 @@ static const struct {
     {{SEMVER, ">=1.0.0"}, "1.2.3.0", "1.2.3", POLICY_INCOMPARABLE},
     {{SEMVER, ">=1.0.0"}, "99999999999999999999.0.0", "2.0.0", POLICY_BACKWARD},
     {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.2", POLICY_BACKWARD},
-    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.4", POLICY_FORWARD},
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.4", POLICY_INCOMPARABLE}, /* not behind */
+    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.3", POLICY_INCOMPARABLE},
+    {{SEMVER, ">=0.0.0"}, "01.4.0", "1.3.9", POLICY_BACKWARD},
     /* the same version spelled differently is up to date */
-    {{SEMVER, ">=0.0.0"}, "2025.07.03", "2025.7.3", POLICY_SAME},
     {{SEMVER, ">=1.0.0"}, "v1.3.0", "1.3.0", POLICY_SAME},
     {{SEMVER, ">=1.0.0"}, "1.3.0", "v1.3.0", POLICY_SAME},
     /* a narrowed range does not roll back; prereleases are in the order */

@@ -32,12 +32,12 @@ static const struct {
     {"1", false},
     {"1.2", false},
     {"1.2.3.4", false},
-    {"01.2.3", true}, /* leading zeros are coerced */
-    {"1.02.3", true},
-    {"1.2.03", true},
-    {"1.2-rc.1", true}, /* two dots anywhere, then the loose shape */
-    {"1-rc.1.2", true},
-    {"1.2+b.c", true},
+    {"01.2.3", false}, /* StrictNewVersion: no leading zeros (CONTRACT §6) */
+    {"1.02.3", false},
+    {"1.2.03", false},
+    {"1.2-rc.1", false}, /* three numbers, not two dots anywhere */
+    {"1-rc.1.2", false},
+    {"1.2+b.c", false},
     {"1.2-rc1", false},
     {"1..2", false},
     {"1.2.3-01", false},
@@ -51,7 +51,14 @@ static const struct {
     {"1.2.3 ", false},
     {"1.2.-3", false},
     {"latest", false},
-    {"2024.05.01", true},
+    {"2024.05.01", false},
+    {"2024.5.1", true},
+    {"0.10.0", true},
+    {"v0.0.0", true},
+    {"00.1.0", false},
+    {"1.2.3-rc.0", true},
+    {"1.2.3-rc.00", false},
+    {"1.2.3+001", true}, /* build metadata may have leading zeros */
     {"sha256-abc.sig", false},
     {"1.2.3-beta\n", false},
 };
@@ -111,8 +118,7 @@ static const char *const equals[][2] = {
     {"1.0.0", "v1.0.0"},
     {"1.0.0+a", "1.0.0+b"},
     {"1.0.0-rc.1+build.1", "v1.0.0-rc.1+build.2"},
-    {"2025.07.03", "2025.7.3"},
-    {"v01.02.03", "1.2.3"},
+    {"v0.1.0", "0.1.0"},
 };
 
 START_TEST(equal)
