@@ -65,6 +65,16 @@ static const struct {
      ENVELOPE("push", "team/app", "127.0.0.1:5000"), false, WEBHOOK_ACCEPTED, true, false},
     {"pull", BEARER, ENVELOPE("pull", "team/app", "127.0.0.1:5000"), false, WEBHOOK_IGNORED, false,
      false},
+    {"blob push (a layer, before the tag's manifest): no hint", BEARER,
+     "{\"events\":[{\"action\":\"push\",\"target\":{\"mediaType\":\"application/"
+     "octet-stream\",\"digest\":\"sha256:ab\",\"repository\":\"team/app\"},"
+     "\"request\":{\"host\":\"127.0.0.1:5000\"}}]}",
+     false, WEBHOOK_IGNORED, false, false},
+    {"manifest push by digest (no tag) still a hint", BEARER,
+     "{\"events\":[{\"action\":\"push\",\"target\":{\"mediaType\":\"application/"
+     "vnd.oci.image.index.v1+json\",\"digest\":\"sha256:ab\",\"repository\":\"team/app\"},"
+     "\"request\":{\"host\":\"127.0.0.1:5000\"}}]}",
+     false, WEBHOOK_ACCEPTED, true, false},
     {"delete", BEARER, ENVELOPE("delete", "team/app", "127.0.0.1:5000"), false, WEBHOOK_IGNORED,
      false, false},
     {"unknown repository", BEARER, ENVELOPE("push", "team/other", "127.0.0.1:5000"), false,
