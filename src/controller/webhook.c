@@ -144,13 +144,27 @@ static int add_event(struct webhook_events *out, const char *action, const char 
 	return e->action && e->host && e->repository ? 0 : IG_EFAIL;
 }
 
-/* One envelope event; events without an action or a repository are skipped. */
+/* Whether a push event is a blob's (a layer or a config: Docker distribution reports every
+ * blob of a push before the tag's manifest): no tag, and a media type naming no manifest or
+ * index. Such an event changes no tag, and as a hint it would spend the repository's early pass
+ * before the tag exists (WEBHOOK_REPEAT_MS). */
+static bool blob_push(const json_t *ev)
+{
+	const char *tag = str_at(ev, "target", "tag");
+	const char *type = str_at(ev, "target", "mediaType");
+
+	return (!tag || !*tag) && type && !strstr(type, "manifest") && !strstr(type, "index");
+}
+
+/* One envelope event; events without an action or a repository, and blob pushes, are
+ * skipped. */
 static int envelope_event(struct webhook_events *out, const json_t *ev)
 {
 	const char *action = str_at(ev, "action", NULL);
 	const char *repo = str_at(ev, "target", "repository");
 
-	if (!json_is_object(ev) || !action || !repo || !*repo)
+	if (!json_is_object(ev) || !action || !repo || !*repo ||
+	    (strcmp(action, "push") == 0 && blob_push(ev)))
 		return 0;
 	return add_event(out, action, str_at(ev, "request", "host"), repo,
 	                 webhook_parse_time(str_at(ev, "timestamp", NULL)));

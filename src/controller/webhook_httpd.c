@@ -1,12 +1,13 @@
 /* The webhook's listener: POST /hooks/registry over libmicrohttpd with the health endpoint's
  * limits (httpd_private.h). A request without the token is answered 401 from its headers, before
  * any of its body is kept (logged at most once per interval per client address: webhook_reject.c).
- * An authenticated body is collected up to WEBHOOK_BODY_MAX within WEBHOOK_BODY_TIME_MS. A
- * Content-Length over the cap is answered 413 before any body; a body that grows past the cap
- * (chunked) or is still arriving at the deadline (trickled, endless) is cut: libmicrohttpd 0.9.75
- * cannot queue an answer in the middle of a body, so the connection is closed, counted and
- * logged with its reason. A complete body goes to webhook_handle. Nothing else runs on this
- * thread. */
+ * An authenticated body must announce its length: without Content-Length (chunked) it is 411,
+ * over WEBHOOK_BODY_MAX it is 413, both answered from the headers before any body is read, so
+ * no body is ever longer than the cap. One still arriving at WEBHOOK_BODY_TIME_MS (trickled) is
+ * answered 408: libmicrohttpd 0.9.75 cannot queue an answer in the middle of a body, so the
+ * 408 is written on the socket directly, its sending side shut, and the connection closed.
+ * Each refusal is counted and logged with its reason. A complete body goes to webhook_handle.
+ * Nothing else runs on this thread. */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "imageguard/controller/webhook.h"
@@ -93,33 +95,60 @@ static enum MHD_Result answer(struct webhook *w, struct MHD_Connection *c, struc
 	return reply(c, MHD_HTTP_BAD_REQUEST, "bad request\n");
 }
 
-/* Cuts an authenticated request before its body's end: counted, logged (rate-limited), and
- * answered status where libmicrohttpd can still queue an answer (before the body: 413 from
- * Content-Length); in the middle of a body it cannot, and the connection is closed. */
-static enum MHD_Result cut(struct webhook *w, struct MHD_Connection *c, struct request *rq,
-                           unsigned status)
+/* Cuts an authenticated request from its headers, before any body (411 or 413): counted,
+ * logged (rate-limited) and answered; libmicrohttpd then closes the connection unread. */
+static enum MHD_Result refuse(struct webhook *w, struct MHD_Connection *c, struct request *rq,
+                              unsigned status)
 {
 	bool big = status == MHD_HTTP_CONTENT_TOO_LARGE;
 	char client[64];
 
 	rq->cut = true;
 	client_of(client, sizeof(client), c);
-	webhook_rejected(w, client, big ? "too-large" : "timeout",
-	                 big ? "body over 1 MiB" : "body not received within 10 s");
-	return reply(c, status, big ? "payload too large\n" : "request timeout\n");
+	webhook_rejected(w, client, big ? "too-large" : "length-required",
+	                 big ? "body over 1 MiB" : "no Content-Length (chunked body)");
+	return reply(c, status, big ? "payload too large\n" : "length required\n");
 }
 
-/* Whether Content-Length announces a body over WEBHOOK_BODY_MAX. */
-static bool announced_too_big(struct MHD_Connection *c)
+/* Cuts a body still arriving at its deadline with 408. libmicrohttpd cannot queue an answer
+ * in the middle of a body, so the answer goes on the socket itself (non-blocking, one try: a
+ * client that stopped reading just sees the close), then the sending side is shut and the
+ * connection closed: the client reads the 408 and then the end of the stream. */
+static enum MHD_Result timed_out(struct webhook *w, struct MHD_Connection *c, struct request *rq)
+{
+	static const char answer408[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+	                                "Content-Type: text/plain; charset=utf-8\r\n"
+	                                "Content-Length: 16\r\n\r\nrequest timeout\n";
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char client[64];
+
+	rq->cut = true;
+	client_of(client, sizeof(client), c);
+	webhook_rejected(w, client, "timeout", "body not received within 10 s");
+	if (ci && ci->connect_fd != MHD_INVALID_SOCKET) {
+		(void)send(ci->connect_fd, answer408, sizeof(answer408) - 1,
+		           MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)shutdown(ci->connect_fd, SHUT_WR);
+	}
+	return MHD_NO;
+}
+
+/* What the headers announce: 0 a body within the cap, else the status refusing it (411 without
+ * Content-Length, also for a chunked body; 413 over WEBHOOK_BODY_MAX). */
+static unsigned announced(struct MHD_Connection *c)
 {
 	const char *v =
 	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	size_t n = 0;
 
-	for (; v && *v >= '0' && *v <= '9'; v++)
+	if (!v ||
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return MHD_HTTP_LENGTH_REQUIRED;
+	for (; *v >= '0' && *v <= '9'; v++)
 		if ((n = n * 10 + (size_t)(*v - '0')) > WEBHOOK_BODY_MAX)
-			return true;
-	return false;
+			return MHD_HTTP_CONTENT_TOO_LARGE;
+	return 0;
 }
 
 /* One call with upload bytes: kept while within the caps, else the request is cut. */
@@ -132,9 +161,9 @@ static enum MHD_Result take_upload(struct webhook *w, struct MHD_Connection *c, 
 	if (rq->cut)
 		return MHD_NO;
 	if (now_ms() > rq->deadline_ms)
-		return cut(w, c, rq, MHD_HTTP_REQUEST_TIMEOUT);
-	if (buf_append(&rq->body, data, n) < 0)
-		return cut(w, c, rq, MHD_HTTP_CONTENT_TOO_LARGE);
+		return timed_out(w, c, rq);
+	if (buf_append(&rq->body, data, n) < 0) /* Content-Length was checked: memory */
+		return MHD_NO;
 	return MHD_YES;
 }
 
@@ -143,6 +172,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                               size_t *upload_size, void **con_cls)
 {
 	struct request *rq = *con_cls;
+	unsigned status;
 
 	(void)version;
 	if (strcmp(url, "/hooks/registry") != 0)
@@ -159,8 +189,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		rq->body.max = WEBHOOK_BODY_MAX;
 		rq->deadline_ms = now_ms() + WEBHOOK_BODY_TIME_MS;
 		*con_cls = rq;
-		if (announced_too_big(c))
-			return cut(cls, c, rq, MHD_HTTP_CONTENT_TOO_LARGE);
+		if ((status = announced(c)) != 0)
+			return refuse(cls, c, rq, status);
 		return MHD_YES;
 	}
 	if (*upload_size)

@@ -72,11 +72,12 @@ int passmetrics_declare_webhook(struct metrics *m)
 	                            webhook_labels, 1, NULL, 0);
 
 	if (!error)
-		error = metrics_declare(m, "imageguard_webhook_rejected_total", METRICS_COUNTER,
-		                        "Webhook requests refused by reason (unauthorized, "
-		                        "too-large, timeout); each is logged at most once a "
-		                        "minute per client address.",
-		                        reject_labels, 1, NULL, 0);
+		error = metrics_declare(
+		    m, "imageguard_webhook_rejected_total", METRICS_COUNTER,
+		    "Webhook requests refused by reason (unauthorized, "
+		    "length-required, too-large, timeout); each is logged at most once a "
+		    "minute per client address.",
+		    reject_labels, 1, NULL, 0);
 	if (!error)
 		error = metrics_declare(m, "imageguard_push_to_commit_seconds", METRICS_HISTOGRAM,
 		                        "From a push notification's timestamp to the commit of "

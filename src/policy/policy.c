@@ -258,7 +258,7 @@ static int compile_excludes(struct policy *p, const struct policy_spec *spec, st
 	if (n == 0)
 		return 0;
 	if (!(p->exclude = calloc(n, sizeof(*p->exclude))) ||
-	    !(p->exclude_src = calloc(n, sizeof(*p->exclude_src))))
+	    !(p->exclude_src = calloc(n + 1, sizeof(*p->exclude_src)))) /* NULL-terminated */
 		return error_oom(err);
 	for (size_t k = 0; k < n; k++) {
 		if (!(p->exclude_src[k] = strdup(list[k])))
@@ -283,8 +283,8 @@ void policy_free(struct policy *p)
 	for (size_t k = 0; k < p->nexclude; k++)
 		if (p->exclude[k] != shared_default)
 			pcre2_code_free(p->exclude[k]);
-	/* a source past nexclude was copied before its compile failed */
-	for (size_t k = 0; p->exclude_src && k <= p->nexclude && p->exclude_src[k]; k++)
+	/* NULL-terminated: also a source copied before its compile failed */
+	for (size_t k = 0; p->exclude_src && p->exclude_src[k]; k++)
 		free(p->exclude_src[k]);
 	free(p->exclude_src);
 	free(p->exclude);

@@ -6,7 +6,8 @@ seconds; a wrong or missing token is 401 and starts no pass; a burst of 50 pushe
 pass (passes counted in run's log: each lists the one repository once); 3,000 wrong tokens are
 3,000 x 401, all counted in imageguard_webhook_rejected_total and logged at most once; a pull (a
 real manifest GET, which the registry reports as a pull event) does nothing; bad bodies are 400
-(413 over 1 MiB) while
+(413 announced over 1 MiB, 411 chunked, both from the headers; 408 for a body trickled past
+10 s, then the stream ends; each counted by reason) while
 /healthz keeps answering; imageguard_webhook_requests_total and
 imageguard_push_to_commit_seconds are exposed. SIGTERM while clients hold connections (between
 passes: half-sent headers, an authenticated POST whose body stops short of its Content-Length,
@@ -66,6 +67,35 @@ def announced_oversize(port, size=(1 << 20) + 2):
             head += chunk
     parts = head.split(b" ", 2)
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+def raw_post(port, headers, body=b"", trickle_for=0.0):
+    """(status, rest) of an authenticated POST sent on a raw socket: headers (extra lines), then
+    body; with trickle_for, one more body byte a second until an answer comes or trickle_for
+    seconds pass. rest is what followed the status line until the server ended the stream
+    (None when it did not within 10 s)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(("POST /hooks/registry HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Authorization: Bearer %s\r\n%s\r\n" % (TOKEN, headers)).encode() + body)
+        end = time.time() + trickle_for
+        got = b""
+        c.settimeout(1)
+        while True:
+            try:
+                chunk = c.recv(4096)
+            except socket.timeout:
+                if time.time() < end:
+                    c.sendall(b" ")
+                    continue
+                return None, None
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            got += chunk
+    parts = got.split(b" ", 2)
+    status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    return status, got
 
 
 def passes(log):
@@ -269,6 +299,20 @@ def scenario(env, hook_port, port, log):
         # bad bodies: 400; an unknown repository is ignored; /healthz keeps answering
         t.check(hook(hook_port, b"{not json") == 400, "invalid JSON gets 400")
         t.check(announced_oversize(hook_port) == 413, "a body announced over 1 MiB gets 413")
+        status, _ = raw_post(hook_port, "Transfer-Encoding: chunked\r\n",
+                             b"2000\r\n" + b" " * 8192 + b"\r\n")
+        t.check(status == 411, "a chunked body (no Content-Length) gets 411 from its headers",
+                status)
+        t0 = time.time()
+        status, got = raw_post(hook_port, "Content-Length: 1000\r\n", b"{", trickle_for=30)
+        took = time.time() - t0
+        t.check(status == 408 and got is not None and b"Connection: close" in got,
+                "a body trickled a byte a second gets 408 at the 10 s cap, then the stream ends",
+                (status, got))
+        print("trickled body answered %s after %.1fs" % (status, took))
+        for reason in ("too-large", "length-required", "timeout"):
+            t.check(metric(port, 'imageguard_webhook_rejected_total{reason="%s"}' % reason) == 1,
+                    "imageguard_webhook_rejected_total counts the %s refusal" % reason)
         t.check(hook(hook_port, json.dumps({"image": env.image("team/other")}).encode()) == 202,
                 "an unknown repository is accepted as ignored (202)")
         t.check(request(port, "/healthz")[0] == 200, "/healthz answers after bad bodies")
