@@ -16,7 +16,7 @@
 
 #define MAX_DOCKER_CONFIG (1u << 20)
 
-enum use { USE_REGISTRY, USE_CA, USE_GIT_SSH, USE_GIT_HTTP, USE_SIGNING };
+enum use { USE_REGISTRY, USE_CA, USE_GIT_SSH, USE_GIT_HTTP, USE_SIGNING, USE_VERIFY };
 
 static bool has_file(const char *dir, const char *name)
 {
@@ -150,7 +150,9 @@ static void check_folder(char *msg, size_t n, const char *dir, enum use use, con
 	bool token = has_file(dir, "bearerToken");
 
 	*msg = '\0';
-	if (user && !pass) {
+	if (use == USE_VERIFY) {
+		config_verify_check_folder(msg, n, dir, host != NULL); /* host: keyless */
+	} else if (user && !pass) {
 		snprintf(msg, n, "'username' without 'password'");
 	} else if (use == USE_REGISTRY && has_file(dir, ".dockerconfigjson")) {
 		check_dockerconfig(msg, n, dir, host);
@@ -280,5 +282,15 @@ void config_secrets_check_all(struct loader *L)
 		check_secret(L, CONFIG_KIND_AUTOMATION, a->ns, a->name, a->id, a->origin,
 		             a->signing_secret_line, "spec.git.commit.signingKey.secretRef",
 		             a->signing_secret, USE_SIGNING, NULL);
+	}
+	for (size_t i = 0; i < c->policies_len; i++) {
+		struct config_policy *p = &c->policies[i];
+
+		if (!p->verify.provider ||
+		    config_invalid_at(c, CONFIG_KIND_POLICY, p->origin.file, p->origin.line))
+			continue;
+		check_secret(L, CONFIG_KIND_POLICY, p->ns, p->name, p->id, p->origin,
+		             p->verify.line, p->verify.field, p->verify.secret, USE_VERIFY,
+		             p->verify.identities_len ? "keyless" : NULL);
 	}
 }
