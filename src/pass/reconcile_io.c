@@ -88,7 +88,7 @@ int reconcile_io_init(struct pass *p)
 	if (!(p->listings = calloc(n ? n : 1, sizeof(*p->listings))))
 		return IG_EFAIL;
 	p->open_repo = SIZE_MAX;
-	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
+	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, NULL, p};
 	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
 }
