@@ -16,6 +16,7 @@
 #include "imageguard/policy/policy.h"
 #include "imageguard/pass/buildtime.h"
 #include "imageguard/pass/headcache.h"
+#include "imageguard/pass/passmetrics.h"
 #include "imageguard/pass/verifygate.h"
 #include "imageguard/registry/sigfetch.h"
 #include "imageguard/sigstore/sigverify.h"
@@ -94,10 +95,19 @@ static int io_verify(void *ctx, size_t policy, size_t repo, const char *digest,
 	struct sigverify_source src = {sigfetch_manifest, sigfetch_blob, sigfetch_referrers,
 	                               sigfetch_has_tag, &sf};
 
+	int rc;
+
 	scan_target(&t, sc);
 	if (sc->rc == 0 && !sc->packed)
 		sf.tags = &sc->listing.tags;
-	return verifygate_check(p->verify, policy, digest, &src, out, err);
+	rc = verifygate_check(p->verify, policy, digest, &src, out, err);
+	passmetrics_verify(p->o->metrics, p->cfg->policies[policy].id,
+	                   rc < 0 ? "error" : out->status);
+	if (rc == 0 && strcmp(out->status, "ok") != 0)
+		log_warn("verify.unverified", "policy '%s' digest '%s': %s%s%s",
+		         p->cfg->policies[policy].id, digest, out->status, *out->detail ? ": " : "",
+		         out->detail);
+	return rc;
 }
 
 static bool any_verified(const struct config *cfg)
