@@ -96,13 +96,20 @@ with Env() as env:
     configure(verify)
     log_len = len(env.remote_log())
 
-    # unsigned: held, never committed
+    # unsigned: held, never committed, in the audit log with its reason
     d11 = env.push("team/app", ["1.1.0"], created="2026-01-02T00:00:00Z")
-    r, it = one(env, "reconcile")
+    audit = os.path.join(env.dir, "audit.log")
+    r, it = one(env, "reconcile", "--audit-log", audit)
     t.check(r.rc == 0 and it.get("decision") == "hold" and it.get("reason") == "unverified"
             and "unsigned" in it.get("warnings", []) and d11 in it.get("message", ""),
             "an unsigned candidate is hold/unverified (unsigned)", r)
     t.check(len(env.remote_log()) == log_len, "nothing committed for an unsigned candidate")
+    with open(audit) as f:
+        rec = json.loads(f.readline())
+    t.check(rec.get("decision") == "hold" and rec.get("reason") == "unverified"
+            and rec.get("warnings") == ["unsigned"] and rec.get("digest") == d11
+            and "not verified: unsigned" in (rec.get("message") or ""),
+            "the audit record: hold/unverified, unsigned, the digest and why", rec)
     r, it = one(env, "plan")
     t.check(it.get("reason") == "unverified", "plan decides the same", r)
 
