@@ -279,6 +279,44 @@ START_TEST(secret_missing)
 }
 END_TEST
 
+/* Policies sharing a Secret: a usable one is read once, a broken one fails each of them. */
+START_TEST(shared_secret)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config *c;
+	const char *second = "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\n"
+	                     "metadata:\n  name: two\n  annotations:\n"
+	                     "    imageguard.io/verify-provider: cosign\n"
+	                     "    imageguard.io/verify-secret: %s\n" SPEC;
+	char yaml[2048], two[600];
+
+	make_secrets();
+	snprintf(two, sizeof(two), second, "keys");
+	snprintf(yaml, sizeof(yaml), "%s%s",
+	         FLUX_HEAD "    imageguard.io/verify-provider: cosign\n"
+	                   "    imageguard.io/verify-secret: keys\n" SPEC,
+	         two);
+	c = load(yaml, &diags);
+	ck_assert_uint_eq(diags.len, 0);
+	ck_assert_uint_eq(c->policies_len, 2);
+	config_free(c);
+	config_diags_release(&diags);
+
+	snprintf(two, sizeof(two), second, "gone");
+	snprintf(yaml, sizeof(yaml), "%s%s",
+	         FLUX_HEAD "    imageguard.io/verify-provider: cosign\n"
+	                   "    imageguard.io/verify-secret: gone\n" SPEC,
+	         two);
+	c = load(yaml, &diags);
+	ck_assert_uint_eq(diags.errors, 2);
+	ck_assert_uint_eq(c->policies_len, 0);
+	ck_assert_ptr_nonnull(config_find_invalid(c, CONFIG_KIND_POLICY, "default", "app"));
+	ck_assert_ptr_nonnull(config_find_invalid(c, CONFIG_KIND_POLICY, "default", "two"));
+	config_free(c);
+	config_diags_release(&diags);
+}
+END_TEST
+
 static Suite *verify_suite(void)
 {
 	Suite *s = suite_create("config_verify");
@@ -289,6 +327,7 @@ static Suite *verify_suite(void)
 	tcase_add_test(tc, no_verify_is_none);
 	tcase_add_loop_test(tc, secret_folder, 0, (int)(sizeof(folders) / sizeof(folders[0])));
 	tcase_add_test(tc, secret_missing);
+	tcase_add_test(tc, shared_secret);
 	suite_add_tcase(s, tc);
 	return s;
 }
