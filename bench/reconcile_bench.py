@@ -87,6 +87,46 @@ def run_rss(env):
     return peak, passes
 
 
+def cpu_timed(env, *args):
+    c0 = os.times()
+    dt, r = timed(env, *args)
+    c1 = os.times()
+    return dt, (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system), r
+
+
+def verified_side_by_side(env, cfg):
+    """Issue 36: the same up-to-date pass with every policy verified (imageguard.io/verify-*,
+    one Secret with a cosign.pub), alternated with the plain one: added wall and CPU."""
+    keys = os.path.join(env.secrets, "bench-cosign")
+    os.makedirs(keys, exist_ok=True)
+    subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out",
+                    os.path.join(env.dir, "bench.key")], check=True, capture_output=True)
+    subprocess.run(["openssl", "ec", "-in", os.path.join(env.dir, "bench.key"), "-pubout",
+                    "-out", os.path.join(keys, "cosign.pub")], check=True, capture_output=True)
+    plain = "".join(cfg) + env.automation()
+    ann = ("metadata:\n  annotations:\n    imageguard.io/verify-provider: cosign\n"
+           "    imageguard.io/verify-secret: bench-cosign\n  name: p")
+    verified = plain.replace("kind: ImagePolicy\nmetadata:\n  name: p", "kind: ImagePolicy\n" + ann)
+    if verified.count("verify-provider") != N:
+        raise RuntimeError("verified config: %d of %d policies" % (verified.count("verify-provider"), N))
+    runs = {"plain": [], "verified": []}
+    for _ in range(5):
+        for name, text in (("plain", plain), ("verified", verified)):
+            env.config(text)
+            dt, cpu, r = cpu_timed(env, "reconcile", "-o", "json")
+            if any(x["reason"] != "up-to-date" for x in r.json()):
+                raise RuntimeError("%s: not all up to date" % name)
+            runs[name].append((dt, cpu))
+    env.config(plain)
+    med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v))
+           for k, v in runs.items()}
+    added = (med["verified"][0] / med["plain"][0] - 1) * 100
+    print("reconcile, all up to date, every policy verified: wall median %.3fs vs %.3fs plain "
+          "(%+.1f%%, target <= 5%%: %s); cpu median %.3fs vs %.3fs"
+          % (med["verified"][0], med["plain"][0], added, verdict(added <= 5),
+             med["verified"][1], med["plain"][1]))
+
+
 def verdict(ok):
     return "met" if ok else "MISSED"
 
@@ -117,6 +157,7 @@ def main():
             up.append(dt)
         print("reconcile, all up to date: min %.3fs median %.3fs (target < 2s: %s)"
               % (min(up), statistics.median(up), verdict(statistics.median(up) < 2)))
+        verified_side_by_side(env, cfg)
         plan = [timed(env, "plan")[0] for _ in range(3)]
         print("plan, all up to date:      min %.3fs median %.3fs" % (min(plan), statistics.median(plan)))
 

@@ -534,6 +534,8 @@ static void read_override(struct doc *d, const struct meta *m, struct config_pol
 			continue;
 		for (size_t i = 0; known[i] && !ok; i++)
 			ok = !strcmp(known[i], scalar(k));
+		for (size_t i = 0; config_verify_annotations[i] && !ok; i++)
+			ok = !strcmp(config_verify_annotations[i], scalar(k));
 		if (!ok)
 			config_doc_warn(d, line_of(k), "unknown annotation '%s' (ignored)%s",
 			                scalar(k),
@@ -579,7 +581,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 {
 	static const char *const keys[] = {
 	    "imageRepositoryRef", "filterTags", "policy", "digestReflectionPolicy", "suspend",
-	    "interval",           NULL};
+	    "interval",           "verify",     NULL};
 	static const char *const ref_keys[] = {"name", "namespace", NULL};
 	static const char *const filter_keys[] = {"pattern", "extract", NULL};
 	struct loader *L = d->L;
@@ -632,6 +634,7 @@ static void read_policy(struct doc *d, struct meta *m, const yaml_node_t *spec, 
 	config_yaml_get_bool(d, spec, "spec", "suspend", &p->suspend);
 	config_yaml_get_duration(d, spec, "spec", "interval", 0, &interval);
 	read_override(d, m, p);
+	config_verify_read(d, m->annotations, spec, p);
 }
 
 /* ---- GitRepository ---- */

@@ -189,6 +189,14 @@ void config_acl_check_policy(struct loader *L, const struct config_policy *p,
  * failure is an error of that object, which becomes invalid. */
 void config_secrets_check_all(struct loader *L);
 
+/* config_verify.c: the signature gate's settings (CONTRACT §12) into p->verify, from the
+ * imageguard.io/verify-* annotations (NULL: none) or spec.verify; and the check of its Secret's
+ * folder: msg "" when usable, else the problem naming the key. */
+extern const char *const config_verify_annotations[];
+void config_verify_read(struct doc *d, const yaml_node_t *annotations, const yaml_node_t *spec,
+                        struct config_policy *p);
+void config_verify_check_folder(char *msg, size_t n, const char *dir, bool keyless);
+
 /* config_files.c: the files path names, sorted. */
 int config_files_list(struct strvec *files, const char *path, struct error *err);
 

@@ -16,7 +16,7 @@
 
 #define MAX_DOCKER_CONFIG (1u << 20)
 
-enum use { USE_REGISTRY, USE_CA, USE_GIT_SSH, USE_GIT_HTTP, USE_SIGNING };
+enum use { USE_REGISTRY, USE_CA, USE_GIT_SSH, USE_GIT_HTTP, USE_SIGNING, USE_VERIFY };
 
 static bool has_file(const char *dir, const char *name)
 {
@@ -150,7 +150,9 @@ static void check_folder(char *msg, size_t n, const char *dir, enum use use, con
 	bool token = has_file(dir, "bearerToken");
 
 	*msg = '\0';
-	if (user && !pass) {
+	if (use == USE_VERIFY) {
+		config_verify_check_folder(msg, n, dir, host != NULL); /* host: keyless */
+	} else if (user && !pass) {
 		snprintf(msg, n, "'username' without 'password'");
 	} else if (use == USE_REGISTRY && has_file(dir, ".dockerconfigjson")) {
 		check_dockerconfig(msg, n, dir, host);
@@ -246,6 +248,39 @@ static void check_secret(struct loader *L, enum config_kind k, const char *ns, c
 	}
 }
 
+#define VERIFY_SEEN 16 /* Secrets remembered as usable: most fleets share one or a few */
+
+/* The signature gate's Secrets (CONTRACT §12). A Secret (namespace, name, keyless or not) found
+ * usable is not read again for the next policy naming it: 500 policies with one Secret read
+ * its folder once. */
+static void check_verify_secrets(struct loader *L)
+{
+	struct config *c = L->c;
+	const struct config_policy *seen[VERIFY_SEEN];
+	size_t nseen = 0;
+
+	for (size_t i = 0; i < c->policies_len; i++) {
+		struct config_policy *p = &c->policies[i];
+		size_t errors = L->diags->errors;
+		bool known = false;
+
+		if (!p->verify.provider || !p->verify.secret ||
+		    config_invalid_at(c, CONFIG_KIND_POLICY, p->origin.file, p->origin.line))
+			continue;
+		for (size_t k = 0; k < nseen && !known; k++)
+			known = same_str(seen[k]->verify.secret, p->verify.secret) &&
+			        same_str(seen[k]->ns, p->ns) &&
+			        !seen[k]->verify.identities_len == !p->verify.identities_len;
+		if (known)
+			continue;
+		check_secret(L, CONFIG_KIND_POLICY, p->ns, p->name, p->id, p->origin,
+		             p->verify.line, p->verify.field, p->verify.secret, USE_VERIFY,
+		             p->verify.identities_len ? "keyless" : NULL);
+		if (L->diags->errors == errors && nseen < VERIFY_SEEN)
+			seen[nseen++] = p;
+	}
+}
+
 void config_secrets_check_all(struct loader *L)
 {
 	struct config *c = L->c;
@@ -281,4 +316,5 @@ void config_secrets_check_all(struct loader *L)
 		             a->signing_secret_line, "spec.git.commit.signingKey.secretRef",
 		             a->signing_secret, USE_SIGNING, NULL);
 	}
+	check_verify_secrets(L);
 }

@@ -96,6 +96,10 @@ bool kubeevents_classify(const struct report_item *it, bool *warning, char *reas
 		snprintf(reason, reason_n, "CandidateMissing");
 		return true;
 	}
+	if (it->decision == GUARD_HOLD && it->reason == GUARD_UNVERIFIED) { /* CONTRACT §12 */
+		snprintf(reason, reason_n, "SignatureUnverified");
+		return true;
+	}
 	if (it->warnings & GUARD_WARN_CURRENT_MISSING) {
 		snprintf(reason, reason_n, "CurrentMissing");
 		return true;

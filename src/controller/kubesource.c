@@ -807,8 +807,25 @@ static void secret_ref(struct kubesource *ks, json_t *spec, const char *const *p
 	json_object_set_new(o, "name", json_string(joined));
 }
 
+/* The signature gate's Secret named by the annotation imageguard.io/verify-secret (CONTRACT
+ * §12): fetched and rewritten as secret_ref does a spec field. */
+static void verify_annotation(struct kubesource *ks, json_t *doc, const char *ns)
+{
+	static const char *const ref[] = {"ref", NULL};
+	json_t *ann = json_object_get(json_object_get(doc, "metadata"), "annotations");
+	json_t *name = json_object_get(ann, "imageguard.io/verify-secret"), *holder;
+
+	if (!json_is_string(name) || !(holder = json_pack("{s:{s:O}}", "ref", "name", name)))
+		return;
+	secret_ref(ks, holder, ref, ns);
+	json_object_set(ann, "imageguard.io/verify-secret",
+	                json_object_get(json_object_get(holder, "ref"), "name"));
+	json_decref(holder);
+}
+
 static void rewrite_secrets(struct kubesource *ks, int k, json_t *spec, const char *ns)
 {
+	static const char *const verify_secret[] = {"verify", "secretRef", NULL};
 	static const char *const repo_secret[] = {"secretRef", NULL};
 	static const char *const repo_cert[] = {"certSecretRef", NULL};
 	static const char *const signing[] = {"git", "commit", "signingKey", "secretRef", NULL};
@@ -820,6 +837,8 @@ static void rewrite_secrets(struct kubesource *ks, int k, json_t *spec, const ch
 		secret_ref(ks, spec, repo_secret, ns);
 	} else if (k == K_AUTOMATION) {
 		secret_ref(ks, spec, signing, ns);
+	} else if (k == K_POLICY) {
+		secret_ref(ks, spec, verify_secret, ns);
 	}
 }
 
@@ -871,6 +890,8 @@ static char *document(struct kubesource *ks, int k, const json_t *obj)
 
 	if (!doc)
 		return NULL;
+	if (k == K_POLICY)
+		verify_annotation(ks, doc, ns);
 	if ((spec = json_object_get(doc, "spec"))) {
 		rewrite_secrets(ks, k, spec, ns);
 		if (k == K_REPO)

@@ -181,6 +181,14 @@ static int policy_trailers(struct buf *out, const struct commitmsg_change *const
 	}
 	if (rc == 0)
 		rc = trailer(out, "Imageguard-Tags-Sha256", c[0]->tags_sha256);
+	for (i = 0; rc == 0 && i < n; i++) {
+		bool seen = !c[i]->verified_by;
+
+		for (j = 0; j < i && !seen; j++)
+			seen = c[j]->verified_by && !strcmp(c[j]->verified_by, c[i]->verified_by);
+		if (!seen)
+			rc = trailer(out, "Imageguard-Verified", c[i]->verified_by);
+	}
 	for (i = 0; rc == 0 && i < n; i++)
 		if (c[i]->rollback_reason) {
 			rc = trailer(out, "Rollback-Reason", c[i]->rollback_reason);

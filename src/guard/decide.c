@@ -173,6 +173,29 @@ static int confirm_head(struct decide_item *it, const struct decide_env *env)
 	return 0;
 }
 
+/* The signature gate (CONTRACT §12) over the digest the decision would write: its HEAD's. */
+static int confirm_verified(struct decide_item *it, const struct decide_env *env)
+{
+	const struct config_policy *pol = &env->cfg->policies[it->policy];
+	struct decide_verified v = {"unsigned", NULL, "no verification in this pass"};
+	struct error err = ERROR_INIT;
+	int rc;
+
+	if (!*it->d.digest) {
+		v.detail = "the registry named no digest for the candidate";
+	} else if (env->io->verify &&
+	           (rc = env->io->verify(env->io->ctx, it->policy, repository_of(env->cfg, pol),
+	                                 it->d.digest, &v, &err)) < 0) {
+		guard_fail(&it->d, rc == IG_EINVALID ? GUARD_CONFIG : GUARD_REGISTRY,
+		           "verifying '%s' (%s): %s", it->d.candidate, it->d.digest, err.msg);
+		return 0;
+	}
+	guard_confirm_verified(&it->d, v.status, v.detail);
+	if (guard_writes(&it->d) && v.signer && !(it->verified_by = strdup(v.signer)))
+		return IG_EFAIL;
+	return 0;
+}
+
 int decide_marker(struct decide_item *out, const struct decide_env *env,
                   const struct config_automation *a, const struct marker_set *s, size_t marker,
                   size_t policy)
@@ -214,6 +237,8 @@ int decide_marker(struct decide_item *out, const struct decide_env *env,
 			return IG_EFAIL;
 		guard_confirm_settle(&out->d, &out->in, since);
 	}
+	if (guard_writes(&out->d) && pol->verify.provider && confirm_verified(out, env) < 0)
+		return IG_EFAIL;
 	if (guard_writes(&out->d) && (rc = new_value(&out->new_value, out, m, pol)) < 0) {
 		if (rc != IG_EINVALID)
 			return IG_EFAIL;
@@ -230,5 +255,6 @@ void decide_item_release(struct decide_item *it)
 	free(it->current_tag);
 	free(it->current_digest);
 	free(it->new_value);
-	it->current_tag = it->current_digest = it->new_value = NULL;
+	free(it->verified_by);
+	it->current_tag = it->current_digest = it->new_value = it->verified_by = NULL;
 }

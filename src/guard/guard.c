@@ -433,6 +433,38 @@ void guard_confirm_settle(struct guard_decision *d, const struct guard_input *in
 	         d->candidate, (long)(in->now - since), in->settle_s, (long)(ready - in->now));
 }
 
+static const struct {
+	const char *name;
+	enum guard_warning bit;
+} verify_warnings[] = {
+    {"unsigned", GUARD_WARN_UNSIGNED},
+    {"bad-signature", GUARD_WARN_BAD_SIGNATURE},
+    {"digest-mismatch", GUARD_WARN_DIGEST_MISMATCH},
+    {"untrusted-signer", GUARD_WARN_UNTRUSTED_SIGNER},
+    {"identity-mismatch", GUARD_WARN_IDENTITY_MISMATCH},
+    {"no-transparency-proof", GUARD_WARN_NO_TRANSPARENCY_PROOF},
+};
+
+void guard_confirm_verified(struct guard_decision *d, const char *status, const char *detail)
+{
+	enum guard_warning bit = GUARD_WARN_BAD_SIGNATURE;
+	const char *name = "bad-signature";
+
+	if (!guard_writes(d) || (status && !strcmp(status, "ok")))
+		return;
+	for (size_t i = 0; status && i < sizeof(verify_warnings) / sizeof(verify_warnings[0]); i++)
+		if (!strcmp(status, verify_warnings[i].name)) {
+			bit = verify_warnings[i].bit;
+			name = verify_warnings[i].name;
+		}
+	set(d, GUARD_HOLD, GUARD_UNVERIFIED);
+	d->write_digest = false;
+	d->warnings |= bit;
+	snprintf(d->message, sizeof(d->message), "candidate '%s' (%s) not verified: %s%s%.300s",
+	         d->candidate, *d->digest ? d->digest : "no digest", name,
+	         detail && *detail ? ": " : "", detail ? detail : "");
+}
+
 bool guard_writes(const struct guard_decision *d)
 {
 	return !d->needs_confirmation && !d->needs_created && !d->needs_history &&
@@ -451,7 +483,7 @@ const char *guard_reason_name(enum guard_reason r)
 	static const char *const names[] = {
 	    "forward",       "adopt",      "up-to-date", "downgrade-blocked", "candidate-missing",
 	    "no-candidates", "suspended",  "override",   "registry",          "git",
-	    "config",        "no-markers", "settling"};
+	    "config",        "no-markers", "settling",   "unverified"};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
@@ -469,6 +501,11 @@ const char *guard_warning_name(enum guard_warning w)
 		return "created-unknown";
 	case GUARD_WARN_DIGEST_REPLACED:
 		return "digest-replaced";
+	default:
+		break;
 	}
+	for (size_t i = 0; i < sizeof(verify_warnings) / sizeof(verify_warnings[0]); i++)
+		if (w == verify_warnings[i].bit)
+			return verify_warnings[i].name;
 	return "unknown";
 }

@@ -16,6 +16,7 @@ static const char *const decision_labels[] = {"policy", "decision", "reason"};
 static const char *const registry_labels[] = {"registry", "code"};
 static const char *const image_labels[] = {"image"};
 static const char *const policy_labels[] = {"policy"};
+static const char *const verify_labels[] = {"policy", "result"};
 static const double duration_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
 
 int passmetrics_declare(struct metrics *m)
@@ -57,6 +58,12 @@ int passmetrics_declare(struct metrics *m)
 		                        "Decisions where the committed tag was absent from a "
 		                        "successful listing (stale or truncated registry data).",
 		                        policy_labels, 1, NULL, 0);
+	if (!error)
+		error =
+		    metrics_declare(m, "imageguard_verify_total", METRICS_COUNTER,
+		                    "Signature checks of candidates about to be written, by "
+		                    "policy and result (ok, unsigned, bad-signature, ..., error).",
+		                    verify_labels, 2, NULL, 0);
 	return error;
 }
 
@@ -121,6 +128,14 @@ void passmetrics_decision(struct metrics *m, const struct report_item *it)
 	metrics_add(m, "imageguard_decisions_total", values, 1);
 	if (it->warnings & GUARD_WARN_CURRENT_MISSING)
 		metrics_add(m, "imageguard_current_missing_total", values, 1);
+}
+
+void passmetrics_verify(struct metrics *m, const char *policy, const char *result)
+{
+	const char *values[2] = {policy, result};
+
+	if (m)
+		metrics_add(m, "imageguard_verify_total", values, 1);
 }
 
 void passmetrics_settling(struct metrics *m, const struct report *r)

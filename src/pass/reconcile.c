@@ -21,6 +21,7 @@
 #include "imageguard/pass/passmetrics.h"
 #include "imageguard/pass/scan.h"
 #include "imageguard/pass/settle.h"
+#include "imageguard/pass/verifygate.h"
 #include "imageguard/pass/gitmarkers.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/pass/buildtime.h"
@@ -391,6 +392,7 @@ static void pass_release(struct pass *p)
 	free(p->scratch);
 	free(p->filled);
 	buildtime_free(p->buildtimes);
+	verifygate_free(p->verify);
 	for (size_t i = 0; p->autoruns && i < p->o->config->automations_len; i++) {
 		autorun_release(&p->autoruns[i]);
 		report_release(&p->autoruns[i].report);

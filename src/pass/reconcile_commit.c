@@ -135,6 +135,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 		c->name = m->name;
 		c->namespace = m->namespace;
 		c->tags_sha256 = scan_tags_sha256(sc);
+		c->verified_by = it->verified_by;
 		error = note(&c->decision, &notes, "%s/%s", guard_decision_name(it->d.decision),
 		             guard_reason_name(it->d.reason));
 		if (error == 0 && it->d.decision == GUARD_ROLLBACK) {

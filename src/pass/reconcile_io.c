@@ -16,6 +16,10 @@
 #include "imageguard/policy/policy.h"
 #include "imageguard/pass/buildtime.h"
 #include "imageguard/pass/headcache.h"
+#include "imageguard/pass/passmetrics.h"
+#include "imageguard/pass/verifygate.h"
+#include "imageguard/registry/sigfetch.h"
+#include "imageguard/sigstore/sigverify.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
@@ -79,6 +83,41 @@ static int io_listed_since(void *ctx, size_t policy, const char *candidate, cons
 	return *out == (time_t)-1 ? IG_EFAIL : 0;
 }
 
+/* The signature gate over the candidate's repository (CONTRACT §12): the gate's cache first,
+ * else the registry, the pass's listing sparing requests for signature tags it lacks. */
+static int io_verify(void *ctx, size_t policy, size_t repo, const char *digest,
+                     struct decide_verified *out, struct error *err)
+{
+	struct pass *p = ctx;
+	const struct scan *sc = &p->scans[repo];
+	struct registry_target t;
+	struct sigfetch sf = {p->client, &t, NULL, false};
+	struct sigverify_source src = {sigfetch_manifest, sigfetch_blob, sigfetch_referrers,
+	                               sigfetch_has_tag, &sf};
+
+	int rc;
+
+	scan_target(&t, sc);
+	if (sc->rc == 0 && !sc->packed)
+		sf.tags = &sc->listing.tags;
+	rc = verifygate_check(p->verify, policy, digest, &src, out, err);
+	passmetrics_verify(p->o->metrics, p->cfg->policies[policy].id,
+	                   rc < 0 ? "error" : out->status);
+	if (rc == 0 && strcmp(out->status, "ok") != 0)
+		log_warn("verify.unverified", "policy '%s' digest '%s': %s%s%s",
+		         p->cfg->policies[policy].id, digest, out->status, *out->detail ? ": " : "",
+		         out->detail);
+	return rc;
+}
+
+static bool any_verified(const struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->policies_len; i++)
+		if (cfg->policies[i].verify.provider)
+			return true;
+	return false;
+}
+
 /* The listings as decide reads them: none yet (each is filled by reconcile_listing_fill once
  * final). */
 int reconcile_io_init(struct pass *p)
@@ -88,7 +127,14 @@ int reconcile_io_init(struct pass *p)
 	if (!(p->listings = calloc(n ? n : 1, sizeof(*p->listings))))
 		return IG_EFAIL;
 	p->open_repo = SIZE_MAX;
-	p->io = (struct decide_io){io_head, io_created, io_replaced, io_listed_since, p};
+	if (any_verified(p->cfg)) {
+		struct error err = ERROR_INIT;
+
+		if (verifygate_new(&p->verify, p->cfg, p->o->secrets_dir, &err) < 0)
+			return IG_EFAIL;
+	}
+	p->io = (struct decide_io){
+	    io_head, io_created, io_replaced, io_listed_since, p->verify ? io_verify : NULL, p};
 	p->env = (struct decide_env){p->cfg, p->now, p->listings, &p->io};
 	return 0;
 }

@@ -33,6 +33,7 @@ struct pass {
 	struct headcache *heads;      /* manifest HEADs, once per repository and tag */
 	struct settle *settle;        /* since when each candidate is listed (settle windows) */
 	struct buildtime *buildtimes; /* config `created` by digest, for digest-tracked policies */
+	struct verifygate *verify;    /* the signature gate; NULL: no policy verifies */
 	struct decide_listing *listings; /* per config repository, filled as each is final */
 	bool *filled;                    /* per config repository: listing_fill done */
 	/* The tags of the one packed listing open for a decision (reconcile_listing_open):

@@ -14,6 +14,7 @@
 #include "imageguard/util/error.h"
 #include "imageguard/policy/number.h"
 #include "imageguard/policy/policy.h"
+#include "imageguard/policy/sigtag.h"
 #include "imageguard/policy/semver.h"
 #include "imageguard/template/template.h"
 #include "imageguard/util/strvec.h"
@@ -532,6 +533,8 @@ static enum outcome filter_value(const struct policy *p, struct scratch *sc, str
 	c->tag_len = len;
 	if (len > POLICY_TAG_MAX) /* bounded work per tag, whatever the input */
 		return OUT_SKIPPED;
+	if (sigtag_is_signature(tag, len)) /* CONTRACT §12: never a candidate */
+		return OUT_FILTERED;
 	/* printable ASCII is valid UTF-8: one pass over the tag answers both */
 	ascii = printable_ascii(tag, len);
 	mopt = ascii || utf8_valid((const unsigned char *)tag, len) ? PCRE2_NO_UTF_CHECK : 0;

@@ -153,6 +153,22 @@ struct config_override {
 	time_t until; /* imageguard.io/rollback-until (RFC3339), with has_until */
 };
 
+/* One keyless identity rule (CONTRACT §12, Flux's matchOIDCIdentity): regexes, unanchored. */
+struct config_oidc_identity {
+	char *issuer, *subject; /* owned by the config */
+};
+
+/* The signature gate of CONTRACT §12 (annotations imageguard.io/verify-*, or spec.verify). */
+struct config_verify {
+	char *provider;    /* "cosign"; NULL: no verification */
+	char *secret;      /* the Secret (policy's namespace) holding *.pub or the trust root */
+	size_t line;       /* where it is set, for messages */
+	const char *field; /* "spec.verify.secretRef" or
+	                      "metadata.annotations.imageguard.io/verify-secret" */
+	struct config_oidc_identity *identities; /* keyless rules, NULL: key-based only */
+	size_t identities_len;
+};
+
 struct config_policy {
 	char *ns, *name, *id; /* owned; id is "ns/name" (the marker's "ns:name") */
 	struct config_origin origin;
@@ -172,6 +188,7 @@ struct config_policy {
 	bool suspend;
 	struct config_override override;
 	long settle_s; /* imageguard.io/settle in seconds (rounded up), 0: none */
+	struct config_verify verify;
 	/* Owned, compiled with the repository's exclusion list. For kind DIGEST it accepts exactly
 	 * digest_tag (pattern ^tag$, alphabetical), so selection and comparison work unchanged. */
 	struct policy *policy;

@@ -24,6 +24,9 @@ struct commitmsg_change {
 	const char *decision;
 	const char *tags_sha256;
 	const char *rollback_reason;
+	/* with a verified policy (CONTRACT §12): who signed the image written ("key NAME
+	 * (sha256:...)" or "SAN (ISSUER)", from the registry), NULL otherwise */
+	const char *verified_by;
 };
 
 struct commitmsg_input {
@@ -43,8 +46,9 @@ struct commitmsg_input {
  *   ns/name: old -> new (file)
  * (" [reason]" after a change that has one; outside text escaped), or the rendered template,
  * then the final trailer block: per policy (sorted) `Imageguard-Policy: ns/name`, one
- * `Imageguard-Decision:` per distinct decision, `Imageguard-Tags-Sha256:` and, for a rollback,
- * `Rollback-Reason:`, all escaped. When the message already ends in a trailer block (a
+ * `Imageguard-Decision:` per distinct decision, `Imageguard-Tags-Sha256:`, one
+ * `Imageguard-Verified:` per distinct signer and, for a rollback, `Rollback-Reason:`, all
+ * escaped. When the message already ends in a trailer block (a
  * template's `Signed-off-by:`), the trailers join it. Returns 0, IG_EINVALID for a template
  * error (naming tmpl_name, the line and the problem), or IG_ETOOBIG when out's cap is
  * reached. */

@@ -26,6 +26,14 @@ struct decide_listing {
 	const unsigned char *key; /* NULL, or the listing's identity (registry_listing.key) */
 };
 
+/* The signature gate's answer for one digest (CONTRACT §12). Strings borrowed, valid until the
+ * pass ends. */
+struct decide_verified {
+	const char *status; /* "ok", or the failure's name (sigverify_status_name) */
+	const char *signer; /* with "ok": who signed (from the registry: escape before writing) */
+	const char *detail; /* one line, "" when none */
+};
+
 /* The I/O a decision may need, answered by the pass (reconcile) or a test. Strings handed out
  * are borrowed and must stay valid until the pass ends (reconcile caches them). */
 struct decide_io {
@@ -49,6 +57,15 @@ struct decide_io {
 	 * whose decision would write. Returns 0 with *out set, or IG_EFAIL (out of memory). */
 	int (*listed_since)(void *ctx, size_t policy, const char *candidate, const char *digest,
 	                    time_t *out);
+	/* The signature gate: whether digest (what the decision would write, or the digest the
+	 * candidate's tag points at) in repo verifies under config policy number policy's
+	 * verification settings. Asked only for a policy with verification whose decision would
+	 * write (an update, or a rollback override's target). NULL: no gate (a policy with
+	 * verification then holds, status "unsigned"). Returns 0 with *out set, or negative with
+	 * a one-line error (the registry or the trust root failed: the decision becomes
+	 * error/registry, or error/config for IG_EINVALID). */
+	int (*verify)(void *ctx, size_t policy, size_t repo, const char *digest,
+	              struct decide_verified *out, struct error *err);
 	void *ctx;
 };
 
@@ -68,6 +85,9 @@ struct decide_item {
 	struct guard_input in;
 	struct guard_decision d;
 	char *new_value; /* owned; what to write, NULL: nothing */
+	/* owned; with a verified policy's writing decision, who signed what is written (the
+	 * Imageguard-Verified trailer; unescaped, from the registry); NULL otherwise */
+	char *verified_by;
 	/* borrowed from the io; set when the guard compared build times */
 	const struct guard_created *cur_created, *cand_created;
 };

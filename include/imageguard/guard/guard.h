@@ -27,7 +27,8 @@ enum guard_reason {
 	GUARD_GIT,               /* error: set by the caller (guard_fail) */
 	GUARD_CONFIG,            /* error: no compiled policy, or set by the caller */
 	GUARD_NO_MARKERS,        /* none: a policy without marker (set by the caller) */
-	GUARD_SETTLING           /* hold: the candidate has not been listed for the settle window */
+	GUARD_SETTLING,          /* hold: the candidate has not been listed for the settle window */
+	GUARD_UNVERIFIED /* hold: the signature gate (CONTRACT §12) refused the digest to write */
 };
 
 /* Warnings are bits; several may be set. */
@@ -46,8 +47,15 @@ enum guard_warning {
 	/* the same, but the new digest was held at the marker before and a later commit replaced
 	 * it: a re-point to an old build, held (downgrade-blocked) */
 	GUARD_WARN_DIGEST_REPLACED = 1u << 4,
+	/* why the signature gate refused (hold/unverified), one bit per status of CONTRACT §12 */
+	GUARD_WARN_UNSIGNED = 1u << 5,
+	GUARD_WARN_BAD_SIGNATURE = 1u << 6,
+	GUARD_WARN_DIGEST_MISMATCH = 1u << 7,
+	GUARD_WARN_UNTRUSTED_SIGNER = 1u << 8,
+	GUARD_WARN_IDENTITY_MISMATCH = 1u << 9,
+	GUARD_WARN_NO_TRANSPARENCY_PROOF = 1u << 10,
 };
-#define GUARD_WARN_LAST GUARD_WARN_DIGEST_REPLACED
+#define GUARD_WARN_LAST GUARD_WARN_NO_TRANSPARENCY_PROOF
 
 /* How the marker carries a digest, from the policy's digestReflectionPolicy and the marker's
  * part (the caller maps them: a `:tag` or `:name` marker is NONE; a whole-image marker under
@@ -225,6 +233,12 @@ void guard_confirm_history(struct guard_decision *d, bool replaced);
  * with the time left in the message. in must be the input given to guard_decide. */
 void guard_confirm_settle(struct guard_decision *d, const struct guard_input *in, time_t since);
 
+/* Settles a writing decision with the signature gate's answer for d->digest: status is "ok"
+ * (nothing changes) or the failure's name ("unsigned", "bad-signature", "digest-mismatch",
+ * "untrusted-signer", "identity-mismatch", "no-transparency-proof"; another name counts as
+ * bad-signature), which makes it hold/unverified with that warning and detail in the message. */
+void guard_confirm_verified(struct guard_decision *d, const char *status, const char *detail);
+
 /* Sets d to decision error with reason (GUARD_GIT, GUARD_CONFIG, GUARD_REGISTRY) and a
  * printf message, keeping candidate and warnings; for the caller's own failures. */
 void guard_fail(struct guard_decision *d, enum guard_reason reason, const char *fmt, ...)
@@ -236,9 +250,10 @@ bool guard_writes(const struct guard_decision *d);
 
 /* Stable names: "update", "none", "hold", "rollback", "error"; "forward", "adopt",
  * "up-to-date", "downgrade-blocked", "candidate-missing", "no-candidates", "suspended",
- * "override", "registry", "git", "config", "no-markers", "settling";
+ * "override", "registry", "git", "config", "no-markers", "settling", "unverified";
  * "current-missing",
- * "override-lapsed", "name-changed", "created-unknown", "digest-replaced" (one warning bit). Static
+ * "override-lapsed", "name-changed", "created-unknown", "digest-replaced", and the signature
+ * gate's statuses "unsigned" ... "no-transparency-proof" (one warning bit). Static
  * storage; "unknown" for other values. */
 const char *guard_decision_name(enum guard_decision_kind d);
 const char *guard_reason_name(enum guard_reason r);

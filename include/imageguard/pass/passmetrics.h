@@ -32,6 +32,10 @@ int passmetrics_client_new(struct registry_client **out, struct metrics *m, bool
  * item carries the current-missing warning. */
 void passmetrics_decision(struct metrics *m, const struct report_item *it);
 
+/* One signature check of the gate (CONTRACT §12): imageguard_verify_total{policy,result},
+ * result a status name ("ok", "unsigned", ...) or "error" (m may be NULL). */
+void passmetrics_verify(struct metrics *m, const char *policy, const char *result);
+
 /* imageguard_settling{policy}: 1 while any marker of the policy is hold/settling, else 0,
  * for every policy of the pass's report. */
 void passmetrics_settling(struct metrics *m, const struct report *r);

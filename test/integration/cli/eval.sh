@@ -75,7 +75,9 @@ run "extract timestamp" 0 "main-bbbbbbb-1712000001" \
 	--pattern '^main-[a-f0-9]+-(?P<ts>[0-9]+)$' --extract '$ts' --numerical asc
 run "alphabetical calver" 0 "2024.12.01" '2024.05.01\n2024.12.01\n2023.11.30\n' --alphabetical asc
 run "default exclusion" 0 "v1" 'v1\nsha256-abc.sig\n' --alphabetical asc
-run "--exclude replaces the default" 0 "sha256-abc.sig" 'v1\nsha256-abc.sig\nzz\n' \
+run "--exclude" 0 "v1" 'v1\nzz\n' --exclude '^z' --alphabetical asc
+run "signature tags never count, whatever --exclude" 0 "v1" \
+	'v1\nsha256-abc.sig\nsha256-abc.att\nsha256-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\nzz\n' \
 	--exclude '^z' --alphabetical desc
 
 json "json fields" 0 'd == {"latest": "v1.10.0", "candidates": 3, "skipped": 1, "current": None, "verdict": None}' \

@@ -694,6 +694,66 @@ START_TEST(load_reads_objects_and_secrets)
 }
 END_TEST
 
+/* The signature gate's Secret (CONTRACT §12), named by Flux's ImagePolicy annotation: fetched
+ * into its folder and the annotation rewritten; deleted, an error naming it ns/name. */
+#define PUB_PEM "LS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS0KTUZrdwotLS0tLUVORCBQVUJMSUMgS0VZLS0tLS0K"
+START_TEST(verify_secret_is_read)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct kubesource *ks;
+	struct config *c;
+	struct buf b = BUF_INIT;
+	const char *sdir = NULL;
+	char folder[300];
+
+	tmp_make();
+	admin_open();
+	api("POST", "/api/v1/namespaces/ks-verify/secrets",
+	    "{\"metadata\": {\"name\": \"cosign\"}, \"data\": {\"cosign.pub\": \"" PUB_PEM "\"}}");
+	api("POST", "/apis/" IMG "/v1beta2/namespaces/ks-verify/imagerepositories",
+	    "{\"metadata\": {\"name\": \"app\"}, \"spec\": {\"image\": \"reg.example/team/app\", "
+	    "\"interval\": \"1m\"}}");
+	api("POST", "/apis/" IMG "/v1beta2/namespaces/ks-verify/imagepolicies",
+	    "{\"metadata\": {\"name\": \"app\", \"annotations\": "
+	    "{\"imageguard.io/verify-provider\": "
+	    "\"cosign\", \"imageguard.io/verify-secret\": \"cosign\"}}, \"spec\": "
+	    "{\"imageRepositoryRef\": {\"name\": \"app\"}, \"policy\": {\"semver\": {\"range\": "
+	    "\">=1.0.0\"}}}}");
+	ks = open_source("ks-verify");
+	c = load(ks, &diags, &sdir);
+	ck_assert_uint_eq(diags.errors, 0);
+	ck_assert_uint_eq(c->policies_len, 1);
+	ck_assert_str_eq(c->policies[0].verify.secret, "ks-verify.cosign");
+	config_free(c);
+	snprintf(folder, sizeof(folder), "%s/ks-verify.cosign", sdir);
+	ck_assert_int_eq(file_of(&b, folder, "cosign.pub"), 0600);
+	ck_assert(strstr(b.data, "-----BEGIN PUBLIC KEY-----") == b.data);
+	{
+		struct error err = ERROR_INIT;
+		json_t *out = NULL;
+
+		ck_assert_msg(kube_send(&out, admin, "DELETE",
+		                        "/api/v1/namespaces/ks-verify/secrets/cosign",
+		                        "application/json", "{}", &err) == 0,
+		              "%s", err.msg);
+		json_decref(out);
+	}
+	ck_assert(kubesource_refs_changed(ks, mono_ms() + 20000));
+	c = load(ks, &diags, &sdir);
+	ck_assert_uint_eq(c->policies_len, 0);
+	ck_assert_uint_ge(diags.errors, 1);
+	ck_assert_msg(strstr(diags.items[0].message, "secret 'ks-verify/cosign' not found in the "
+	                                             "Kubernetes API"),
+	              "%s", diags.items[0].message);
+	config_free(c);
+	config_diags_release(&diags);
+	buf_release(&b);
+	kubesource_free(ks);
+	admin_close();
+	tmp_remove();
+}
+END_TEST
+
 /* Nothing referenced: nothing to read again, nothing changed. */
 START_TEST(no_references_nothing_to_read)
 {
@@ -779,6 +839,7 @@ int main(void)
 	tcase_add_test(kube, watches_the_preferred_version);
 	tcase_add_test(kube, load_reads_objects_and_secrets);
 	tcase_add_test(kube, no_references_nothing_to_read);
+	tcase_add_test(kube, verify_secret_is_read);
 	tcase_set_timeout(kube, 180);
 	suite_add_tcase(s, kube);
 

@@ -256,7 +256,8 @@ static const struct commitmsg_change two[] = {
      .new_value = "ghcr.io/o/web:1.1.0",
      .file = "apps/web.yaml",
      .decision = "update/forward",
-     .tags_sha256 = "aa"},
+     .tags_sha256 = "aa",
+     .verified_by = "key cosign.pub (sha256:0123456789ab)"},
     {.policy = "apps/api",
      .old_value = "2.0.0",
      .new_value = "1.9.0",
@@ -264,7 +265,8 @@ static const struct commitmsg_change two[] = {
      .reason = "rollback: bad\nrelease",
      .decision = "rollback/override",
      .tags_sha256 = "bb",
-     .rollback_reason = "bad release\nImageguard-Policy: forged/one"},
+     .rollback_reason = "bad release\nImageguard-Policy: forged/one",
+     .verified_by = "https://x (https://issuer)\nImageguard-Policy: forged/two"},
 };
 
 START_TEST(default_message_and_trailers)
@@ -282,10 +284,13 @@ START_TEST(default_message_and_trailers)
 	                 "Imageguard-Policy: apps/api\n"
 	                 "Imageguard-Decision: rollback/override\n"
 	                 "Imageguard-Tags-Sha256: bb\n"
+	                 "Imageguard-Verified: https://x (https://issuer)\\nImageguard-Policy: "
+	                 "forged/two\n"
 	                 "Rollback-Reason: bad release\\nImageguard-Policy: forged/one\n"
 	                 "Imageguard-Policy: apps/web\n"
 	                 "Imageguard-Decision: update/forward\n"
-	                 "Imageguard-Tags-Sha256: aa\n");
+	                 "Imageguard-Tags-Sha256: aa\n"
+	                 "Imageguard-Verified: key cosign.pub (sha256:0123456789ab)\n");
 	buf_release(&out);
 }
 END_TEST
@@ -395,10 +400,13 @@ START_TEST(git_parses_trailers)
 	                 "Imageguard-Policy: apps/api\n"
 	                 "Imageguard-Decision: rollback/override\n"
 	                 "Imageguard-Tags-Sha256: bb\n"
+	                 "Imageguard-Verified: https://x (https://issuer)\\nImageguard-Policy: "
+	                 "forged/two\n"
 	                 "Rollback-Reason: bad release\\nImageguard-Policy: forged/one\n"
 	                 "Imageguard-Policy: apps/web\n"
 	                 "Imageguard-Decision: update/forward\n"
-	                 "Imageguard-Tags-Sha256: aa\n");
+	                 "Imageguard-Tags-Sha256: aa\n"
+	                 "Imageguard-Verified: key cosign.pub (sha256:0123456789ab)\n");
 	(void)f;
 	buf_release(&out);
 	buf_release(&parsed);

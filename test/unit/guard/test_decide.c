@@ -70,6 +70,28 @@ static const char config_yaml[] =
     "  imageRepositoryRef: {name: app}\n"
     "  policy: {semver: {range: '>=1.0.0'}}\n"
     "---\n"
+    "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+    "kind: ImagePolicy\n"
+    "metadata:\n"
+    "  name: signed\n"
+    "  namespace: apps\n"
+    "  annotations: {imageguard.io/verify-provider: cosign, imageguard.io/verify-secret: keys}\n"
+    "spec:\n"
+    "  imageRepositoryRef: {name: app}\n"
+    "  policy: {semver: {range: '>=1.0.0'}}\n"
+    "  digestReflectionPolicy: Always\n"
+    "---\n"
+    "apiVersion: imageguard.io/v1alpha1\n"
+    "kind: ImagePolicy\n"
+    "metadata:\n"
+    "  name: signed-rollback\n"
+    "  namespace: apps\n"
+    "  annotations: {imageguard.io/rollback-to: 1.1.0, imageguard.io/rollback-reason: bad}\n"
+    "spec:\n"
+    "  imageRepositoryRef: {name: app}\n"
+    "  policy: {semver: {range: '>=1.0.0'}}\n"
+    "  verify: {provider: cosign, secretRef: {name: keys}}\n"
+    "---\n"
     "apiVersion: imageguard.io/v1alpha1\n"
     "kind: GitRepository\n"
     "metadata: {name: fleet, namespace: apps}\n"
@@ -302,7 +324,8 @@ START_TEST(decide_table)
 {
 	struct fake fake = {
 	    .head = cases[_i].head, .created = cases[_i].created, .replaced = cases[_i].replaced};
-	struct decide_io io = {fake_head, fake_created, fake_replaced, fake_listed_since, &fake};
+	struct decide_io io = {fake_head,         fake_created, fake_replaced,
+	                       fake_listed_since, NULL,         &fake};
 	struct decide_listing l = {cases[_i].listing != NOT_LISTED,
 	                           cases[_i].listing == LISTED,
 	                           "listing: 500",
@@ -354,6 +377,173 @@ START_TEST(decide_table)
 }
 END_TEST
 
+/* ---- the signature gate (CONTRACT §12) over a fake verifier ---- */
+
+/* What the fake verifier answers: a status, a registry failure, or a trust root that fails. */
+enum fake_verify {
+	V_OK,
+	V_UNSIGNED,
+	V_BAD,
+	V_MISMATCH,
+	V_UNTRUSTED,
+	V_IDENTITY,
+	V_NOLOG,
+	V_FAILS,
+	V_INVALID
+};
+
+struct fake_verifier {
+	enum fake_verify answer;
+	size_t asked;
+	char digest[80];
+	size_t policy, repo;
+};
+
+static int fake_verify(void *ctx, size_t policy, size_t repo, const char *digest,
+                       struct decide_verified *out, struct error *err)
+{
+	static const char *const names[] = {"ok",
+	                                    "unsigned",
+	                                    "bad-signature",
+	                                    "digest-mismatch",
+	                                    "untrusted-signer",
+	                                    "identity-mismatch",
+	                                    "no-transparency-proof"};
+	struct fake_verifier *v = ctx;
+
+	v->asked++;
+	v->policy = policy;
+	v->repo = repo;
+	snprintf(v->digest, sizeof(v->digest), "%s", digest);
+	if (v->answer == V_FAILS)
+		return error_set(err, IG_EFAIL, "GET sha256-2222.sig: 503");
+	if (v->answer == V_INVALID)
+		return error_set(err, IG_EINVALID, "secret 'keys' key 'cosign.pub': not a key");
+	out->status = names[v->answer];
+	out->signer = v->answer == V_OK ? "key cosign.pub (sha256:0123456789ab)" : NULL;
+	out->detail = v->answer == V_OK ? "" : "what was found";
+	return 0;
+}
+
+/* The other callbacks, answering through the same fake: HEAD finds every tag at D2. */
+struct gate {
+	struct fake f;
+	struct fake_verifier v;
+};
+
+static int gate_head(void *ctx, size_t repo, const char *ref, enum guard_head *result,
+                     const char **digest, const char **error)
+{
+	return fake_head(&((struct gate *)ctx)->f, repo, ref, result, digest, error);
+}
+
+static int gate_verify(void *ctx, size_t policy, size_t repo, const char *digest,
+                       struct decide_verified *out, struct error *err)
+{
+	return fake_verify(&((struct gate *)ctx)->v, policy, repo, digest, out, err);
+}
+
+static const struct {
+	const char *name, *policy, *value;
+	enum fake_verify answer;
+	bool no_gate; /* decide_io.verify NULL */
+	const char *decision, *reason, *written, *signer;
+	unsigned warnings;
+	bool asked;
+} gates[] = {
+    {"signed candidate", "apps/signed", IMG ":1.0.0@" D1, V_OK, false, "update", "forward",
+     IMG ":1.2.0@" D2, "key cosign.pub (sha256:0123456789ab)", 0, true},
+    {"unsigned", "apps/signed", IMG ":1.0.0@" D1, V_UNSIGNED, false, "hold", "unverified", NULL,
+     NULL, GUARD_WARN_UNSIGNED, true},
+    {"another key", "apps/signed", IMG ":1.0.0@" D1, V_BAD, false, "hold", "unverified", NULL, NULL,
+     GUARD_WARN_BAD_SIGNATURE, true},
+    {"replayed signature", "apps/signed", IMG ":1.0.0@" D1, V_MISMATCH, false, "hold", "unverified",
+     NULL, NULL, GUARD_WARN_DIGEST_MISMATCH, true},
+    {"untrusted certificate", "apps/signed", IMG ":1.0.0@" D1, V_UNTRUSTED, false, "hold",
+     "unverified", NULL, NULL, GUARD_WARN_UNTRUSTED_SIGNER, true},
+    {"wrong identity", "apps/signed", IMG ":1.0.0@" D1, V_IDENTITY, false, "hold", "unverified",
+     NULL, NULL, GUARD_WARN_IDENTITY_MISMATCH, true},
+    {"no log proof", "apps/signed", IMG ":1.0.0@" D1, V_NOLOG, false, "hold", "unverified", NULL,
+     NULL, GUARD_WARN_NO_TRANSPARENCY_PROOF, true},
+    {"registry fails while verifying", "apps/signed", IMG ":1.0.0@" D1, V_FAILS, false, "error",
+     "registry", NULL, NULL, 0, true},
+    {"trust root unusable", "apps/signed", IMG ":1.0.0@" D1, V_INVALID, false, "error", "config",
+     NULL, NULL, 0, true},
+    {"no gate in this pass", "apps/signed", IMG ":1.0.0@" D1, V_OK, true, "hold", "unverified",
+     NULL, NULL, GUARD_WARN_UNSIGNED, false},
+    {"up to date asks nothing", "apps/signed", IMG ":1.2.0@" D2, V_UNSIGNED, false, "none",
+     "up-to-date", NULL, NULL, 0, false},
+    {"held back asks nothing", "apps/signed", IMG ":1.3.0@" D1, V_UNSIGNED, false, "hold",
+     "downgrade-blocked", NULL, NULL, GUARD_WARN_CURRENT_MISSING, false},
+    {"without verification nothing asked", "apps/semver", IMG ":1.0.0", V_UNSIGNED, false, "update",
+     "forward", IMG ":1.2.0", NULL, 0, false},
+    {"signed rollback target", "apps/signed-rollback", IMG ":1.2.0", V_OK, false, "rollback",
+     "override", IMG ":1.1.0", "key cosign.pub (sha256:0123456789ab)", 0, true},
+    {"unsigned rollback target", "apps/signed-rollback", IMG ":1.2.0", V_UNSIGNED, false, "hold",
+     "unverified", NULL, NULL, GUARD_WARN_UNSIGNED, true},
+};
+
+START_TEST(verify_table)
+{
+	struct gate g = {.f = {.head = HEAD_OK}, .v = {.answer = gates[_i].answer}};
+	struct decide_io io = {gate_head,         fake_created, fake_replaced,
+	                       fake_listed_since, gate_verify,  &g};
+	struct decide_listing l = {true, true, NULL, listing, 6, NULL};
+	struct decide_env env = {cfg, 1767225600, &l, &io};
+	struct marker m = {(char *)"apps/web.yaml",
+	                   3,
+	                   (char *)gates[_i].policy,
+	                   MARKER_IMAGE,
+	                   MARKER_PLAIN,
+	                   0,
+	                   0,
+	                   (char *)gates[_i].value,
+	                   NULL,
+	                   NULL,
+	                   NULL,
+	                   NULL,
+	                   NULL,
+	                   false};
+	struct marker_set set = MARKER_SET_INIT;
+	const struct config_policy *pol = config_find_policy_id(cfg, gates[_i].policy);
+	struct decide_item it;
+
+	if (gates[_i].no_gate)
+		io.verify = NULL;
+	ck_assert_ptr_nonnull(pol);
+	set.items = &m;
+	set.len = 1;
+	ck_assert_int_eq(
+	    decide_marker(&it, &env, &cfg->automations[0], &set, 0, (size_t)(pol - cfg->policies)),
+	    0);
+	ck_assert_msg(!strcmp(guard_decision_name(it.d.decision), gates[_i].decision) &&
+	                  !strcmp(guard_reason_name(it.d.reason), gates[_i].reason),
+	              "%s: got %s/%s (%s), want %s/%s", gates[_i].name,
+	              guard_decision_name(it.d.decision), guard_reason_name(it.d.reason),
+	              it.d.message, gates[_i].decision, gates[_i].reason);
+	ck_assert_pstr_eq(it.new_value, gates[_i].written);
+	ck_assert_pstr_eq(it.verified_by, gates[_i].signer);
+	ck_assert_uint_eq(it.d.warnings, gates[_i].warnings);
+	ck_assert_uint_eq(g.v.asked, gates[_i].asked ? 1 : 0);
+	if (gates[_i].asked) { /* the digest HEAD found, which is the digest written */
+		ck_assert_str_eq(g.v.digest, D2);
+		ck_assert_uint_eq(g.v.policy, (size_t)(pol - cfg->policies));
+		ck_assert_uint_eq(g.v.repo, 0);
+	}
+	if (it.d.reason == GUARD_UNVERIFIED) /* the warning names why, the message the tag */
+		ck_assert_msg(strstr(it.d.message, "not verified: ") &&
+		                  strstr(it.d.message, guard_warning_name(gates[_i].warnings)) &&
+		                  strstr(it.d.message, D2),
+		              "%s", it.d.message);
+	if (it.d.decision == GUARD_ERROR)
+		ck_assert_msg(
+		    strstr(it.d.message, "verifying '") &&
+		        strstr(it.d.message, gates[_i].answer == V_FAILS ? "503" : "cosign.pub"),
+		    "%s", it.d.message);
+	decide_item_release(&it);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("decide");
@@ -363,6 +553,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, decide_table, 0, sizeof(cases) / sizeof(cases[0]));
+	tcase_add_loop_test(tc, verify_table, 0, sizeof(gates) / sizeof(gates[0]));
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

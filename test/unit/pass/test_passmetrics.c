@@ -59,6 +59,7 @@ static const struct {
     {"imageguard_commits_total", "counter"},
     {"imageguard_settling", "gauge"},
     {"imageguard_current_missing_total", "counter"},
+    {"imageguard_verify_total", "counter"},
 };
 
 START_TEST(declare)
@@ -185,6 +186,29 @@ START_TEST(decision_table)
 		ck_assert_uint_eq(series, 6);
 		ck_assert_uint_eq(missing, 2);
 	}
+	free(text);
+	metrics_free(m);
+}
+END_TEST
+
+/* ---- the signature gate: one series per policy and result ---- */
+
+START_TEST(verify_results)
+{
+	struct metrics *m = declared();
+	char *text;
+
+	passmetrics_verify(m, "team/app", "ok");
+	passmetrics_verify(m, "team/app", "ok");
+	passmetrics_verify(m, "team/app", "unsigned");
+	passmetrics_verify(m, "team/db", "error");
+	passmetrics_verify(NULL, "team/db", "error"); /* no registry: nothing, no crash */
+	text = render(m);
+	ck_assert(has_line(text, "imageguard_verify_total{policy=\"team/app\",result=\"ok\"} 2\n"));
+	ck_assert(
+	    has_line(text, "imageguard_verify_total{policy=\"team/app\",result=\"unsigned\"} 1\n"));
+	ck_assert(
+	    has_line(text, "imageguard_verify_total{policy=\"team/db\",result=\"error\"} 1\n"));
 	free(text);
 	metrics_free(m);
 }
@@ -432,6 +456,7 @@ int main(void)
 	tcase_add_test(tc, declare);
 	tcase_add_test(tc, webhook_buckets);
 	tcase_add_test(tc, decision_table);
+	tcase_add_test(tc, verify_results);
 	tcase_add_loop_test(tc, settling_table, 0, sizeof(settle_cases) / sizeof(settle_cases[0]));
 	tcase_add_test(tc, commits);
 	tcase_add_test(tc, listings);

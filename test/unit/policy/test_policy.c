@@ -170,10 +170,12 @@ static const struct {
      0},
     {{ALPHA, "asc", "^(x)-(y)$", "$2$$$1"}, "x-y", "x-y", 1, 0},
     /* exclusion */
-    {{ALPHA, "asc"}, "sha256-abc.sig sha256-abc.att v1", "v1", 2, 0},
-    {{ALPHA, "asc", NULL, NULL, "-"}, "sha256-abc.sig v1", "v1", 2, 0},
-    {{ALPHA, "desc", NULL, NULL, "-"}, "sha256-abc.sig v1", "sha256-abc.sig", 2, 0},
-    {{ALPHA, "asc", NULL, NULL, "^v"}, "sha256-abc.sig v1 v2", "sha256-abc.sig", 1, 0},
+    /* signature and attestation tags are never candidates (CONTRACT §12), whatever the
+     * exclusionList: Flux's empty list or one of its own would let them through */
+    {{ALPHA, "asc"}, "sha256-abc.sig sha256-abc.att v1", "v1", 1, 0},
+    {{ALPHA, "asc", NULL, NULL, "-"}, "sha256-abc.sig v1", "v1", 1, 0},
+    {{ALPHA, "desc", NULL, NULL, "-"}, "sha256-abc.sig v1", "v1", 1, 0},
+    {{ALPHA, "asc", NULL, NULL, "^v"}, "sha256-abc.sig v1 v2", NULL, 0, 0},
     /* nothing qualifies */
     {{SEMVER, ">=1.0.0"}, "latest main", NULL, 0, 2},
     {{SEMVER, ">=1.0.0"}, "", NULL, 0, 0},
