@@ -1709,9 +1709,12 @@ START_TEST(defaults)
 	ck_assert(p->ascending);
 	ck_assert_int_eq(p->reflect, CONFIG_REFLECT_NEVER);
 	ck_assert(!p->suspend);
-	/* exclusionList: [] excludes nothing; absent or null, the default excludes signatures */
-	ck_assert(policy_accepts(config_find_policy(c, "default", "empty-exclusions")->policy,
-	                         "sha256-abc.sig"));
+	/* exclusionList: [] excludes nothing (signature tags are never candidates all the same:
+	 * CONTRACT §12); absent or null, the default excludes signatures */
+	ck_assert_uint_eq(
+	    config_find_policy(c, "default", "empty-exclusions")->repository->exclusion.len, 0);
+	ck_assert(!policy_accepts(config_find_policy(c, "default", "empty-exclusions")->policy,
+	                          "sha256-abc.sig"));
 	ck_assert(!policy_accepts(config_find_policy(c, "default", "default-exclusions")->policy,
 	                          "sha256-abc.sig"));
 	ck_assert(policy_accepts(config_find_policy(c, "default", "default-exclusions")->policy,
