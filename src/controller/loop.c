@@ -29,6 +29,7 @@
 #include "imageguard/util/metrics.h"
 #include "imageguard/pass/passmetrics.h"
 #include "imageguard/pass/reconcile.h"
+#include "imageguard/pass/verifygate.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/report/report.h"
 #include "imageguard/controller/runverify.h"
@@ -217,6 +218,7 @@ struct runner {
 	const char *kube_secrets;  /* borrowed from kube: the Secrets fetched for the config */
 	struct kubeevents *events; /* --kube: the Events of each pass */
 	struct leader *leader;     /* --enable-leader-election, NULL otherwise */
+	struct verifycache *verdicts; /* the signature gate's, across passes */
 };
 
 static void log_report(const struct report *r, double seconds)
@@ -265,6 +267,7 @@ static int run_pass(struct runner *rn)
 	ro.client = rn->client;
 	ro.stop = &stop_requested;
 	ro.shard = &rn->o->shard;
+	ro.verify_cache = rn->verdicts;
 	if (rn->leader) {
 		leader_fence(&fence, rn->leader);
 		ro.fence = &fence;
@@ -496,7 +499,8 @@ static int start(struct runner *rn, struct error *err)
 	int error;
 
 	if ((error = metrics_new(&rn->metrics)) < 0 ||
-	    (error = passmetrics_declare(rn->metrics)) < 0)
+	    (error = passmetrics_declare(rn->metrics)) < 0 ||
+	    !(rn->verdicts = verifycache_new(VERIFYCACHE_NEGATIVE_TTL_MS)))
 		return error_oom(err);
 	if ((error = passmetrics_client_new(&rn->client, rn->metrics, true, err)) < 0)
 		return error;
@@ -639,6 +643,7 @@ done:
 	httpd_stop(rn.httpd);
 	webhook_free(rn.webhook);
 	runverify_free(rn.verify);
+	verifycache_free(rn.verdicts);
 	audit_close(rn.audit);
 	registry_client_free(rn.client);
 	metrics_free(rn.metrics);

@@ -91,15 +91,18 @@ static int io_verify(void *ctx, size_t policy, size_t repo, const char *digest,
 	struct pass *p = ctx;
 	const struct scan *sc = &p->scans[repo];
 	struct registry_target t;
-	struct sigfetch sf = {p->client, &t, NULL, false};
+	const struct decide_listing *l = &p->listings[repo];
+	struct sigfetch sf = {p->client, &t, NULL, 0, false};
 	struct sigverify_source src = {sigfetch_manifest, sigfetch_blob, sigfetch_referrers,
 	                               sigfetch_has_tag, &sf};
-
 	int rc;
 
 	scan_target(&t, sc);
-	if (sc->rc == 0 && !sc->packed)
-		sf.tags = &sc->listing.tags;
+	/* the listing decide reads (a packed one is open while its policy is decided) */
+	if (l->ok && l->tags) {
+		sf.tags = l->tags;
+		sf.tags_len = l->tags_len;
+	}
 	rc = verifygate_check(p->verify, policy, digest, &src, out, err);
 	passmetrics_verify(p->o->metrics, p->cfg->policies[policy].id,
 	                   rc < 0 ? "error" : out->status);
@@ -130,7 +133,7 @@ int reconcile_io_init(struct pass *p)
 	if (any_verified(p->cfg)) {
 		struct error err = ERROR_INIT;
 
-		if (verifygate_new(&p->verify, p->cfg, p->o->secrets_dir, &err) < 0)
+		if (verifygate_new(&p->verify, p->cfg, p->o->secrets_dir, p->o->verify_cache, &err) < 0)
 			return IG_EFAIL;
 	}
 	p->io = (struct decide_io){

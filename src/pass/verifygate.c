@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "imageguard/config/config.h"
 #include "imageguard/guard/decide.h"
@@ -19,37 +20,95 @@ struct gate_policy {
 	char *load_error;
 };
 
-/* One verdict: (digest, fingerprint) -> status, signer, detail. */
+/* Which signature tags the pass's listing shows for a digest. */
+enum {
+	SIGTAG_COSIGN = 1,   /* sha256-<hex>.sig */
+	SIGTAG_FALLBACK = 2, /* sha256-<hex>, the referrers tag scheme */
+	SIGTAG_UNKNOWN = 4   /* no listing to ask */
+};
+
+/* One verdict: (digest, fingerprint) -> status, signer, detail, and when it was reached. */
 struct verdict {
 	char *digest, *fingerprint;
 	char status[32];
 	char signer[SIGVERIFY_SIGNER_MAX];
 	char detail[SIGVERIFY_DETAIL_MAX];
+	unsigned sigtags;   /* SIGTAG_* at the time */
+	unsigned long pass; /* the cache's pass number */
+	long long at_ms;    /* monotonic */
+};
+
+struct verifycache {
+	struct verdict *verdicts;
+	size_t len, cap;
+	unsigned long pass; /* one more for every gate made over it */
+	long negative_ttl_ms;
 };
 
 struct verifygate {
 	const struct config *cfg;
 	char *secrets_dir;
 	struct gate_policy *policies; /* one per config policy */
-	struct verdict *verdicts;
-	size_t len, cap;
+	struct verifycache *cache;
+	struct verifycache *own; /* the cache when the caller gave none */
 	size_t checks;
 	unsigned requests;
 };
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct verifycache *verifycache_new(long negative_ttl_ms)
+{
+	struct verifycache *c = calloc(1, sizeof(*c));
+
+	if (c)
+		c->negative_ttl_ms = negative_ttl_ms;
+	return c;
+}
+
+static void verdict_release(struct verdict *v)
+{
+	free(v->digest);
+	free(v->fingerprint);
+}
+
+void verifycache_free(struct verifycache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->len; i++)
+		verdict_release(&c->verdicts[i]);
+	free(c->verdicts);
+	free(c);
+}
+
+size_t verifycache_len(const struct verifycache *c)
+{
+	return c->len;
+}
+
 int verifygate_new(struct verifygate **out, const struct config *cfg, const char *secrets_dir,
-                   struct error *err)
+                   struct verifycache *cache, struct error *err)
 {
 	struct verifygate *g = calloc(1, sizeof(*g));
 
 	*out = NULL;
 	if (!g || !(g->secrets_dir = strdup(secrets_dir ? secrets_dir : ".")) ||
 	    !(g->policies =
-	          calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(*g->policies)))) {
+	          calloc(cfg->policies_len ? cfg->policies_len : 1, sizeof(*g->policies))) ||
+	    (!cache && !(cache = g->own = verifycache_new(0)))) {
 		verifygate_free(g);
 		return error_set(err, IG_EFAIL, "out of memory");
 	}
 	g->cfg = cfg;
+	g->cache = cache;
+	cache->pass++;
 	*out = g;
 	return 0;
 }
@@ -62,11 +121,7 @@ void verifygate_free(struct verifygate *g)
 		sigverify_policy_free(g->policies[i].sp);
 		free(g->policies[i].load_error);
 	}
-	for (size_t i = 0; i < g->len; i++) {
-		free(g->verdicts[i].digest);
-		free(g->verdicts[i].fingerprint);
-	}
-	free(g->verdicts);
+	verifycache_free(g->own);
 	free(g->policies);
 	free(g->secrets_dir);
 	free(g);
@@ -92,38 +147,75 @@ static int load(struct gate_policy *gp, const struct config_verify *v, const cha
 	return rc < 0 && rc != IG_EFAIL ? IG_EINVALID : rc;
 }
 
-static const struct verdict *find(const struct verifygate *g, const char *digest,
-                                  const char *fingerprint)
+static struct verdict *find(const struct verifycache *c, const char *digest,
+                            const char *fingerprint)
 {
-	for (size_t i = 0; i < g->len; i++)
-		if (!strcmp(g->verdicts[i].digest, digest) &&
-		    !strcmp(g->verdicts[i].fingerprint, fingerprint))
-			return &g->verdicts[i];
+	for (size_t i = 0; i < c->len; i++)
+		if (!strcmp(c->verdicts[i].digest, digest) &&
+		    !strcmp(c->verdicts[i].fingerprint, fingerprint))
+			return &c->verdicts[i];
 	return NULL;
 }
 
-static struct verdict *add(struct verifygate *g, const char *digest, const char *fingerprint)
+/* Whether v answers this pass, whose listing shows sigtags for the digest. */
+static bool reusable(const struct verifycache *c, const struct verdict *v, unsigned sigtags)
 {
-	struct verdict *v;
+	return v->pass == c->pass || !strcmp(v->status, "ok") ||
+	       (!(sigtags & SIGTAG_UNKNOWN) && sigtags == v->sigtags &&
+	        now_ms() - v->at_ms < c->negative_ttl_ms);
+}
 
-	if (g->len == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 8;
-		void *p = realloc(g->verdicts, cap * sizeof(*g->verdicts));
+/* The entry for (digest, fingerprint): its old one, a new one, or the oldest one's place
+ * when the cache is full. NULL: out of memory. */
+static struct verdict *slot(struct verifycache *c, const char *digest, const char *fingerprint)
+{
+	struct verdict *v = find(c, digest, fingerprint);
 
-		if (!p)
-			return NULL;
-		g->verdicts = p;
-		g->cap = cap;
+	if (v)
+		return v;
+	if (c->len == VERIFYCACHE_MAX) {
+		v = &c->verdicts[0];
+		for (size_t i = 1; i < c->len; i++)
+			if (c->verdicts[i].at_ms < v->at_ms)
+				v = &c->verdicts[i];
+		verdict_release(v);
+	} else {
+		if (c->len == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 8;
+			void *p = realloc(c->verdicts, cap * sizeof(*c->verdicts));
+
+			if (!p)
+				return NULL;
+			c->verdicts = p;
+			c->cap = cap;
+		}
+		v = &c->verdicts[c->len++];
 	}
-	v = &g->verdicts[g->len];
 	memset(v, 0, sizeof(*v));
 	if (!(v->digest = strdup(digest)) || !(v->fingerprint = strdup(fingerprint))) {
-		free(v->digest);
-		free(v->fingerprint);
+		verdict_release(v);
+		*v = c->verdicts[--c->len]; /* the last entry fills the hole */
 		return NULL;
 	}
-	g->len++;
 	return v;
+}
+
+static unsigned sigtags(const struct sigverify_source *src, const char *digest)
+{
+	char tag[160];
+	unsigned tags = 0;
+	int has;
+
+	if (!src->has_tag || strncmp(digest, "sha256:", 7) != 0 || strlen(digest) > 100)
+		return SIGTAG_UNKNOWN;
+	snprintf(tag, sizeof(tag), "sha256-%s.sig", digest + 7);
+	if ((has = src->has_tag(src->ctx, tag)) < 0)
+		return SIGTAG_UNKNOWN;
+	tags |= has ? SIGTAG_COSIGN : 0;
+	tag[strlen(tag) - 4] = '\0';
+	if ((has = src->has_tag(src->ctx, tag)) < 0)
+		return SIGTAG_UNKNOWN;
+	return tags | (has ? SIGTAG_FALLBACK : 0);
 }
 
 static void answer(struct decide_verified *out, const struct verdict *v)
@@ -138,9 +230,10 @@ int verifygate_check(struct verifygate *g, size_t policy, const char *digest,
                      struct error *err)
 {
 	struct gate_policy *gp = &g->policies[policy];
-	const struct verdict *hit;
+	const char *fingerprint;
 	struct sigverify_result r = {0};
 	struct verdict *v;
+	unsigned tags;
 	int rc;
 
 	if (!gp->loaded) {
@@ -153,8 +246,10 @@ int verifygate_check(struct verifygate *g, size_t policy, const char *digest,
 	if (!gp->sp)
 		return error_set(err, IG_EINVALID, "%s",
 		                 gp->load_error ? gp->load_error : "trust root not loaded");
-	if ((hit = find(g, digest, sigverify_policy_fingerprint(gp->sp)))) {
-		answer(out, hit);
+	fingerprint = sigverify_policy_fingerprint(gp->sp);
+	tags = sigtags(src, digest);
+	if ((v = find(g->cache, digest, fingerprint)) && reusable(g->cache, v, tags)) {
+		answer(out, v);
 		return 0;
 	}
 	rc = sigverify_check(&r, gp->sp, digest, src, err);
@@ -162,8 +257,11 @@ int verifygate_check(struct verifygate *g, size_t policy, const char *digest,
 	g->requests += r.requests;
 	if (rc < 0)
 		return rc;
-	if (!(v = add(g, digest, sigverify_policy_fingerprint(gp->sp))))
+	if (!(v = slot(g->cache, digest, fingerprint)))
 		return error_set(err, IG_EFAIL, "out of memory");
+	v->sigtags = tags;
+	v->pass = g->cache->pass;
+	v->at_ms = now_ms();
 	snprintf(v->status, sizeof(v->status), "%s", sigverify_status_name(r.status));
 	snprintf(v->signer, sizeof(v->signer), "%s", r.status == SIGVERIFY_OK ? r.signer : "");
 	snprintf(v->detail, sizeof(v->detail), "%s", r.detail);

@@ -8,7 +8,6 @@
 #include "imageguard/registry/sigfetch.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
-#include "imageguard/util/strvec.h"
 
 static size_t cap(const struct buf *body)
 {
@@ -84,7 +83,7 @@ int sigfetch_has_tag(void *ctx, const char *tag)
 
 	if (!f->tags)
 		return -1;
-	if (f->tags->len == 0)
+	if (f->tags_len == 0)
 		return 0;
-	return bsearch(tag, f->tags->items, f->tags->len, sizeof(char *), cmp_tag) ? 1 : 0;
+	return bsearch(tag, f->tags, f->tags_len, sizeof(char *), cmp_tag) ? 1 : 0;
 }

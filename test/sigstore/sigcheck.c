@@ -143,7 +143,8 @@ static int run_registry(struct sigverify_result *r, unsigned *http, const struct
 	if (a->listing) { /* the pass holds its listing already: not counted */
 		if ((rc = registry_list_tags(&listing, c, &t, err)) < 0)
 			goto done;
-		f.tags = &listing.tags;
+		f.tags = (const char *const *)listing.tags.items;
+		f.tags_len = listing.tags.len;
 	}
 	o.observe = observe; /* counted from here: the client is made again with the observer */
 	o.observe_ctx = http;

@@ -53,6 +53,8 @@ struct reconcile_options {
 	 * writes fail, read-only), its commit carries `Imageguard-Lease:`, and a head written
 	 * under the same lease with a higher generation is not pushed on. Borrowed. */
 	const struct reconcile_fence *fence;
+	/* NULL, or the signature gate's verdicts kept across passes (verifygate.h). Borrowed. */
+	struct verifycache *verify_cache;
 };
 
 /* Runs one pass and fills out (caller-owned, REPORT_INIT; release with report_release).

@@ -1,7 +1,9 @@
 /* The pass's signature gate (CONTRACT §12): each verified policy's trust root, loaded once from
  * its Secret's folder, and the verdict for a (policy, digest), cached per digest and policy
  * fingerprint (the trust root, the identity rules) so that a digest two markers or two policies
- * with the same trust share is verified once. Not thread-safe: the pass decides on one thread. */
+ * with the same trust share is verified once. The verdicts may outlive the pass in a
+ * verifycache (`run` keeps one), so that an unchanged candidate costs no request after its
+ * first pass. Not thread-safe: the pass decides on one thread. */
 #ifndef IMAGEGUARD_VERIFYGATE_H
 #define IMAGEGUARD_VERIFYGATE_H
 
@@ -11,12 +13,26 @@ struct config;
 struct decide_verified;
 struct error;
 struct sigverify_source;
+struct verifycache;
 struct verifygate;
 
-/* A gate for cfg's policies, whose Secrets are folders of secrets_dir (NULL: "."). Nothing is
- * loaded yet. Returns 0 or IG_EFAIL (out of memory). */
+/* Verdicts kept across passes, at most VERIFYCACHE_MAX (the oldest goes first). A pass reuses
+ * any verdict of its own; from an earlier pass it reuses `ok` (a digest is immutable and the
+ * fingerprint names the trust), and a failure only while the listing shows the same signature
+ * tags for the digest (`sha256-<hex>.sig`, `sha256-<hex>`) and for negative_ttl_ms at most: a
+ * signature pushed under a new tag is seen on the next pass, one replaced under the same tag
+ * (or attached through a referrers API) within negative_ttl_ms. */
+#define VERIFYCACHE_MAX 4096
+#define VERIFYCACHE_NEGATIVE_TTL_MS (5 * 60 * 1000)
+struct verifycache *verifycache_new(long negative_ttl_ms); /* NULL: out of memory */
+void verifycache_free(struct verifycache *c);
+size_t verifycache_len(const struct verifycache *c);
+
+/* A gate for cfg's policies, whose Secrets are folders of secrets_dir (NULL: "."), one pass's:
+ * its verdicts go to cache (borrowed; NULL: a cache of the gate's own, gone with it). Nothing
+ * is loaded yet. Returns 0 or IG_EFAIL (out of memory). */
 int verifygate_new(struct verifygate **out, const struct config *cfg, const char *secrets_dir,
-                   struct error *err);
+                   struct verifycache *cache, struct error *err);
 void verifygate_free(struct verifygate *g);
 
 /* The verdict for digest under config policy number policy's verification, asking src (the
@@ -29,7 +45,7 @@ int verifygate_check(struct verifygate *g, size_t policy, const char *digest,
                      struct error *err);
 
 /* Verifications asked of a registry (not answered by the cache) and their requests, since g
- * was made. */
+ * was made (this pass). */
 size_t verifygate_checks(const struct verifygate *g);
 unsigned verifygate_requests(const struct verifygate *g);
 

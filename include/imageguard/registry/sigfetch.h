@@ -16,16 +16,17 @@ struct buf;
 struct error;
 struct registry_client;
 struct registry_target;
-struct strvec;
 
 #define SIGFETCH_DEFAULT_MAX (4u << 20) /* a body cap when the caller's buffer has none */
 
 struct sigfetch {
 	struct registry_client *client;       /* borrowed */
 	const struct registry_target *target; /* the candidate's repository; borrowed */
-	/* The repository's tag listing of this pass, sorted byte-wise (registry_listing.tags),
-	 * or NULL when unknown: then every signature tag is asked for. Borrowed. */
-	const struct strvec *tags;
+	/* The repository's tag listing of this pass, tags_len tags sorted byte-wise
+	 * (registry_listing.tags, scan_tags), or NULL when unknown: then every signature tag is
+	 * asked for. Borrowed. */
+	const char *const *tags;
+	size_t tags_len;
 	/* Set once the registry answered 404 to the referrers API (it has none); the caller may
 	 * keep it per registry host between candidates. */
 	bool no_referrers_api;

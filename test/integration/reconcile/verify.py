@@ -8,56 +8,21 @@ an unsigned candidate and one signed by another key are hold/unverified with `un
 through, committed with `Imageguard-Verified:`; a valid signature replayed from another digest
 is `digest-mismatch`; an unsigned rollback target is held; a pass with nothing to write asks
 nothing of the signature tags; a Secret without a key is a config error naming it."""
-import base64
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.environ.get("IMAGEGUARD_SRC", "."), "test", "fixtures"))
-import registry  # noqa: E402
+import cosignsig  # noqa: E402
+from cosignsig import keypair  # noqa: E402
 from guard_env import Env, Checks, marker_file  # noqa: E402
 
 t = Checks()
-SIMPLESIGNING = "application/vnd.dev.cosign.simplesigning.v1+json"
-
-
-def keypair(d, name):
-    key, pub = os.path.join(d, name + ".key"), os.path.join(d, name + ".pub")
-    subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out",
-                    key], check=True, capture_output=True)
-    subprocess.run(["openssl", "ec", "-in", key, "-pubout", "-out", pub], check=True,
-                   capture_output=True)
-    return key, pub
-
-
-def sign(key, data, d):
-    path = os.path.join(d, "payload")
-    with open(path, "wb") as f:
-        f.write(data)
-    p = subprocess.run(["openssl", "dgst", "-sha256", "-sign", key, path], capture_output=True,
-                       check=True, timeout=30)
-    return base64.b64encode(p.stdout).decode()
 
 
 def push_sig(env, repo, image, digest, key, d, for_digest=None):
-    """cosign's `.sig` manifest for for_digest (default digest) whose payload names digest."""
-    payload = json.dumps({"critical": {"identity": {"docker-reference": image},
-                                       "image": {"docker-manifest-digest": digest},
-                                       "type": "cosign container image signature"},
-                          "optional": None}).encode()
-    c = registry.Client(env.reg.url)
-    scope = "repository:%s:pull,push" % repo
-    config = b"{}"
-    manifest = {"schemaVersion": 2, "mediaType": registry.OCI_MANIFEST,
-                "config": {"mediaType": registry.OCI_CONFIG, "size": len(config),
-                           "digest": registry._blob(c, repo, config, scope)},
-                "layers": [{"mediaType": SIMPLESIGNING, "size": len(payload),
-                            "digest": registry._blob(c, repo, payload, scope),
-                            "annotations": {"dev.cosignproject.cosign/signature":
-                                            sign(key, payload, d)}}]}
-    tag = (for_digest or digest).replace(":", "-") + ".sig"
-    registry.put_manifest(c, repo, tag, json.dumps(manifest).encode(), registry.OCI_MANIFEST)
+    cosignsig.push_sig(env.reg.url, repo, image, digest, key, d, for_digest)
 
 
 def one(env, *args):
@@ -69,7 +34,7 @@ def one(env, *args):
 
 
 def sig_requests(fault):
-    return [q for q in fault.requests() if ".sig" in q["path"] or "sha256-" in q["path"]]
+    return cosignsig.sig_requests(fault.requests())
 
 
 with Env() as env:

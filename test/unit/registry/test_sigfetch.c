@@ -155,17 +155,20 @@ END_TEST
 
 START_TEST(tags_from_the_listing)
 {
+	static const char *const none[] = {NULL};
 	struct sigfetch f = {0};
 	struct strvec tags = STRVEC_INIT;
 
 	ck_assert_int_eq(sigfetch_has_tag(&f, "sha256-ab.sig"), -1); /* no listing: ask */
-	f.tags = &tags;
+	f.tags = none; /* an empty listing */
 	ck_assert_int_eq(sigfetch_has_tag(&f, "sha256-ab.sig"), 0);
 	ck_assert_int_eq(strvec_push(&tags, "v1.0.0"), 0);
 	ck_assert_int_eq(strvec_push(&tags, "sha256-ab.sig"), 0);
 	ck_assert_int_eq(strvec_push(&tags, "sha256-ab"), 0);
 	ck_assert_int_eq(strvec_push(&tags, "latest"), 0);
 	strvec_sort(&tags);
+	f.tags = (const char *const *)tags.items;
+	f.tags_len = tags.len;
 	ck_assert_int_eq(sigfetch_has_tag(&f, "sha256-ab.sig"), 1);
 	ck_assert_int_eq(sigfetch_has_tag(&f, "sha256-ab"), 1);
 	ck_assert_int_eq(sigfetch_has_tag(&f, "v1.0.0"), 1);
