@@ -471,9 +471,9 @@ void guard_confirm_verified(struct guard_decision *d, const char *status, const 
 	set(d, GUARD_HOLD, GUARD_UNVERIFIED);
 	d->write_digest = false;
 	d->warnings |= bit;
-	sayf(d, "candidate '%s' (%s) not verified: %s%s%.300s",
-	         d->candidate, *d->digest ? d->digest : "no digest", name,
-	         detail && *detail ? ": " : "", detail ? detail : "");
+	sayf(d, "candidate '%s' (%s) not verified: %s%s%.300s", d->candidate,
+	     *d->digest ? d->digest : "no digest", name, detail && *detail ? ": " : "",
+	     detail ? detail : "");
 }
 
 bool guard_writes(const struct guard_decision *d)
