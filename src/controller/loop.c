@@ -213,11 +213,11 @@ struct runner {
 	int64_t verify_due;       /* monotonic ms of the next verification */
 	unsigned seed;
 	uint64_t fingerprint;
-	struct kubesource *kube;   /* --kube: the objects' source, NULL for --config */
-	uint64_t kube_changes;     /* kubesource_changes at the last load */
-	const char *kube_secrets;  /* borrowed from kube: the Secrets fetched for the config */
-	struct kubeevents *events; /* --kube: the Events of each pass */
-	struct leader *leader;     /* --enable-leader-election, NULL otherwise */
+	struct kubesource *kube;      /* --kube: the objects' source, NULL for --config */
+	uint64_t kube_changes;        /* kubesource_changes at the last load */
+	const char *kube_secrets;     /* borrowed from kube: the Secrets fetched for the config */
+	struct kubeevents *events;    /* --kube: the Events of each pass */
+	struct leader *leader;        /* --enable-leader-election, NULL otherwise */
 	struct verifycache *verdicts; /* the signature gate's, across passes */
 };
 

@@ -133,7 +133,8 @@ int reconcile_io_init(struct pass *p)
 	if (any_verified(p->cfg)) {
 		struct error err = ERROR_INIT;
 
-		if (verifygate_new(&p->verify, p->cfg, p->o->secrets_dir, p->o->verify_cache, &err) < 0)
+		if (verifygate_new(&p->verify, p->cfg, p->o->secrets_dir, p->o->verify_cache,
+		                   &err) < 0)
 			return IG_EFAIL;
 	}
 	p->io = (struct decide_io){

@@ -160,7 +160,7 @@ START_TEST(tags_from_the_listing)
 	struct strvec tags = STRVEC_INIT;
 
 	ck_assert_int_eq(sigfetch_has_tag(&f, "sha256-ab.sig"), -1); /* no listing: ask */
-	f.tags = none; /* an empty listing */
+	f.tags = none;                                               /* an empty listing */
 	ck_assert_int_eq(sigfetch_has_tag(&f, "sha256-ab.sig"), 0);
 	ck_assert_int_eq(strvec_push(&tags, "v1.0.0"), 0);
 	ck_assert_int_eq(strvec_push(&tags, "sha256-ab.sig"), 0);
