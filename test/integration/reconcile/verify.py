@@ -3,8 +3,8 @@
 fault proxy, which records every request) and a bare Git remote, key-based, with cosign's
 legacy layout (`sha256-<hex>.sig`: a simple-signing payload signed with OpenSSL, the scheme
 test/integration/cli/sigstore_crosscheck.py checks against cosign's recorded signatures):
-an unsigned candidate and one signed by another key are hold/unverified with `unsigned` /
-`bad-signature` and never committed; a signature that appears on a later pass lets the update
+an unsigned candidate, one signed by another key and a payload changed after signing are
+hold/unverified with `unsigned` / `bad-signature` and never committed; a signature that appears on a later pass lets the update
 through, committed with `Imageguard-Verified:`; a valid signature replayed from another digest
 is `digest-mismatch`; an unsigned rollback target is held; a pass with nothing to write asks
 nothing of the signature tags; a Secret without a key is a config error naming it."""
@@ -21,8 +21,8 @@ from guard_env import Env, Checks, marker_file  # noqa: E402
 t = Checks()
 
 
-def push_sig(env, repo, image, digest, key, d, for_digest=None):
-    cosignsig.push_sig(env.reg.url, repo, image, digest, key, d, for_digest)
+def push_sig(env, repo, image, digest, key, d, for_digest=None, tamper=False):
+    cosignsig.push_sig(env.reg.url, repo, image, digest, key, d, for_digest, tamper)
 
 
 def one(env, *args):
@@ -110,6 +110,15 @@ with Env() as env:
     t.check(it.get("reason") == "unverified" and "digest-mismatch" in it.get("warnings", []),
             "a replayed signature: hold/unverified (digest-mismatch)", r)
     t.check(len(env.remote_log()) == log_len, "nothing committed for a replayed signature")
+
+    # a payload changed after it was signed (the trusted key's signature kept)
+    d13 = env.push("team/app", ["1.3.0"], created="2026-01-04T00:00:00Z")
+    push_sig(env, "team/app", image, d13, key, keys, tamper=True)
+    r, it = one(env, "reconcile")
+    t.check(it.get("reason") == "unverified" and "bad-signature" in it.get("warnings", [])
+            and d13 in it.get("message", ""),
+            "a tampered payload: hold/unverified (bad-signature)", r)
+    t.check(len(env.remote_log()) == log_len, "nothing committed for a tampered payload")
 
     # a rollback to an unsigned tag is held like any candidate
     env.push("team/app", ["0.9.0-unsigned", "1.0.1"], created="2026-01-01T12:00:00Z")

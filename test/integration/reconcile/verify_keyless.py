@@ -11,9 +11,12 @@ bundle whose identity matches is committed with `Imageguard-Verified: <SAN> (<is
 bundle of another subject is identity-mismatch, one of another issuer too; a bundle whose
 certificate comes from another mock CA (same Rekor key, so only the chain differs) is
 untrusted-signer; a DSSE (in-toto statement) bundle is committed, and replayed onto another
-digest is digest-mismatch; the same through
+digest is digest-mismatch; a bundle whose Rekor inclusion proof is tampered is
+no-transparency-proof; a certificate expired at the logged time (the mock CA's clock an hour
+behind) is untrusted-signer; the same through
 imageguard.io/v1alpha1 spec.verify (secretRef, matchOIDCIdentity); a trust root without the
 Fulcio CA is a config error naming the Secret. Nothing is committed for a held candidate."""
+import base64
 import json
 import os
 import shutil
@@ -197,6 +200,38 @@ with Env() as env:
     t.check(held(r, it, d151, "digest-mismatch"),
             "a DSSE bundle replayed from another digest is hold/unverified (digest-mismatch)", r)
     t.check(len(env.remote_log()) == log_len, "nothing committed for a replayed bundle")
+
+    # a bad inclusion proof: the bundle's Rekor root hash flipped, attached as it is
+    d152 = env.push("team/app", ["1.5.2"], created="2026-01-06T13:00:00Z")
+    good = sign(env, "team/app", d152, keys, trust, work)
+    with open(good) as f:
+        b = json.load(f)
+    proof = b["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]
+    raw = bytearray(base64.b64decode(proof["rootHash"]))
+    raw[0] ^= 0x01
+    proof["rootHash"] = base64.b64encode(bytes(raw)).decode()
+    bad = os.path.join(work, "bad-proof.sigstore.json")
+    with open(bad, "w") as f:
+        json.dump(b, f)
+    node("attach", "--image", image, "--digest", d152, "--bundle", bad)
+    r, it = one(env, "reconcile")
+    t.check(held(r, it, d152, "no-transparency-proof"),
+            "a bad inclusion proof is hold/unverified (no-transparency-proof)", r)
+    t.check(len(env.remote_log()) == log_len, "nothing committed for a bad inclusion proof")
+
+    # the certificate outside its validity at the logged time (the CA's clock an hour behind
+    # Rekor's: the ten-minute certificate has expired when the entry is logged)
+    d153 = env.push("team/app", ["1.5.3"], created="2026-01-06T14:00:00Z")
+    out = os.path.join(work, "expired.sigstore.json")
+    node("sign", "--mode", "keyless", "--format", "message", "--digest", d153, "--artifact",
+         manifest_file(env, "team/app", d153, work), "--out", out, "--trust",
+         os.path.join(work, "expired-trust"), "--keys", keys, "--issuer", ISSUER, "--subject",
+         SUBJECT, "--ca-clock-offset", "-3600")
+    node("attach", "--image", image, "--digest", d153, "--bundle", out)
+    r, it = one(env, "reconcile")
+    t.check(held(r, it, d153, "untrusted-signer") and "expired" in it.get("message", ""),
+            "a certificate expired at the logged time is hold/unverified (untrusted-signer)", r)
+    t.check(len(env.remote_log()) == log_len, "nothing committed for an expired certificate")
 
     # imageguard.io/v1alpha1: spec.verify {provider, secretRef, matchOIDCIdentity}
     def v1alpha1(subject_re):
