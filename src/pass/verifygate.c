@@ -157,12 +157,13 @@ static struct verdict *find(const struct verifycache *c, const char *digest,
 	return NULL;
 }
 
-/* Whether v answers this pass, whose listing shows sigtags for the digest. */
+/* Whether v answers this pass, whose listing shows sigtags for the digest. A failure with a
+ * signature tag listed is asked again every pass: cosign adds a signature to the same `.sig`
+ * tag, so a good one may replace a bad one without any change to the listing. */
 static bool reusable(const struct verifycache *c, const struct verdict *v, unsigned sigtags)
 {
 	return v->pass == c->pass || !strcmp(v->status, "ok") ||
-	       (!(sigtags & SIGTAG_UNKNOWN) && sigtags == v->sigtags &&
-	        now_ms() - v->at_ms < c->negative_ttl_ms);
+	       (sigtags == 0 && v->sigtags == 0 && now_ms() - v->at_ms < c->negative_ttl_ms);
 }
 
 /* The entry for (digest, fingerprint): its old one, a new one, or the oldest one's place

@@ -18,10 +18,11 @@ struct verifygate;
 
 /* Verdicts kept across passes, at most VERIFYCACHE_MAX (the oldest goes first). A pass reuses
  * any verdict of its own; from an earlier pass it reuses `ok` (a digest is immutable and the
- * fingerprint names the trust), and a failure only while the listing shows the same signature
- * tags for the digest (`sha256-<hex>.sig`, `sha256-<hex>`) and for negative_ttl_ms at most: a
- * signature pushed under a new tag is seen on the next pass, one replaced under the same tag
- * (or attached through a referrers API) within negative_ttl_ms. */
+ * fingerprint names the trust), and a failure only while the listing shows no signature tag
+ * for the digest (`sha256-<hex>.sig`, `sha256-<hex>`), for negative_ttl_ms at most: a signature
+ * pushed under a tag is seen on the next pass, one attached through a registry's referrers API
+ * only within negative_ttl_ms. A failure with a signature tag listed is asked again each pass
+ * (a `.sig` tag may be re-signed in place). */
 #define VERIFYCACHE_MAX 4096
 #define VERIFYCACHE_NEGATIVE_TTL_MS (5 * 60 * 1000)
 struct verifycache *verifycache_new(long negative_ttl_ms); /* NULL: out of memory */
