@@ -27,6 +27,9 @@ static void usage(FILE *out)
 	      "Reads tags from stdin, one per line (blank lines and CR ignored, duplicates\n"
 	      "folded, unreadable lines skipped), and prints the tag the policy picks.\n"
 	      "\n"
+	      "With text output the list streams through a fixed buffer (its counts in\n"
+	      "messages include duplicates); JSON output reads it whole.\n"
+	      "\n"
 	      "policy flags (as a Flux ImagePolicy):\n"
 	      "  --pattern RE            keep tags matching RE (pcre2, unanchored)\n"
 	      "  --extract TEMPLATE      order by $1, $name or ${name} of --pattern's first\n"
@@ -144,10 +147,73 @@ static void print_unordered(const char *tag)
 	buf_release(&b);
 }
 
+/* The pick so far of a streamed list: policy_select keeps the first of equal tags, so the
+ * pick of [pick so far, batch's pick] is the pick of everything read. */
+struct stream_pick {
+	const struct policy *p;
+	struct policy_result r; /* candidates and skipped count lines, duplicates included */
+	size_t tags;            /* tag lines handed over */
+};
+
+static int pick_batch(void *ctx, const char *const *tags, size_t n, struct error *err)
+{
+	struct stream_pick *sp = ctx;
+	struct policy_result b = POLICY_RESULT_INIT, m = POLICY_RESULT_INIT;
+	int rc;
+
+	sp->tags += n;
+	if ((rc = policy_select(&b, sp->p, tags, n, err)) < 0)
+		return rc;
+	sp->r.candidates += b.candidates;
+	sp->r.skipped += b.skipped;
+	if (b.unordered && !sp->r.unordered) {
+		sp->r.unordered = b.unordered;
+		b.unordered = NULL;
+	}
+	if (b.latest && !sp->r.latest) {
+		sp->r.latest = b.latest;
+		b.latest = NULL;
+	} else if (b.latest) {
+		const char *two[2] = {sp->r.latest, b.latest};
+
+		if ((rc = policy_select(&m, sp->p, two, 2, err)) == 0 &&
+		    strcmp(m.latest, sp->r.latest) != 0) {
+			free(sp->r.latest);
+			sp->r.latest = m.latest;
+			m.latest = NULL;
+		}
+	}
+	policy_result_release(&m);
+	policy_result_release(&b);
+	return rc;
+}
+
+/* The text output needs only the pick: the list streams through one block of memory (a
+ * million tags took 34 MiB read whole). A numerical policy's non-number drops the pick, as
+ * policy_select does. */
+static int select_streamed(struct policy_result *r, size_t *tags, struct taglines_stats *st,
+                           const struct policy *p, struct error *err)
+{
+	struct stream_pick sp = {p, POLICY_RESULT_INIT, 0};
+	int rc = taglines_stream_fd(st, 0, TAGLINES_INPUT_MAX, 0, pick_batch, &sp, err);
+
+	if (rc == 0 && sp.r.unordered) {
+		free(sp.r.latest);
+		sp.r.latest = NULL;
+	}
+	if (rc < 0)
+		policy_result_release(&sp.r);
+	*r = sp.r;
+	*tags = sp.tags;
+	return rc;
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	struct eval_opts o = {POLICYFLAGS_INIT, NULL, false};
 	struct taglines tl = TAGLINES_INIT;
+	struct taglines_stats st;
+	size_t tags = 0;
 	struct policy_result r = POLICY_RESULT_INIT;
 	struct error err = ERROR_INIT;
 	struct policy *p = NULL;
@@ -171,16 +237,22 @@ int cmd_eval(int argc, char **argv)
 	}
 	if ((rc = policy_new(&p, &o.pf.spec, &err)) < 0)
 		goto fail;
-	if ((rc = taglines_read_fd(&tl, 0, TAGLINES_INPUT_MAX, &err)) < 0)
+	if (o.json) { /* its counts fold duplicates: the whole list is read */
+		if ((rc = taglines_read_fd(&tl, 0, TAGLINES_INPUT_MAX, &err)) < 0)
+			goto fail;
+		st = (struct taglines_stats){0, tl.unreadable, tl.first_bad, tl.first_bad_why};
+		tags = tl.n;
+		if ((rc = policy_select(&r, p, tl.tags, tl.n, &err)) < 0)
+			goto fail;
+	} else if ((rc = select_streamed(&r, &tags, &st, p, &err)) < 0) {
 		goto fail;
-	if (tl.unreadable)
+	}
+	if (st.unreadable)
 		fprintf(
 		    stderr,
 		    "imageguard: eval: stdin: skipped %zu unreadable line(s), first at line %zu "
 		    "(%s)\n",
-		    tl.unreadable, tl.first_bad, tl.first_bad_why);
-	if ((rc = policy_select(&r, p, tl.tags, tl.n, &err)) < 0)
-		goto fail;
+		    st.unreadable, st.first_bad, st.first_bad_why);
 	if (o.current && r.latest)
 		verdict = policy_verdict_name(policy_verdict(p, o.current, r.latest));
 	if (o.json && print_json(&r, tl.unreadable, o.current, verdict) < 0) {
@@ -198,7 +270,7 @@ int cmd_eval(int argc, char **argv)
 		fprintf(stderr,
 		        "imageguard: eval: no candidate: %zu tag(s) read, none passes the policy "
 		        "(%zu skipped)\n",
-		        tl.n, r.skipped + tl.unreadable);
+		        tags, r.skipped + st.unreadable);
 		exit_code = 1;
 		goto done;
 	}

@@ -136,6 +136,31 @@ static bool is_blank(const char *s, size_t len)
 	return true;
 }
 
+/* Ends the line at data (*len bytes, less a final CR after) with a NUL and says whether it is a
+ * tag: false for a blank line, and for an unreadable one, which is counted (the first
+ * remembered). */
+static bool keep_line(char *data, size_t *len, size_t lineno, size_t *unreadable, size_t *first_bad,
+                      const char **first_bad_why)
+{
+	const char *why;
+	size_t n = *len;
+
+	if (n > 0 && data[n - 1] == '\r')
+		n--;
+	data[n] = '\0';
+	*len = n;
+	if (n == 0 || is_blank(data, n))
+		return false;
+	if ((why = line_problem((unsigned char *)data, n)) != NULL) {
+		if ((*unreadable)++ == 0) {
+			*first_bad = lineno;
+			*first_bad_why = why;
+		}
+		return false;
+	}
+	return true;
+}
+
 int taglines_parse(struct taglines *t, char *data, size_t len, struct error *err)
 {
 	struct set set = {NULL, 0};
@@ -150,19 +175,11 @@ int taglines_parse(struct taglines *t, char *data, size_t len, struct error *err
 	while (pos < len) {
 		char *nl = memchr(data + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - data) : len, n = end - pos;
-		const char *why;
 
 		lineno++;
-		if (n > 0 && data[pos + n - 1] == '\r')
-			n--;
-		data[pos + n] = '\0';
-		if (n == 0 || is_blank(data + pos, n)) {
-			/* blank: ignored */
-		} else if ((why = line_problem((unsigned char *)data + pos, n)) != NULL) {
-			if (t->unreadable++ == 0) {
-				t->first_bad = lineno;
-				t->first_bad_why = why;
-			}
+		if (!keep_line(data + pos, &n, lineno, &t->unreadable, &t->first_bad,
+		               &t->first_bad_why)) {
+			/* blank or unreadable */
 		} else if (t->n >= SLOT_INDEX_MASK) {
 			rc = error_set(err, IG_ETOOBIG, "tag list: more than %u distinct tags",
 			               SLOT_INDEX_MASK);
@@ -216,6 +233,115 @@ int taglines_read_fd(struct taglines *t, int fd, size_t max, struct error *err)
 	if (!data && !(data = malloc(1)))
 		return error_oom(err);
 	return taglines_parse(t, data, len, err);
+}
+
+/* The stream's buffer: a block of input after the carried start of an unfinished line (at most
+ * TAGLINES_LINE_MAX + 1 bytes with its CR; a longer one is dropped as it arrives). */
+struct stream {
+	char *buf;
+	size_t len, block;
+	const char **batch;
+	size_t n;
+	size_t lineno;
+	bool overlong; /* inside a line already counted as too long: drop up to its newline */
+};
+
+/* Hands the batch to fn and empties it. */
+static int flush_batch(struct stream *s, taglines_batch_fn fn, void *ctx, struct error *err)
+{
+	int rc = s->n ? fn(ctx, s->batch, s->n, err) : 0;
+
+	s->n = 0;
+	return rc;
+}
+
+/* Takes the complete lines at the start of s->buf (all of it at the end of input) and keeps
+ * the unfinished rest at the front. */
+static int stream_lines(struct stream *s, struct taglines_stats *st, bool eof, taglines_batch_fn fn,
+                        void *ctx, struct error *err)
+{
+	size_t pos = 0;
+	int rc;
+
+	while (pos < s->len) {
+		char *nl = memchr(s->buf + pos, '\n', s->len - pos);
+		size_t end = nl ? (size_t)(nl - s->buf) : s->len, n = end - pos;
+
+		if (!nl && !eof)
+			break;
+		if (s->overlong) {
+			s->overlong = false; /* its end: counted when it passed the limit */
+		} else {
+			st->lines++;
+			if (keep_line(s->buf + pos, &n, st->lines, &st->unreadable, &st->first_bad,
+			              &st->first_bad_why)) {
+				s->batch[s->n++] = s->buf + pos;
+				if (s->n == TAGLINES_BATCH &&
+				    (rc = flush_batch(s, fn, ctx, err)) < 0)
+					return rc;
+			}
+		}
+		pos = end + 1;
+	}
+	if ((rc = flush_batch(s, fn, ctx, err)) < 0)
+		return rc;
+	if (pos >= s->len) {
+		s->len = 0;
+		return 0;
+	}
+	/* an unfinished line: carried while it may still be a tag (its CR not yet seen) */
+	s->len -= pos;
+	if (s->overlong || s->len > TAGLINES_LINE_MAX + 1) {
+		if (!s->overlong) {
+			st->lines++;
+			if (st->unreadable++ == 0) {
+				st->first_bad = st->lines;
+				st->first_bad_why = "longer than 4096 bytes";
+			}
+		}
+		s->overlong = true;
+		s->len = 0;
+		return 0;
+	}
+	memmove(s->buf, s->buf + pos, s->len);
+	return 0;
+}
+
+int taglines_stream_fd(struct taglines_stats *st, int fd, size_t max, size_t block,
+                       taglines_batch_fn fn, void *ctx, struct error *err)
+{
+	struct stream s = {NULL, 0, block ? block : READ_BLOCK, NULL, 0, 0, false};
+	size_t total = 0;
+	int rc = 0;
+
+	memset(st, 0, sizeof(*st));
+	s.buf = malloc(TAGLINES_LINE_MAX + 2 + s.block + 1);
+	s.batch = malloc(TAGLINES_BATCH * sizeof(*s.batch));
+	if (!s.buf || !s.batch) {
+		rc = error_oom(err);
+		goto done;
+	}
+	for (;;) {
+		ssize_t r = read(fd, s.buf + s.len, s.block);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = error_set(err, IG_EFAIL, "tag list: read: %s", strerror(errno));
+			break;
+		}
+		if ((total += (size_t)r) > max) {
+			rc = error_set(err, IG_ETOOBIG, "tag list: input exceeds %zu bytes", max);
+			break;
+		}
+		s.len += (size_t)r;
+		if ((rc = stream_lines(&s, st, r == 0, fn, ctx, err)) < 0 || r == 0)
+			break;
+	}
+done:
+	free(s.buf);
+	free(s.batch);
+	return rc;
 }
 
 void taglines_release(struct taglines *t)

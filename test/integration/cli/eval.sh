@@ -133,6 +133,40 @@ stderr_has "bad output" 2 "expected text or json" 'v1\n' --semver '*' -o yaml
 stderr_has "unknown argument" 2 "'--frobnicate': unknown argument" 'v1\n' --semver '*' --frobnicate
 stderr_has "current not UTF-8" 2 "not valid UTF-8" 'v1\n' --semver '*' --current "$(printf '\xff')"
 
+# Text output streams the list in 1 MiB blocks; JSON reads it whole: over several blocks, with
+# duplicates, equal versions spelled apart and a numerical policy's non-number in a late block,
+# both pick alike and only the first spelling of the top version wins, as in one read.
+/usr/bin/python3 -c '
+import sys
+out = sys.stdout
+for k in range(400000):
+    out.write("%d.%d.%d\n" % (k % 7, k % 1000, k % 13))
+out.write("v9.9.9\n9.9.9\nv9.9.9\n")
+for k in range(100000):
+    out.write("1.%d.0\n" % k)
+out.write("x-not-a-number\n")
+for k in range(100000):
+    out.write("%d\n" % k)
+' >"$tmp/many"
+for spec in "--semver >=1.0.0" "--alphabetical asc" "--alphabetical desc" "--numerical asc"; do
+	# shellcheck disable=SC2086
+	text=$("$IG" eval $spec <"$tmp/many" 2>/dev/null; echo "rc=$?")
+	# shellcheck disable=SC2086
+	js=$("$IG" eval -o json $spec <"$tmp/many" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print((d["latest"] + "\n" if d["latest"] else "") + "rc=" + ("0" if d["latest"] else "1"))')
+	if [[ $text == "$js" ]]; then ok "streamed pick = whole pick ($spec: ${text//$'\n'/ })"; else notok "streamed pick ($spec): text '$text', json '$js'"; fi
+done
+if [[ $("$IG" eval --semver '>=1.0.0' <"$tmp/many") == v9.9.9 ]]; then ok "streamed: first spelling of the top version"; else notok "streamed: first spelling of the top version"; fi
+{ seq 300000; echo x-not-a-number; echo y-neither; seq 5; } >"$tmp/nums"
+"$IG" eval --numerical asc <"$tmp/nums" >"$tmp/out" 2>"$tmp/err"
+if [[ $? -eq 1 && ! -s $tmp/out ]] && grep -q "tag 'x-not-a-number' passes the filter but is not a number" "$tmp/err"; then
+	ok "streamed: a non-number in a late block fails a numerical policy, naming the first"
+else
+	notok "streamed numerical over a non-number: $(cat "$tmp/out" "$tmp/err")"
+fi
+
 if out=$("$IG" eval --help) && [[ $out == *"usage: imageguard eval"* ]]; then ok "--help"; else notok "--help"; fi
 
 echo "$pass passed, $fail failed"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "imageguard/util/error.h"
@@ -145,6 +146,151 @@ START_TEST(many)
 }
 END_TEST
 
+/* Collects streamed tags joined by '|', duplicates and all. */
+struct collected {
+	char joined[65536];
+	size_t used, batches, fail_at;
+};
+
+static int collect(void *ctx, const char *const *tags, size_t n, struct error *err)
+{
+	struct collected *c = ctx;
+
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_le(n, TAGLINES_BATCH);
+	if (++c->batches == c->fail_at)
+		return error_set(err, IG_EFAIL, "stop at batch %zu", c->batches);
+	for (size_t k = 0; k < n; k++) {
+		size_t len = strlen(tags[k]);
+
+		ck_assert(c->used + len + 2 < sizeof(c->joined));
+		if (c->used)
+			c->joined[c->used++] = '|';
+		memcpy(c->joined + c->used, tags[k], len);
+		c->used += len;
+		c->joined[c->used] = '\0';
+	}
+	return 0;
+}
+
+/* Streams len bytes of in through a pipe (written by a child) in blocks of `block` bytes. */
+static int stream_bytes(struct collected *c, struct taglines_stats *st, const char *in, size_t len,
+                        size_t block, size_t max, struct error *err)
+{
+	int fds[2], rc, status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		for (size_t w = 0; w < len;) {
+			ssize_t r = write(fds[1], in + w, len - w);
+
+			if (r <= 0)
+				_exit(0); /* the reader stopped early */
+			w += (size_t)r;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	rc = taglines_stream_fd(st, fds[0], max, block, collect, c, err);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return rc;
+}
+
+/* The stream splits as taglines_parse does, but keeps duplicates: every case, with block sizes
+ * that cut lines, CRs and UTF-8 sequences anywhere. */
+START_TEST(stream_cases)
+{
+	static const char *unfolded[] = {"",    "",    "v1|v2|v1",       "v1|v2|v2", "v1|v2",
+	                                 "a|d", "a|b", "ok|caf\xc3\xa9", "a\rb",     " v1 "};
+	size_t len = cases[_i].len ? cases[_i].len : strlen(cases[_i].in);
+
+	ck_assert_uint_eq(sizeof(unfolded) / sizeof(unfolded[0]), sizeof(cases) / sizeof(cases[0]));
+	for (size_t block = 1; block <= 9; block++) {
+		static struct collected c;
+		struct taglines_stats st;
+		struct error err = ERROR_INIT;
+
+		memset(&c, 0, sizeof(c));
+		ck_assert_int_eq(stream_bytes(&c, &st, cases[_i].in, len, block, 1 << 20, &err), 0);
+		ck_assert_str_eq(c.joined, unfolded[_i]);
+		ck_assert_uint_eq(st.unreadable, cases[_i].unreadable);
+		ck_assert_uint_eq(st.first_bad, cases[_i].first_bad);
+	}
+}
+END_TEST
+
+/* Lines around the 4096-byte limit, whole or cut across blocks: a long one is dropped as it
+ * arrives (memory stays at one block) and counted once at its own line number. */
+START_TEST(stream_long_lines)
+{
+	size_t cap = 3 * 16384, len = 0;
+	char *in = malloc(cap);
+
+	ck_assert_ptr_nonnull(in);
+	len += (size_t)sprintf(in + len, "a\n");
+	memset(in + len, 'x', 4096); /* exactly the limit, then a CR: kept */
+	len += 4096;
+	len += (size_t)sprintf(in + len, "\r\nb\n");
+	memset(in + len, 'y', 4097); /* one over: dropped */
+	len += 4097;
+	len += (size_t)sprintf(in + len, "\nc\n");
+	memset(in + len, 'z', 20000); /* far over, and the input's last line */
+	len += 20000;
+	for (size_t block = 1000; block <= 9000; block += 4000) {
+		static struct collected c;
+		struct taglines_stats st;
+		struct error err = ERROR_INIT;
+
+		memset(&c, 0, sizeof(c));
+		ck_assert_int_eq(stream_bytes(&c, &st, in, len, block, 1 << 20, &err), 0);
+		ck_assert_uint_eq(c.used, strlen("a|") + 4096 + strlen("|b|c"));
+		ck_assert(strncmp(c.joined, "a|xxx", 5) == 0);
+		ck_assert_str_eq(c.joined + c.used - 4, "|b|c");
+		ck_assert_uint_eq(st.unreadable, 2);
+		ck_assert_uint_eq(st.first_bad, 4);
+		ck_assert_str_eq(st.first_bad_why, "longer than 4096 bytes");
+		ck_assert_uint_eq(st.lines, 6);
+	}
+	free(in);
+}
+END_TEST
+
+/* Many lines: batches of at most TAGLINES_BATCH, in order; the callback's error stops the
+ * stream; the byte cap holds. */
+START_TEST(stream_batches_and_errors)
+{
+	size_t n = 3 * TAGLINES_BATCH + 5, len = 0;
+	char *in = malloc(n * 8 + 1);
+	struct collected *c = calloc(1, sizeof(*c));
+	struct taglines_stats st;
+	struct error err = ERROR_INIT;
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(c);
+	for (size_t k = 0; k < n; k++)
+		len += (size_t)sprintf(in + len, "%zu\n", k % 10);
+	c->fail_at = 0;
+	ck_assert_int_eq(stream_bytes(c, &st, in, len, 0, 1 << 20, &err), 0);
+	ck_assert_uint_ge(c->batches, 4); /* a pipe may hand over less than a block */
+	ck_assert_uint_eq(c->used, 2 * n - 1);
+	ck_assert(strncmp(c->joined, "0|1|2|3", 7) == 0);
+	memset(c, 0, sizeof(*c));
+	c->fail_at = 2;
+	ck_assert_int_eq(stream_bytes(c, &st, in, len, 0, 1 << 20, &err), IG_EFAIL);
+	ck_assert_str_eq(err.msg, "stop at batch 2");
+	memset(c, 0, sizeof(*c));
+	ck_assert_int_eq(stream_bytes(c, &st, in, len, 4096, 100, &err), IG_ETOOBIG);
+	ck_assert_msg(strstr(err.msg, "exceeds 100 bytes"), "%s", err.msg);
+	free(c);
+	free(in);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("taglines");
@@ -157,6 +303,9 @@ int main(void)
 	tcase_add_test(tc, read_fd);
 	tcase_add_test(tc, too_big);
 	tcase_add_test(tc, many);
+	tcase_add_loop_test(tc, stream_cases, 0, sizeof(cases) / sizeof(cases[0]));
+	tcase_add_test(tc, stream_long_lines);
+	tcase_add_test(tc, stream_batches_and_errors);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
