@@ -223,11 +223,7 @@ def run_pass_cpu(env, n, passes):
     the process's peak RSS (VmHWM, KiB) over all its passes: the process CPU from /proc at each
     reconcile.pass line, pass 2 onwards (the configuration, the clone and the libraries are loaded
     once by a controller, not per pass). Intervals of 1s: back to back."""
-    cfg = []
-    for i in range(n):
-        cfg.append(env.repository("s%d" % i, "bench/s%d" % i, interval="1s"))
-        cfg.append(env.policy("p%d" % i, "s%d" % i, semver=">=1.0.0"))
-    env.config("".join(cfg) + env.automation(path="./apps", interval="1s"))
+    scale_config(env, n, "1s")
     tck = os.sysconf("SC_CLK_TCK")
     proc = subprocess.Popen(env.args("run", "--log-format", "json"), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
@@ -255,6 +251,21 @@ def run_pass_cpu(env, n, passes):
     if len(cpus) < passes:
         raise RuntimeError("scale %d: run ended after %d passes" % (n, len(cpus)))
     return statistics.median(cpus), hwm
+
+
+def scale_config(env, n, interval):
+    """N repositories and policies and the automation, 5,000 policies a file (a configuration
+    file may hold 4 MiB); the files of a larger N before are removed."""
+    for f in os.listdir(env.config_dir):
+        if f.endswith(".yaml"):
+            os.unlink(os.path.join(env.config_dir, f))
+    for k, lo in enumerate(range(0, n, 5000)):
+        cfg = []
+        for i in range(lo, min(n, lo + 5000)):
+            cfg.append(env.repository("s%d" % i, "bench/s%d" % i, interval=interval))
+            cfg.append(env.policy("p%d" % i, "s%d" % i, semver=">=1.0.0"))
+        env.config("".join(cfg), name="policies-%03d.yaml" % k)
+    env.config(env.automation(path="./apps", interval=interval))
 
 
 def scale_layout(env, n):
@@ -287,11 +298,7 @@ def scale_main():
         print("scale setup: %d repositories of %d tags, %.1fs" % (top, SCALE_TAGS, time.monotonic() - t0))
         rows = []
         for n in SCALE:
-            cfg = []
-            for i in range(n):
-                cfg.append(env.repository("s%d" % i, "bench/s%d" % i))
-                cfg.append(env.policy("p%d" % i, "s%d" % i, semver=">=1.0.0"))
-            env.config("".join(cfg) + env.automation(path="./apps"))
+            scale_config(env, n, "1m")
             urls = os.path.join(env.dir, "urls-%d" % n)
             plain = urls + ".txt"
             with open(urls, "w") as f, open(plain, "w") as g:
