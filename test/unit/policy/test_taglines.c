@@ -232,13 +232,13 @@ START_TEST(stream_long_lines)
 	char *in = malloc(cap);
 
 	ck_assert_ptr_nonnull(in);
-	len += (size_t)sprintf(in + len, "a\n");
+	len += (size_t)snprintf(in + len, cap - len, "a\n");
 	memset(in + len, 'x', 4096); /* exactly the limit, then a CR: kept */
 	len += 4096;
-	len += (size_t)sprintf(in + len, "\r\nb\n");
+	len += (size_t)snprintf(in + len, cap - len, "\r\nb\n");
 	memset(in + len, 'y', 4097); /* one over: dropped */
 	len += 4097;
-	len += (size_t)sprintf(in + len, "\nc\n");
+	len += (size_t)snprintf(in + len, cap - len, "\nc\n");
 	memset(in + len, 'z', 20000); /* far over, and the input's last line */
 	len += 20000;
 	for (size_t block = 1000; block <= 9000; block += 4000) {
@@ -273,7 +273,7 @@ START_TEST(stream_batches_and_errors)
 	ck_assert_ptr_nonnull(in);
 	ck_assert_ptr_nonnull(c);
 	for (size_t k = 0; k < n; k++)
-		len += (size_t)sprintf(in + len, "%zu\n", k % 10);
+		len += (size_t)snprintf(in + len, n * 8 + 1 - len, "%zu\n", k % 10);
 	c->fail_at = 0;
 	ck_assert_int_eq(stream_bytes(c, &st, in, len, 0, 1 << 20, &err), 0);
 	ck_assert_uint_ge(c->batches, 4); /* a pipe may hand over less than a block */
