@@ -242,7 +242,6 @@ struct stream {
 	size_t len, block;
 	const char **batch;
 	size_t n;
-	size_t lineno;
 	bool overlong; /* inside a line already counted as too long: drop up to its newline */
 };
 
@@ -310,7 +309,7 @@ static int stream_lines(struct stream *s, struct taglines_stats *st, bool eof, t
 int taglines_stream_fd(struct taglines_stats *st, int fd, size_t max, size_t block,
                        taglines_batch_fn fn, void *ctx, struct error *err)
 {
-	struct stream s = {NULL, 0, block ? block : READ_BLOCK, NULL, 0, 0, false};
+	struct stream s = {NULL, 0, block ? block : READ_BLOCK, NULL, 0, false};
 	size_t total = 0;
 	int rc = 0;
 
