@@ -106,23 +106,23 @@ RENOVATE_JSON = {
 
 
 def usage(argv, cwd=None, env=None):
-    """wall s (monotonic), peak RSS KiB (/usr/bin/time: the process and its children), stdout,
-    stderr; raises on a non-zero exit."""
+    """wall s (monotonic), peak RSS KiB and CPU s (user+sys) (/usr/bin/time), stdout, stderr;
+    raises on a non-zero exit."""
     fd, path = tempfile.mkstemp(prefix="ig-usage.")
     os.close(fd)
     try:
         t0 = time.monotonic()
-        p = subprocess.run(["/usr/bin/time", "-q", "-f", "%e %M", "-o", path] + argv, cwd=cwd,
+        p = subprocess.run(["/usr/bin/time", "-q", "-f", "%U %S %M", "-o", path] + argv, cwd=cwd,
                            env=env, capture_output=True)
         dt = time.monotonic() - t0
         with open(path) as f:
-            rss = int(f.read().split()[-1])
+            user, system, rss = f.read().split()[-3:]
     finally:
         os.unlink(path)
     if p.returncode != 0:
         raise RuntimeError("%s exited %d:\n%s" % (
             argv[0], p.returncode, (p.stdout + p.stderr).decode(errors="replace")[-3000:]))
-    return dt, rss, p.stdout, p.stderr
+    return dt, int(rss), float(user) + float(system), p.stdout, p.stderr
 
 
 def plan_updates(out):
@@ -209,23 +209,23 @@ def main():
         rv_argv = [RENOVATE, "--platform=local"]
 
         def run_ig():
-            dt, rss, out, _ = usage(ig_argv)
-            return dt, rss, plan_updates(out)
+            dt, rss, cpu, out, _ = usage(ig_argv)
+            return dt, rss, cpu, plan_updates(out)
 
         def run_rv():
             shutil.rmtree(cache, ignore_errors=True)  # every round looks the tags up again
-            dt, rss, out, err = usage(rv_argv, cwd=checkout, env=renv)
-            return dt, rss, renovate_updates(out + b"\n" + err)
+            dt, rss, cpu, out, err = usage(rv_argv, cwd=checkout, env=renv)
+            return dt, rss, cpu, renovate_updates(out + b"\n" + err)
 
         env.imageguard("plan")  # the clone cache, as a controller holds it
         log = os.path.join(regdir, "access.log")
         print("requests (registry access log), one run each:")
         a = os.path.getsize(log)
-        _, _, ig_got = run_ig()
+        _, _, _, ig_got = run_ig()
         time.sleep(0.3)
         b = os.path.getsize(log)
         count_requests(log, a, b, "imageguard")
-        _, _, rv_got = run_rv()
+        _, _, _, rv_got = run_rv()
         time.sleep(0.3)
         count_requests(log, b, os.path.getsize(log), "renovate")
         for name, got in (("imageguard plan", ig_got), ("renovate", rv_got)):
@@ -241,25 +241,25 @@ def main():
         for r in range(ROUNDS):
             order = (("ig", run_ig), ("rv", run_rv))
             for name, fn in (order if r % 2 == 0 else order[::-1]):
-                dt, rss, got = fn()
+                dt, rss, cpu, got = fn()
                 if got != want:
                     raise RuntimeError("round %d: %s's updates changed" % (r, name))
-                (ig if name == "ig" else rv).append((dt, rss))
-            print("  round %d: plan %.3fs %.1f MiB, renovate %.3fs %.1f MiB, load %s" % (
-                r + 1, ig[-1][0], ig[-1][1] / 1024, rv[-1][0], rv[-1][1] / 1024,
-                open("/proc/loadavg").read().split()[0]))
-        iw, im = statistics.median(x[0] for x in ig), statistics.median(x[1] for x in ig)
-        rw, rm = statistics.median(x[0] for x in rv), statistics.median(x[1] for x in rv)
+                (ig if name == "ig" else rv).append((dt, rss, cpu))
+            print("  round %d: plan %.3fs %.1f MiB cpu %.2fs, renovate %.3fs %.1f MiB cpu %.2fs, "
+                  "load %s" % (r + 1, ig[-1][0], ig[-1][1] / 1024, ig[-1][2], rv[-1][0],
+                               rv[-1][1] / 1024, rv[-1][2], open("/proc/loadavg").read().split()[0]))
+        iw, im, ic = (statistics.median(x[k] for x in ig) for k in range(3))
+        rw, rm, rc = (statistics.median(x[k] for x in rv) for k in range(3))
         per_round = statistics.median(b[0] / a[0] for a, b in zip(ig, rv))
         version = [x for x in subprocess.run([RENOVATE, "--version"], capture_output=True,
                                              text=True, env=renv).stdout.splitlines()
                    if x and not x.startswith("{")][-1]
         print("medians of %d rounds (%d images, %d tags each):" % (ROUNDS, IMAGES, TAGS))
-        print("  %-22s %8s %12s" % ("", "wall s", "peak RSS MiB"))
-        print("  %-22s %8.3f %12.1f" % ("imageguard plan", iw, im / 1024))
-        print("  %-22s %8.3f %12.1f" % ("renovate %s" % version, rw, rm / 1024))
-        print("  ratio: %.1fx faster wall (per-round median %.1fx), %.1fx less peak RSS"
-              % (rw / iw, per_round, rm / im))
+        print("  %-22s %8s %12s %10s" % ("", "wall s", "peak RSS MiB", "cpu s"))
+        print("  %-22s %8.3f %12.1f %10.2f" % ("imageguard plan", iw, im / 1024, ic))
+        print("  %-22s %8.3f %12.1f %10.2f" % ("renovate %s" % version, rw, rm / 1024, rc))
+        print("  ratio: %.1fx faster wall (per-round median %.1fx), %.1fx less peak RSS, "
+              "%.1fx less cpu" % (rw / iw, per_round, rm / im, rc / ic))
         print("  target: >= %dx faster wall: %s; >= %dx less peak RSS: %s" % (
             WALL_TARGET, verdict(rw / iw >= WALL_TARGET), RSS_TARGET,
             verdict(rm / im >= RSS_TARGET)))
