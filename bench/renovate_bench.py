@@ -5,7 +5,9 @@ them with Flux markers and semver policies. `imageguard plan -o json` against Re
 local-platform lookup mode (`renovate --platform=local` in a checkout of the same manifests):
 both must find the same (image, new version) pairs; then wall time and peak RSS of each
 (/usr/bin/time), ROUNDS rounds interleaved (the order reversed every other round), medians and
-ratios. Requests per image of each tool are counted from the registry's access log."""
+ratios. Requests per image of each tool are counted from the registry's access log.
+BENCH_KEEP=1 leaves the registry running and the directories in place (for profiling by hand;
+with BENCH_ROUNDS=0 nothing is timed)."""
 import json
 import os
 import random
@@ -265,13 +267,13 @@ def main():
             verdict(rm / im >= RSS_TARGET)))
         print("  load average while it ran: %s" % open("/proc/loadavg").read().strip())
     finally:
-        if os.environ.get("BENCH_KEEP"):
+        if os.environ.get("BENCH_KEEP"):  # for profiling by hand: the caller stops the registry
             print("kept: %s %s" % (env.dir if env else None, regdir))
-            return
-        if env:
-            env.close()
-        reg.stop()
-        shutil.rmtree(regdir, ignore_errors=True)
+        else:
+            if env:
+                env.close()
+            reg.stop()
+            shutil.rmtree(regdir, ignore_errors=True)
 
 
 main()
