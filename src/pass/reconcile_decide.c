@@ -72,7 +72,8 @@ static int keep_writer(struct autorun *ar, struct decide_item *it, size_t slot)
 
 /* The HEADs items[0..n) will ask for, made together on a few threads (headcache_prefetch):
  * one at a time, each waited a round trip on the pass's thread while the connections the
- * listings opened sat idle. */
+ * listings opened sat idle. Only once every listing is final: while the scan still lists
+ * (another automation's repositories), they stay one at a time, as the per-host cap wants. */
 static void prefetch_heads(struct pass *p, const struct decide_item *items, size_t n)
 {
 	struct registry_target targets[DECIDE_CHUNK];
@@ -81,6 +82,8 @@ static void prefetch_heads(struct pass *p, const struct decide_item *items, size
 	    p->o->concurrency < SCAN_PER_HOST_MAX ? p->o->concurrency : SCAN_PER_HOST_MAX;
 	size_t k = 0;
 
+	if (!p->listings_final)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		const char *ref = decide_head_ref(&items[i]);
 		const struct scan *sc = &p->scans[p->policy_repo[items[i].policy]];
