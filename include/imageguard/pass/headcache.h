@@ -47,7 +47,8 @@ struct headcache_want {
  * remembers their answers as headcache_get would have: a later headcache_get of the same
  * (key, reference) answers from memory. The client must be thread-safe (registry.h). Fewer
  * than two HEADs to make, or no memory: nothing is made here, and headcache_get makes them one
- * at a time as before. */
+ * at a time as before. Repeats are found by comparing every pair: n is meant to be a chunk of
+ * decisions (tens), not a whole pass. */
 void headcache_prefetch(struct headcache *c, struct registry_client *client,
                         const struct headcache_want *w, size_t n, unsigned threads);
 
