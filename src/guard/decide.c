@@ -196,15 +196,13 @@ static int confirm_verified(struct decide_item *it, const struct decide_env *env
 	return 0;
 }
 
-int decide_marker(struct decide_item *out, const struct decide_env *env,
-                  const struct config_automation *a, const struct marker_set *s, size_t marker,
-                  size_t policy)
+int decide_marker_begin(struct decide_item *out, const struct decide_env *env,
+                        const struct config_automation *a, const struct marker_set *s,
+                        size_t marker, size_t policy)
 {
 	const struct marker *m = &s->items[marker];
-	const struct config_policy *pol = &env->cfg->policies[policy];
 	struct marker_current cur;
 	struct error err = ERROR_INIT;
-	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->marker = marker;
@@ -216,6 +214,25 @@ int decide_marker(struct decide_item *out, const struct decide_env *env,
 	fill_input(out, env, a, m);
 	if (guard_decide(&out->d, &out->in, &err) < 0)
 		return IG_EFAIL;
+	/* the listing is the caller's to reopen: nothing after the guard's table reads it */
+	out->in.tags = NULL;
+	out->in.tags_len = 0;
+	return 0;
+}
+
+const char *decide_head_ref(const struct decide_item *it)
+{
+	return it->d.needs_confirmation ? guard_confirm_ref(&it->d, &it->in) : NULL;
+}
+
+int decide_marker_finish(struct decide_item *out, const struct decide_env *env,
+                         const struct config_automation *a, const struct marker_set *s)
+{
+	const struct marker *m = &s->items[out->marker];
+	const struct config_policy *pol = &env->cfg->policies[out->policy];
+	struct error err = ERROR_INIT;
+	int rc;
+
 	if (out->d.needs_confirmation && confirm_head(out, env) < 0)
 		return IG_EFAIL;
 	if (out->d.needs_created && confirm_created(out, env) < 0)
@@ -232,7 +249,7 @@ int decide_marker(struct decide_item *out, const struct decide_env *env,
 	if (out->d.needs_settle) {
 		time_t since;
 
-		if (env->io->listed_since(env->io->ctx, policy, out->d.candidate,
+		if (env->io->listed_since(env->io->ctx, out->policy, out->d.candidate,
 		                          *out->d.digest ? out->d.digest : NULL, &since) < 0)
 			return IG_EFAIL;
 		guard_confirm_settle(&out->d, &out->in, since);
@@ -246,6 +263,15 @@ int decide_marker(struct decide_item *out, const struct decide_env *env,
 		           m->line);
 	}
 	return 0;
+}
+
+int decide_marker(struct decide_item *out, const struct decide_env *env,
+                  const struct config_automation *a, const struct marker_set *s, size_t marker,
+                  size_t policy)
+{
+	if (decide_marker_begin(out, env, a, s, marker, policy) < 0)
+		return IG_EFAIL;
+	return decide_marker_finish(out, env, a, s);
 }
 
 void decide_item_release(struct decide_item *it)

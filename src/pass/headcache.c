@@ -1,5 +1,7 @@
 /* The pass's manifest HEADs in a hash table keyed by (target, reference): O(1) per lookup
- * however many markers a pass decides. */
+ * however many markers a pass decides. A batch of them can be made at once on a few threads
+ * (headcache_prefetch), the table itself is filled on the caller's. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,31 +98,155 @@ struct headcache_entry *headcache_find(struct headcache *c, const char *key, con
 	return s->key ? &s->e : NULL;
 }
 
+/* Where (key, reference) goes: its slot, empty or not. k is kept by the table when the slot
+ * is empty and the caller fills it, else the caller frees it. NULL when out of memory. */
+static struct slot *slot_for(struct headcache *c, const char *k)
+{
+	if ((c->len + 1) * 2 > c->cap && grow(c) < 0)
+		return NULL;
+	return find(c->slots, c->cap, k);
+}
+
+/* Fills empty slot s with one HEAD's answer (rc, digest owned, err's text on failure). 0, or
+ * IG_EFAIL when out of memory (k then is the caller's to free). */
+static int fill(struct headcache *c, struct slot *s, char *k, int rc, char *digest,
+                const struct error *err)
+{
+	char *msg = NULL;
+
+	if (rc < 0 && !(msg = strdup(err->msg)))
+		return IG_EFAIL;
+	s->e.rc = rc;
+	s->e.digest = digest;
+	s->e.error = msg;
+	s->key = k;
+	c->len++;
+	return 0;
+}
+
 struct headcache_entry *headcache_get(struct headcache *c, struct registry_client *client,
                                       const struct registry_target *t, const char *key,
                                       const char *reference)
 {
 	struct error err = ERROR_INIT;
-	char *k = join(key, reference);
+	char *k = join(key, reference), *digest = NULL;
 	struct slot *s;
+	int rc;
 
-	if (!k)
-		return NULL;
-	if ((c->len + 1) * 2 > c->cap && grow(c) < 0) {
+	if (!k || !(s = slot_for(c, k))) {
 		free(k);
 		return NULL;
 	}
-	s = find(c->slots, c->cap, k);
 	if (s->key) {
 		free(k);
 		return &s->e;
 	}
-	s->e.rc = registry_head_manifest(&s->e.digest, client, t, reference, &err);
-	if (s->e.rc < 0 && !(s->e.error = strdup(err.msg))) {
+	rc = registry_head_manifest(&digest, client, t, reference, &err);
+	if (fill(c, s, k, rc, digest, &err) < 0) {
+		free(digest);
 		free(k);
 		return NULL;
 	}
-	s->key = k;
-	c->len++;
 	return &s->e;
+}
+
+/* ---- a batch at once ---- */
+
+struct job {
+	const struct headcache_want *w;
+	char *k; /* owned until moved into the table; NULL: nothing to do (known or a repeat) */
+	int rc;
+	char *digest;
+	struct error err;
+};
+
+struct batch {
+	pthread_mutex_t mu;
+	struct registry_client *client;
+	struct job *jobs;
+	size_t n, next;
+};
+
+static void *batch_worker(void *arg)
+{
+	struct batch *b = arg;
+
+	for (;;) {
+		struct job *j;
+
+		pthread_mutex_lock(&b->mu);
+		while (b->next < b->n && !b->jobs[b->next].k)
+			b->next++;
+		j = b->next < b->n ? &b->jobs[b->next++] : NULL;
+		pthread_mutex_unlock(&b->mu);
+		if (!j)
+			return NULL;
+		j->rc = registry_head_manifest(&j->digest, b->client, j->w->target, j->w->reference,
+		                               &j->err);
+	}
+}
+
+/* The jobs' keys, NULL for what the table holds or an earlier job repeats. Returns how many
+ * HEADs are left to make, or -1 when out of memory. */
+static long batch_keys(struct job *jobs, struct headcache *c, const struct headcache_want *w,
+                       size_t n)
+{
+	long todo = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		jobs[i].w = &w[i];
+		jobs[i].err = (struct error)ERROR_INIT;
+		if (!(jobs[i].k = join(w[i].key, w[i].reference)))
+			return -1;
+		for (size_t j = 0; j < i && jobs[i].k; j++)
+			if (jobs[j].k && strcmp(jobs[j].k, jobs[i].k) == 0) {
+				free(jobs[i].k);
+				jobs[i].k = NULL;
+			}
+		if (jobs[i].k && c->cap && find(c->slots, c->cap, jobs[i].k)->key) {
+			free(jobs[i].k);
+			jobs[i].k = NULL;
+		}
+		todo += jobs[i].k != NULL;
+	}
+	return todo;
+}
+
+/* Runs the batch on up to threads threads (this one among them). */
+static void batch_run(struct batch *b, unsigned threads)
+{
+	pthread_t th[HEADCACHE_THREADS_MAX];
+	unsigned started = 0;
+
+	while (started + 1 < threads && started < HEADCACHE_THREADS_MAX &&
+	       pthread_create(&th[started], NULL, batch_worker, b) == 0)
+		started++;
+	batch_worker(b);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+void headcache_prefetch(struct headcache *c, struct registry_client *client,
+                        const struct headcache_want *w, size_t n, unsigned threads)
+{
+	struct batch b = {.mu = PTHREAD_MUTEX_INITIALIZER, .client = client, .n = n};
+	long todo;
+
+	if (n < 2 || threads < 2 || !(b.jobs = calloc(n, sizeof(*b.jobs))))
+		return;
+	if ((todo = batch_keys(b.jobs, c, w, n)) > 1)
+		batch_run(&b, (unsigned)todo < threads ? (unsigned)todo : threads);
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &b.jobs[i];
+		struct slot *s;
+
+		/* todo <= 1: nothing was made, the keys only go; out of memory: the entry is
+		 * left out, and headcache_get makes that HEAD again */
+		if (todo > 1 && j->k && (s = slot_for(c, j->k)) &&
+		    fill(c, s, j->k, j->rc, j->digest, &j->err) == 0)
+			continue;
+		free(j->k);
+		free(j->digest);
+	}
+	free(b.jobs);
 }

@@ -273,11 +273,14 @@ static struct autorun *next_ready(struct progress *g)
 			break;
 		pthread_cond_wait(&g->cv, &g->mu);
 	}
-	for (size_t r = 0; ready && r < p->cfg->repositories_len; r++)
+	p->listings_final = true;
+	for (size_t r = 0; ready && r < p->cfg->repositories_len; r++) {
+		p->listings_final &= repository_final(g, r);
 		if (!p->filled[r] && (g->finished || g->listed[r])) {
 			reconcile_listing_fill(p, r);
 			p->filled[r] = true;
 		}
+	}
 	pthread_mutex_unlock(&g->mu);
 	return ready;
 }

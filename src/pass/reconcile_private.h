@@ -40,6 +40,10 @@ struct pass {
 	 * scratch of scratch_cap pointers, open_repo's (or SIZE_MAX: none). */
 	const char **scratch;
 	size_t scratch_cap, open_repo;
+	/* Every listing of the pass is final (set by the pass's thread when an automation becomes
+	 * ready): the scan holds no connection, so a batch of HEADs may use them all without
+	 * going over SCAN_PER_HOST_MAX requests to one host. */
+	bool listings_final;
 	size_t *settled; /* the config policies with a settle window */
 	size_t settled_len;
 	struct decide_io io;

@@ -100,6 +100,18 @@ int decide_marker(struct decide_item *out, const struct decide_env *env,
                   const struct config_automation *a, const struct marker_set *s, size_t marker,
                   size_t policy);
 
+/* decide_marker in two steps, for a caller that makes the HEADs of several markers at once:
+ * decide_marker_begin fills out and runs the guard's table (the listing is read here only);
+ * decide_head_ref then names the reference whose HEAD the rest will ask io->head for (NULL:
+ * none; borrowed from the item); decide_marker_finish does the rest. Both return as
+ * decide_marker does, which is the two in a row. */
+int decide_marker_begin(struct decide_item *out, const struct decide_env *env,
+                        const struct config_automation *a, const struct marker_set *s,
+                        size_t marker, size_t policy);
+const char *decide_head_ref(const struct decide_item *it);
+int decide_marker_finish(struct decide_item *out, const struct decide_env *env,
+                         const struct config_automation *a, const struct marker_set *s);
+
 /* Frees what decide_marker put in the item (not the item). NULL-safe. */
 void decide_item_release(struct decide_item *it);
 

@@ -1,6 +1,7 @@
 /* Manifest HEADs done once per pass: every marker, push attempt and verified workload that
  * names the same repository and reference shares one request. Not thread-safe: one pass, one
- * thread (the listings run concurrently, the decisions do not). */
+ * thread (the listings run concurrently, the decisions do not; headcache_prefetch makes a
+ * batch of HEADs on threads of its own and fills the table on the caller's). */
 #ifndef IMAGEGUARD_HEADCACHE_H
 #define IMAGEGUARD_HEADCACHE_H
 
@@ -30,6 +31,26 @@ void headcache_free(struct headcache *c);
 struct headcache_entry *headcache_get(struct headcache *c, struct registry_client *client,
                                       const struct registry_target *t, const char *key,
                                       const char *reference);
+
+/* One HEAD a caller will ask for: the target, the key naming it, the reference. Borrowed. */
+struct headcache_want {
+	const struct registry_target *target;
+	const char *key;
+	const char *reference;
+};
+
+/* At most this many threads make a batch's HEADs. */
+#define HEADCACHE_THREADS_MAX 16
+
+/* Makes the HEADs of w[0..n) that the cache does not hold yet, each once, on up to threads
+ * threads (capped at HEADCACHE_THREADS_MAX; the caller's thread is one of them), and
+ * remembers their answers as headcache_get would have: a later headcache_get of the same
+ * (key, reference) answers from memory. The client must be thread-safe (registry.h). Fewer
+ * than two HEADs to make, or no memory: nothing is made here, and headcache_get makes them one
+ * at a time as before. Repeats are found by comparing every pair: n is meant to be a chunk of
+ * decisions (tens), not a whole pass. */
+void headcache_prefetch(struct headcache *c, struct registry_client *client,
+                        const struct headcache_want *w, size_t n, unsigned threads);
 
 /* The entry of (key, reference) when a HEAD was made for it in this cache, else NULL: lets a
  * caller skip building the target on a hit. */
