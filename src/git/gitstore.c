@@ -742,6 +742,7 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 		*broken = !is_remote_failure(rc, &g->auth);
 		return rc;
 	}
+	log_debug("git.fetch", "'%s' branch '%s' fetched", g->auth.url_safe, g->branch);
 	if ((rc = sync_to_base(g, err)) < 0) {
 		/* a branch the remote does not have (a typo) is the configuration's fault, not the
 		 * cache's: say so, and keep the cache rather than recloning it on every pass (a
@@ -1309,6 +1310,7 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	if ((rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
 	                            (const git_commit **)&parent)) < 0)
 		goto fail;
+	log_debug("git.commit.write", "'%s': %d path(s) staged", g->auth.url_safe, staged);
 	rc = 1;
 	goto done;
 fail:
