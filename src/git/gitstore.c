@@ -24,6 +24,7 @@
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/gitstream.h"
 #include "imageguard/util/log.h"
+#include "imageguard/util/safefile.h"
 #include "gitraw.h"
 #include "gitwalk.h"
 #include "imageguard/util/strvec.h"
@@ -286,6 +287,7 @@ static bool fast_clean(struct gitstore *g)
 	struct strvec changed = STRVEC_INIT;
 	struct buf file = BUF_INIT;
 	bool undecided = true;
+	size_t hashed = 0;
 
 	gitwalk_dirs_free(g->dirs);
 	g->dirs = NULL;
@@ -293,9 +295,14 @@ static bool fast_clean(struct gitstore *g)
 	    head_tree(&tree, g) == 0 &&
 	    git_diff_tree_to_index(&diff, g->repo, tree, index, NULL) == 0 &&
 	    git_diff_num_deltas(diff) == 0 && buf_printf(&file, "%s/.git/index", g->dir) == 0 &&
-	    gitwalk_changes(&changed, &undecided, &g->dirs, index, g->workdir, file.data) < 0)
+	    gitwalk_changes(&changed, &undecided, &hashed, &g->dirs, index, g->workdir, file.data) <
+	        0)
 		undecided = true;
 	undecided = undecided || changed.len > 0;
+	/* racy files found unchanged by content: an index written after them settles them, as
+	 * libgit2's status does for the files it hashes */
+	if (!undecided && hashed && git_index_write(index) < 0)
+		undecided = true;
 	if (undecided) {
 		gitwalk_dirs_free(g->dirs);
 		g->dirs = NULL;
@@ -332,15 +339,92 @@ static bool tree_is_clean(struct gitstore *g)
 	return clean;
 }
 
-/* Makes the work tree and index exactly `commit`: from a clean HEAD (old) a checkout that
- * touches only the paths that differ, else a hard reset plus removal of
- * untracked files (git_reset forces plain GIT_CHECKOUT_FORCE: stray files need a second pass). */
+/* A diff of at most this many paths, each a file whose content alone changed, is written by
+ * write_changes; beyond, libgit2's checkout. */
+#define WRITE_CHANGES_MAX 64
+
+static bool is_content_change(const git_diff_delta *d)
+{
+	return d->status == GIT_DELTA_MODIFIED && d->old_file.mode == d->new_file.mode &&
+	       (d->new_file.mode == GIT_FILEMODE_BLOB ||
+	        d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE);
+}
+
+/* Replaces one file with its new blob (safefile: no link followed, an O_EXCL temporary and a
+ * rename) and stages it. Staging hashes the file under the pinned raw attributes (gitraw), so
+ * the index entry must name that blob: anything else is a failure. */
+static int write_change(struct gitstore *g, git_index *index, const git_diff_delta *d)
+{
+	const git_index_entry *e;
+	git_blob *blob = NULL;
+	int rc;
+
+	if ((rc = git_blob_lookup(&blob, g->repo, &d->new_file.id)) < 0)
+		return rc;
+	rc = safefile_replace(g->workdir, d->new_file.path, git_blob_rawcontent(blob),
+	                      (size_t)git_blob_rawsize(blob), &(struct error)ERROR_INIT);
+	git_blob_free(blob);
+	if (rc < 0 || (rc = git_index_add_bypath(index, d->new_file.path)) < 0)
+		return rc;
+	e = git_index_get_bypath(index, d->new_file.path, 0);
+	return e && git_oid_equal(&e->id, &d->new_file.id) ? 0 : -1;
+}
+
+/* The checkout from a clean HEAD (old) to commit when they differ in the content of a few
+ * files (the usual pass: another writer's commit, or the remote back at a base): each file
+ * written and staged, the index written once. libgit2's checkout compares the whole work
+ * tree with the target, every directory read (5,000 of them in bench/git_reconcile.sh), and
+ * leaves the clean check's directories stale, so the commit's staging read them all again;
+ * here they stay (the directories written to have moved, and are read again). Returns 1
+ * done, 0 not a diff for this path, <0 a failure midway (the caller resets hard). */
+static int write_changes(struct gitstore *g, git_commit *old, git_commit *commit)
+{
+	git_tree *from = NULL, *to = NULL;
+	git_diff *diff = NULL;
+	git_index *index = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = git_commit_tree(&from, old)) < 0 || (rc = git_commit_tree(&to, commit)) < 0 ||
+	    (rc = git_diff_tree_to_tree(&diff, g->repo, from, to, NULL)) < 0)
+		goto done;
+	n = git_diff_num_deltas(diff);
+	rc = n <= WRITE_CHANGES_MAX;
+	for (size_t i = 0; rc == 1 && i < n; i++)
+		rc = is_content_change(git_diff_get_delta(diff, i));
+	if (rc != 1 || n == 0 || (rc = git_repository_index(&index, g->repo)) < 0)
+		goto done;
+	for (size_t i = 0; rc >= 0 && i < n; i++)
+		rc = write_change(g, index, git_diff_get_delta(diff, i));
+	if (rc >= 0 && (rc = git_index_write(index)) == 0)
+		rc = 1;
+done:
+	if (rc == 1)
+		log_debug("git.sync", "'%s': %zu file(s) written", g->auth.url_safe, n);
+	git_index_free(index);
+	git_diff_free(diff);
+	git_tree_free(to);
+	git_tree_free(from);
+	return rc;
+}
+
+/* Makes the work tree and index exactly `commit`: from a clean HEAD (old) the few changed
+ * files written directly (write_changes) or a checkout that touches only the paths that
+ * differ, else a hard reset plus removal of untracked files (git_reset forces plain
+ * GIT_CHECKOUT_FORCE: stray files need a second pass). */
 static int make_tree(struct gitstore *g, git_object *commit, git_object *old, struct error *err)
 {
 	git_checkout_options co;
 	git_tree *baseline = NULL;
 	int rc;
 
+	/* g->dirs: the clean check was gitwalk's, so index and work tree are exactly old */
+	if (old && g->dirs &&
+	    (rc = write_changes(g, (git_commit *)old, (git_commit *)commit)) != 0) {
+		if (rc == 1)
+			return 0;
+		old = NULL; /* written in part: the hard reset below makes it whole */
+	}
 	gitwalk_dirs_free(g->dirs); /* the checkout moves files: the clean check's view is old */
 	g->dirs = NULL;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
@@ -1149,10 +1233,11 @@ static int stage_fast(struct gitstore *g, git_index *index, struct changes *out)
 	if (buf_printf(&file, "%s/.git/index", g->dir) < 0)
 		rc = IG_EFAIL;
 	else if (g->dirs) /* the tree was found clean this open: look only where it moved */
-		rc = gitwalk_changes_since(&changed, &undecided, g->dirs, index, g->workdir,
+		rc = gitwalk_changes_since(&changed, &undecided, NULL, g->dirs, index, g->workdir,
 		                           file.data);
 	else
-		rc = gitwalk_changes(&changed, &undecided, NULL, index, g->workdir, file.data);
+		rc =
+		    gitwalk_changes(&changed, &undecided, NULL, NULL, index, g->workdir, file.data);
 	for (size_t i = 0; rc == 0 && !undecided && i < changed.len; i++)
 		if ((rc = stage_path(g, index, changed.items[i], out)) > 0)
 			staged++, rc = 0;

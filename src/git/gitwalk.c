@@ -21,10 +21,21 @@
 
 #define WALK_MAX_FILES 1000000
 #define WALK_MAX_DEPTH 256
+/* Racy entries a walk decides by content (Git's way): a file written in the same tick of the
+ * kernel's coarse clock as the index is one, and gitstore writes a few such files (a sync, an
+ * edit) just before an index. Beyond this many, or for a larger file, libgit2's status. */
+#define RACY_MAX 16
+#define RACY_BYTES (4 * 1024 * 1024)
 
 struct file {
 	char *path; /* owned, relative */
 	struct stat st;
+};
+
+/* Where racy entries are read from, how many more may be, how many were found unchanged. */
+struct racy {
+	const char *workdir;
+	size_t left, hashed;
 };
 
 struct walk {
@@ -86,8 +97,10 @@ static int walk_entry(struct walk *w, int dirfd, const char *name, struct buf *r
 		    (sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
 		        0)
 			w->undecided = true;
-		else
+		else if ((rc = add_dir(w, rel->data, &st)) == 0)
 			rc = walk_dir(w, sub, rel, depth + 1);
+		else
+			close(sub);
 	} else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
 		rc = add_file(w, rel->data, &st);
 	} else {
@@ -133,10 +146,32 @@ static unsigned mode_of(const struct stat *st)
 	return (st->st_mode & 0100) ? 0100755 : 0100644;
 }
 
-/* Whether the entry's stat data says the file is as indexed; *undecided when it is as new as
- * the index file (Git's racy entry: only its content can tell). */
+/* Whether a racy entry's file holds the entry's blob: its bytes hashed as one (the clone's
+ * attributes are pinned raw, gitraw: staging stores a file's bytes as they are). A link, a
+ * file too large, or one racy entry too many: *undecided. */
+static bool same_content(struct racy *r, const git_index_entry *e, bool *undecided)
+{
+	struct buf data = BUF_INIT_MAX(RACY_BYTES);
+	git_oid id;
+	bool same = false;
+
+	if (e->mode == 0120000 || r->left == 0 ||
+	    safefile_read(&data, r->workdir, e->path, &(struct error)ERROR_INIT) < 0 ||
+	    git_odb_hash(&id, data.len ? data.data : "", data.len, GIT_OBJECT_BLOB) < 0) {
+		*undecided = true;
+	} else {
+		r->left--;
+		same = git_oid_equal(&id, &e->id);
+		r->hashed += same;
+	}
+	buf_release(&data);
+	return same;
+}
+
+/* Whether the entry's stat data says the file is as indexed; one as new as the index file
+ * (Git's racy entry) only its content can tell (same_content). */
 static bool same_stat(const git_index_entry *e, const struct stat *st,
-                      const struct timespec *index_mtime, bool *undecided)
+                      const struct timespec *index_mtime, struct racy *r, bool *undecided)
 {
 	if (e->mode != mode_of(st) || e->file_size != (uint32_t)st->st_size ||
 	    e->ino != (uint32_t)st->st_ino || e->mtime.seconds != (int32_t)st->st_mtim.tv_sec ||
@@ -147,7 +182,7 @@ static bool same_stat(const git_index_entry *e, const struct stat *st,
 	if (e->mtime.seconds > index_mtime->tv_sec ||
 	    (e->mtime.seconds == index_mtime->tv_sec &&
 	     e->mtime.nanoseconds >= (uint32_t)index_mtime->tv_nsec))
-		*undecided = true;
+		return same_content(r, e, undecided);
 	return true;
 }
 
@@ -161,7 +196,7 @@ static bool is_plain(const git_index_entry *e)
 
 /* Merges the sorted walk with the index: paths that differ go to out. */
 static int compare(struct strvec *out, bool *undecided, const struct walk *w, git_index *index,
-                   const struct timespec *index_mtime)
+                   const struct timespec *index_mtime, struct racy *r)
 {
 	size_t n = git_index_entrycount(index), i = 0, j = 0;
 
@@ -174,7 +209,7 @@ static int compare(struct strvec *out, bool *undecided, const struct walk *w, gi
 			*undecided = true;
 			break;
 		}
-		if (c == 0 && same_stat(e, &f->st, index_mtime, undecided)) {
+		if (c == 0 && same_stat(e, &f->st, index_mtime, r, undecided)) {
 			i++, j++;
 			continue;
 		}
@@ -228,9 +263,10 @@ static int walk_root(struct walk *w, struct gitwalk_dirs **dirs, const char *wor
 	return rc;
 }
 
-int gitwalk_changes(struct strvec *out, bool *undecided, struct gitwalk_dirs **dirs,
+int gitwalk_changes(struct strvec *out, bool *undecided, size_t *hashed, struct gitwalk_dirs **dirs,
                     git_index *index, const char *workdir, const char *index_file)
 {
+	struct racy r = {workdir, RACY_MAX, 0};
 	struct walk w = {0};
 	struct stat ist;
 	int rc = 0;
@@ -248,8 +284,10 @@ int gitwalk_changes(struct strvec *out, bool *undecided, struct gitwalk_dirs **d
 	qsort(w.items, w.len, sizeof(*w.items), cmp_file);
 	if (w.dirs)
 		qsort(w.dirs->list.items, w.dirs->list.len, sizeof(*w.items), cmp_file);
-	rc = compare(out, undecided, &w, index, &ist.st_mtim);
+	rc = compare(out, undecided, &w, index, &ist.st_mtim, &r);
 done:
+	if (hashed)
+		*hashed = r.hashed;
 	walk_release(&w);
 	if (dirs && (rc < 0 || *undecided)) {
 		gitwalk_dirs_free(*dirs);
@@ -262,7 +300,7 @@ done:
 
 /* Every indexed file, one lookup each: missing or changed ones go to out. */
 static int check_entries(struct strvec *out, bool *undecided, git_index *index, int rootfd,
-                         const struct timespec *index_mtime)
+                         const struct timespec *index_mtime, struct racy *r)
 {
 	size_t n = git_index_entrycount(index);
 
@@ -277,7 +315,7 @@ static int check_entries(struct strvec *out, bool *undecided, git_index *index, 
 				*undecided = true;
 			else if (strvec_push(out, e->path) < 0)
 				return IG_EFAIL;
-		} else if ((S_ISDIR(st.st_mode) || !same_stat(e, &st, index_mtime, undecided)) &&
+		} else if ((S_ISDIR(st.st_mode) || !same_stat(e, &st, index_mtime, r, undecided)) &&
 		           strvec_push(out, e->path) < 0) {
 			return IG_EFAIL;
 		}
@@ -343,9 +381,11 @@ static int new_files(struct strvec *out, bool *undecided, const struct gitwalk_d
 	return rc;
 }
 
-int gitwalk_changes_since(struct strvec *out, bool *undecided, const struct gitwalk_dirs *dirs,
-                          git_index *index, const char *workdir, const char *index_file)
+int gitwalk_changes_since(struct strvec *out, bool *undecided, size_t *hashed,
+                          const struct gitwalk_dirs *dirs, git_index *index, const char *workdir,
+                          const char *index_file)
 {
+	struct racy r = {workdir, RACY_MAX, 0};
 	struct stat ist;
 	int rootfd = -1, rc = 0;
 
@@ -354,12 +394,14 @@ int gitwalk_changes_since(struct strvec *out, bool *undecided, const struct gitw
 	    safefile_open_root(&rootfd, workdir, &(struct error)ERROR_INIT) < 0)
 		return 0;
 	*undecided = false;
-	rc = check_entries(out, undecided, index, rootfd, &ist.st_mtim);
+	rc = check_entries(out, undecided, index, rootfd, &ist.st_mtim, &r);
 	for (size_t i = 0; rc == 0 && !*undecided && i < dirs->list.len; i++)
 		if (!dir_unchanged(dirs, &dirs->list.items[i], rootfd))
 			rc = new_files(out, undecided, dirs, dirs->list.items[i].path, index,
 			               rootfd);
 	close(rootfd);
 	strvec_sort_unique(out);
+	if (hashed)
+		*hashed = r.hashed;
 	return rc;
 }
