@@ -277,6 +277,46 @@ static int head_tree(git_tree **out, struct gitstore *g)
 	return rc;
 }
 
+/* Directories read again from a saved walk beyond which a new full walk refreshes it: each
+ * pass moves the few directories it writes to, and those stay moved against the saved data. */
+#define DIRS_MOVED_MAX 64
+
+/* Saves g->dirs, when this open has them, for the next open (gitwalk_dirs_save): after each
+ * index write of gitstore's own. */
+static void save_dirs(struct gitstore *g, git_index *index)
+{
+	struct buf path = BUF_INIT;
+
+	if (g->dirs && buf_printf(&path, "%s/.git/imageguard-dirs", g->dir) == 0)
+		gitwalk_dirs_save(g->dirs, path.data, git_index_checksum(index));
+	buf_release(&path);
+}
+
+/* gitwalk's answer for the whole tree: from the directories the last open saved when they
+ * hold for this index (one lookup per file and per directory, only moved directories read),
+ * else from a full walk. Sets g->dirs; *hashed: racy files found unchanged by content. */
+static int walk_changes(struct gitstore *g, struct strvec *changed, bool *undecided, size_t *hashed,
+                        git_index *index, const char *index_file)
+{
+	struct buf path = BUF_INIT;
+	int rc;
+
+	if (buf_printf(&path, "%s/.git/imageguard-dirs", g->dir) == 0 &&
+	    gitwalk_dirs_load(&g->dirs, path.data, git_index_checksum(index)) == 0) {
+		rc = gitwalk_changes_since(changed, undecided, hashed, g->dirs, index, g->workdir,
+		                           index_file);
+		if (rc == 0 && !*undecided && gitwalk_dirs_moved(g->dirs) <= DIRS_MOVED_MAX) {
+			buf_release(&path);
+			return 0;
+		}
+		strvec_release(changed);
+		gitwalk_dirs_free(g->dirs);
+		g->dirs = NULL;
+	}
+	buf_release(&path);
+	return gitwalk_changes(changed, undecided, hashed, &g->dirs, index, g->workdir, index_file);
+}
+
 /* The fast path of tree_is_clean: Git's index is HEAD's tree and stat data finds every file as
  * indexed and nothing else (gitwalk). false: not shown clean, libgit2's status decides. */
 static bool fast_clean(struct gitstore *g)
@@ -295,8 +335,7 @@ static bool fast_clean(struct gitstore *g)
 	    head_tree(&tree, g) == 0 &&
 	    git_diff_tree_to_index(&diff, g->repo, tree, index, NULL) == 0 &&
 	    git_diff_num_deltas(diff) == 0 && buf_printf(&file, "%s/.git/index", g->dir) == 0 &&
-	    gitwalk_changes(&changed, &undecided, &hashed, &g->dirs, index, g->workdir, file.data) <
-	        0)
+	    walk_changes(g, &changed, &undecided, &hashed, index, file.data) < 0)
 		undecided = true;
 	undecided = undecided || changed.len > 0;
 	/* racy files found unchanged by content: an index written after them settles them, as
@@ -307,6 +346,7 @@ static bool fast_clean(struct gitstore *g)
 		gitwalk_dirs_free(g->dirs);
 		g->dirs = NULL;
 	}
+	save_dirs(g, index);
 	strvec_release(&changed);
 	buf_release(&file);
 	git_diff_free(diff);
@@ -396,8 +436,10 @@ static int write_changes(struct gitstore *g, git_commit *old, git_commit *commit
 		goto done;
 	for (size_t i = 0; rc >= 0 && i < n; i++)
 		rc = write_change(g, index, git_diff_get_delta(diff, i));
-	if (rc >= 0 && (rc = git_index_write(index)) == 0)
+	if (rc >= 0 && (rc = git_index_write(index)) == 0) {
+		save_dirs(g, index);
 		rc = 1;
+	}
 done:
 	if (rc == 1)
 		log_debug("git.sync", "'%s': %zu file(s) written", g->auth.url_safe, n);
@@ -1383,8 +1425,10 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	if ((rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
 	    (rc = build_tree(&tree_id, g, index, parent, &changes)) < 0 ||
-	    (rc = git_index_write(index)) < 0 ||
-	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
+	    (rc = git_index_write(index)) < 0)
+		goto fail;
+	save_dirs(g, index);
+	if ((rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0)
 		goto fail;
 	if (g->sign_dir) {

@@ -28,8 +28,24 @@ int gitwalk_changes(struct strvec *out, bool *undecided, size_t *hashed, struct 
  * the caller may have changed the tree since dirs were taken other than through files and
  * directories (a checkout in between must drop dirs). */
 int gitwalk_changes_since(struct strvec *out, bool *undecided, size_t *hashed,
-                          const struct gitwalk_dirs *dirs, git_index *index, const char *workdir,
+                          struct gitwalk_dirs *dirs, git_index *index, const char *workdir,
                           const char *index_file);
 void gitwalk_dirs_free(struct gitwalk_dirs *d);
+
+/* How many directories the last gitwalk_changes_since read again (moved or young). */
+size_t gitwalk_dirs_moved(const struct gitwalk_dirs *d);
+
+/* The directories of a clean walk kept for the next open (Git's untracked cache, in spirit):
+ * saved to path with the checksum of the index they hold for, through a temporary and a
+ * rename. They hold for that index as long as every index write since kept each file of an
+ * unmoved directory tracked (staging what changed, rewriting tracked files): the caller saves
+ * them again with the new checksum then, and any other writer of the index changes the
+ * checksum. Returns 0 or IG_EFAIL (best effort: a failed save only costs a walk). */
+int gitwalk_dirs_save(const struct gitwalk_dirs *d, const char *path, const git_oid *checksum);
+
+/* What gitwalk_dirs_save wrote, when it was for this checksum: 0 and *out (the caller's),
+ * else IG_ENOTFOUND (none, another index's, malformed). Moved directories are found by
+ * gitwalk_changes_since as for dirs of this open. */
+int gitwalk_dirs_load(struct gitwalk_dirs **out, const char *path, const git_oid *checksum);
 
 #endif
