@@ -111,8 +111,12 @@ int cmdpass_once(const struct cmdopts *o, bool dry_run)
 	struct audit *audit = NULL;
 	int rc;
 
+	/* the phases of a one-shot pass at debug level, for bench/git_reconcile.py's breakdown */
+	log_debug("pass.start", "%s", dry_run ? "plan" : "reconcile");
 	if ((rc = cmdpass_load(&cfg, o, false)) != 0)
 		goto done;
+	log_debug("config.load", "'%s': %zu policies, %zu automations", o->config,
+	          cfg->policies_len, cfg->automations_len);
 	if (!dry_run && o->audit_log && audit_open(&audit, o->audit_log, o->audit_tags, &err) < 0) {
 		fprintf(stderr, "imageguard: %s\n", err.msg);
 		rc = 1;

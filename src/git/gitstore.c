@@ -24,6 +24,7 @@
 #include "imageguard/git/gitstore.h"
 #include "imageguard/git/gitstream.h"
 #include "imageguard/util/log.h"
+#include "imageguard/util/safefile.h"
 #include "gitraw.h"
 #include "gitwalk.h"
 #include "imageguard/util/strvec.h"
@@ -276,6 +277,46 @@ static int head_tree(git_tree **out, struct gitstore *g)
 	return rc;
 }
 
+/* Directories read again from a saved walk beyond which a new full walk refreshes it: each
+ * pass moves the few directories it writes to, and those stay moved against the saved data. */
+#define DIRS_MOVED_MAX 64
+
+/* Saves g->dirs, when this open has them, for the next open (gitwalk_dirs_save): after each
+ * index write of gitstore's own. */
+static void save_dirs(struct gitstore *g, git_index *index)
+{
+	struct buf path = BUF_INIT;
+
+	if (g->dirs && buf_printf(&path, "%s/.git/imageguard-dirs", g->dir) == 0)
+		gitwalk_dirs_save(g->dirs, path.data, git_index_checksum(index));
+	buf_release(&path);
+}
+
+/* gitwalk's answer for the whole tree: from the directories the last open saved when they
+ * hold for this index (one lookup per file and per directory, only moved directories read),
+ * else from a full walk. Sets g->dirs; *hashed: racy files found unchanged by content. */
+static int walk_changes(struct gitstore *g, struct strvec *changed, bool *undecided, size_t *hashed,
+                        git_index *index, const char *index_file)
+{
+	struct buf path = BUF_INIT;
+	int rc;
+
+	if (buf_printf(&path, "%s/.git/imageguard-dirs", g->dir) == 0 &&
+	    gitwalk_dirs_load(&g->dirs, path.data, git_index_checksum(index)) == 0) {
+		rc = gitwalk_changes_since(changed, undecided, hashed, g->dirs, index, g->workdir,
+		                           index_file);
+		if (rc == 0 && !*undecided && gitwalk_dirs_moved(g->dirs) <= DIRS_MOVED_MAX) {
+			buf_release(&path);
+			return 0;
+		}
+		strvec_release(changed);
+		gitwalk_dirs_free(g->dirs);
+		g->dirs = NULL;
+	}
+	buf_release(&path);
+	return gitwalk_changes(changed, undecided, hashed, &g->dirs, index, g->workdir, index_file);
+}
+
 /* The fast path of tree_is_clean: Git's index is HEAD's tree and stat data finds every file as
  * indexed and nothing else (gitwalk). false: not shown clean, libgit2's status decides. */
 static bool fast_clean(struct gitstore *g)
@@ -286,6 +327,7 @@ static bool fast_clean(struct gitstore *g)
 	struct strvec changed = STRVEC_INIT;
 	struct buf file = BUF_INIT;
 	bool undecided = true;
+	size_t hashed = 0;
 
 	gitwalk_dirs_free(g->dirs);
 	g->dirs = NULL;
@@ -293,13 +335,18 @@ static bool fast_clean(struct gitstore *g)
 	    head_tree(&tree, g) == 0 &&
 	    git_diff_tree_to_index(&diff, g->repo, tree, index, NULL) == 0 &&
 	    git_diff_num_deltas(diff) == 0 && buf_printf(&file, "%s/.git/index", g->dir) == 0 &&
-	    gitwalk_changes(&changed, &undecided, &g->dirs, index, g->workdir, file.data) < 0)
+	    walk_changes(g, &changed, &undecided, &hashed, index, file.data) < 0)
 		undecided = true;
 	undecided = undecided || changed.len > 0;
+	/* racy files found unchanged by content: an index written after them settles them, as
+	 * libgit2's status does for the files it hashes */
+	if (!undecided && hashed && git_index_write(index) < 0)
+		undecided = true;
 	if (undecided) {
 		gitwalk_dirs_free(g->dirs);
 		g->dirs = NULL;
 	}
+	save_dirs(g, index);
 	strvec_release(&changed);
 	buf_release(&file);
 	git_diff_free(diff);
@@ -332,15 +379,94 @@ static bool tree_is_clean(struct gitstore *g)
 	return clean;
 }
 
-/* Makes the work tree and index exactly `commit`: from a clean HEAD (old) a checkout that
- * touches only the paths that differ, else a hard reset plus removal of
- * untracked files (git_reset forces plain GIT_CHECKOUT_FORCE: stray files need a second pass). */
+/* A diff of at most this many paths, each a file whose content alone changed, is written by
+ * write_changes; beyond, libgit2's checkout. */
+#define WRITE_CHANGES_MAX 64
+
+static bool is_content_change(const git_diff_delta *d)
+{
+	return d->status == GIT_DELTA_MODIFIED && d->old_file.mode == d->new_file.mode &&
+	       (d->new_file.mode == GIT_FILEMODE_BLOB ||
+	        d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE);
+}
+
+/* Replaces one file with its new blob (safefile: no link followed, an O_EXCL temporary and a
+ * rename) and stages it. Staging hashes the file under the pinned raw attributes (gitraw), so
+ * the index entry must name that blob: anything else is a failure. */
+static int write_change(struct gitstore *g, git_index *index, const git_diff_delta *d)
+{
+	const git_index_entry *e;
+	git_blob *blob = NULL;
+	int rc;
+
+	if ((rc = git_blob_lookup(&blob, g->repo, &d->new_file.id)) < 0)
+		return rc;
+	rc = safefile_replace(g->workdir, d->new_file.path, git_blob_rawcontent(blob),
+	                      (size_t)git_blob_rawsize(blob), &(struct error)ERROR_INIT);
+	git_blob_free(blob);
+	if (rc < 0 || (rc = git_index_add_bypath(index, d->new_file.path)) < 0)
+		return rc;
+	e = git_index_get_bypath(index, d->new_file.path, 0);
+	return e && git_oid_equal(&e->id, &d->new_file.id) ? 0 : -1;
+}
+
+/* The checkout from a clean HEAD (old) to commit when they differ in the content of a few
+ * files (the usual pass: another writer's commit, or the remote back at a base): each file
+ * written and staged, the index written once. libgit2's checkout compares the whole work
+ * tree with the target, every directory read (5,000 of them in bench/git_reconcile.sh), and
+ * leaves the clean check's directories stale, so the commit's staging read them all again;
+ * here they stay (the directories written to have moved, and are read again). Returns 1
+ * done, 0 not a diff for this path, <0 a failure midway (the caller resets hard). */
+static int write_changes(struct gitstore *g, git_commit *old, git_commit *commit)
+{
+	git_tree *from = NULL, *to = NULL;
+	git_diff *diff = NULL;
+	git_index *index = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = git_commit_tree(&from, old)) < 0 || (rc = git_commit_tree(&to, commit)) < 0 ||
+	    (rc = git_diff_tree_to_tree(&diff, g->repo, from, to, NULL)) < 0)
+		goto done;
+	n = git_diff_num_deltas(diff);
+	rc = n <= WRITE_CHANGES_MAX;
+	for (size_t i = 0; rc == 1 && i < n; i++)
+		rc = is_content_change(git_diff_get_delta(diff, i));
+	if (rc != 1 || n == 0 || (rc = git_repository_index(&index, g->repo)) < 0)
+		goto done;
+	for (size_t i = 0; rc >= 0 && i < n; i++)
+		rc = write_change(g, index, git_diff_get_delta(diff, i));
+	if (rc >= 0 && (rc = git_index_write(index)) == 0) {
+		save_dirs(g, index);
+		rc = 1;
+	}
+done:
+	if (rc == 1)
+		log_debug("git.sync", "'%s': %zu file(s) written", g->auth.url_safe, n);
+	git_index_free(index);
+	git_diff_free(diff);
+	git_tree_free(to);
+	git_tree_free(from);
+	return rc;
+}
+
+/* Makes the work tree and index exactly `commit`: from a clean HEAD (old) the few changed
+ * files written directly (write_changes) or a checkout that touches only the paths that
+ * differ, else a hard reset plus removal of untracked files (git_reset forces plain
+ * GIT_CHECKOUT_FORCE: stray files need a second pass). */
 static int make_tree(struct gitstore *g, git_object *commit, git_object *old, struct error *err)
 {
 	git_checkout_options co;
 	git_tree *baseline = NULL;
 	int rc;
 
+	/* g->dirs: the clean check was gitwalk's, so index and work tree are exactly old */
+	if (old && g->dirs &&
+	    (rc = write_changes(g, (git_commit *)old, (git_commit *)commit)) != 0) {
+		if (rc == 1)
+			return 0;
+		old = NULL; /* written in part: the hard reset below makes it whole */
+	}
 	gitwalk_dirs_free(g->dirs); /* the checkout moves files: the clean check's view is old */
 	g->dirs = NULL;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
@@ -742,6 +868,7 @@ static int refresh_cache(struct gitstore *g, bool *broken, struct error *err)
 		*broken = !is_remote_failure(rc, &g->auth);
 		return rc;
 	}
+	log_debug("git.fetch", "'%s' branch '%s' fetched", g->auth.url_safe, g->branch);
 	if ((rc = sync_to_base(g, err)) < 0) {
 		/* a branch the remote does not have (a typo) is the configuration's fault, not the
 		 * cache's: say so, and keep the cache rather than recloning it on every pass (a
@@ -1148,10 +1275,11 @@ static int stage_fast(struct gitstore *g, git_index *index, struct changes *out)
 	if (buf_printf(&file, "%s/.git/index", g->dir) < 0)
 		rc = IG_EFAIL;
 	else if (g->dirs) /* the tree was found clean this open: look only where it moved */
-		rc = gitwalk_changes_since(&changed, &undecided, g->dirs, index, g->workdir,
+		rc = gitwalk_changes_since(&changed, &undecided, NULL, g->dirs, index, g->workdir,
 		                           file.data);
 	else
-		rc = gitwalk_changes(&changed, &undecided, NULL, index, g->workdir, file.data);
+		rc =
+		    gitwalk_changes(&changed, &undecided, NULL, NULL, index, g->workdir, file.data);
 	for (size_t i = 0; rc == 0 && !undecided && i < changed.len; i++)
 		if ((rc = stage_path(g, index, changed.items[i], out)) > 0)
 			staged++, rc = 0;
@@ -1297,8 +1425,10 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	if ((rc = git_reference_name_to_id(&head_id, g->repo, "HEAD")) < 0 ||
 	    (rc = git_commit_lookup(&parent, g->repo, &head_id)) < 0 ||
 	    (rc = build_tree(&tree_id, g, index, parent, &changes)) < 0 ||
-	    (rc = git_index_write(index)) < 0 ||
-	    (rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
+	    (rc = git_index_write(index)) < 0)
+		goto fail;
+	save_dirs(g, index);
+	if ((rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0)
 		goto fail;
 	if (g->sign_dir) {
@@ -1309,6 +1439,7 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	if ((rc = git_commit_create(out, g->repo, "HEAD", sig, sig, NULL, message, tree, 1,
 	                            (const git_commit **)&parent)) < 0)
 		goto fail;
+	log_debug("git.commit.write", "'%s': %d path(s) staged", g->auth.url_safe, staged);
 	rc = 1;
 	goto done;
 fail:

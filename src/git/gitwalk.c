@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +22,21 @@
 
 #define WALK_MAX_FILES 1000000
 #define WALK_MAX_DEPTH 256
+/* Racy entries a walk decides by content (Git's way): a file written in the same tick of the
+ * kernel's coarse clock as the index is one, and gitstore writes a few such files (a sync, an
+ * edit) just before an index. Beyond this many, or for a larger file, libgit2's status. */
+#define RACY_MAX 16
+#define RACY_BYTES (4 * 1024 * 1024)
 
 struct file {
 	char *path; /* owned, relative */
 	struct stat st;
+};
+
+/* Where racy entries are read from, how many more may be, how many were found unchanged. */
+struct racy {
+	const char *workdir;
+	size_t left, hashed;
 };
 
 struct walk {
@@ -38,6 +50,7 @@ struct walk {
 struct gitwalk_dirs {
 	struct walk list; /* items: one per directory */
 	time_t start;     /* when the walk began: younger directories are read again */
+	size_t moved;     /* directories the last gitwalk_changes_since read again */
 };
 
 static int add_file(struct walk *w, const char *path, const struct stat *st);
@@ -86,8 +99,10 @@ static int walk_entry(struct walk *w, int dirfd, const char *name, struct buf *r
 		    (sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
 		        0)
 			w->undecided = true;
-		else
+		else if ((rc = add_dir(w, rel->data, &st)) == 0)
 			rc = walk_dir(w, sub, rel, depth + 1);
+		else
+			close(sub);
 	} else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
 		rc = add_file(w, rel->data, &st);
 	} else {
@@ -133,10 +148,32 @@ static unsigned mode_of(const struct stat *st)
 	return (st->st_mode & 0100) ? 0100755 : 0100644;
 }
 
-/* Whether the entry's stat data says the file is as indexed; *undecided when it is as new as
- * the index file (Git's racy entry: only its content can tell). */
+/* Whether a racy entry's file holds the entry's blob: its bytes hashed as one (the clone's
+ * attributes are pinned raw, gitraw: staging stores a file's bytes as they are). A link, a
+ * file too large, or one racy entry too many: *undecided. */
+static bool same_content(struct racy *r, const git_index_entry *e, bool *undecided)
+{
+	struct buf data = BUF_INIT_MAX(RACY_BYTES);
+	git_oid id;
+	bool same = false;
+
+	if (e->mode == 0120000 || r->left == 0 ||
+	    safefile_read(&data, r->workdir, e->path, &(struct error)ERROR_INIT) < 0 ||
+	    git_odb_hash(&id, data.len ? data.data : "", data.len, GIT_OBJECT_BLOB) < 0) {
+		*undecided = true;
+	} else {
+		r->left--;
+		same = git_oid_equal(&id, &e->id);
+		r->hashed += same;
+	}
+	buf_release(&data);
+	return same;
+}
+
+/* Whether the entry's stat data says the file is as indexed; one as new as the index file
+ * (Git's racy entry) only its content can tell (same_content). */
 static bool same_stat(const git_index_entry *e, const struct stat *st,
-                      const struct timespec *index_mtime, bool *undecided)
+                      const struct timespec *index_mtime, struct racy *r, bool *undecided)
 {
 	if (e->mode != mode_of(st) || e->file_size != (uint32_t)st->st_size ||
 	    e->ino != (uint32_t)st->st_ino || e->mtime.seconds != (int32_t)st->st_mtim.tv_sec ||
@@ -147,7 +184,7 @@ static bool same_stat(const git_index_entry *e, const struct stat *st,
 	if (e->mtime.seconds > index_mtime->tv_sec ||
 	    (e->mtime.seconds == index_mtime->tv_sec &&
 	     e->mtime.nanoseconds >= (uint32_t)index_mtime->tv_nsec))
-		*undecided = true;
+		return same_content(r, e, undecided);
 	return true;
 }
 
@@ -161,7 +198,7 @@ static bool is_plain(const git_index_entry *e)
 
 /* Merges the sorted walk with the index: paths that differ go to out. */
 static int compare(struct strvec *out, bool *undecided, const struct walk *w, git_index *index,
-                   const struct timespec *index_mtime)
+                   const struct timespec *index_mtime, struct racy *r)
 {
 	size_t n = git_index_entrycount(index), i = 0, j = 0;
 
@@ -174,7 +211,7 @@ static int compare(struct strvec *out, bool *undecided, const struct walk *w, gi
 			*undecided = true;
 			break;
 		}
-		if (c == 0 && same_stat(e, &f->st, index_mtime, undecided)) {
+		if (c == 0 && same_stat(e, &f->st, index_mtime, r, undecided)) {
 			i++, j++;
 			continue;
 		}
@@ -228,9 +265,10 @@ static int walk_root(struct walk *w, struct gitwalk_dirs **dirs, const char *wor
 	return rc;
 }
 
-int gitwalk_changes(struct strvec *out, bool *undecided, struct gitwalk_dirs **dirs,
+int gitwalk_changes(struct strvec *out, bool *undecided, size_t *hashed, struct gitwalk_dirs **dirs,
                     git_index *index, const char *workdir, const char *index_file)
 {
+	struct racy r = {workdir, RACY_MAX, 0};
 	struct walk w = {0};
 	struct stat ist;
 	int rc = 0;
@@ -248,8 +286,10 @@ int gitwalk_changes(struct strvec *out, bool *undecided, struct gitwalk_dirs **d
 	qsort(w.items, w.len, sizeof(*w.items), cmp_file);
 	if (w.dirs)
 		qsort(w.dirs->list.items, w.dirs->list.len, sizeof(*w.items), cmp_file);
-	rc = compare(out, undecided, &w, index, &ist.st_mtim);
+	rc = compare(out, undecided, &w, index, &ist.st_mtim, &r);
 done:
+	if (hashed)
+		*hashed = r.hashed;
 	walk_release(&w);
 	if (dirs && (rc < 0 || *undecided)) {
 		gitwalk_dirs_free(*dirs);
@@ -262,7 +302,7 @@ done:
 
 /* Every indexed file, one lookup each: missing or changed ones go to out. */
 static int check_entries(struct strvec *out, bool *undecided, git_index *index, int rootfd,
-                         const struct timespec *index_mtime)
+                         const struct timespec *index_mtime, struct racy *r)
 {
 	size_t n = git_index_entrycount(index);
 
@@ -277,7 +317,7 @@ static int check_entries(struct strvec *out, bool *undecided, git_index *index, 
 				*undecided = true;
 			else if (strvec_push(out, e->path) < 0)
 				return IG_EFAIL;
-		} else if ((S_ISDIR(st.st_mode) || !same_stat(e, &st, index_mtime, undecided)) &&
+		} else if ((S_ISDIR(st.st_mode) || !same_stat(e, &st, index_mtime, r, undecided)) &&
 		           strvec_push(out, e->path) < 0) {
 			return IG_EFAIL;
 		}
@@ -343,9 +383,11 @@ static int new_files(struct strvec *out, bool *undecided, const struct gitwalk_d
 	return rc;
 }
 
-int gitwalk_changes_since(struct strvec *out, bool *undecided, const struct gitwalk_dirs *dirs,
-                          git_index *index, const char *workdir, const char *index_file)
+int gitwalk_changes_since(struct strvec *out, bool *undecided, size_t *hashed,
+                          struct gitwalk_dirs *dirs, git_index *index, const char *workdir,
+                          const char *index_file)
 {
+	struct racy r = {workdir, RACY_MAX, 0};
 	struct stat ist;
 	int rootfd = -1, rc = 0;
 
@@ -354,12 +396,157 @@ int gitwalk_changes_since(struct strvec *out, bool *undecided, const struct gitw
 	    safefile_open_root(&rootfd, workdir, &(struct error)ERROR_INIT) < 0)
 		return 0;
 	*undecided = false;
-	rc = check_entries(out, undecided, index, rootfd, &ist.st_mtim);
+	dirs->moved = 0;
+	rc = check_entries(out, undecided, index, rootfd, &ist.st_mtim, &r);
 	for (size_t i = 0; rc == 0 && !*undecided && i < dirs->list.len; i++)
-		if (!dir_unchanged(dirs, &dirs->list.items[i], rootfd))
+		if (!dir_unchanged(dirs, &dirs->list.items[i], rootfd)) {
+			dirs->moved++;
 			rc = new_files(out, undecided, dirs, dirs->list.items[i].path, index,
 			               rootfd);
+		}
 	close(rootfd);
 	strvec_sort_unique(out);
+	if (hashed)
+		*hashed = r.hashed;
+	return rc;
+}
+
+size_t gitwalk_dirs_moved(const struct gitwalk_dirs *d)
+{
+	return d->moved;
+}
+
+/* ---- across opens: the directories saved beside the index they were taken with ---- */
+
+/* The file: MAGIC, the index checksum, the walk's start, the count, then per directory its
+ * path's length and bytes, inode, mtime and ctime. Host byte order: the cache's own file. */
+static const char MAGIC[8] = "igwalk1\n";
+
+struct dir_record {
+	uint64_t ino;
+	int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+	uint32_t path_len;
+};
+
+static int put_dir(struct buf *b, const struct file *f)
+{
+	struct dir_record r;
+
+	memset(&r, 0, sizeof(r)); /* the padding too: the file is written whole */
+	r.ino = (uint64_t)f->st.st_ino;
+	r.mtime_s = f->st.st_mtim.tv_sec;
+	r.mtime_ns = f->st.st_mtim.tv_nsec;
+	r.ctime_s = f->st.st_ctim.tv_sec;
+	r.ctime_ns = f->st.st_ctim.tv_nsec;
+	r.path_len = (uint32_t)strlen(f->path);
+
+	return buf_append(b, &r, sizeof(r)) < 0 || buf_append(b, f->path, r.path_len) < 0 ? IG_EFAIL
+	                                                                                  : 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int gitwalk_dirs_save(const struct gitwalk_dirs *d, const char *path, const git_oid *checksum)
+{
+	struct buf b = BUF_INIT, tmp = BUF_INIT;
+	int64_t start = d->start;
+	uint64_t n = d->list.len;
+	int fd = -1, rc = IG_EFAIL;
+
+	if (buf_append(&b, MAGIC, sizeof(MAGIC)) < 0 ||
+	    buf_append(&b, checksum->id, GIT_OID_RAWSZ) < 0 ||
+	    buf_append(&b, &start, sizeof(start)) < 0 || buf_append(&b, &n, sizeof(n)) < 0 ||
+	    buf_printf(&tmp, "%s.tmp-%ld", path, (long)getpid()) < 0)
+		goto done;
+	for (size_t i = 0; i < d->list.len; i++)
+		if (put_dir(&b, &d->list.items[i]) < 0)
+			goto done;
+	unlink(tmp.data);
+	if ((fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		goto done;
+	if (write_all(fd, b.data, b.len) == 0 && close(fd) == 0 && rename(tmp.data, path) == 0)
+		rc = 0;
+	else
+		unlink(tmp.data);
+	fd = -1;
+done:
+	if (fd >= 0)
+		close(fd);
+	buf_release(&b);
+	buf_release(&tmp);
+	return rc;
+}
+
+/* One directory of a saved walk at *pos, in path order after prev. */
+static int get_dir(struct walk *w, const struct buf *b, size_t *pos, const char *prev)
+{
+	struct dir_record r;
+	struct stat st = {0};
+	char *p;
+	int rc;
+
+	if (b->len - *pos < sizeof(r))
+		return IG_EINVALID;
+	memcpy(&r, b->data + *pos, sizeof(r));
+	*pos += sizeof(r);
+	if (r.path_len > 4096 || b->len - *pos < r.path_len)
+		return IG_EINVALID;
+	if (!(p = strndup(b->data + *pos, r.path_len)))
+		return IG_EFAIL;
+	*pos += r.path_len;
+	st.st_mode = S_IFDIR;
+	st.st_ino = (ino_t)r.ino;
+	st.st_mtim.tv_sec = (time_t)r.mtime_s;
+	st.st_mtim.tv_nsec = (long)r.mtime_ns;
+	st.st_ctim.tv_sec = (time_t)r.ctime_s;
+	st.st_ctim.tv_nsec = (long)r.ctime_ns;
+	rc = strlen(p) == r.path_len && (!prev || strcmp(prev, p) < 0) ? add_file(w, p, &st)
+	                                                               : IG_EINVALID;
+	free(p);
+	return rc;
+}
+
+int gitwalk_dirs_load(struct gitwalk_dirs **out, const char *path, const git_oid *checksum)
+{
+	struct buf b = BUF_INIT_MAX(64 * 1024 * 1024);
+	struct gitwalk_dirs *d = NULL;
+	size_t pos = sizeof(MAGIC) + GIT_OID_RAWSZ + 2 * sizeof(uint64_t);
+	int64_t start;
+	uint64_t n;
+	int rc = IG_ENOTFOUND;
+
+	*out = NULL;
+	if (buf_read_file(&b, path) < 0 || b.len < pos || memcmp(b.data, MAGIC, sizeof(MAGIC)) ||
+	    memcmp(b.data + sizeof(MAGIC), checksum->id, GIT_OID_RAWSZ))
+		goto done;
+	memcpy(&start, b.data + sizeof(MAGIC) + GIT_OID_RAWSZ, sizeof(start));
+	memcpy(&n, b.data + sizeof(MAGIC) + GIT_OID_RAWSZ + sizeof(start), sizeof(n));
+	if (n == 0 || n > WALK_MAX_FILES || !(d = calloc(1, sizeof(*d))))
+		goto done;
+	d->start = (time_t)start;
+	for (uint64_t i = 0; i < n; i++)
+		if (get_dir(&d->list, &b, &pos, i ? d->list.items[i - 1].path : NULL) < 0)
+			goto done;
+	if (pos == b.len && d->list.items[0].path[0] == '\0') {
+		*out = d;
+		d = NULL;
+		rc = 0;
+	}
+done:
+	gitwalk_dirs_free(d);
+	buf_release(&b);
 	return rc;
 }

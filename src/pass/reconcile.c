@@ -46,6 +46,7 @@ int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error
 		error = markers_scan_tree(&ar->markers, workdir, ar->a->update_path, err);
 	if (error < 0)
 		return error == IG_ENOTFOUND ? config_automation_path_error(err, ar->a) : error;
+	log_debug("markers.scan", "automation '%s': %zu markers", ar->a->id, ar->markers.len);
 	for (size_t i = 0; i < ar->markers.problems_len; i++)
 		log_warn("markers.problem", "automation '%s': %s:%zu: %s", ar->a->id,
 		         ar->markers.problems[i].file, ar->markers.problems[i].line,

@@ -270,6 +270,102 @@ START_TEST(new_file_and_remote_moves_between_opens)
 }
 END_TEST
 
+/* Another writer's commit between two opens, and what the sync does with it: content changes
+ * alone are written by gitstore itself (write_changes), anything else by libgit2's checkout.
+ * Either way the work tree and index are then exactly the remote's head, and the pass's own
+ * commit on top holds its edit and nothing else. */
+static const struct {
+	const char *what, *change;
+} syncs[] = {
+    {"one file's content", "echo y >other.txt"},
+    {"two files' content", "echo y >other.txt && echo 'image: app:v2' >apps/app.yaml"},
+    {"a mode", "chmod +x other.txt"},
+    {"a new file", "mkdir -p new/dir && echo n >new/dir/f.txt"},
+    {"a removed file", "git rm -q other.txt"},
+    {"content and a new file", "echo y >other.txt && echo n >apps/n.yaml"},
+};
+
+START_TEST(remote_change_synced)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v9", 0, NULL, NULL, ""};
+	char commit[41], out[512], other[64];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	ck_assert_int_eq(
+	    gitrepo_sh("cd %s && git clone -q %s other && cd other && %s && git add -A && "
+	               "git -c user.name=o -c user.email=o@x commit -qm other && git push -q",
+	               f.dir, f.remote, syncs[_i].change),
+	    0);
+	remote_head(other, &f, "main");
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s: %s", syncs[_i].what, err.msg);
+	ck_assert_str_eq(gitstore_head(g), other);
+	/* the work tree and index are the head's: nothing staged, changed or untracked */
+	sh_out(out, sizeof(out), "cd %s && git status --porcelain --untracked-files=all | wc -l",
+	       gitstore_workdir(g));
+	ck_assert_msg(strcmp(out, "0") == 0, "%s: status not clean", syncs[_i].what);
+	sh_out(out, sizeof(out), "cd %s && git diff --quiet HEAD && echo same",
+	       gitstore_workdir(g));
+	ck_assert_str_eq(out, "same");
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	sh_out(out, sizeof(out), "git --git-dir=%s diff --name-only %s main | tr '\\n' ' '",
+	       f.remote, other);
+	ck_assert_msg(strcmp(out, "apps/app.yaml ") == 0, "%s: the commit changed [%s]",
+	              syncs[_i].what, out);
+	check_remote_app(&f, "main", "v9");
+	gitstore_free(g);
+	gitrepo_done(&f);
+}
+END_TEST
+
+/* The staging after an edit looks only where directories moved since the clean check, and the
+ * next open reuses the clean check's directories (saved beside the index): a file the edit
+ * adds in an existing subdirectory is still staged, in this open and in the next. Every
+ * directory must be recorded, not only the root: the clone ages first, so that no directory
+ * is young enough to be read again on that ground alone. */
+START_TEST(new_file_in_old_subdirectory_staged)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v4", 0, NULL, NULL, "apps/added.yaml"};
+	char commit[41], out[256], dirs[512];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	snprintf(dirs, sizeof(dirs), "%s.git/imageguard-dirs", gitstore_workdir(g));
+	gitstore_free(g);
+	sleep(3);
+	/* the clone's own were taken while its directories were young: a full walk now */
+	ck_assert_int_eq(unlink(dirs), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+		ck_assert_msg(access(dirs, F_OK) == 0, "no directories saved for the next open");
+		ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s",
+		              err.msg);
+		sh_out(out, sizeof(out),
+		       "git --git-dir=%s show --format= --name-only main | sort | tr '\\n' ' '",
+		       f.remote);
+		ck_assert_msg(strcmp(out, pass ? "apps/app.yaml apps/more.yaml "
+		                               : "apps/added.yaml apps/app.yaml ") == 0,
+		              "pass %d committed [%s]", pass, out);
+		gitstore_free(g);
+		e.value = "v5";
+		snprintf(e.extra, sizeof(e.extra), "apps/more.yaml");
+		sleep(2);
+	}
+	gitrepo_done(&f);
+}
+END_TEST
+
 static bool mtime_after(const struct stat *a, const struct stat *b)
 {
 	return a->st_mtim.tv_sec > b->st_mtim.tv_sec ||
@@ -1886,6 +1982,8 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, stop_ends_clone_and_fetch);
 	tcase_add_test(file, new_file_and_remote_moves_between_opens);
 	tcase_add_test(file, racy_entries_refreshed);
+	tcase_add_loop_test(file, remote_change_synced, 0, sizeof(syncs) / sizeof(syncs[0]));
+	tcase_add_test(file, new_file_in_old_subdirectory_staged);
 	tcase_add_test(file, push_branch_created_then_extended);
 	tcase_add_test(file, signed_commit_verifies);
 	tcase_add_test(file, push_branch_rebuilt_or_appended);
