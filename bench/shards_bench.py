@@ -402,7 +402,8 @@ class World:
         wait_for(lambda: os.path.exists(os.path.join(d, "port")) or p.poll() is not None,
                  TIMEOUT, what="the API fixture's load")
         if p.poll() is not None:
-            raise RuntimeError("API fixture: %s" % open(os.path.join(self.dir, "api.log")).read()[-2000:])
+            with open(os.path.join(self.dir, "api.log")) as f:
+                raise RuntimeError("API fixture: %s" % f.read()[-2000:])
         self.kubeconfig = os.path.join(d, "kubeconfig")
 
     def replica(self, shard, name):
@@ -504,12 +505,12 @@ def sequential(w):
         rows.append({"shard": s, "policies": w.owned[s], "pass": statistics.median(
             p[4] for p in steady), "lists": lists, "reqs": reqs, "hwm": r.hwm,
             "first": r.passes[0][4], "start": start, "curl": shard_floor})
-        print("shard %d alone: %5d policies, ready to pass after %.1fs, first pass %.2fs, steady pass median %.3fs "
-              "(curl on its lists %.3fs), "
-              "%.3f tag lists and %.3f registry requests per policy per pass, peak RSS "
-              "%.1f MiB (load %s)" % (s, w.owned[s], start, r.passes[0][4], rows[-1]["pass"], shard_floor,
-                                      lists / (w.owned[s] * PASSES),
-                                      reqs / (w.owned[s] * PASSES), r.hwm / 1024.0, load()))
+        print("shard %d alone: %5d policies, ready to pass after %.1fs, first pass %.2fs, "
+              "steady pass median %.3fs (curl on its lists %.3fs), %.3f tag lists and %.3f "
+              "registry requests per policy per pass, peak RSS %.1f MiB (load %s)"
+              % (s, w.owned[s], start, r.passes[0][4], rows[-1]["pass"], shard_floor,
+                 lists / (w.owned[s] * PASSES), reqs / (w.owned[s] * PASSES), r.hwm / 1024.0,
+                 load()))
     return rows
 
 
