@@ -30,6 +30,7 @@
 #include "imageguard/util/strvec.h"
 
 #define MESSAGE_MAX (256 * 1024)
+#define PARTS_MAX 4096u /* commits in one push: a pass's edit in parts (gitstore_edit_fn) */
 #define SIGNATURE_MAX (64 * 1024)
 #define KEY_NAME_MAX 48
 
@@ -1607,22 +1608,44 @@ int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_
 {
 	struct buf message = BUF_INIT_MAX(MESSAGE_MAX);
 	char why[sizeof(g->auth.push_reject)] = "non-fast-forward"; /* the last refusal */
-	git_oid id;
+	git_oid id, part;
 	unsigned attempt;
 	int rc = 0;
 
 	out_commit[0] = '\0';
 	for (attempt = 1; attempt <= g->max_attempts; attempt++) {
-		buf_reset(&message);
+		unsigned parts = 0, made = 0;
+		int more;
+
 		g->push_deadline_ms = 0; /* this attempt's edit sets its own */
-		if ((rc = edit(ctx, g->workdir, &message, err)) < 0)
-			goto done;
-		if (message.len == 0 && buf_puts(&message, "imageguard: update images") < 0) {
-			rc = oom(err);
-			goto done;
-		}
-		if ((rc = commit(&id, g, message.data, err)) <= 0)
-			goto done; /* 0: nothing changed, no commit */
+		do { /* each part its own commit; the attempt pushes them together */
+			buf_reset(&message);
+			if ((more = edit(ctx, g->workdir, &message, err)) < 0) {
+				rc = more;
+				goto done;
+			}
+			if (++parts > PARTS_MAX) {
+				rc = error_set(err, IG_ETOOBIG,
+				               "one push would need more than %u commits",
+				               PARTS_MAX);
+				goto done;
+			}
+			if (message.len == 0 &&
+			    buf_puts(&message, "imageguard: update images") < 0) {
+				rc = oom(err);
+				goto done;
+			}
+			if ((rc = commit(&part, g, message.data, err)) < 0)
+				goto done;
+			if (rc > 0)
+				id = part, made++;
+		} while (more > 0);
+		if (made == 0)
+			goto done; /* nothing changed, no commit */
+		if (made > 1)
+			log_info("git.commit.parts",
+			         "'%s': %u commits, their messages within %u bytes each",
+			         g->auth.url_safe, made, (unsigned)MESSAGE_MAX);
 		if ((rc = push(g, err)) == 0) {
 			git_oid_tostr(out_commit, 41, &id);
 			memcpy(g->head, out_commit, 41);

@@ -34,24 +34,27 @@ static int write_file(const char *workdir, const char *file, const struct buf *d
 	return error;
 }
 
-/* Splices every new value of one file (the markers of file, in order) and writes it. */
-static int apply_file(struct autorun *ar, const char *workdir, const char *file, struct error *err)
+static const char *item_file(const struct autorun *ar, size_t item)
 {
-	struct marker_edit *edits = calloc(ar->len ? ar->len : 1, sizeof(*edits));
+	return ar->markers.items[ar->items[item].marker].file;
+}
+
+/* Splices the new values of one file (items order[0..n), the file's writers in scan order)
+ * and writes it. */
+static int apply_file(struct autorun *ar, const char *workdir, const size_t *order, size_t n,
+                      struct error *err)
+{
+	const char *file = item_file(ar, order[0]);
+	struct marker_edit *edits = calloc(n, sizeof(*edits));
 	struct buf in = BUF_INIT_MAX(FILE_MAX_BYTES), out = BUF_INIT;
 	struct error e = ERROR_INIT;
-	size_t n = 0;
 	int error;
 
 	if (!edits)
 		return error_oom(err);
-	for (size_t i = 0; i < ar->len; i++) {
-		const struct marker *m = &ar->markers.items[ar->items[i].marker];
-
-		if (ar->items[i].new_value && strcmp(m->file, file) == 0) {
-			edits[n].marker = m;
-			edits[n++].value = ar->items[i].new_value;
-		}
+	for (size_t i = 0; i < n; i++) {
+		edits[i].marker = &ar->markers.items[ar->items[order[i]].marker];
+		edits[i].value = ar->items[order[i]].new_value;
 	}
 	if ((error = safefile_read(&in, workdir, file, &e)) < 0) {
 		error_set(err, error, "file '%s': cannot read: %s", file, safefile_reason(&e));
@@ -69,21 +72,74 @@ done:
 	return error;
 }
 
-static int apply_edits(struct autorun *ar, const char *workdir, struct error *err)
-{
-	for (size_t i = 0; i < ar->len; i++) {
-		const char *file = ar->markers.items[ar->items[i].marker].file;
-		bool seen = false;
-		int error;
+/* ---- one pass's edit in parts ---- */
 
-		if (!ar->items[i].new_value)
-			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = ar->items[j].new_value &&
-			       strcmp(ar->markers.items[ar->items[j].marker].file, file) == 0;
-		if (!seen && (error = apply_file(ar, workdir, file, err)) < 0)
-			return error;
+void reconcile_parts_release(struct commit_parts *cp)
+{
+	free(cp->order);
+	free(cp->group_start);
+	free(cp->group_of);
+	*cp = (struct commit_parts){0};
+}
+
+struct writer {
+	const char *file;
+	size_t item;
+};
+
+static int cmp_writer(const void *a, const void *b)
+{
+	const struct writer *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+
+	return c ? c : (x->item > y->item) - (x->item < y->item);
+}
+
+/* Groups the writers by file: a file is never split between commits (its markers' byte ranges
+ * hold only for the file as scanned). */
+static int parts_plan(struct autorun *ar, struct error *err)
+{
+	struct commit_parts *cp = &ar->parts;
+	size_t n = 0, len = ar->len ? ar->len : 1;
+	struct writer *w = malloc(len * sizeof(*w));
+
+	reconcile_parts_release(cp);
+	cp->order = malloc(len * sizeof(*cp->order));
+	cp->group_start = malloc((len + 1) * sizeof(*cp->group_start));
+	cp->group_of = malloc(len * sizeof(*cp->group_of));
+	if (!w || !cp->order || !cp->group_start || !cp->group_of) {
+		free(w);
+		reconcile_parts_release(cp);
+		return error_oom(err);
 	}
+	for (size_t i = 0; i < ar->len; i++) {
+		cp->group_of[i] = SIZE_MAX;
+		if (ar->items[i].new_value)
+			w[n++] = (struct writer){item_file(ar, i), i};
+	}
+	qsort(w, n, sizeof(*w), cmp_writer);
+	for (size_t k = 0; k < n; k++) {
+		if (k == 0 || strcmp(w[k].file, w[k - 1].file) != 0)
+			cp->group_start[cp->ngroups++] = k;
+		cp->order[k] = w[k].item;
+		cp->group_of[w[k].item] = cp->ngroups - 1;
+	}
+	cp->group_start[cp->ngroups] = n;
+	free(w);
+	return 0;
+}
+
+/* Writes the files of groups [from, to). */
+static int apply_edits(struct autorun *ar, const char *workdir, size_t from, size_t to,
+                       struct error *err)
+{
+	const struct commit_parts *cp = &ar->parts;
+	int error;
+
+	for (size_t g = from; g < to; g++)
+		if ((error = apply_file(ar, workdir, cp->order + cp->group_start[g],
+		                        cp->group_start[g + 1] - cp->group_start[g], err)) < 0)
+			return error;
 	return 0;
 }
 
@@ -106,7 +162,8 @@ static int note(const char **out, struct strvec *notes, const char *fmt, ...)
 /* The commit message through commitmsg (the automation's messageTemplate or the default);
  * a rollback's change carries its reason, and a template that drops it gets a trailer, so
  * the reason is always in the commit (CONTRACT §7). */
-static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
+static int build_message(struct autorun *ar, struct buf *msg, size_t from, size_t to,
+                         struct error *err)
 {
 	const struct config *cfg = ar->p->cfg;
 	struct commitmsg_change *changes = calloc(ar->len ? ar->len : 1, sizeof(*changes));
@@ -123,7 +180,7 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 		struct scan *sc = &ar->p->scans[ar->p->policy_repo[it->policy]];
 		struct commitmsg_change *c = &changes[n];
 
-		if (!it->new_value)
+		if (!it->new_value || ar->parts.group_of[i] < from || ar->parts.group_of[i] >= to)
 			continue;
 		c->policy = cfg->policies[it->policy].id;
 		c->old_value = m->value;
@@ -154,14 +211,10 @@ static int build_message(struct autorun *ar, struct buf *msg, struct error *err)
 	in.changes = changes;
 	in.n = n;
 	buf_reset(msg);
-	if (error == 0 && (error = commitmsg_render(msg, &in, err)) < 0) {
-		/* the template is the automation's configuration (over budget, or failing on
-		 * the real data): error/config naming the object and the field */
-		ar->template_failed = true;
-		error_prefix(err, "automation '%s': 'spec.git.commit.messageTemplate'", ar->a->id);
-	} else if (error < 0) {
+	if (error == 0)
+		error = commitmsg_render(msg, &in, err);
+	else
 		error_oom(err);
-	}
 	free(changes);
 	strvec_release(&notes);
 	return error;
@@ -240,24 +293,88 @@ static int fence(struct autorun *ar, const char *workdir, struct buf *message, s
 	return commitmsg_add_lease(message, gen, err);
 }
 
+/* Room kept in a part's message for the lease trailer that fence() adds. */
+#define LEASE_TRAILER_ROOM 512u
+
+/* The message of the part that starts at group parts.next: every group left when it fits, else
+ * the most that fit (found by halving); *to is the part's end. */
+static int part_message(struct autorun *ar, struct buf *msg, size_t *to, struct error *err)
+{
+	const struct commit_parts *cp = &ar->parts;
+	size_t max = msg->max, lo = cp->next + 1, hi = cp->ngroups, fits = cp->next;
+	int error;
+
+	if (max > LEASE_TRAILER_ROOM)
+		msg->max = max - LEASE_TRAILER_ROOM;
+	*to = cp->ngroups;
+	error = build_message(ar, msg, cp->next, cp->ngroups, err);
+	if (error == IG_ETOOBIG && cp->ngroups - cp->next > 1) {
+		hi = cp->ngroups - 1;
+		while (lo <= hi && (error == 0 || error == IG_ETOOBIG)) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			error_clear(err);
+			if ((error = build_message(ar, msg, cp->next, mid, err)) == 0)
+				fits = mid, lo = mid + 1;
+			else
+				hi = mid - 1;
+		}
+		if (fits > cp->next && (error == 0 || error == IG_ETOOBIG)) {
+			error_clear(err);
+			*to = fits;
+			error = build_message(ar, msg, cp->next, fits, err);
+		}
+	}
+	msg->max = max;
+	if (error == IG_ETOOBIG && !ar->a->message_template) {
+		size_t g = cp->next, n = cp->group_start[g + 1] - cp->group_start[g];
+
+		return error_set(
+		    err, error,
+		    "file '%s': its %zu change%s need a commit message over %zu bytes, "
+		    "the most one commit takes; split the file",
+		    item_file(ar, cp->order[cp->group_start[g]]), n, n == 1 ? "" : "s",
+		    max - LEASE_TRAILER_ROOM);
+	}
+	if (error < 0 && error != IG_EFAIL) {
+		/* the template is the automation's configuration (over budget, or failing on the
+		 * real data): error/config naming the object and the field */
+		ar->template_failed = true;
+		error_prefix(err, "automation '%s': 'spec.git.commit.messageTemplate'", ar->a->id);
+	}
+	return error;
+}
+
+/* One part of a pass's edit (gitstore_edit_fn). The first part of an attempt reads the markers
+ * again and decides; each part writes the files whose changes fit one commit message, and asks
+ * for the next part (returns 1) while files are left. */
 static int edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
 {
 	struct autorun *ar = ctx;
+	struct commit_parts *cp = &ar->parts;
 	const struct reconcile_fence *f = ar->p->o->fence;
+	size_t to;
 	int error;
 
 	if (f && !f->may_write_until(f->ctx, 0, NULL))
 		return error_set(err, IG_EFAIL, "lease '%s': not the leader, read-only",
 		                 f->lease_name(f->ctx));
-	if ((error = reconcile_scan_markers(ar, workdir, err)) < 0)
+	if (!cp->pending) {
+		if ((error = reconcile_scan_markers(ar, workdir, err)) < 0)
+			return error;
+		if ((error = reconcile_decide_all(ar)) < 0)
+			return error_set(err, error, "automation '%s': out of memory", ar->a->id);
+		if ((error = parts_plan(ar, err)) < 0)
+			return error;
+	}
+	cp->pending = false;
+	if ((error = part_message(ar, message, &to, err)) < 0 ||
+	    (error = apply_edits(ar, workdir, cp->next, to, err)) < 0 ||
+	    (error = fence(ar, workdir, message, err)) < 0)
 		return error;
-	if ((error = reconcile_decide_all(ar)) < 0)
-		return error_set(err, error, "automation '%s': out of memory", ar->a->id);
-	if ((error = apply_edits(ar, workdir, err)) < 0)
-		return error;
-	if ((error = build_message(ar, message, err)) < 0)
-		return error;
-	return fence(ar, workdir, message, err);
+	cp->next = to;
+	cp->pending = to < cp->ngroups;
+	return cp->pending ? 1 : 0;
 }
 
 bool reconcile_any_write(const struct autorun *ar)
@@ -334,7 +451,9 @@ int reconcile_commit(struct autorun *ar)
 		return 0;
 	}
 	ar->template_failed = false;
+	ar->parts.pending = false;
 	error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
+	reconcile_parts_release(&ar->parts);
 	if (error < 0 && ar->template_failed) {
 		log_error("config.template", "%s", err.msg);
 		fail_writes(ar, GUARD_CONFIG, err.msg);

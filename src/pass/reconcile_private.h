@@ -80,6 +80,15 @@ struct autorun {
 	size_t ready_from; /* markers before it are known to have final listings */
 	char commit[41];
 	bool template_failed; /* the commit's messageTemplate failed: error/config, not git */
+	/* One pass's edit split into commits whose messages fit gitstore's cap
+	 * (reconcile_commit.c): the writers' item indices grouped by file (order,
+	 * group_start[g]..group_start[g+1]), each item's group (group_of, SIZE_MAX: writes
+	 * nothing), the next part's first group. */
+	struct commit_parts {
+		size_t *order, *group_start, *group_of;
+		size_t ngroups, next;
+		bool pending; /* the last edit asked for another part of the same attempt */
+	} parts;
 	struct report report; /* its markers' items, joined to the pass's in config order */
 };
 
@@ -94,6 +103,9 @@ static inline size_t reconcile_policy_index(const struct config *cfg,
 {
 	return (size_t)(pol - cfg->policies);
 }
+
+/* reconcile_commit.c */
+void reconcile_parts_release(struct commit_parts *cp);
 
 /* reconcile.c */
 int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error *err);

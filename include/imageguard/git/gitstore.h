@@ -87,7 +87,9 @@ int gitstore_list_index(struct gitstore_entry **out, size_t *n, struct gitstore 
 
 /* Edits the work tree for one commit: writes the files it changes and sets the commit
  * message. Called again after a rejected push, on the new remote head, so it must re-read
- * the files (another writer may have moved a marker). Returns 0, or negative to abort. */
+ * the files (another writer may have moved a marker). Returns 0, 1 when this is one part of a
+ * larger edit (commit it, then call edit again for the next part: one push takes every part's
+ * commit, at most 4096), or negative to abort. */
 typedef int (*gitstore_edit_fn)(void *ctx, const char *workdir, struct buf *message,
                                 struct error *err);
 

@@ -125,7 +125,65 @@ def removed_field(env):
             and "config.yaml:" in r.out + r.err, "a removed field is a config error at file:line", r)
 
 
-for scenario in (default_message, flux_template, template_values, removed_field):
+MESSAGE_MAX = 256 * 1024  # gitstore's cap on one commit message
+
+
+def long_path(i):
+    return "apps/%s/deploy-%04d.yaml" % ("team-" + "x" * 150, i)
+
+
+def big_move(env):
+    """A move whose message would pass the cap is pushed as several commits in one push, each
+    message under the cap, every change in exactly one of them; the next pass has nothing."""
+    n = 1200  # ~300 bytes of change line each: over 256 KiB in one message
+    env.push("team/app", ["v1.0.0"])
+    image = env.image("team/app")
+    env.seed({long_path(i): marker_file(image + ":v1.0.0", "app") for i in range(n)})
+    seed = env.remote_head()
+    env.config(env.repository("app", "team/app") + env.policy("app", "app", semver=">=1.0.0")
+               + env.automation())
+    env.push("team/app", ["v1.1.0"])
+    r = env.imageguard("reconcile")
+    t.check(r.rc == 0, "reconcile of %d markers exits 0" % n, r)
+    log = env.remote_log()
+    new = [m for _, m in log[:[h for h, _ in log].index(seed)]] if seed in [h for h, _ in log] \
+        else []
+    t.check(len(new) >= 2, "more than one commit", len(new))
+    t.check(all(len(m.encode()) <= MESSAGE_MAX for m in new), "each message within the cap",
+            [len(m) for m in new])
+    files = [line.rsplit(" (", 1)[1].rstrip(")") for m in new for line in m.splitlines()
+             if line.startswith("default/app: ")]
+    t.check(sorted(files) == sorted(long_path(i) for i in range(n)),
+            "every change in exactly one message", (len(files), len(set(files))))
+    t.check(all(dict(trailers(m)).get("Imageguard-Policy") == "default/app" for m in new),
+            "each part carries its trailers", [trailers(m)[:1] for m in new])
+    t.check(all(":v1.1.0" in env.remote_file(long_path(i)) for i in (0, n // 2, n - 1)),
+            "the files moved", "")
+    head = env.remote_head()
+    r = env.imageguard("reconcile")
+    t.check(r.rc == 0 and env.remote_head() == head, "the next pass pushes nothing", r)
+
+
+def big_file(env):
+    """One file whose own changes would pass the cap: a one-line error naming the file, nothing
+    pushed, and the next pass says the same (a file is never split between commits)."""
+    env.push("team/app", ["v1.0.0"])
+    image = env.image("team/app")
+    doc = marker_file(image + ":v1.0.0", "app")
+    path = long_path(0)
+    env.seed({path: "---\n".join([doc] * 2000)})
+    head = env.remote_head()
+    env.config(env.repository("app", "team/app") + env.policy("app", "app", semver=">=1.0.0")
+               + env.automation())
+    env.push("team/app", ["v1.1.0"])
+    r = env.imageguard("reconcile")
+    t.check(r.rc != 0 and ("file '%s': its 2000 changes need a commit message over" % path)
+            in r.err, "the error names the file", r.err[-2000:])
+    t.check(env.remote_head() == head, "nothing pushed", env.remote_log()[0][1][:200])
+
+
+for scenario in (default_message, flux_template, template_values, removed_field, big_move,
+                 big_file):
     with Env() as env:
         try:
             scenario(env)

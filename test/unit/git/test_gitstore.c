@@ -885,6 +885,68 @@ START_TEST(race_reapplies_on_new_head)
 }
 END_TEST
 
+/* An edit in parts (gitstore_edit_fn returning 1): each part its own commit, every part in one
+ * push; a part that changes nothing makes no commit; after a race the whole edit runs again. */
+struct parts_edit {
+	struct edit e; /* e.calls counts every part; e.hook races the first one */
+	int part;      /* of the current attempt */
+};
+
+static int parts_edit(void *ctx, const char *workdir, struct buf *message, struct error *err)
+{
+	struct parts_edit *p = ctx;
+	char path[512];
+	FILE *fp;
+
+	p->e.calls++;
+	if (p->e.hook && p->e.calls == 1)
+		p->e.hook(&p->e, workdir);
+	if (p->part != 1) { /* part 1 writes nothing */
+		snprintf(path, sizeof(path), "%sapps/part-%d.yaml", workdir, p->part);
+		if (!(fp = fopen(path, "w")))
+			return error_set(err, IG_EFAIL, "cannot write '%s'", path);
+		fprintf(fp, "part: %d\n", p->part);
+		fclose(fp);
+	}
+	buf_printf(message, "part %d", p->part);
+	if (++p->part < 3)
+		return 1;
+	p->part = 0;
+	return 0;
+}
+
+START_TEST(edit_in_parts_one_push)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct parts_edit p = {{"v2", 0, racer, NULL, ""}, 0};
+	char commit[41], out[256];
+
+	fx_init(&f);
+	p.e.f = &f;
+	/* the remote's reflog counts pushes (libgit2 runs no hooks over file://) */
+	ck_assert_int_eq(
+	    gitrepo_sh("git --git-dir=%s config core.logAllRefUpdates always", f.remote), 0);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(gitstore_commit_push(commit, g, parts_edit, &p, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(p.e.calls, 6); /* three parts, again after the racer's push */
+	gitstore_free(g);
+	/* seed, racer, part 0 and part 2: one push of ours (the racer's is the other) */
+	ck_assert_int_eq(remote_count(&f, "main"), 4);
+	sh_out(out, sizeof(out), "git --git-dir=%s log -3 --format=%%s main | tr '\\n' ,",
+	       f.remote);
+	ck_assert_str_eq(out, "part 2,part 0,racer 1,");
+	sh_out(out, sizeof(out), "git --git-dir=%s rev-parse main", f.remote);
+	ck_assert_str_eq(out, commit);
+	sh_out(out, sizeof(out), "git --git-dir=%s reflog show main | wc -l", f.remote);
+	ck_assert_str_eq(out, "2");
+	gitrepo_done(&f);
+}
+END_TEST
+
 START_TEST(race_forever_is_a_conflict)
 {
 	struct gitrepo f;
@@ -1996,6 +2058,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, push_refspec_refused);
 	tcase_add_test(file, missing_branch_and_bad_options);
 	tcase_add_test(file, race_reapplies_on_new_head);
+	tcase_add_test(file, edit_in_parts_one_push);
 	tcase_add_test(file, race_forever_is_a_conflict);
 	tcase_add_loop_test(file, broken_cache_recovers, 0, sizeof(damages) / sizeof(damages[0]));
 	tcase_add_test(file, killed_mid_edit_converges);
