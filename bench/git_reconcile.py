@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(os.environ["IMAGEGUARD_SRC"], "test", "fixtures"
 sys.path.insert(0, os.path.join(os.environ["IMAGEGUARD_SRC"], "bench"))
 from guard_env import Env, IMAGEGUARD, git  # noqa: E402
 from interleave import run_once  # noqa: E402
+import manifests  # noqa: E402
 
 FILES = int(os.environ.get("FILES", "5000"))
 ROUNDS = int(os.environ.get("ROUNDS", "15"))
@@ -37,74 +38,6 @@ TARGET = FILES // 2
 POLICY = "app-%d" % TARGET
 FIXTURES = os.path.join(os.environ["IMAGEGUARD_SRC"], "test", "fixtures")
 
-MANIFEST = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app-{i}
-  namespace: apps
-  labels:
-    app.kubernetes.io/name: app-{i}
-    app.kubernetes.io/part-of: shop
-    team: team-{t}
-  annotations:
-    deployment.kubernetes.io/revision: "12"
-spec:
-  replicas: 3
-  revisionHistoryLimit: 5
-  selector:
-    matchLabels:
-      app.kubernetes.io/name: app-{i}
-  strategy:
-    type: RollingUpdate
-    rollingUpdate:
-      maxSurge: 25%
-      maxUnavailable: 0
-  template:
-    metadata:
-      labels:
-        app.kubernetes.io/name: app-{i}
-        team: team-{t}
-    spec:
-      serviceAccountName: app-{i}
-      securityContext:
-        runAsNonRoot: true
-        seccompProfile:
-          type: RuntimeDefault
-      containers:
-        - name: app
-          image: {image}:1.0.0{marker}
-          imagePullPolicy: IfNotPresent
-          args: ["--port=8080", "--log-format=json"]
-          ports:
-            - name: http
-              containerPort: 8080
-          env:
-            - name: APP_NAME
-              value: app-{i}
-            - name: OTEL_EXPORTER_OTLP_ENDPOINT
-              value: http://otel-collector.observability:4317
-          resources:
-            requests:
-              cpu: 100m
-              memory: 128Mi
-            limits:
-              memory: 256Mi
-          readinessProbe:
-            httpGet:
-              path: /healthz
-              port: http
-            periodSeconds: 10
-          livenessProbe:
-            httpGet:
-              path: /livez
-              port: http
-            initialDelaySeconds: 10
-          securityContext:
-            allowPrivilegeEscalation: false
-            readOnlyRootFilesystem: true
-            capabilities:
-              drop: ["ALL"]
-"""
 
 # The peer, as cheaply as it honestly goes: a shallow single-branch clone without tags, `git
 # grep` over the index for the marker (the files are already in the page cache), sed on that
@@ -124,16 +57,11 @@ def verdict(ok):
 
 
 def write_seed(root, host):
-    for i in range(FILES):
-        d = os.path.join(root, "apps", "app-%d" % i)
-        os.makedirs(d)
+    def image_marker(i):
         if i == TARGET:
-            image = "%s/apps/%s" % (host, POLICY)
-            marker = ' # {"$imagepolicy": "default:%s"}' % POLICY
-        else:
-            image, marker = "registry.example.com/team-%d/app-%d" % (i % 20, i), ""
-        with open(os.path.join(d, "deployment.yaml"), "w") as f:
-            f.write(MANIFEST.format(i=i, t=i % 20, image=image, marker=marker))
+            return "%s/apps/%s" % (host, POLICY), ' # {"$imagepolicy": "default:%s"}' % POLICY
+        return "registry.example.com/team-%d/app-%d" % (i % 20, i), ""
+    manifests.write(root, FILES, image_marker)
 
 
 def config(env, url, secret):

@@ -14,7 +14,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.environ["IMAGEGUARD_SRC"], "test", "fixtures"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from guard_env import Env, git  # noqa: E402
+import regstore  # noqa: E402
 
 N = int(os.environ.get("BENCH_POLICIES", "500"))
 PASSES = int(os.environ.get("BENCH_PASSES", "5"))
@@ -22,25 +24,9 @@ rnd = random.Random(5)
 
 
 def layout(env, counts):
+    """bench/r<i> with counts[i] tags 1.0.0 .. 1.(n-1).0, laid out in the registry's storage."""
     digest = env.push("bench/r0", ["1.0.0"])
-    hexd = digest.split(":")[1]
-    root = os.path.join(env.reg.dir, "data", "docker", "registry", "v2", "repositories", "bench")
-    src = os.path.join(root, "r0")
-    for i, n in enumerate(counts):
-        repo = os.path.join(root, "r%d" % i)
-        if i:
-            os.makedirs(os.path.join(repo, "_manifests"))
-            shutil.copytree(os.path.join(src, "_layers"), os.path.join(repo, "_layers"))
-            shutil.copytree(os.path.join(src, "_manifests", "revisions"),
-                            os.path.join(repo, "_manifests", "revisions"))
-        for k in range(n):
-            tag = os.path.join(repo, "_manifests", "tags", "1.%d.0" % k)
-            os.makedirs(os.path.join(tag, "current"), exist_ok=True)
-            os.makedirs(os.path.join(tag, "index", "sha256", hexd), exist_ok=True)
-            for p in (os.path.join(tag, "current", "link"),
-                      os.path.join(tag, "index", "sha256", hexd, "link")):
-                with open(p, "w") as f:
-                    f.write(digest)
+    regstore.link_repos(env.reg.dir, digest, [["1.%d.0" % k for k in range(n)] for n in counts])
 
 
 def marker(env, i, tag):

@@ -21,7 +21,9 @@ import time
 
 SRC = os.environ["IMAGEGUARD_SRC"]
 sys.path.insert(0, os.path.join(SRC, "test", "fixtures"))
+sys.path.insert(0, os.path.join(SRC, "bench"))
 import registry  # noqa: E402
+import regstore  # noqa: E402
 from guard_env import Env, git  # noqa: E402
 
 IMAGES = int(os.environ.get("BENCH_IMAGES", "200"))
@@ -50,28 +52,12 @@ def tag_sets():
 
 
 def layout(reg, sets):
-    """Repositories bench/r<i> laid out in the registry's storage (one image pushed through the
-    API, then per-repository links to it): each tag is a real manifest, listed and served."""
+    """Repositories bench/r<i> laid out in the registry's storage (bench/regstore.py): each tag
+    is a real manifest, listed and served."""
     digest = registry.push_image(reg.url, "bench/r0", ["0.0.1"], ca_file=reg.ca_file)
-    hexd = digest.split(":")[1]
-    root = os.path.join(reg.dir, "data", "docker", "registry", "v2", "repositories", "bench")
-    src = os.path.join(root, "r0")
-    shutil.rmtree(os.path.join(src, "_manifests", "tags", "0.0.1"))
-    for i, (tags, _) in enumerate(sets):
-        repo = os.path.join(root, "r%d" % i)
-        if i:
-            os.makedirs(os.path.join(repo, "_manifests"))
-            shutil.copytree(os.path.join(src, "_layers"), os.path.join(repo, "_layers"))
-            shutil.copytree(os.path.join(src, "_manifests", "revisions"),
-                            os.path.join(repo, "_manifests", "revisions"))
-        for tag in tags:
-            d = os.path.join(repo, "_manifests", "tags", tag)
-            os.makedirs(os.path.join(d, "current"))
-            os.makedirs(os.path.join(d, "index", "sha256", hexd))
-            for p in (os.path.join(d, "current", "link"),
-                      os.path.join(d, "index", "sha256", hexd, "link")):
-                with open(p, "w") as f:
-                    f.write(digest)
+    shutil.rmtree(os.path.join(reg.dir, "data", "docker", "registry", "v2", "repositories",
+                               "bench", "r0", "_manifests", "tags", "0.0.1"))
+    regstore.link_repos(reg.dir, digest, [tags for tags, _ in sets])
 
 
 def manifest(host, i, tag):
