@@ -247,6 +247,16 @@ int commitmsg_render(struct buf *out, const struct commitmsg_input *in, struct e
 	return rc;
 }
 
+bool commitmsg_too_long(const struct error *err)
+{
+	/* the size failures' own words: commitmsg_render's, and the template's output budget
+	 * (texec.c), which is the message's cap */
+	return err->code == IG_ETOOBIG &&
+	       (strstr(err->msg, "commit message: too long") ||
+	        strstr(err->msg, "commit message: template data too large") ||
+	        strstr(err->msg, "over budget: output longer than"));
+}
+
 int commitmsg_add_lease(struct buf *out, const char *generation, struct error *err)
 {
 	if ((out->len && out->data[out->len - 1] != '\n' && buf_puts(out, "\n") < 0) ||

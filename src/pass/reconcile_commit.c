@@ -308,9 +308,9 @@ static int part_message(struct autorun *ar, struct buf *msg, size_t *to, struct 
 		msg->max = max - LEASE_TRAILER_ROOM;
 	*to = cp->ngroups;
 	error = build_message(ar, msg, cp->next, cp->ngroups, err);
-	if (error == IG_ETOOBIG && cp->ngroups - cp->next > 1) {
+	if (error < 0 && commitmsg_too_long(err) && cp->ngroups - cp->next > 1) {
 		hi = cp->ngroups - 1;
-		while (lo <= hi && (error == 0 || error == IG_ETOOBIG)) {
+		while (lo <= hi && (error == 0 || commitmsg_too_long(err))) {
 			size_t mid = lo + (hi - lo) / 2;
 
 			error_clear(err);
@@ -319,14 +319,14 @@ static int part_message(struct autorun *ar, struct buf *msg, size_t *to, struct 
 			else
 				hi = mid - 1;
 		}
-		if (fits > cp->next && (error == 0 || error == IG_ETOOBIG)) {
+		if (fits > cp->next && (error == 0 || commitmsg_too_long(err))) {
 			error_clear(err);
 			*to = fits;
 			error = build_message(ar, msg, cp->next, fits, err);
 		}
 	}
 	msg->max = max;
-	if (error == IG_ETOOBIG && !ar->a->message_template) {
+	if (error < 0 && commitmsg_too_long(err) && !ar->a->message_template) {
 		size_t g = cp->next, n = cp->group_start[g + 1] - cp->group_start[g];
 
 		return error_set(

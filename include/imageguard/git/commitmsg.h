@@ -4,6 +4,7 @@
 #ifndef IMAGEGUARD_COMMITMSG_H
 #define IMAGEGUARD_COMMITMSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct buf;
@@ -53,6 +54,11 @@ struct commitmsg_input {
  * error (naming tmpl_name, the line and the problem), or IG_ETOOBIG when out's cap is
  * reached. */
 int commitmsg_render(struct buf *out, const struct commitmsg_input *in, struct error *err);
+
+/* Whether commitmsg_render's err says the message is too long for out's cap (the default
+ * message, the trailers, a template's output or its data): fewer changes would fit. False for
+ * every other failure, a template's step, CPU-time and regex budgets included. */
+bool commitmsg_too_long(const struct error *err);
 
 /* Under leader election: appends `Imageguard-Lease: <generation>` ("LEASE/TRANSITIONS",
  * escaped) to a message commitmsg_render made (it ends in its trailer block, so the trailer

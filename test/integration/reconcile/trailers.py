@@ -132,7 +132,7 @@ def long_path(i):
     return "apps/%s/deploy-%04d.yaml" % ("team-" + "x" * 150, i)
 
 
-def big_move(env):
+def big_move(env, template=None):
     """A move whose message would pass the cap is pushed as several commits in one push, each
     message under the cap, every change in exactly one of them; the next pass has nothing."""
     n = 1200  # ~300 bytes of change line each: over 256 KiB in one message
@@ -141,7 +141,7 @@ def big_move(env):
     env.seed({long_path(i): marker_file(image + ":v1.0.0", "app") for i in range(n)})
     seed = env.remote_head()
     env.config(env.repository("app", "team/app") + env.policy("app", "app", semver=">=1.0.0")
-               + env.automation())
+               + (with_template(env, template) if template else env.automation()))
     env.push("team/app", ["v1.1.0"])
     r = env.imageguard("reconcile")
     t.check(r.rc == 0, "reconcile of %d markers exits 0" % n, r)
@@ -151,8 +151,14 @@ def big_move(env):
     t.check(len(new) >= 2, "more than one commit", len(new))
     t.check(all(len(m.encode()) <= MESSAGE_MAX for m in new), "each message within the cap",
             [len(m) for m in new])
-    files = [line.rsplit(" (", 1)[1].rstrip(")") for m in new for line in m.splitlines()
-             if line.startswith("default/app: ")]
+    if template:  # the template's own lines: "- File: F"
+        files = [line[len("- File: "):] for m in new for line in m.splitlines()
+                 if line.startswith("- File: ")]
+        t.check(all(m.startswith("Commit summary with ResultV2\n") for m in new),
+                "each part is the template's message", [m[:40] for m in new])
+    else:
+        files = [line.rsplit(" (", 1)[1].rstrip(")") for m in new for line in m.splitlines()
+                 if line.startswith("default/app: ")]
     t.check(sorted(files) == sorted(long_path(i) for i in range(n)),
             "every change in exactly one message", (len(files), len(set(files))))
     t.check(all(dict(trailers(m)).get("Imageguard-Policy") == "default/app" for m in new),
@@ -162,6 +168,11 @@ def big_move(env):
     head = env.remote_head()
     r = env.imageguard("reconcile")
     t.check(r.rc == 0 and env.remote_head() == head, "the next pass pushes nothing", r)
+
+
+def big_move_template(env):
+    """The same move with Flux's ResultV2 template: its output over the cap splits the same."""
+    big_move(env, RESULT_V2)
 
 
 def big_file(env):
@@ -183,7 +194,7 @@ def big_file(env):
 
 
 for scenario in (default_message, flux_template, template_values, removed_field, big_move,
-                 big_file):
+                 big_move_template, big_file):
     with Env() as env:
         try:
             scenario(env)

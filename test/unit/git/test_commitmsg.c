@@ -420,9 +420,28 @@ START_TEST(capped_output)
 	struct error err = ERROR_INIT;
 
 	ck_assert_int_eq(commitmsg_render(&out, &in, &err), IG_ETOOBIG);
+	ck_assert_msg(commitmsg_too_long(&err), "%s", err.msg); /* the default message */
 	in.tmpl = "{{ range until 100 }}xxxxxxxxxx{{ end }}";
 	ck_assert_int_eq(commitmsg_render(&out, &in, &err), IG_ETOOBIG);
 	ck_assert_msg(strstr(err.msg, "longer than") || strstr(err.msg, "too long"), "%s", err.msg);
+	ck_assert_msg(commitmsg_too_long(&err), "%s", err.msg); /* a template's output */
+	in.tmpl = "x{{ range until 100 }}{{ end }}";
+	ck_assert_int_eq(commitmsg_render(&out, &in, &err), IG_ETOOBIG);
+	ck_assert_msg(commitmsg_too_long(&err), "%s", err.msg); /* the trailers after it */
+	buf_release(&out);
+
+	/* a budget is no size: fewer changes must not be tried (a commit in parts would run a
+	 * hostile template again for each part) */
+	in.tmpl = "{{regexMatch \"^(a+)+$\" (printf \"%sb\" (repeat 40 \"a\"))}}";
+	out = (struct buf)BUF_INIT_MAX(256 * 1024);
+	ck_assert_int_eq(commitmsg_render(&out, &in, &err), IG_ETOOBIG);
+	ck_assert_msg(!commitmsg_too_long(&err), "%s", err.msg);
+	in.tmpl = "{{range until 100000000}}{{end}}";
+	ck_assert_int_eq(commitmsg_render(&out, &in, &err), IG_ETOOBIG);
+	ck_assert_msg(!commitmsg_too_long(&err), "%s", err.msg);
+	err.code = IG_EINVALID; /* the words alone are not enough */
+	snprintf(err.msg, sizeof(err.msg), "commit message: too long");
+	ck_assert(!commitmsg_too_long(&err));
 	buf_release(&out);
 }
 END_TEST

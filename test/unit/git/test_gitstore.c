@@ -886,7 +886,8 @@ START_TEST(race_reapplies_on_new_head)
 END_TEST
 
 /* An edit in parts (gitstore_edit_fn returning 1): each part its own commit, every part in one
- * push; a part that changes nothing makes no commit; after a race the whole edit runs again. */
+ * push; a part that changes nothing (here the last) makes no commit but does not stop the push;
+ * after a race the whole edit runs again. */
 struct parts_edit {
 	struct edit e; /* e.calls counts every part; e.hook races the first one */
 	int part;      /* of the current attempt */
@@ -901,7 +902,7 @@ static int parts_edit(void *ctx, const char *workdir, struct buf *message, struc
 	p->e.calls++;
 	if (p->e.hook && p->e.calls == 1)
 		p->e.hook(&p->e, workdir);
-	if (p->part != 1) { /* part 1 writes nothing */
+	if (p->part != 2) { /* the last part writes nothing */
 		snprintf(path, sizeof(path), "%sapps/part-%d.yaml", workdir, p->part);
 		if (!(fp = fopen(path, "w")))
 			return error_set(err, IG_EFAIL, "cannot write '%s'", path);
@@ -934,11 +935,11 @@ START_TEST(edit_in_parts_one_push)
 	ck_assert_msg(gitstore_commit_push(commit, g, parts_edit, &p, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(p.e.calls, 6); /* three parts, again after the racer's push */
 	gitstore_free(g);
-	/* seed, racer, part 0 and part 2: one push of ours (the racer's is the other) */
+	/* seed, racer, part 0 and part 1: one push of ours (the racer's is the other) */
 	ck_assert_int_eq(remote_count(&f, "main"), 4);
 	sh_out(out, sizeof(out), "git --git-dir=%s log -3 --format=%%s main | tr '\\n' ,",
 	       f.remote);
-	ck_assert_str_eq(out, "part 2,part 0,racer 1,");
+	ck_assert_str_eq(out, "part 1,part 0,racer 1,");
 	sh_out(out, sizeof(out), "git --git-dir=%s rev-parse main", f.remote);
 	ck_assert_str_eq(out, commit);
 	sh_out(out, sizeof(out), "git --git-dir=%s reflog show main | wc -l", f.remote);
