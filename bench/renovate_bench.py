@@ -29,7 +29,7 @@ from guard_env import Env, git  # noqa: E402
 IMAGES = int(os.environ.get("BENCH_IMAGES", "200"))
 TAGS = int(os.environ.get("BENCH_TAGS", "20"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
-RENOVATE = os.environ["RENOVATE_BIN"]
+RENOVATE = os.environ.get("RENOVATE_BIN", "")
 WALL_TARGET, RSS_TARGET = 20.0, 20.0
 rnd = random.Random(38)
 
@@ -262,4 +262,5 @@ def main():
             shutil.rmtree(regdir, ignore_errors=True)
 
 
-main()
+if __name__ == "__main__":
+    main()
