@@ -444,21 +444,6 @@ static int put_dir(struct buf *b, const struct file *f)
 	                                                                                  : 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int gitwalk_dirs_save(const struct gitwalk_dirs *d, const char *path, const git_oid *checksum)
 {
 	struct buf b = BUF_INIT, tmp = BUF_INIT;
@@ -477,7 +462,8 @@ int gitwalk_dirs_save(const struct gitwalk_dirs *d, const char *path, const git_
 	unlink(tmp.data);
 	if ((fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
 		goto done;
-	if (write_all(fd, b.data, b.len) == 0 && close(fd) == 0 && rename(tmp.data, path) == 0)
+	if (safefile_write_all(fd, b.data, b.len) == 0 && close(fd) == 0 &&
+	    rename(tmp.data, path) == 0)
 		rc = 0;
 	else
 		unlink(tmp.data);
