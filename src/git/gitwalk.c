@@ -356,8 +356,9 @@ static int new_files(struct strvec *out, bool *undecided, const struct gitwalk_d
 	struct buf rel = BUF_INIT;
 	int fd, rc = 0;
 
-	fd = openat(rootfd, dir[0] ? dir : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	/* one component at a time: a directory replaced by a link (or a saved path through one)
+	 * is never followed out of the tree */
+	if (safefile_open_dir(&fd, rootfd, dir, &(struct error)ERROR_INIT) < 0)
 		return 0; /* gone: its indexed files are missing, nothing new is in it */
 	if (buf_puts(&rel, dir) < 0) {
 		close(fd);
@@ -476,6 +477,24 @@ done:
 	return rc;
 }
 
+/* Whether a saved path has the form the walk records: "" (the root) or names joined by single
+ * slashes, none of them ".", ".." or ".git" (the walk never enters those). */
+static bool is_walk_path(const char *p)
+{
+	if (*p == '\0')
+		return true;
+	for (;;) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && memcmp(p, "..", 2) == 0) ||
+		    (n == 4 && memcmp(p, ".git", 4) == 0))
+			return false;
+		if (p[n] == '\0')
+			return true;
+		p += n + 1;
+	}
+}
+
 /* One directory of a saved walk at *pos, in path order after prev. */
 static int get_dir(struct walk *w, const struct buf *b, size_t *pos, const char *prev)
 {
@@ -499,8 +518,9 @@ static int get_dir(struct walk *w, const struct buf *b, size_t *pos, const char 
 	st.st_mtim.tv_nsec = (long)r.mtime_ns;
 	st.st_ctim.tv_sec = (time_t)r.ctime_s;
 	st.st_ctim.tv_nsec = (long)r.ctime_ns;
-	rc = strlen(p) == r.path_len && (!prev || strcmp(prev, p) < 0) ? add_file(w, p, &st)
-	                                                               : IG_EINVALID;
+	rc = strlen(p) == r.path_len && (!prev || strcmp(prev, p) < 0) && is_walk_path(p)
+	         ? add_file(w, p, &st)
+	         : IG_EINVALID;
 	free(p);
 	return rc;
 }
@@ -520,7 +540,8 @@ int gitwalk_dirs_load(struct gitwalk_dirs **out, const char *path, const git_oid
 		goto done;
 	memcpy(&start, b.data + sizeof(MAGIC) + GIT_OID_RAWSZ, sizeof(start));
 	memcpy(&n, b.data + sizeof(MAGIC) + GIT_OID_RAWSZ + sizeof(start), sizeof(n));
-	if (n == 0 || n > WALK_MAX_FILES || !(d = calloc(1, sizeof(*d))))
+	/* a walk starts after 1970: anything else is damage (and d->start - 1 must not wrap) */
+	if (n == 0 || n > WALK_MAX_FILES || start <= 0 || !(d = calloc(1, sizeof(*d))))
 		goto done;
 	d->start = (time_t)start;
 	for (uint64_t i = 0; i < n; i++)
