@@ -417,6 +417,60 @@ size_t gitwalk_dirs_moved(const struct gitwalk_dirs *d)
 	return d->moved;
 }
 
+/* ---- before a hard reset: nothing but files and directories ---- */
+
+static int scrub_dir(int dirfd, int depth, size_t *left);
+
+/* One entry of a scrub: a directory entered, anything but a file removed. */
+static int scrub_entry(int dirfd, const char *name, int depth, size_t *left)
+{
+	struct stat st;
+	int sub;
+
+	if ((*left)-- == 0)
+		return IG_ETOOBIG;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : IG_EFAIL;
+	if (S_ISDIR(st.st_mode)) {
+		if (depth >= WALK_MAX_DEPTH)
+			return IG_ETOOBIG;
+		sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		return sub < 0 ? IG_EFAIL : scrub_dir(sub, depth + 1, left);
+	}
+	if (!S_ISREG(st.st_mode) && unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+		return IG_EFAIL;
+	return 0;
+}
+
+/* Scrubs below dirfd (owned, closed here). */
+static int scrub_dir(int dirfd, int depth, size_t *left)
+{
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d) {
+		close(dirfd);
+		return IG_EFAIL;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    !(depth == 0 && strcmp(de->d_name, ".git") == 0))
+			rc = scrub_entry(dirfd, de->d_name, depth, left);
+	closedir(d);
+	return rc;
+}
+
+int gitwalk_remove_specials(const char *workdir)
+{
+	size_t left = WALK_MAX_FILES;
+	int rootfd = -1;
+
+	if (safefile_open_root(&rootfd, workdir, &(struct error)ERROR_INIT) < 0)
+		return IG_EFAIL;
+	return scrub_dir(rootfd, 0, &left);
+}
+
 /* ---- across opens: the directories saved beside the index they were taken with ---- */
 
 /* The file: MAGIC, the index checksum, the walk's start, the count, then per directory its

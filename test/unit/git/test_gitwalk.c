@@ -1,6 +1,7 @@
 /* gitwalk's saved directories (.git/imageguard-dirs): what gitwalk_dirs_save writes loads
  * back, damage loads as nothing (IG_ENOTFOUND), and a saved directory reached through a link
- * is never walked. The files are written here byte by byte in the loader's format. */
+ * is never walked (the files are written here byte by byte in the loader's format); the scrub
+ * before a hard reset leaves only files and directories. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -191,6 +192,34 @@ START_TEST(saved_path_through_link_not_walked)
 }
 END_TEST
 
+/* Before a hard reset: links (to files, to directories out of the tree) and FIFOs go at any
+ * depth, never followed; files, directories and the top .git stay. */
+START_TEST(remove_specials)
+{
+	struct scratch s;
+	struct stat st;
+
+	scratch_init(&s);
+	ck_assert_int_eq(
+	    gitrepo_sh("cd %s && mkdir .git && ln -s ../../outside .git/keep && "
+	               "mkfifo a/fifo && ln -s f a/b/to-file && ln -s ../outside/d a/d",
+	               s.tree),
+	    0);
+	ck_assert_int_eq(gitwalk_remove_specials(s.tree), 0);
+	ck_assert_int_eq(gitrepo_sh("cd %s && test -f a/f && test -f a/b/g && test -L .git/keep && "
+	                            "test -f ../outside/d/secret",
+	                            s.tree),
+	                 0);
+	ck_assert_int_eq(lstat(s.tree, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(gitrepo_sh("cd %s && test -z \"$(find . -path ./.git -prune -o ! -type f "
+	                            "! -type d -print)\"",
+	                            s.tree),
+	                 0);
+	scratch_done(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gitwalk");
@@ -202,6 +231,7 @@ int main(void)
 	tcase_add_loop_test(tc, dirs_load_refuses_damage, 0, sizeof(loads) / sizeof(loads[0]));
 	tcase_add_test(tc, dirs_round_trip);
 	tcase_add_test(tc, saved_path_through_link_not_walked);
+	tcase_add_test(tc, remove_specials);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
