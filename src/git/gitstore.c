@@ -479,6 +479,14 @@ static int make_tree(struct gitstore *g, git_object *commit, git_object *old, st
 	} else {
 		g->epoch++; /* every file rewritten: caches of the work tree no longer hold */
 		co.checkout_strategy |= GIT_CHECKOUT_REMOVE_UNTRACKED;
+		/* libgit2 1.5's reset writes through a link (a directory of the clone replaced by
+		 * one out of it) and blocks on a FIFO: neither may stay in the work tree */
+		if (gitwalk_remove_specials(g->workdir) < 0)
+			return error_set(
+			    err, IG_EFAIL,
+			    "'%s': git reset: cannot remove the links and special files "
+			    "of the work tree",
+			    g->auth.url_safe);
 		if ((rc = git_reset(g->repo, commit, GIT_RESET_HARD, NULL)) == 0)
 			rc = git_checkout_head(g->repo, &co);
 	}

@@ -356,8 +356,9 @@ static int new_files(struct strvec *out, bool *undecided, const struct gitwalk_d
 	struct buf rel = BUF_INIT;
 	int fd, rc = 0;
 
-	fd = openat(rootfd, dir[0] ? dir : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	/* one component at a time: a directory replaced by a link (or a saved path through one)
+	 * is never followed out of the tree */
+	if (safefile_open_dir(&fd, rootfd, dir, &(struct error)ERROR_INIT) < 0)
 		return 0; /* gone: its indexed files are missing, nothing new is in it */
 	if (buf_puts(&rel, dir) < 0) {
 		close(fd);
@@ -416,6 +417,60 @@ size_t gitwalk_dirs_moved(const struct gitwalk_dirs *d)
 	return d->moved;
 }
 
+/* ---- before a hard reset: nothing but files and directories ---- */
+
+static int scrub_dir(int dirfd, int depth, size_t *left);
+
+/* One entry of a scrub: a directory entered, anything but a file removed. */
+static int scrub_entry(int dirfd, const char *name, int depth, size_t *left)
+{
+	struct stat st;
+	int sub;
+
+	if ((*left)-- == 0)
+		return IG_ETOOBIG;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : IG_EFAIL;
+	if (S_ISDIR(st.st_mode)) {
+		if (depth >= WALK_MAX_DEPTH)
+			return IG_ETOOBIG;
+		sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		return sub < 0 ? IG_EFAIL : scrub_dir(sub, depth + 1, left);
+	}
+	if (!S_ISREG(st.st_mode) && unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+		return IG_EFAIL;
+	return 0;
+}
+
+/* Scrubs below dirfd (owned, closed here). */
+static int scrub_dir(int dirfd, int depth, size_t *left)
+{
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d) {
+		close(dirfd);
+		return IG_EFAIL;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    !(depth == 0 && strcmp(de->d_name, ".git") == 0))
+			rc = scrub_entry(dirfd, de->d_name, depth, left);
+	closedir(d);
+	return rc;
+}
+
+int gitwalk_remove_specials(const char *workdir)
+{
+	size_t left = WALK_MAX_FILES;
+	int rootfd = -1;
+
+	if (safefile_open_root(&rootfd, workdir, &(struct error)ERROR_INIT) < 0)
+		return IG_EFAIL;
+	return scrub_dir(rootfd, 0, &left);
+}
+
 /* ---- across opens: the directories saved beside the index they were taken with ---- */
 
 /* The file: MAGIC, the index checksum, the walk's start, the count, then per directory its
@@ -444,21 +499,6 @@ static int put_dir(struct buf *b, const struct file *f)
 	                                                                                  : 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int gitwalk_dirs_save(const struct gitwalk_dirs *d, const char *path, const git_oid *checksum)
 {
 	struct buf b = BUF_INIT, tmp = BUF_INIT;
@@ -477,7 +517,8 @@ int gitwalk_dirs_save(const struct gitwalk_dirs *d, const char *path, const git_
 	unlink(tmp.data);
 	if ((fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
 		goto done;
-	if (write_all(fd, b.data, b.len) == 0 && close(fd) == 0 && rename(tmp.data, path) == 0)
+	if (safefile_write_all(fd, b.data, b.len) == 0 && close(fd) == 0 &&
+	    rename(tmp.data, path) == 0)
 		rc = 0;
 	else
 		unlink(tmp.data);
@@ -488,6 +529,24 @@ done:
 	buf_release(&b);
 	buf_release(&tmp);
 	return rc;
+}
+
+/* Whether a saved path has the form the walk records: "" (the root) or names joined by single
+ * slashes, none of them ".", ".." or ".git" (the walk never enters those). */
+static bool is_walk_path(const char *p)
+{
+	if (*p == '\0')
+		return true;
+	for (;;) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && memcmp(p, "..", 2) == 0) ||
+		    (n == 4 && memcmp(p, ".git", 4) == 0))
+			return false;
+		if (p[n] == '\0')
+			return true;
+		p += n + 1;
+	}
 }
 
 /* One directory of a saved walk at *pos, in path order after prev. */
@@ -513,8 +572,9 @@ static int get_dir(struct walk *w, const struct buf *b, size_t *pos, const char 
 	st.st_mtim.tv_nsec = (long)r.mtime_ns;
 	st.st_ctim.tv_sec = (time_t)r.ctime_s;
 	st.st_ctim.tv_nsec = (long)r.ctime_ns;
-	rc = strlen(p) == r.path_len && (!prev || strcmp(prev, p) < 0) ? add_file(w, p, &st)
-	                                                               : IG_EINVALID;
+	rc = strlen(p) == r.path_len && (!prev || strcmp(prev, p) < 0) && is_walk_path(p)
+	         ? add_file(w, p, &st)
+	         : IG_EINVALID;
 	free(p);
 	return rc;
 }
@@ -534,7 +594,8 @@ int gitwalk_dirs_load(struct gitwalk_dirs **out, const char *path, const git_oid
 		goto done;
 	memcpy(&start, b.data + sizeof(MAGIC) + GIT_OID_RAWSZ, sizeof(start));
 	memcpy(&n, b.data + sizeof(MAGIC) + GIT_OID_RAWSZ + sizeof(start), sizeof(n));
-	if (n == 0 || n > WALK_MAX_FILES || !(d = calloc(1, sizeof(*d))))
+	/* a walk starts after 1970: anything else is damage (and d->start - 1 must not wrap) */
+	if (n == 0 || n > WALK_MAX_FILES || start <= 0 || !(d = calloc(1, sizeof(*d))))
 		goto done;
 	d->start = (time_t)start;
 	for (uint64_t i = 0; i < n; i++)

@@ -48,4 +48,12 @@ int gitwalk_dirs_save(const struct gitwalk_dirs *d, const char *path, const git_
  * gitwalk_changes_since as for dirs of this open. */
 int gitwalk_dirs_load(struct gitwalk_dirs **out, const char *path, const git_oid *checksum);
 
+/* Removes from the work tree every entry that is neither a regular file nor a directory
+ * (links, FIFOs, sockets, devices), at any depth, never following a link; the top .git is
+ * left alone. Before a hard reset: libgit2 1.5 writes through a link, and blocks opening a
+ * FIFO, that stands where the target has a file or a directory; its checkout makes the
+ * tracked links again. Returns 0, IG_ETOOBIG (deeper or larger than a walk goes) or
+ * IG_EFAIL (an entry that cannot be read or removed). */
+int gitwalk_remove_specials(const char *workdir);
+
 #endif

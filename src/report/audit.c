@@ -12,6 +12,7 @@
 #include "imageguard/report/audit.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
+#include "imageguard/util/safefile.h"
 #include "imageguard/util/strvec.h"
 #include "imageguard/util/jsonout.h"
 
@@ -95,21 +96,6 @@ static json_t *record_json(const struct audit *a, const struct audit_record *r)
 	return o;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Writes o (taken: released here) as one line. */
 static int write_object(struct audit *a, json_t *o, struct error *err)
 {
@@ -125,7 +111,7 @@ static int write_object(struct audit *a, json_t *o, struct error *err)
 	memcpy(line, text, len);
 	line[len++] = '\n';
 	/* One write(2) per record: O_APPEND makes each line land whole at the end. */
-	if (write_all(a->fd, line, len) < 0)
+	if (safefile_write_all(a->fd, line, len) < 0)
 		error = error_set(err, IG_EFAIL, "audit log '%s': %s", a->path, strerror(errno));
 done:
 	free(line);

@@ -241,16 +241,20 @@ static int create_temp(int *out, int parent, const char *leaf, mode_t mode, char
 	return error_set(err, IG_EFAIL, "'%s': cannot create a temporary file", rel);
 }
 
-static int write_all(int fd, const char *data, size_t len)
+int safefile_write_all(int fd, const void *data, size_t len)
 {
+	const char *p = data;
+
 	while (len > 0) {
-		ssize_t n = write(fd, data, len);
+		ssize_t n = write(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (n == 0)
+			errno = EIO; /* no progress and no error: never spin on it */
+		if (n <= 0)
 			return -1;
-		data += n;
+		p += n;
 		len -= (size_t)n;
 	}
 	return 0;
@@ -269,7 +273,8 @@ static int replace_in(int parent, const char *leaf, const char *rel, const void 
 	close(old);
 	if ((rc = create_temp(&fd, parent, leaf, st.st_mode, tmp, sizeof(tmp), rel, err)) < 0)
 		return rc;
-	if (fchmod(fd, st.st_mode & 07777) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, st.st_mode & 07777) < 0 || safefile_write_all(fd, data, len) < 0 ||
+	    fsync(fd) < 0) {
 		rc = fail(err, errno, rel);
 		goto done;
 	}

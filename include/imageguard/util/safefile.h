@@ -39,6 +39,10 @@ int safefile_read(struct buf *b, const char *root, const char *rel, struct error
 int safefile_replace(const char *root, const char *rel, const void *data, size_t len,
                      struct error *err);
 
+/* Writes all len bytes of data to fd, again after EINTR and short writes. Returns 0, or -1
+ * with errno set (EIO when write(2) makes no progress). */
+int safefile_write_all(int fd, const void *data, size_t len);
+
 /* The part of a safefile message after "'REL': " (for callers that name the file themselves). */
 const char *safefile_reason(const struct error *err);
 

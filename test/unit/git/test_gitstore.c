@@ -3,6 +3,7 @@
  * writer, broken caches and processes killed mid-clone, mid-edit and mid-push. */
 #define _GNU_SOURCE /* strcasestr */
 #include <check.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
+
+#include <git2.h>
 
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
@@ -2027,6 +2030,159 @@ START_TEST(known_hosts)
 }
 END_TEST
 
+/* --- a content-only sync attacked between the clean check and the write ------------------ */
+
+/* git_blob_lookup, interposed for this suite: write_change (gitstore.c) looks up each new blob
+ * after the clean check and right before safefile_replace writes its file, so an attack armed
+ * for that blob runs once, inside that window, on the clone's work tree (git_repository_workdir).
+ * Calls from libgit2 itself, and every call while unarmed, pass straight through. */
+static git_oid attack_blob;
+static void (*attack)(const char *workdir);
+
+int git_blob_lookup(git_blob **out, git_repository *repo, const git_oid *id)
+{
+	int (*real)(git_blob **, git_repository *, const git_oid *);
+	void (*run)(const char *) = attack;
+	Dl_info caller;
+
+	*(void **)&real = dlsym(RTLD_NEXT, "git_blob_lookup");
+	if (run && git_oid_equal(id, &attack_blob) &&
+	    (!dladdr(__builtin_return_address(0), &caller) || !caller.dli_fname ||
+	     !strstr(caller.dli_fname, "libgit2"))) {
+		attack = NULL;
+		run(git_repository_workdir(repo));
+	}
+	return real(out, repo, id);
+}
+
+/* The outside of the clone: <tmp>/outside, beside state/ and remote.git. */
+static char outside_dir[256];
+
+/* apps/ moved out of the clone (with the old app.yaml in it) and a link left in its place. */
+static void parent_to_link(const char *workdir)
+{
+	ck_assert_int_eq(gitrepo_sh("mv %sapps %s/apps && ln -s %s/apps %sapps", workdir,
+	                            outside_dir, outside_dir, workdir),
+	                 0);
+}
+
+static void file_to_link(const char *workdir)
+{
+	ck_assert_int_eq(gitrepo_sh("rm %sapps/app.yaml && ln -s %s/sentinel %sapps/app.yaml",
+	                            workdir, outside_dir, workdir),
+	                 0);
+}
+
+static void file_to_fifo(const char *workdir)
+{
+	ck_assert_int_eq(
+	    gitrepo_sh("rm %sapps/app.yaml && mkfifo %sapps/app.yaml", workdir, workdir), 0);
+}
+
+static const struct {
+	const char *what;
+	void (*attack)(const char *workdir);
+	bool in_window;      /* between the clean check and the write; else before the open */
+	const char *outside; /* what outside/ must hold afterwards, name:content */
+} sync_attacks[] = {
+    {"apps/ a link out, mid-sync", parent_to_link, true,
+     "apps/app.yaml:image: app:v1 sentinel:outside "},
+    {"apps/app.yaml a link out, mid-sync", file_to_link, true, "sentinel:outside "},
+    {"apps/app.yaml a FIFO, mid-sync", file_to_fifo, true, "sentinel:outside "},
+    {"apps/ a link out, before the sync", parent_to_link, false,
+     "apps/app.yaml:image: app:v1 sentinel:outside "},
+};
+
+/* Every file below outside/ as name:content, sorted. */
+static void outside_files(char *out, size_t cap)
+{
+	sh_out(out, cap,
+	       "cd %s && find . -mindepth 1 ! -type d | sort | while read -r p; do "
+	       "printf '%%s:%%s ' \"${p#./}\" \"$(cat \"$p\")\"; done",
+	       outside_dir);
+}
+
+/* The clone's work tree is exactly the remote's: apps/ a directory, app.yaml a regular file
+ * holding value, nothing staged, changed or untracked. */
+static void check_clone(const char *what, const char *workdir, const char *value)
+{
+	char p[600], content[128], want[128], out[64];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%sapps", workdir);
+	ck_assert_msg(lstat(p, &st) == 0 && S_ISDIR(st.st_mode), "%s: apps/ is no directory", what);
+	snprintf(p, sizeof(p), "%sapps/app.yaml", workdir);
+	ck_assert_msg(lstat(p, &st) == 0 && S_ISREG(st.st_mode), "%s: app.yaml is no file", what);
+	read_small(content, sizeof(content), p);
+	snprintf(want, sizeof(want), "image: app:%s\n", value);
+	ck_assert_msg(strcmp(content, want) == 0, "%s: app.yaml holds [%s]", what, content);
+	sh_out(out, sizeof(out), "cd %s && git status --porcelain --untracked-files=all | wc -l",
+	       workdir);
+	ck_assert_msg(strcmp(out, "0") == 0, "%s: the clone is not clean", what);
+}
+
+/* A sync whose diff is one file's content (write_changes) meets a link out of the clone in
+ * place of the file's directory or the file, or a FIFO: nothing outside is written or
+ * followed (no temporary left there either), the sync falls back to the hard reset or fails
+ * naming the problem, and the next pass finds the clone whole and commits. */
+START_TEST(sync_never_follows_links)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v3", 0, NULL, NULL, ""};
+	char commit[41], workdir[512], blob[64], out[512];
+	const char *what = sync_attacks[_i].what;
+	int rc;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	snprintf(workdir, sizeof(workdir), "%s", gitstore_workdir(g));
+	gitstore_free(g);
+	snprintf(outside_dir, sizeof(outside_dir), "%s/outside", f.dir);
+	ck_assert_int_eq(
+	    gitrepo_sh("mkdir %s && echo outside >%s/sentinel", outside_dir, outside_dir), 0);
+	ck_assert_int_eq(gitrepo_sh("cd %s && git clone -q %s other && cd other && "
+	                            "echo 'image: app:v2' >apps/app.yaml && git -c user.name=o "
+	                            "-c user.email=o@x commit -qam v2 && git push -q",
+	                            f.dir, f.remote),
+	                 0);
+	sh_out(blob, sizeof(blob), "git --git-dir=%s rev-parse main:apps/app.yaml", f.remote);
+	ck_assert_int_eq(git_oid_fromstr(&attack_blob, blob), 0);
+	if (sync_attacks[_i].in_window)
+		attack = sync_attacks[_i].attack;
+	else
+		sync_attacks[_i].attack(workdir);
+	rc = gitstore_open(&g, &o, &err);
+	ck_assert_msg(attack == NULL, "%s: the sync never wrote a file (write_changes)", what);
+	outside_files(out, sizeof(out));
+	ck_assert_msg(strcmp(out, sync_attacks[_i].outside) == 0, "%s: outside/ holds [%s]", what,
+	              out);
+	if (rc == 0)
+		check_clone(what, workdir, "v2");
+	else
+		ck_assert_msg(err.msg[0] != '\0', "%s: failed without a message", what);
+	gitstore_free(g);
+	/* the next pass */
+	err = (struct error)ERROR_INIT;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s: next pass: %s", what, err.msg);
+	check_clone(what, workdir, "v2");
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s: %s", what,
+	              err.msg);
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v3");
+	sh_out(out, sizeof(out), "git --git-dir=%s ls-tree main apps/app.yaml | cut -c1-11",
+	       f.remote);
+	ck_assert_str_eq(out, "100644 blob");
+	outside_files(out, sizeof(out));
+	ck_assert_msg(strcmp(out, sync_attacks[_i].outside) == 0, "%s: outside/ holds [%s]", what,
+	              out);
+	gitrepo_done(&f);
+}
+END_TEST
+
 static Suite *gitstore_suite(void)
 {
 	Suite *s = suite_create("gitstore");
@@ -2067,6 +2223,8 @@ static Suite *gitstore_suite(void)
 	tcase_add_loop_test(file, stages_exactly_what_changed, 0,
 	                    3 * sizeof(stagings) / sizeof(stagings[0]));
 	tcase_add_test(file, object_lost_mid_pass_recovers);
+	tcase_add_loop_test(file, sync_never_follows_links, 0,
+	                    sizeof(sync_attacks) / sizeof(sync_attacks[0]));
 	suite_add_tcase(s, file);
 
 	tcase_set_timeout(net, 300);

@@ -1,11 +1,15 @@
 /* safefile: reading and replacing files in an untrusted tree. Each case plants links, FIFOs or
  * odd paths in a temp dir and checks that nothing outside the tree is read or changed. */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "imageguard/util/buf.h"
@@ -238,6 +242,70 @@ START_TEST(component_cap)
 }
 END_TEST
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* Reads the pipe slowly and exits 0 when it held exactly n bytes of the pattern i % 251. */
+static void slow_reader(int fd, size_t n)
+{
+	unsigned char chunk[4096];
+	size_t got = 0;
+	ssize_t r;
+
+	while ((r = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			_exit(2);
+		for (ssize_t k = 0; k < r; k++)
+			if (chunk[k] != (unsigned char)((got + (size_t)k) % 251))
+				_exit(3);
+		got += (size_t)r;
+		usleep(100);
+	}
+	_exit(got == n ? 0 : 4);
+}
+
+/* safefile_write_all: a 1 MiB write into a slow pipe under a 1 ms timer (a handler without
+ * SA_RESTART: write(2) returns short counts and EINTR) arrives whole; a bad fd is -1. */
+START_TEST(write_all)
+{
+	struct sigaction sa = {0}, old;
+	struct itimerval tick = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
+	size_t n = 1024 * 1024;
+	unsigned char *data = malloc(n);
+	int fds[2], status;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(data);
+	for (size_t i = 0; i < n; i++)
+		data[i] = (unsigned char)(i % 251);
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		close(fds[1]);
+		slow_reader(fds[0], n);
+	}
+	close(fds[0]);
+	sa.sa_handler = on_alarm;
+	ck_assert_int_eq(sigaction(SIGALRM, &sa, &old), 0);
+	ck_assert_int_eq(setitimer(ITIMER_REAL, &tick, NULL), 0);
+	ck_assert_int_eq(safefile_write_all(fds[1], data, n), 0);
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	close(fds[1]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	errno = 0;
+	ck_assert_int_eq(safefile_write_all(-1, data, 1), -1);
+	ck_assert_int_eq(errno, EBADF);
+	ck_assert_int_eq(safefile_write_all(-1, data, 0), 0);
+	free(data);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("safefile");
@@ -250,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, root_and_dirs);
 	tcase_add_test(tc, replace_keeps_mode);
 	tcase_add_loop_test(tc, component_cap, 0, 2);
+	tcase_add_test(tc, write_all);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
