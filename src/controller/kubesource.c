@@ -201,7 +201,7 @@ static int start_watches(struct kubesource *ks, const struct kubesource_options 
 
 static int wait_synced(struct kubesource *ks, const struct kubesource_options *o, struct error *err)
 {
-	long left = o->sync_timeout_ms ? o->sync_timeout_ms : 30000;
+	long total = o->sync_timeout_ms ? o->sync_timeout_ms : 30000, left = total;
 
 	for (;;) {
 		int k;
@@ -214,10 +214,16 @@ static int wait_synced(struct kubesource *ks, const struct kubesource_options *o
 			struct error last = ERROR_INIT;
 
 			kubewatch_last_error(k < K_COUNT ? ks->watch[k] : ks->namespaces, &last);
+			if (o->stop && *o->stop)
+				return error_set(err, IG_ETIMEOUT,
+				                 "kubernetes api: no first list of %s: %s",
+				                 k < K_COUNT ? kinds[k].plural : "namespaces",
+				                 last.msg[0] ? last.msg : "stopped");
 			return error_set(err, IG_ETIMEOUT,
-			                 "kubernetes api: no first list of %s: %s",
-			                 k < K_COUNT ? kinds[k].plural : "namespaces",
-			                 last.msg[0] ? last.msg : "timed out");
+			                 "kubernetes api: no first list of %s within %ld.%03lds "
+			                 "(--kube-sync-timeout): %s",
+			                 k < K_COUNT ? kinds[k].plural : "namespaces", total / 1000,
+			                 total % 1000, last.msg[0] ? last.msg : "timed out");
 		}
 		struct timespec ts = {0, 50000000L};
 		nanosleep(&ts, NULL);

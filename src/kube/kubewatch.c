@@ -267,6 +267,7 @@ int kubewatch_start(struct kubewatch **out, const struct kubeconfig *cfg, const 
 	pthread_mutex_init(&w->mu, NULL);
 	w->stop = stop;
 	kube_options_init(&opts);
+	opts.stop = &w->quit; /* kubewatch_free cuts a list in flight too, not only a watch */
 	if (!(w->path = strdup(path)) ||
 	    (label_selector && !(w->selector = strdup(label_selector))) ||
 	    !(w->objects = json_object())) {
