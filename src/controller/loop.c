@@ -571,7 +571,8 @@ static int start_kube(struct runner *rn)
 	                                (long)rn->o->kube_sync_timeout_ms,
 	                                rn->o->leader_elect ? &lease_lost : NULL,
 	                                rn->o->shard.shards,
-	                                rn->o->no_cross_namespace_refs};
+	                                rn->o->no_cross_namespace_refs,
+	                                &rn->o->shard};
 	struct error err = ERROR_INIT;
 	int error;
 
