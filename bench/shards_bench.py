@@ -7,8 +7,6 @@ as reconcile_bench.py's scale_layout) and bare remotes behind `git http-backend`
 `shards_bench.py serve-api DIR OBJECTS` is the API fixture's process: it loads the objects of
 the JSON-lines file OBJECTS straight into etcd (in the shape the fixture's create stores, 128
 puts a transaction), then serves; see serve_api for the one change to how it reads etcd."""
-import base64
-import bisect
 import collections
 import datetime
 import json
@@ -75,56 +73,8 @@ def wait_for(cond, timeout, step=0.2, what="condition"):
 # --- the API fixture's process ---
 
 def serve_api(directory, objects):
-    """The fixture as it is, with two changes to how a list reads etcd, for speed only (the
-    answers are the same): a list's continuation pages are cut from the etcd read of its first
-    page, kept by (prefix, revision), instead of reading the whole prefix again per page (the
-    fixture reads `continue` pages at the first page's revision, so they are the same items);
-    and a page without selectors starts at its continue key by bisection instead of testing
-    every item before it. Without them, one list of 50,000 objects in pages of 500 read and
-    filtered 5,000,000 objects, and a replica missed its 30 s first list. Loaded objects pass
-    through the fixture's own create (dry run: schema check, uid, generation) before their
-    put."""
-    real, cache = kubeapi_etcd.Etcd.range, collections.OrderedDict()
-    slow_list = kubeapi_etcd.Handler._list
-
-    def cached_range(self, prefix, revision=0):
-        if revision and (prefix, revision) in cache:
-            return cache[(prefix, revision)][:2]
-        items, rev = real(self, prefix, revision)
-        cache[(prefix, rev)] = (items, rev, [k for k, _, _ in items])
-        while len(cache) > 8:
-            cache.popitem(last=False)
-        return items, rev
-
-    def fast_list(self, req):
-        limit = int(self.query.get("limit") or 0)
-        if (self.query.get("labelSelector") or self.query.get("fieldSelector") or not limit):
-            return slow_list(self, req)
-        rev, after = 0, ""
-        if self.query.get("continue"):
-            try:
-                tok = json.loads(base64.b64decode(self.query["continue"]))
-                rev, after = int(tok["rv"]), tok["after"]
-            except (ValueError, KeyError, TypeError):
-                return slow_list(self, req)
-        prefix = req.key(name="")
-        try:
-            items, rev = self.server.api.etcd.range(prefix, rev)
-        except RuntimeError:
-            return slow_list(self, req)
-        start = bisect.bisect_right(cache[(prefix, rev)][2], after)
-        chosen = items[start:start + limit + 1]
-        meta = {"resourceVersion": str(rev)}
-        if len(chosen) > limit:
-            meta["continue"] = kubeapi_etcd.b64(json.dumps({"rv": rev,
-                                                            "after": chosen[limit - 1][0]}))
-            meta["remainingItemCount"] = len(items) - start - limit
-            chosen = chosen[:limit]
-        out = [self.server.api.present(req, o, r) for _, o, r in chosen]
-        return self._send(200, {"kind": req.kind + "List", "apiVersion": req.api_version,
-                                "metadata": meta, "items": out})
-    kubeapi_etcd.Etcd.range = cached_range
-    kubeapi_etcd.Handler._list = fast_list
+    """The fixture, its objects loaded: each passes through the fixture's own create (dry run:
+    schema check, uid, generation) before its put."""
     api = kubeapi_etcd.start(directory=directory, preferred={IMG: "v1beta2"})
     puts = []
     with open(objects) as f:

@@ -12,6 +12,7 @@ static void usage(FILE *out)
 	    out,
 	    "usage: imageguard run --config PATH | --kube [--kubeconfig FILE]\n"
 	    "                      [--watch-namespace NS] [--watch-label-selector SEL]\n"
+	    "                      [--kube-sync-timeout DURATION (30s)]\n"
 	    "                      [--events-addr URL] [--listen ADDR:PORT] [--state-dir DIR]\n"
 	    "                      [--secrets-dir DIR] [--audit-log FILE|-] [--audit-tags]\n"
 	    "                      [--log-format json|text] [--log-level LEVEL] [--concurrency "
@@ -62,6 +63,9 @@ static void usage(FILE *out)
 	    "  --watch-namespace NS  only objects in NS (default: every namespace)\n"
 	    "  --watch-label-selector SEL  only objects whose labels match SEL (Kubernetes\n"
 	    "                     selector syntax; with --config, their metadata.labels)\n"
+	    "  --kube-sync-timeout DURATION  how long --kube waits at start for the first\n"
+	    "                     list of every kind (Go syntax, 1s to 24h; default 30s); when\n"
+	    "                     one is missing by then, run exits 1 naming the kind\n"
 	    "  --shards N --shard-index I|auto  only the automations shard I of N owns, by\n"
 	    "                     FNV-1a 64 + fmix64 of the normalised (Git URL, push branch)\n"
 	    "                     mod N\n"
@@ -73,7 +77,9 @@ static void usage(FILE *out)
 	    "                     the others are error/config, Ready=False AccessDenied and a\n"
 	    "                     Warning Event. Without it, an ImageRepository of another\n"
 	    "                     namespace is used only when its spec.accessFrom admits the\n"
-	    "                     policy's namespace (Flux's ACL)\n"
+	    "                     policy's namespace (Flux's ACL)\n");
+	fprintf(
+	    out,
 	    "  --kubeconfig FILE  the API server and credentials for --kube and "
 	    "--verify-interval;\n"
 	    "                     without it the in-cluster service account (its token is\n"

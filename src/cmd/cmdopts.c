@@ -31,6 +31,7 @@ enum opt_id {
 	O_KUBE,
 	O_WATCH_NAMESPACE,
 	O_WATCH_SELECTOR,
+	O_KUBE_SYNC_TIMEOUT,
 	O_SHARDS,
 	O_SHARD_INDEX,
 	O_EVENTS_ADDR,
@@ -70,6 +71,7 @@ static const struct {
     {"--kube", O_KUBE, false, CMDOPTS_KUBE},
     {"--watch-namespace", O_WATCH_NAMESPACE, true, CMDOPTS_KUBE},
     {"--watch-label-selector", O_WATCH_SELECTOR, true, CMDOPTS_KUBE | CMDOPTS_SHARD},
+    {"--kube-sync-timeout", O_KUBE_SYNC_TIMEOUT, true, CMDOPTS_KUBE},
     {"--shards", O_SHARDS, true, CMDOPTS_SHARD},
     {"--shard-index", O_SHARD_INDEX, true, CMDOPTS_SHARD},
     {"--events-addr", O_EVENTS_ADDR, true, CMDOPTS_KUBE},
@@ -171,6 +173,21 @@ int cmdopts_parse_bytes(size_t *out, const char *flag, const char *s, struct err
 	return error_set(err, IG_EUSAGE,
 	                 "option '%s': expected a positive size (bytes, Ki, Mi or Gi), got '%s'",
 	                 flag, s);
+}
+
+/* A Go duration from 1s to 24h: how long run --kube waits for its first lists. */
+static int parse_kube_sync_timeout(int64_t *out_ms, const char *v, struct error *err)
+{
+	struct error derr = ERROR_INIT;
+	int64_t ns;
+
+	if (duration_parse(&ns, v, &derr) < 0)
+		return error_set(err, IG_EUSAGE, "option '--kube-sync-timeout': %s", derr.msg);
+	if (ns < 1000000000ll || ns > 24 * 3600 * 1000000000ll)
+		return error_set(err, IG_EUSAGE,
+		                 "option '--kube-sync-timeout': expected 1s to 24h, got '%s'", v);
+	*out_ms = ns / 1000000;
+	return 0;
 }
 
 /* ---- sharding: --watch-label-selector, --shards N, --shard-index I|auto ---- */
@@ -408,6 +425,9 @@ static int apply(struct cmdopts *o, enum opt_id id, const char *v, struct error 
 	case O_KUBE:
 		o->kube = true;
 		break;
+	case O_KUBE_SYNC_TIMEOUT:
+		o->kube_sync_timeout_set = true;
+		return parse_kube_sync_timeout(&o->kube_sync_timeout_ms, v, err);
 	case O_SHARDS:
 	case O_SHARD_INDEX:
 		return apply_shard(o, id, v, err);
@@ -490,6 +510,7 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	out->concurrency = 8;
 	out->pass_timeout_ms = CMDOPTS_PASS_TIMEOUT_MS;
 	out->memory_budget = CMDOPTS_MEMORY_BUDGET;
+	out->kube_sync_timeout_ms = CMDOPTS_KUBE_SYNC_TIMEOUT_MS;
 	out->leader_timing = (struct lease_timing)LEASE_TIMING_DEFAULT;
 	out->leader_release = true;
 	if ((error = parse_args(out, argc, argv, allow, err)) < 0)
@@ -499,9 +520,11 @@ int cmdopts_parse(struct cmdopts *out, int argc, char **argv, unsigned allow, st
 	if (out->kube && (out->config || out->secrets_dir))
 		return error_set(err, IG_EUSAGE, "option '%s': not used with --kube",
 		                 out->config ? "--config" : "--secrets-dir");
-	if (!out->kube && (out->watch_namespace || out->events_addr))
+	if (!out->kube && (out->watch_namespace || out->events_addr || out->kube_sync_timeout_set))
 		return error_set(err, IG_EUSAGE, "option '%s': only used with --kube",
-		                 out->watch_namespace ? "--watch-namespace" : "--events-addr");
+		                 out->watch_namespace ? "--watch-namespace"
+		                 : out->events_addr   ? "--events-addr"
+		                                      : "--kube-sync-timeout");
 	if ((error = check_shard(out, allow, err)) < 0)
 		return error;
 	if (!out->kube && (!out->config || !*out->config))

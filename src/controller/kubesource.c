@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/kube/kubename.h"
 #include "imageguard/kube/kubewatch.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
@@ -59,6 +61,17 @@ struct refs {
 	size_t len, cap;
 };
 
+/* What the watches of ImagePolicies and ImageRepositories keep (their admit functions read it
+ * on the watch threads): under hash sharding, a shard other than 0 needs only the policies its
+ * own automations can select, those of their namespaces (config_automation_selects), and the
+ * repositories those policies name. Shard 0 and an unsharded run keep every object. */
+struct keep {
+	pthread_mutex_t mu;
+	bool all;
+	json_t *ns;    /* namespace -> true: this shard owns an automation there */
+	json_t *repos; /* "ns/name" -> true: a kept policy names it in another namespace */
+};
+
 /* A client for Secrets and ServiceAccounts, which SIGTERM cuts, with its own timeout and
  * retries; made again with one short try when a deadline is nearer than its longest GET. */
 struct reader {
@@ -84,7 +97,9 @@ struct kubesource {
 	struct reader load_reader, check_reader, *active;
 	int64_t deadline_ms;
 	const volatile sig_atomic_t *stop;
-	unsigned shards;     /* --shards N, for the load (config_load_options.shards) */
+	unsigned shards;                /* --shards N, for the load (config_load_options.shards) */
+	const struct shard_spec *shard; /* which automations are this shard's (NULL: all) */
+	struct keep keep;
 	bool no_cross_ns;    /* --no-cross-namespace-refs, for the load */
 	struct refs refs;    /* what the configuration in use read */
 	struct refs loading; /* what the load in progress reads */
@@ -175,53 +190,279 @@ static const char *api_of(const struct kubesource *ks, int k)
 	return strcmp(kinds[k].group, IMAGE_GROUP) == 0 ? ks->image_api : ks->source_api;
 }
 
+/* ---- what a shard keeps ---- */
+
+/* What a configuration and an Event read of a policy or repository (document(), remember()):
+ * apiVersion, kind, spec, and metadata's name, namespace, labels, annotations (without
+ * kubectl's copy of the whole object), uid and resourceVersion; never status or
+ * managedFields. A new reference sharing obj's parts; NULL when out of memory. */
+json_t *kubesource_slim(const json_t *obj)
+{
+	static const char *const fields[] = {"name", "namespace", "labels", "uid",
+	                                     "resourceVersion"};
+	const json_t *md = json_object_get(obj, "metadata");
+	json_t *out = json_object(), *meta = json_object(), *ann;
+
+	if (!out || !meta) {
+		json_decref(out);
+		json_decref(meta);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (json_object_get(md, fields[i]))
+			json_object_set(meta, fields[i], json_object_get(md, fields[i]));
+	if ((ann = json_object_get(md, "annotations")) &&
+	    json_object_get(ann, "kubectl.kubernetes.io/last-applied-configuration")) {
+		if ((ann = json_deep_copy(ann)))
+			json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
+		json_object_set_new(meta, "annotations", ann);
+	} else if (ann) {
+		json_object_set(meta, "annotations", ann);
+	}
+	json_object_set(out, "apiVersion", json_object_get(obj, "apiVersion"));
+	json_object_set(out, "kind", json_object_get(obj, "kind"));
+	json_object_set_new(out, "metadata", meta);
+	if (json_object_get(obj, "spec"))
+		json_object_set(out, "spec", json_object_get(obj, "spec"));
+	return out;
+}
+
+static const char *ns_of(const json_t *obj)
+{
+	return str(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+}
+
+static json_t *admit_policy(void *ctx, json_t *obj)
+{
+	struct kubesource *ks = ctx;
+	bool kept;
+
+	pthread_mutex_lock(&ks->keep.mu);
+	kept = ks->keep.all || json_object_get(ks->keep.ns, ns_of(obj));
+	pthread_mutex_unlock(&ks->keep.mu);
+	return kept ? kubesource_slim(obj) : NULL;
+}
+
+static json_t *admit_repo(void *ctx, json_t *obj)
+{
+	struct kubesource *ks = ctx;
+	char key[600];
+	bool kept;
+
+	snprintf(key, sizeof(key), "%s/%s", ns_of(obj),
+	         str(json_object_get(json_object_get(obj, "metadata"), "name")));
+	pthread_mutex_lock(&ks->keep.mu);
+	kept = ks->keep.all || json_object_get(ks->keep.ns, ns_of(obj)) ||
+	       json_object_get(ks->keep.repos, key);
+	pthread_mutex_unlock(&ks->keep.mu);
+	return kept ? kubesource_slim(obj) : NULL;
+}
+
+/* The set of namespaces where this shard owns an automation of cfg; NULL out of memory. */
+static json_t *owned_namespaces(const struct kubesource *ks, const struct config *cfg)
+{
+	json_t *set = json_object();
+
+	for (size_t i = 0; set && cfg && i < cfg->automations_len; i++)
+		if (shard_owns(ks->shard, &cfg->automations[i]) &&
+		    json_object_set_new(set, cfg->automations[i].ns, json_true()) < 0) {
+			json_decref(set);
+			set = NULL;
+		}
+	return set;
+}
+
+/* The set of "ns/name" of the repositories that the policies (an array) of the namespaces ns
+ * name in a namespace outside ns; NULL out of memory. */
+static json_t *named_repositories(const json_t *ns, const json_t *policies)
+{
+	json_t *set = json_object(), *it;
+	size_t i;
+
+	json_array_foreach(policies, i, it)
+	{
+		const json_t *ref =
+		    json_object_get(json_object_get(it, "spec"), "imageRepositoryRef");
+		const char *rns = str(json_object_get(ref, "namespace"));
+		char key[600];
+
+		if (!set || !*rns || json_object_get(ns, rns) || !json_object_get(ns, ns_of(it)))
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", rns, str(json_object_get(ref, "name")));
+		if (json_object_set_new(set, key, json_true()) < 0) {
+			json_decref(set);
+			set = NULL;
+		}
+	}
+	return set;
+}
+
+/* Sets what this shard keeps (ns and repos stolen; NULL, out of memory: unchanged); the
+ * watches whose objects change list again. */
+static void keep_set(struct kubesource *ks, json_t *ns, json_t *repos)
+{
+	bool ns_changed, repos_changed;
+
+	pthread_mutex_lock(&ks->keep.mu);
+	ns_changed = ns && !json_equal(ns, ks->keep.ns);
+	repos_changed = repos && !json_equal(repos, ks->keep.repos);
+	if (ns_changed) {
+		json_decref(ks->keep.ns);
+		ks->keep.ns = json_incref(ns);
+	}
+	if (repos_changed) {
+		json_decref(ks->keep.repos);
+		ks->keep.repos = json_incref(repos);
+	}
+	pthread_mutex_unlock(&ks->keep.mu);
+	json_decref(ns);
+	json_decref(repos);
+	if (ns_changed && ks->watch[K_POLICY])
+		kubewatch_refilter(ks->watch[K_POLICY]);
+	if ((ns_changed || repos_changed) && ks->watch[K_REPO])
+		kubewatch_refilter(ks->watch[K_REPO]);
+	if (ns_changed || repos_changed)
+		log_info("kube.shard",
+		         "shard %u/%u keeps the ImagePolicies and ImageRepositories of %zu "
+		         "namespaces where it owns an automation, and %zu ImageRepositories their "
+		         "policies name elsewhere",
+		         ks->shard->index, ks->shard->shards, json_object_size(ks->keep.ns),
+		         json_object_size(ks->keep.repos));
+}
+
+/* The automations' and GitRepositories' documents alone, as a configuration: which
+ * automations are this shard's before any policy is listed (their Secrets are not read:
+ * kubesource_load reads them, and corrects the set if they change the answer). */
+static struct config *owners_config(struct kubesource *ks)
+{
+	json_t *snap[2] = {kubewatch_snapshot(ks->watch[K_AUTOMATION]),
+	                   kubewatch_snapshot(ks->watch[K_GIT])},
+	       *it;
+	const int kind[2] = {K_AUTOMATION, K_GIT};
+	size_t total = json_array_size(snap[0]) + json_array_size(snap[1]), n = 0, i;
+	struct config_document *docs = calloc(total + 1, sizeof(*docs));
+	char **texts = calloc(total + 1, sizeof(*texts));
+	struct config_load_options lo = {.keep_valid = true,
+	                                 .kube = true,
+	                                 .shards = ks->shards,
+	                                 .no_cross_namespace_refs = ks->no_cross_ns};
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct error err = ERROR_INIT;
+	struct config *cfg = NULL;
+
+	for (int k = 0; docs && texts && k < 2; k++)
+		json_array_foreach(snap[k], i, it)
+		{
+			json_t *doc = kubesource_document_json(kinds[kind[k]].kind, it);
+
+			if ((texts[n] = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL)) {
+				docs[n] = (struct config_document){kinds[kind[k]].kind, texts[n],
+				                                   strlen(texts[n])};
+				n++;
+			}
+			json_decref(doc);
+		}
+	if (docs && texts && n &&
+	    config_load_documents(&cfg, docs, n, "kubernetes api", &lo, &diags, &err) < 0)
+		cfg = NULL;
+	config_diags_release(&diags);
+	for (i = 0; texts && i < n; i++)
+		free(texts[i]);
+	free(texts);
+	free(docs);
+	json_decref(snap[0]);
+	json_decref(snap[1]);
+	return cfg;
+}
+
+static void keep_owned(struct kubesource *ks)
+{
+	struct config *cfg = owners_config(ks);
+
+	keep_set(ks, owned_namespaces(ks, cfg), json_object());
+	config_free(cfg);
+}
+
+static void keep_named(struct kubesource *ks)
+{
+	json_t *policies = kubewatch_snapshot(ks->watch[K_POLICY]), *ns;
+
+	pthread_mutex_lock(&ks->keep.mu);
+	ns = json_incref(ks->keep.ns);
+	pthread_mutex_unlock(&ks->keep.mu);
+	keep_set(ks, NULL, named_repositories(ns, policies));
+	json_decref(ns);
+	json_decref(policies);
+}
+
 /* ---- lifecycle ---- */
 
-static int start_watches(struct kubesource *ks, const struct kubesource_options *o,
+static json_t *admit_policy(void *ctx, json_t *obj);
+static json_t *admit_repo(void *ctx, json_t *obj);
+
+/* Starts the watches of the kinds in mask (1 << K_...) not started yet; with K_AUTOMATION, the
+ * Namespaces' too. */
+static int start_watches(struct kubesource *ks, const struct kubesource_options *o, unsigned mask,
                          struct error *err)
 {
 	for (int k = 0; k < K_COUNT; k++) {
+		kubewatch_admit_fn admit = k == K_POLICY ? admit_policy
+		                           : k == K_REPO ? admit_repo
+		                                         : NULL;
 		char path[400];
 		int error;
 
+		if (!(mask & (1u << k)) || ks->watch[k])
+			continue;
 		if (o->ns)
 			snprintf(path, sizeof(path), "%s/namespaces/%s/%s", api_of(ks, k), o->ns,
 			         kinds[k].plural);
 		else
 			snprintf(path, sizeof(path), "%s/%s", api_of(ks, k), kinds[k].plural);
-		if ((error = kubewatch_start(&ks->watch[k], &ks->cfg, path, o->selector, o->stop,
-		                             err)) < 0)
+		if ((error = kubewatch_start_admit(&ks->watch[k], &ks->cfg, path, o->selector,
+		                                   admit, ks, o->stop, err)) < 0)
 			return error;
 	}
 	/* every Namespace, whatever --watch-label-selector says (it selects Flux's objects) */
-	return o->ns ? 0
-	             : kubewatch_start(&ks->namespaces, &ks->cfg, "/api/v1/namespaces", NULL,
-	                               o->stop, err);
+	return o->ns || !(mask & (1u << K_AUTOMATION))
+	           ? 0
+	           : kubewatch_start(&ks->namespaces, &ks->cfg, "/api/v1/namespaces", NULL, o->stop,
+	                             err);
 }
 
-static int wait_synced(struct kubesource *ks, const struct kubesource_options *o, struct error *err)
+static int64_t mono_ms(void);
+
+/* Waits until every watch started has its first list, at most until deadline (CLOCK_MONOTONIC
+ * ms): kubesource_new's one wait of o->sync_timeout_ms, however many steps it starts. */
+static int wait_synced(struct kubesource *ks, const struct kubesource_options *o, int64_t deadline,
+                       struct error *err)
 {
-	long left = o->sync_timeout_ms ? o->sync_timeout_ms : 30000;
+	long total = o->sync_timeout_ms ? o->sync_timeout_ms : 30000;
 
 	for (;;) {
 		int k;
 
-		for (k = 0; k < K_COUNT && kubewatch_synced(ks->watch[k]); k++)
+		for (k = 0; k < K_COUNT && (!ks->watch[k] || kubewatch_synced(ks->watch[k])); k++)
 			;
 		if (k == K_COUNT && (!ks->namespaces || kubewatch_synced(ks->namespaces)))
 			return 0;
-		if (left <= 0 || (o->stop && *o->stop)) {
+		if (mono_ms() >= deadline || (o->stop && *o->stop)) {
 			struct error last = ERROR_INIT;
 
 			kubewatch_last_error(k < K_COUNT ? ks->watch[k] : ks->namespaces, &last);
+			if (o->stop && *o->stop)
+				return error_set(err, IG_ETIMEOUT,
+				                 "kubernetes api: no first list of %s: %s",
+				                 k < K_COUNT ? kinds[k].plural : "namespaces",
+				                 last.msg[0] ? last.msg : "stopped");
 			return error_set(err, IG_ETIMEOUT,
-			                 "kubernetes api: no first list of %s: %s",
-			                 k < K_COUNT ? kinds[k].plural : "namespaces",
-			                 last.msg[0] ? last.msg : "timed out");
+			                 "kubernetes api: no first list of %s within %ld.%03lds "
+			                 "(--kube-sync-timeout): %s",
+			                 k < K_COUNT ? kinds[k].plural : "namespaces", total / 1000,
+			                 total % 1000, last.msg[0] ? last.msg : "timed out");
 		}
 		struct timespec ts = {0, 50000000L};
 		nanosleep(&ts, NULL);
-		left -= 50;
 	}
 }
 
@@ -289,6 +530,30 @@ static int64_t longest_ms(const struct reader *r)
 	return (int64_t)(r->retries + 1) * r->timeout_ms + (int64_t)r->retries * 1000;
 }
 
+/* The watches and their first lists. A shard that keeps part of the objects learns which from
+ * the automations first, then lists the policies it keeps, then the repositories they name. */
+static int start_all(struct kubesource *ks, const struct kubesource_options *o, struct error *err)
+{
+	const unsigned owners = 1u << K_AUTOMATION | 1u << K_GIT;
+	int64_t deadline = mono_ms() + (o->sync_timeout_ms ? o->sync_timeout_ms : 30000);
+	int error;
+
+	if (ks->keep.all)
+		return (error = start_watches(ks, o, ~0u, err)) < 0
+		           ? error
+		           : wait_synced(ks, o, deadline, err);
+	if ((error = start_watches(ks, o, owners, err)) < 0 ||
+	    (error = wait_synced(ks, o, deadline, err)) < 0)
+		return error;
+	keep_owned(ks);
+	if ((error = start_watches(ks, o, owners | 1u << K_POLICY, err)) < 0 ||
+	    (error = wait_synced(ks, o, deadline, err)) < 0)
+		return error;
+	keep_named(ks);
+	return (error = start_watches(ks, o, ~0u, err)) < 0 ? error
+	                                                    : wait_synced(ks, o, deadline, err);
+}
+
 int kubesource_new(struct kubesource **out, const struct kubesource_options *o, struct error *err)
 {
 	struct kubesource *ks = calloc(1, sizeof(*ks));
@@ -302,6 +567,9 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	ko.stop = o->write_stop;
 	ks->stop = o->stop;
 	ks->shards = o->shards;
+	ks->shard = o->shard;
+	pthread_mutex_init(&ks->keep.mu, NULL);
+	ks->keep.all = !o->shard || o->shard->shards < 2 || o->shard->index == 0;
 	ks->no_cross_ns = o->no_cross_namespace_refs;
 	ks->active = &ks->load_reader;
 	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
@@ -318,7 +586,7 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	    (error = check_resources(ks->client, ks->image_api, IMAGE_GROUP, err)) < 0 ||
 	    (error = check_resources(ks->client, ks->source_api, SOURCE_GROUP, err)) < 0 ||
 	    (error = make_secrets_dir(ks, o->secrets_parent, err)) < 0 ||
-	    (error = start_watches(ks, o, err)) < 0 || (error = wait_synced(ks, o, err)) < 0) {
+	    (error = start_all(ks, o, err)) < 0) {
 		kubesource_free(ks);
 		return error;
 	}
@@ -391,6 +659,9 @@ void kubesource_free(struct kubesource *ks)
 	free(ks->secrets_dir);
 	json_decref(ks->loaded);
 	json_decref(ks->identities);
+	json_decref(ks->keep.ns);
+	json_decref(ks->keep.repos);
+	pthread_mutex_destroy(&ks->keep.mu);
 	kube_client_free(ks->client);
 	kubeconfig_release(&ks->cfg);
 	free(ks);
@@ -1008,6 +1279,12 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	}
 	if (error == 0)
 		remember(ks, snap);
+	if (error == 0 && !ks->keep.all) {
+		json_t *ns = owned_namespaces(ks, *out);
+
+		keep_set(ks, json_incref(ns), named_repositories(ns, snap[K_POLICY]));
+		json_decref(ns);
+	}
 done:
 	finish_notes(ks, error == 0);
 	end_deadline(ks);

@@ -28,6 +28,11 @@ int kubesource_served(const json_t *list, const char *api, const char *group, st
  * of spec, before its Secrets are fetched and their names rewritten. */
 json_t *kubesource_document_json(const char *kind, const json_t *obj);
 
+/* What a watch keeps of an ImagePolicy or ImageRepository: apiVersion, kind, spec and
+ * metadata's name, namespace, labels, annotations (without kubectl's last-applied copy), uid
+ * and resourceVersion. A new reference sharing obj's parts; NULL when out of memory. */
+json_t *kubesource_slim(const json_t *obj);
+
 /* Secret s's data (base64 values) into the folder dir, made 0700, one 0600 file per key (the
  * decoded value). More than 64 keys (IG_ETOOBIG), a key that is not [-._a-zA-Z0-9]+ or is
  * "." or "..", or a value that is not a base64 string (IG_EINVALID), or dir that cannot be

@@ -568,10 +568,11 @@ static int start_kube(struct runner *rn)
 	                                rn->o->watch_label_selector,
 	                                NULL,
 	                                &stop_requested,
-	                                0,
+	                                (long)rn->o->kube_sync_timeout_ms,
 	                                rn->o->leader_elect ? &lease_lost : NULL,
 	                                rn->o->shard.shards,
-	                                rn->o->no_cross_namespace_refs};
+	                                rn->o->no_cross_namespace_refs,
+	                                &rn->o->shard};
 	struct error err = ERROR_INIT;
 	int error;
 

@@ -296,36 +296,42 @@ done:
 	return error;
 }
 
-/* Appends the page's items to all; *cont the next continue token (borrowed from page). */
-static int take_page(json_t *all, json_t *page, const char **cont, const char *path,
-                     size_t max_items, struct error *err)
+/* Appends the page's items to all, or with fn hands each to fn (which may keep a reference);
+ * *seen counts them for max_items; *cont the next continue token (borrowed from page). */
+static int take_page(json_t *all, kube_item_fn fn, void *ctx, size_t *seen, json_t *page,
+                     const char **cont, const char *path, size_t max_items, struct error *err)
 {
-	json_t *items = json_object_get(page, "items");
+	json_t *items = json_object_get(page, "items"), *it;
 	const char *t =
 	    json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
+	size_t i;
+	int error;
 
 	if (!json_is_array(items) && !json_is_null(items) && items)
 		return error_set(err, IG_EINVALID, "kubernetes api 'GET %s': items is not a list",
 		                 path);
-	if (json_array_size(all) + json_array_size(items) > max_items)
+	if (*seen + json_array_size(items) > max_items)
 		return error_set(err, IG_ETOOBIG, "kubernetes api 'GET %s': more than %zu items",
 		                 path, max_items);
-	if (items && json_is_array(items) && json_array_extend(all, items) < 0)
+	*seen += json_array_size(items);
+	if (fn)
+		json_array_foreach(items, i, it) if ((error = fn(ctx, it, err)) < 0) return error;
+	if (!fn && items && json_is_array(items) && json_array_extend(all, items) < 0)
 		return error_oom(err);
 	*cont = t && *t ? t : NULL;
 	return 0;
 }
 
-/* The one paginated list loop: every page's items into *out, and (rv non-NULL) the last
- * page's metadata.resourceVersion. */
+/* The one paginated list loop: every page's items into *out (or, with fn, to fn one by one,
+ * *out left NULL), and (rv non-NULL) the last page's metadata.resourceVersion. */
 static int list_pages(json_t **out, char **rv, struct kube_client *c, const char *path,
-                      const char *label_selector, struct error *err)
+                      const char *label_selector, kube_item_fn fn, void *ctx, struct error *err)
 {
 	json_t *all = json_array(), *page = NULL;
 	struct buf p = BUF_INIT;
 	char *cont = NULL;
 	const char *next = NULL, *v;
-	size_t pages = 0;
+	size_t pages = 0, seen = 0;
 	int error = 0;
 
 	*out = NULL;
@@ -347,7 +353,8 @@ static int list_pages(json_t **out, char **rv, struct kube_client *c, const char
 			goto done;
 		}
 		if ((error = request(&page, c, "GET", p.data, NULL, NULL, err)) < 0 ||
-		    (error = take_page(all, page, &next, path, c->opts.max_items, err)) < 0)
+		    (error = take_page(all, fn, ctx, &seen, page, &next, path, c->opts.max_items,
+		                       err)) < 0)
 			goto done;
 		free(cont);
 		cont = NULL;
@@ -369,8 +376,10 @@ static int list_pages(json_t **out, char **rv, struct kube_client *c, const char
 			goto done;
 		}
 	}
-	*out = all;
-	all = NULL;
+	if (!fn) {
+		*out = all;
+		all = NULL;
+	}
 done:
 	json_decref(page);
 	json_decref(all);
@@ -382,7 +391,7 @@ done:
 int kube_list(json_t **out, struct kube_client *c, const char *path, const char *label_selector,
               struct error *err)
 {
-	return list_pages(out, NULL, c, path, label_selector, err);
+	return list_pages(out, NULL, c, path, label_selector, NULL, NULL, err);
 }
 
 /* One matchExpressions entry: "k in (a,b)", "k notin (a)", "k", "!k". */
@@ -473,7 +482,15 @@ int kube_send(json_t **out, struct kube_client *c, const char *method, const cha
 int kube_list_at(json_t **out, char **rv, struct kube_client *c, const char *path,
                  const char *label_selector, struct error *err)
 {
-	return list_pages(out, rv, c, path, label_selector, err);
+	return list_pages(out, rv, c, path, label_selector, NULL, NULL, err);
+}
+
+int kube_list_each(char **rv, struct kube_client *c, const char *path, const char *label_selector,
+                   kube_item_fn fn, void *ctx, struct error *err)
+{
+	json_t *none = NULL;
+
+	return list_pages(&none, rv, c, path, label_selector, fn, ctx, err);
 }
 
 /* One watch stream being read: complete lines go to fn, a line longer than the body cap

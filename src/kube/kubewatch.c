@@ -21,12 +21,16 @@ struct kubewatch {
 	char *path, *selector;
 	const volatile sig_atomic_t *stop;
 	volatile sig_atomic_t quit; /* kubewatch_free */
+	volatile sig_atomic_t cut;  /* ends the watch stream in flight: quit or a refilter */
+	kubewatch_admit_fn admit;   /* NULL: every object as it came */
+	void *admit_ctx;
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t mu; /* guards everything below */
 	json_t *objects;    /* "ns/name" -> object */
 	char *rv;           /* NULL: list next */
 	bool synced;
+	bool refilter; /* kubewatch_refilter: list again with the admit function's new answers */
 	uint64_t changes;
 	struct error last;
 };
@@ -88,12 +92,17 @@ static int on_event(void *ctx, json_t *ev)
 {
 	struct kubewatch *w = ctx;
 	const char *type = json_string_value(json_object_get(ev, "type"));
-	json_t *obj = json_object_get(ev, "object"), *old;
+	json_t *obj = json_object_get(ev, "object"), *old, *kept = NULL;
 	char key[600];
 	int error = 0;
 
 	if (!type || !json_is_object(obj))
 		return IG_EINVALID;
+	if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
+		kept = w->admit ? w->admit(w->admit_ctx, obj) : json_incref(obj);
+		if (!kept)
+			type = "DELETED"; /* not (or no longer) admitted: as if it were gone */
+	}
 	pthread_mutex_lock(&w->mu);
 	if (strcmp(type, "ERROR") == 0) {
 		json_int_t code = json_integer_value(json_object_get(obj, "code"));
@@ -114,33 +123,48 @@ static int on_event(void *ctx, json_t *ev)
 			json_object_del(w->objects, key);
 			w->changes++;
 		}
-	} else if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
-		if (!old || !same_essence(old, obj))
+	} else if (kept) {
+		if (!old || !same_essence(old, kept))
 			w->changes++;
-		json_object_set(w->objects, key, obj);
+		json_object_set_new(w->objects, key, kept);
+		kept = NULL;
 	}
 done:
 	pthread_mutex_unlock(&w->mu);
+	json_decref(kept);
 	return error;
+}
+
+struct listing {
+	struct kubewatch *w;
+	json_t *objects;
+};
+
+/* One listed object into the new cache, as the admit function keeps it. */
+static int take(void *ctx, json_t *it, struct error *err)
+{
+	struct listing *l = ctx;
+	json_t *kept = l->w->admit ? l->w->admit(l->w->admit_ctx, it) : json_incref(it);
+	char key[600];
+
+	if (!kept)
+		return 0;
+	key_of(key, sizeof(key), it);
+	return json_object_set_new(l->objects, key, kept) < 0 ? error_oom(err) : 0;
 }
 
 static int relist(struct kubewatch *w, struct error *err)
 {
-	json_t *items = NULL, *objects = json_object(), *it;
-	char *rv = NULL, key[600];
-	size_t i;
+	struct listing l = {w, json_object()};
+	json_t *objects;
+	char *rv = NULL;
 	int error;
 
-	if (!objects)
+	if (!(objects = l.objects))
 		return error_oom(err);
-	if ((error = kube_list_at(&items, &rv, w->client, w->path, w->selector, err)) < 0) {
+	if ((error = kube_list_each(&rv, w->client, w->path, w->selector, take, &l, err)) < 0) {
 		json_decref(objects);
 		return error;
-	}
-	json_array_foreach(items, i, it)
-	{
-		key_of(key, sizeof(key), it);
-		json_object_set(objects, key, it);
 	}
 	pthread_mutex_lock(&w->mu);
 	if (!w->synced || !json_equal(objects, w->objects))
@@ -152,7 +176,6 @@ static int relist(struct kubewatch *w, struct error *err)
 	w->synced = true;
 	error_clear(&w->last);
 	pthread_mutex_unlock(&w->mu);
-	json_decref(items);
 	return 0;
 }
 
@@ -215,6 +238,12 @@ static void *run(void *arg)
 		int error;
 
 		pthread_mutex_lock(&w->mu);
+		if (w->refilter) { /* asked again after this point: the next stream is cut */
+			w->refilter = false;
+			w->cut = w->quit;
+			free(w->rv);
+			w->rv = NULL;
+		}
 		need_list = !w->rv;
 		pthread_mutex_unlock(&w->mu);
 		if (need_list && relist(w, &err) < 0) {
@@ -226,7 +255,7 @@ static void *run(void *arg)
 			fail(w, &err, &backoff);
 			continue;
 		}
-		error = kube_watch(w->client, path.data, WATCH_SECONDS + 30, on_event, w, &w->quit,
+		error = kube_watch(w->client, path.data, WATCH_SECONDS + 30, on_event, w, &w->cut,
 		                   &err);
 		if (error == IG_ECONFLICT) {
 			/* 410 Gone: the version was compacted away; list again */
@@ -238,6 +267,8 @@ static void *run(void *arg)
 			pthread_mutex_unlock(&w->mu);
 			continue;
 		}
+		if (error < 0 && w->cut && !stopping(w))
+			continue; /* cut by kubewatch_refilter: list again at once */
 		if (error < 0) {
 			if (!err.msg[0])
 				error_set(&err, error, "kubernetes api 'GET %s': watch failed",
@@ -257,6 +288,13 @@ int kubewatch_start(struct kubewatch **out, const struct kubeconfig *cfg, const 
                     const char *label_selector, const volatile sig_atomic_t *stop,
                     struct error *err)
 {
+	return kubewatch_start_admit(out, cfg, path, label_selector, NULL, NULL, stop, err);
+}
+
+int kubewatch_start_admit(struct kubewatch **out, const struct kubeconfig *cfg, const char *path,
+                          const char *label_selector, kubewatch_admit_fn admit, void *ctx,
+                          const volatile sig_atomic_t *stop, struct error *err)
+{
 	struct kubewatch *w = calloc(1, sizeof(*w));
 	struct kube_options opts;
 	int error;
@@ -266,7 +304,10 @@ int kubewatch_start(struct kubewatch **out, const struct kubeconfig *cfg, const 
 		return error_oom(err);
 	pthread_mutex_init(&w->mu, NULL);
 	w->stop = stop;
+	w->admit = admit;
+	w->admit_ctx = ctx;
 	kube_options_init(&opts);
+	opts.stop = &w->quit; /* kubewatch_free cuts a list in flight too, not only a watch */
 	if (!(w->path = strdup(path)) ||
 	    (label_selector && !(w->selector = strdup(label_selector))) ||
 	    !(w->objects = json_object())) {
@@ -292,6 +333,7 @@ void kubewatch_free(struct kubewatch *w)
 	if (!w)
 		return;
 	w->quit = 1;
+	w->cut = 1;
 	if (w->started)
 		pthread_join(w->thread, NULL);
 	kube_client_free(w->client);
@@ -301,6 +343,14 @@ void kubewatch_free(struct kubewatch *w)
 	free(w->selector);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
+}
+
+void kubewatch_refilter(struct kubewatch *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->refilter = true;
+	w->cut = 1;
+	pthread_mutex_unlock(&w->mu);
 }
 
 bool kubewatch_synced(struct kubewatch *w)
@@ -340,8 +390,7 @@ json_t *kubewatch_snapshot(struct kubewatch *w)
 	json_object_foreach(w->objects, k, v) keys[n++] = k;
 	qsort(keys, n, sizeof(*keys), by_key);
 	for (size_t i = 0; i < n; i++)
-		if (json_array_append_new(out,
-		                          json_deep_copy(json_object_get(w->objects, keys[i]))) < 0)
+		if (json_array_append(out, json_object_get(w->objects, keys[i])) < 0)
 			goto fail;
 	pthread_mutex_unlock(&w->mu);
 	free(keys);

@@ -20,7 +20,8 @@ enum {
 	CMDOPTS_VERIFY = 4, /* --verify-interval and --kubeconfig accepted (run) */
 	CMDOPTS_RUN =
 	    8, /* --pass-timeout, --memory-budget, --webhook-*, --*leader-election* (run) */
-	CMDOPTS_KUBE = 16, /* --kube, --watch-namespace, --watch-label-selector, --events-addr */
+	CMDOPTS_KUBE = 16, /* --kube, --watch-namespace, --watch-label-selector, --events-addr,
+	                      --kube-sync-timeout */
 	CMDOPTS_SHARD =
 	    32, /* --watch-label-selector, --shards, --shard-index (plan, reconcile, run) */
 	CMDOPTS_SHARD_VIEW = 64, /* --shards without --shard-index: every owner shown (plan) */
@@ -30,8 +31,10 @@ enum {
 /* The most shards --shards takes. */
 #define CMDOPTS_MAX_SHARDS 1024u
 
-/* Defaults of --pass-timeout (10m) and --memory-budget (96Mi, registry.h's default). */
+/* Defaults of --pass-timeout (10m), --kube-sync-timeout (30s) and --memory-budget (96Mi,
+ * registry.h's default). */
 #define CMDOPTS_PASS_TIMEOUT_MS (10 * 60 * 1000)
+#define CMDOPTS_KUBE_SYNC_TIMEOUT_MS (30 * 1000)
 #define CMDOPTS_MEMORY_BUDGET ((size_t)96 << 20)
 
 /* Parses argv (argv[0] is the command name) accepting the COMMON FLAGS plus those in allow.

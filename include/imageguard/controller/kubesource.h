@@ -16,6 +16,7 @@ struct config_diags;
 struct error;
 struct kube_client;
 struct kubesource;
+struct shard_spec;
 
 struct kubesource_options {
 	const char *kubeconfig;     /* NULL: the in-cluster service account */
@@ -31,6 +32,12 @@ struct kubesource_options {
 	unsigned shards; /* --shards N (0: none): config_load_options.shards */
 	/* --no-cross-namespace-refs: config_load_options.no_cross_namespace_refs */
 	bool no_cross_namespace_refs;
+	/* --shards N --shard-index I (NULL or N < 2: every object is kept). A shard other than
+	 * 0 keeps only the ImagePolicies of the namespaces where it owns an automation (the
+	 * policies an ImageUpdateAutomation can select are those of its own namespace) and the
+	 * ImageRepositories of those namespaces or named by those policies; shard 0 keeps every
+	 * object, as it reports the policies no automation selects and the invalid objects. */
+	const struct shard_spec *shard;
 };
 
 /* Discovers the preferred versions, starts the four watches and waits for their first lists.

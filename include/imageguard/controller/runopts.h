@@ -30,6 +30,8 @@ struct cmdopts {
 	bool kube;                   /* --kube: objects from the API server, no --config */
 	const char *watch_namespace; /* --watch-namespace; NULL: every namespace */
 	const char *watch_label_selector; /* --watch-label-selector; NULL: all */
+	int64_t kube_sync_timeout_ms;     /* --kube-sync-timeout: the first lists of --kube */
+	bool kube_sync_timeout_set;       /* given (it needs --kube) */
 	/* --watch-label-selector (selector, checked by labelsel_check) and --shards /
 	 * --shard-index (both or neither, index below shards; "auto": the hostname's -N) */
 	struct shard_spec shard;

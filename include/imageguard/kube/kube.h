@@ -64,6 +64,16 @@ int kube_label_selector(char **out, const json_t *selector, struct error *err);
 int kube_send(json_t **out, struct kube_client *c, const char *method, const char *path,
               const char *content_type, const char *body, struct error *err);
 
+/* One item of a list as kube_list_each reads it (borrowed: json_incref what is kept). Returns
+ * 0, or a negative code (err set) that ends the list with it. */
+typedef int (*kube_item_fn)(void *ctx, json_t *item, struct error *err);
+
+/* kube_list_at without the whole list in memory: each page's items go to fn as the page
+ * arrives, and the page is dropped before the next is asked for, so a caller that keeps part
+ * of a large collection never holds all of it. The same caps and errors as kube_list_at. */
+int kube_list_each(char **rv, struct kube_client *c, const char *path, const char *label_selector,
+                   kube_item_fn fn, void *ctx, struct error *err);
+
 /* kube_list, and *rv the list's metadata.resourceVersion (newly allocated, free() it): where
  * a watch of the same collection starts. */
 int kube_list_at(json_t **out, char **rv, struct kube_client *c, const char *path,

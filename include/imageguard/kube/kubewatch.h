@@ -22,6 +22,23 @@ int kubewatch_start(struct kubewatch **out, const struct kubeconfig *cfg, const 
                     const char *label_selector, const volatile sig_atomic_t *stop,
                     struct error *err);
 
+/* What a watch keeps of an object it listed or was sent: NULL to keep nothing (an object it
+ * held leaves, as if deleted), else a new reference to store (obj itself, incref'd, or a
+ * smaller copy). Called on the watch's thread, without the watch's lock; obj is borrowed. */
+typedef json_t *(*kubewatch_admit_fn)(void *ctx, json_t *obj);
+
+/* kubewatch_start keeping only what admit(ctx, obj) returns (admit NULL: everything). A list
+ * hands admit each page's objects as the page arrives, so the objects admit drops are never
+ * all in memory at once. */
+int kubewatch_start_admit(struct kubewatch **out, const struct kubeconfig *cfg, const char *path,
+                          const char *label_selector, kubewatch_admit_fn admit, void *ctx,
+                          const volatile sig_atomic_t *stop, struct error *err);
+
+/* The admit function's answers changed: the watch ends its stream in flight and lists again,
+ * so that what it now admits arrives and what it no longer admits leaves (the change count
+ * grows when the cache differs). Returns at once; thread-safe. */
+void kubewatch_refilter(struct kubewatch *w);
+
 /* Stops the thread (it ends its request within about a second) and frees. NULL-safe. */
 void kubewatch_free(struct kubewatch *w);
 
@@ -32,8 +49,9 @@ bool kubewatch_synced(struct kubewatch *w);
  * resourceVersion and managedFields): what a new configuration depends on. */
 uint64_t kubewatch_changes(struct kubewatch *w);
 
-/* The cached objects, sorted by "ns/name", as a new JSON array of copies (json_decref it);
- * NULL when out of memory. */
+/* The cached objects, sorted by "ns/name", as a new JSON array (json_decref it) of the cache's
+ * own objects, shared and read-only: the watch replaces an object, never changes one (jansson
+ * counts references atomically). NULL when out of memory. */
 json_t *kubewatch_snapshot(struct kubewatch *w);
 
 /* The last failure of the list or watch in *err (one line), or an empty one; cleared by a

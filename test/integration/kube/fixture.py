@@ -211,6 +211,82 @@ def list_selects_and_pages(state):
     harness.check([o["metadata"]["name"] for o in out["items"]] == ["s2"], "field sel", out)
 
 
+def list_all(state, path, limit, **query):
+    """Every page of a paged list: (names, [each page's metadata])."""
+    names, metas, cont = [], [], ""
+    while True:
+        q = dict(query, limit=str(limit))
+        if cont:
+            q["continue"] = cont
+        code, out = request(state, "GET", path + "?" + urllib.parse.urlencode(q))
+        harness.check(code == 200, "page", out)
+        names += [o["metadata"]["name"] for o in out["items"]]
+        metas.append(out["metadata"])
+        cont = out["metadata"].get("continue")
+        if not cont or len(metas) > 100:
+            return names, metas
+
+
+@harness.test
+def list_pages_are_one_snapshot_read_once(state):
+    """Continue pages as kube-apiserver serves them: every page at the first page's revision
+    (a write between pages is not seen), remainingItemCount without selectors only, a selector
+    filled page by page, a compacted revision 410; and etcd reads about each object once
+    (the fixture once re-read the whole prefix for every page)."""
+    api = state["api"]
+    path = "/api/v1/namespaces/paging/configmaps"
+    for i in range(25):
+        api.create_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "cm%02d" % i, "namespace": "paging", "labels": {"n": str(i % 3)}}})
+    read = [0]
+    real = api.etcd.page
+
+    def counted(*args, **kwargs):
+        out = real(*args, **kwargs)
+        read[0] += len(out[0])
+        return out
+    api.etcd.page = counted
+    try:
+        code, first = request(state, "GET", path + "?limit=4")
+        harness.check(first["metadata"].get("remainingItemCount") == 21, "remaining", first)
+        api.create_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "cm99", "namespace": "paging"}})
+        api.remove("", "configmaps", "paging", "cm10")
+        names, metas = list_all(state, path, 4)
+        harness.check(names == ["cm%02d" % i for i in range(25) if i != 10] + ["cm99"],
+                      "a fresh list sees the writes", names)
+        read[0] = 0
+        cont = first["metadata"]["continue"]
+        rest, pages = [], []
+        while cont:
+            code, out = request(state, "GET", path + "?limit=4&continue=" +
+                                urllib.parse.quote(cont))
+            harness.check(code == 200, "continue page", out)
+            rest += [o["metadata"]["name"] for o in out["items"]]
+            pages.append(out["metadata"])
+            cont = out["metadata"].get("continue")
+        harness.check(rest == ["cm%02d" % i for i in range(4, 25)],
+                      "continue pages: the first page's snapshot", rest)
+        harness.check({m["resourceVersion"] for m in pages} ==
+                      {first["metadata"]["resourceVersion"]}, "one resourceVersion", pages)
+        harness.check(read[0] <= 21 + len(pages), "each object read once", read[0])
+        names, metas = list_all(state, path, 3, labelSelector="n=1")
+        harness.check(names == ["cm%02d" % i for i in range(25) if i % 3 == 1 and i != 10],
+                      "selector pages", names)
+        harness.check(len(metas) == 3 and all("remainingItemCount" not in m for m in metas),
+                      "no count with a selector", metas)
+        code, out = request(state, "GET", path + "?limit=2")
+        api.remove("", "configmaps", "paging", "cm99")  # etcd keeps the compacted revision
+        api.compact()
+        code, gone = request(state, "GET", path + "?limit=2&continue=" +
+                             urllib.parse.quote(out["metadata"]["continue"]))
+        harness.check(code == 410 and gone["reason"] == "Expired", "compacted: 410", gone)
+        code, bad = request(state, "GET", path + "?limit=2&continue=eyJ4Ijox")
+        harness.check(code == 400, "a bad token", bad)
+    finally:
+        api.etcd.page = real
+
+
 @harness.test
 def watch_streams_changes_and_selector_transitions(state):
     api = state["api"]

@@ -610,6 +610,38 @@ def kube_flags_are_checked(st):
 
 
 @harness.test
+def first_lists_end_by_kube_sync_timeout(st):
+    """--kube-sync-timeout: an API server that never answers the list of ImageRepositories
+    makes run exit 1 after that long (not the default 30 s), with one line naming the kind and
+    the flag; the same stall lifted within the timeout is retried and run starts."""
+    api = kubeapi_etcd.start()
+    try:
+        k = api.kubeconfig(os.path.join(st["env"].dir, "kc-sync"))
+        api.stall_prefix = "/apis/%s/%s/imagerepositories" % (IMG, api.preferred_version(IMG))
+        t0 = time.monotonic()
+        r = harness.run("run", "--kube", "--kubeconfig", k, "--state-dir", st["env"].state,
+                        "--kube-sync-timeout", "2s", timeout=60)
+        took = time.monotonic() - t0
+        line = [x for x in r.err.splitlines() if x.startswith("imageguard: run:")]
+        harness.check(r.rc == 1 and len(line) == 1 and "no first list of imagerepositories "
+                      "within 2.000s (--kube-sync-timeout)" in line[0], "exit 1, one line", r)
+        harness.check(2 <= took < 20, "ended by the flag's 2 s, not the default 30 s", took)
+        r = Background(os.path.join(st["env"].dir, "run-sync.log"),
+                       [harness.IMAGEGUARD, "run", "--kube", "--kubeconfig", k, "--state-dir",
+                        st["env"].state, "--log-format", "json", "--kube-sync-timeout", "40s"])
+        wait(lambda: any(q["path"].startswith(api.stall_prefix) for q in api.requests[-20:]),
+             "the list asked", 20, r.text)
+        time.sleep(1)
+        api.stall_prefix = None
+        wait(lambda: [e for e in r.events("kube.watch") if "watching" in json.dumps(e)],
+             "started after the stall", 40, r.text)
+        harness.check(r.stop() == 0, "a clean stop", r.text())
+    finally:
+        api.stall_prefix = None
+        api.stop()
+
+
+@harness.test
 def sigterm_while_starting_exits_zero(st):
     """SIGTERM before the first lists arrive (the API answers 503) is a clean stop, exit 0,
     not the error the failed start would otherwise be."""

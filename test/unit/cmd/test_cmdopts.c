@@ -56,6 +56,28 @@ static const struct {
      CMDOPTS_VERIFY,
      IG_EUSAGE,
      "option '--kubeconfig': empty"},
+    /* the first lists' deadline of run --kube */
+    {{"run", "--kube", "--kube-sync-timeout", "2m"}, CMDOPTS_KUBE, 0, NULL},
+    {{"run", "--kube", "--kube-sync-timeout=500ms"},
+     CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--kube-sync-timeout': expected 1s to 24h, got '500ms'"},
+    {{"run", "--kube", "--kube-sync-timeout", "25h"},
+     CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--kube-sync-timeout': expected 1s to 24h"},
+    {{"run", "--kube", "--kube-sync-timeout", "30"},
+     CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--kube-sync-timeout': duration '30'"},
+    {{"run", "--config", "c", "--kube-sync-timeout", "1m"},
+     CMDOPTS_KUBE,
+     IG_EUSAGE,
+     "option '--kube-sync-timeout': only used with --kube"},
+    {{"plan", "--config", "c", "--kube-sync-timeout", "1m"},
+     CMDOPTS_OUTPUT,
+     IG_EUSAGE,
+     "option '--kube-sync-timeout': unknown"},
     /* issue 12: the pass deadline and the memory budget, run only */
     {{"run", "--config", "c", "--pass-timeout", "3s", "--memory-budget", "64Mi"},
      CMDOPTS_RUN,
@@ -265,6 +287,21 @@ START_TEST(run_limits)
 }
 END_TEST
 
+START_TEST(kube_sync_timeout)
+{
+	const char *args[] = {"run", "--kube", "--kube-sync-timeout", "1m30s"};
+	struct cmdopts o;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(cmdopts_parse(&o, 2, (char **)args, CMDOPTS_KUBE, &err), 0);
+	ck_assert_int_eq(o.kube_sync_timeout_ms, 30000);
+	cmdopts_release(&o);
+	ck_assert_int_eq(cmdopts_parse(&o, 4, (char **)args, CMDOPTS_KUBE, &err), 0);
+	ck_assert_int_eq(o.kube_sync_timeout_ms, 90000);
+	cmdopts_release(&o);
+}
+END_TEST
+
 START_TEST(leader_values)
 {
 	const char *defaults[] = {"run", "--kube", "--enable-leader-election"};
@@ -364,6 +401,7 @@ int main(void)
 	tcase_add_test(tc, shard_values);
 	tcase_add_test(tc, verify_values);
 	tcase_add_test(tc, run_limits);
+	tcase_add_test(tc, kube_sync_timeout);
 	tcase_add_test(tc, leader_values);
 	tcase_add_test(tc, tenancy_values);
 	tcase_add_test(tc, default_state_dir);

@@ -22,6 +22,7 @@
 #include "imageguard/controller/kubesource.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/util/buf.h"
 #include "imageguard/util/error.h"
 #include "support/fixture.h"
@@ -775,6 +776,226 @@ START_TEST(no_references_nothing_to_read)
 }
 END_TEST
 
+/* ---- what a shard keeps ---- */
+
+/* A watch keeps of a policy or repository what documents and Events read, nothing else. */
+START_TEST(slim_objects)
+{
+	json_t *obj = parse(
+	    "{\"apiVersion\": \"" IMG "/v1\", \"kind\": \"ImagePolicy\", \"metadata\": {\"name\": "
+	    "\"p\", \"namespace\": \"n\", \"uid\": \"u-1\", \"resourceVersion\": \"7\", "
+	    "\"generation\": 3, \"creationTimestamp\": \"2024-01-01T00:00:00Z\", \"labels\": "
+	    "{\"a\": \"b\"}, \"annotations\": {\"kubectl.kubernetes.io/"
+	    "last-applied-configuration\": \"{...}\", \"imageguard.io/settle\": \"1h\"}, "
+	    "\"managedFields\": [{\"manager\": \"kubectl\"}]}, \"spec\": {\"imageRepositoryRef\": "
+	    "{\"name\": \"r\"}}, \"status\": {\"latestRef\": {\"tag\": \"1.0.0\"}}}");
+	json_t *want = parse(
+	    "{\"apiVersion\": \"" IMG "/v1\", \"kind\": \"ImagePolicy\", \"metadata\": {\"name\": "
+	    "\"p\", \"namespace\": \"n\", \"uid\": \"u-1\", \"resourceVersion\": \"7\", "
+	    "\"labels\": {\"a\": \"b\"}, \"annotations\": {\"imageguard.io/settle\": \"1h\"}}, "
+	    "\"spec\": {\"imageRepositoryRef\": {\"name\": \"r\"}}}");
+	json_t *got = kubesource_slim(obj), *doc_full, *doc_slim;
+	char *a, *b;
+
+	ck_assert_msg(json_equal(got, want), "%s", a = json_dumps(got, JSON_SORT_KEYS));
+	/* the document a configuration reads is the same either way */
+	doc_full = kubesource_document_json("ImagePolicy", obj);
+	doc_slim = kubesource_document_json("ImagePolicy", got);
+	a = json_dumps(doc_full, JSON_SORT_KEYS);
+	b = json_dumps(doc_slim, JSON_SORT_KEYS);
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	json_decref(doc_full);
+	json_decref(doc_slim);
+	json_decref(got);
+	json_decref(want);
+	json_decref(obj);
+}
+END_TEST
+
+/* A Git URL whose (URL, main) pair shard want of 2 owns (shard.h's hash, not re-implemented). */
+static void url_of_shard(char *out, size_t n, unsigned want)
+{
+	for (int i = 0; i < 1000; i++) {
+		struct error err = ERROR_INIT;
+		char *norm = NULL;
+		unsigned owner;
+
+		snprintf(out, n, "https://git.example.com/team/app%d.git", i);
+		ck_assert_int_eq(shard_normalize_url(&norm, out, &err), 0);
+		owner = (unsigned)(shard_hash(norm, "main") % 2);
+		free(norm);
+		if (owner == want)
+			return;
+	}
+	ck_abort_msg("no URL for shard %u", want);
+}
+
+/* A GitRepository NAME at url and the automation NAME writing main, in ns. */
+static void automation_in(const char *ns, const char *name, const char *url)
+{
+	struct buf path = BUF_INIT, body = BUF_INIT;
+
+	ck_assert_int_eq(buf_printf(&path, "/apis/" SRC "/v1/namespaces/%s/gitrepositories", ns),
+	                 0);
+	ck_assert_int_eq(buf_printf(&body,
+	                            "{\"metadata\": {\"name\": \"%s\"}, \"spec\": {\"interval\": "
+	                            "\"1m\", \"url\": \"%s\", \"ref\": {\"branch\": \"main\"}}}",
+	                            name, url),
+	                 0);
+	api("POST", path.data, body.data);
+	buf_reset(&path);
+	buf_reset(&body);
+	ck_assert_int_eq(
+	    buf_printf(&path, "/apis/" IMG "/v1beta2/namespaces/%s/imageupdateautomations", ns), 0);
+	ck_assert_int_eq(
+	    buf_printf(&body,
+	               "{\"metadata\": {\"name\": \"%s\"}, \"spec\": {\"interval\": \"1m\", "
+	               "\"sourceRef\": {\"kind\": \"GitRepository\", \"name\": \"%s\"}, \"git\": "
+	               "{\"checkout\": {\"ref\": {\"branch\": \"main\"}}, \"commit\": "
+	               "{\"author\": {\"name\": \"a\", \"email\": \"a@example.com\"}}, "
+	               "\"push\": {\"branch\": \"main\"}}, \"update\": {\"path\": \"./\", "
+	               "\"strategy\": \"Setters\"}}}",
+	               name, name),
+	    0);
+	api("POST", path.data, body.data);
+	buf_release(&path);
+	buf_release(&body);
+}
+
+/* ImageRepository repo in ns, and with policy non-NULL the ImagePolicy policy using repo of
+ * repo_ns (NULL: ns). */
+static void policy_in(const char *ns, const char *repo, const char *policy, const char *repo_ns)
+{
+	struct buf path = BUF_INIT, body = BUF_INIT;
+
+	ck_assert_int_eq(
+	    buf_printf(&path, "/apis/" IMG "/v1beta2/namespaces/%s/imagerepositories", ns), 0);
+	ck_assert_int_eq(buf_printf(&body,
+	                            "{\"metadata\": {\"name\": \"%s\", \"annotations\": "
+	                            "{\"kubectl.kubernetes.io/last-applied-configuration\": "
+	                            "\"{}\"}}, \"spec\": {\"image\": \"reg.example/%s/%s\", "
+	                            "\"interval\": \"1m\"}}",
+	                            repo, ns, repo),
+	                 0);
+	api("POST", path.data, body.data);
+	buf_reset(&path);
+	buf_reset(&body);
+	if (policy) {
+		ck_assert_int_eq(
+		    buf_printf(&path, "/apis/" IMG "/v1beta2/namespaces/%s/imagepolicies", ns), 0);
+		ck_assert_int_eq(buf_printf(&body,
+		                            "{\"metadata\": {\"name\": \"%s\"}, \"spec\": "
+		                            "{\"imageRepositoryRef\": {\"name\": \"%s\"%s%s%s}, "
+		                            "\"policy\": {\"semver\": {\"range\": \">=1.0.0\"}}}}",
+		                            policy, repo, repo_ns ? ", \"namespace\": \"" : "",
+		                            repo_ns ? repo_ns : "", repo_ns ? "\"" : ""),
+		                 0);
+		api("POST", path.data, body.data);
+	}
+	buf_release(&path);
+	buf_release(&body);
+}
+
+static struct kubesource *open_shard(const struct shard_spec *shard)
+{
+	struct kubesource_options o = {0};
+	struct kubesource *ks = NULL;
+	struct error err = ERROR_INIT;
+
+	o.kubeconfig = kubeconfig;
+	o.secrets_parent = tmp;
+	o.sync_timeout_ms = 60000;
+	o.shards = shard->shards;
+	o.shard = shard;
+	ck_assert_msg(kubesource_new(&ks, &o, &err) == 0, "%s", err.msg);
+	return ks;
+}
+
+static bool holds(struct kubesource *ks, const char *kind, const char *ns, const char *name)
+{
+	const char *uid, *rv;
+
+	return kubesource_identity(ks, kind, ns, name, &uid, &rv);
+}
+
+/* Loads whenever the objects changed until kind ns/name is held, or 30 s. */
+static bool held_after_loads(struct kubesource *ks, const char *kind, const char *ns,
+                             const char *name)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	const char *sdir;
+	uint64_t seen = 0;
+	bool held = holds(ks, kind, ns, name);
+
+	for (int64_t end = mono_ms() + 30000; !held && mono_ms() < end;) {
+		struct timespec ts = {0, 50000000L};
+
+		if (kubesource_changes(ks) != seen) {
+			seen = kubesource_changes(ks);
+			config_free(load(ks, &diags, &sdir));
+			held = holds(ks, kind, ns, name);
+		}
+		nanosleep(&ts, NULL);
+	}
+	config_diags_release(&diags);
+	return held;
+}
+
+/* Shard 1 of 2 holds the policies and repositories of the namespaces where it owns an
+ * automation and the repositories their policies name elsewhere, nothing else of those kinds
+ * (every automation and GitRepository, which say who owns what); an automation of its own in
+ * another namespace brings that namespace's objects; shard 0 holds everything. */
+START_TEST(shard_keeps_its_namespaces)
+{
+	const struct shard_spec one = {NULL, 2, 1}, zero = {NULL, 2, 0};
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct kubesource *ks;
+	const char *sdir;
+	char mine[200], theirs[200], later[200];
+
+	tmp_make();
+	admin_open();
+	url_of_shard(mine, sizeof(mine), 1);
+	url_of_shard(theirs, sizeof(theirs), 0);
+	automation_in("kk-mine", "auto", mine);
+	automation_in("kk-theirs", "auto", theirs);
+	policy_in("kk-mine", "app", "app", NULL);
+	policy_in("kk-mine", "far", "far", "kk-lib");
+	policy_in("kk-lib", "far", NULL, NULL);
+	policy_in("kk-lib", "other", "other", NULL);
+	policy_in("kk-theirs", "app", "app", NULL);
+	ks = open_shard(&one);
+	config_free(load(ks, &diags, &sdir));
+	ck_assert(holds(ks, "ImagePolicy", "kk-mine", "app"));
+	ck_assert(holds(ks, "ImagePolicy", "kk-mine", "far"));
+	ck_assert(holds(ks, "ImageRepository", "kk-mine", "app"));
+	ck_assert(holds(ks, "ImageRepository", "kk-lib", "far"));
+	ck_assert(holds(ks, "ImageUpdateAutomation", "kk-theirs", "auto"));
+	ck_assert(holds(ks, "GitRepository", "kk-theirs", "auto"));
+	ck_assert(!holds(ks, "ImageRepository", "kk-lib", "other"));
+	ck_assert(!holds(ks, "ImagePolicy", "kk-lib", "other"));
+	ck_assert(!holds(ks, "ImagePolicy", "kk-theirs", "app"));
+	ck_assert(!holds(ks, "ImageRepository", "kk-theirs", "app"));
+	/* one of shard 1's own in kk-theirs: its objects come (a second list of those kinds) */
+	url_of_shard(later, sizeof(later), 1);
+	automation_in("kk-theirs", "later", later);
+	ck_assert(held_after_loads(ks, "ImagePolicy", "kk-theirs", "app"));
+	ck_assert(held_after_loads(ks, "ImageRepository", "kk-theirs", "app"));
+	ck_assert(!holds(ks, "ImagePolicy", "kk-lib", "other"));
+	kubesource_free(ks);
+	ks = open_shard(&zero);
+	config_free(load(ks, &diags, &sdir));
+	ck_assert(holds(ks, "ImagePolicy", "kk-lib", "other"));
+	ck_assert(holds(ks, "ImageRepository", "kk-lib", "other"));
+	config_diags_release(&diags);
+	kubesource_free(ks);
+	admin_close();
+	tmp_remove();
+}
+END_TEST
+
 /* ---- an API server without Flux's CRDs (kubeapi.py serves workloads only) ---- */
 
 static struct fixture plain;
@@ -833,6 +1054,7 @@ int main(void)
 	tcase_add_loop_test(tc, secret_folder, 0, sizeof(secret_cases) / sizeof(secret_cases[0]));
 	tcase_add_test(tc, secret_caps);
 	tcase_add_test(tc, secret_sums);
+	tcase_add_test(tc, slim_objects);
 	suite_add_tcase(s, tc);
 
 	tcase_add_unchecked_fixture(kube, etcd_start, etcd_stop);
@@ -840,6 +1062,7 @@ int main(void)
 	tcase_add_test(kube, load_reads_objects_and_secrets);
 	tcase_add_test(kube, no_references_nothing_to_read);
 	tcase_add_test(kube, verify_secret_is_read);
+	tcase_add_test(kube, shard_keeps_its_namespaces);
 	tcase_set_timeout(kube, 180);
 	suite_add_tcase(s, kube);
 

@@ -613,6 +613,64 @@ START_TEST(client_requests)
 }
 END_TEST
 
+/* kube_list_each: every item of every page to the callback, in order, the page's memory
+ * dropped as it goes; the caps as kube_list's; a callback's error ends the list with it. */
+struct seen {
+	size_t n, stop_at;
+	json_t *names;
+};
+
+static int see(void *ctx, json_t *item, struct error *err)
+{
+	struct seen *s = ctx;
+
+	if (++s->n == s->stop_at)
+		return error_set(err, IG_EINVALID, "stop at %zu", s->n);
+	json_array_append(s->names, json_object_get(json_object_get(item, "metadata"), "name"));
+	return 0;
+}
+
+START_TEST(list_each_pages)
+{
+	struct kube_options o;
+	struct kube_client *c;
+	struct error err = ERROR_INIT;
+	struct seen s = {0, 0, json_array()};
+	json_t *all = NULL;
+	char *rv = NULL;
+
+	kube_options_init(&o);
+	c = client("client-token", false, true, &o);
+	ck_assert_msg(
+	    kube_list_each(&rv, c, "/api/v1/namespaces/prod/pods", "app=web", see, &s, &err) == 0,
+	    "%s", err.msg);
+	ck_assert_ptr_nonnull(rv);
+	ck_assert_int_eq(kube_list(&all, c, "/api/v1/namespaces/prod/pods", "app=web", &err), 0);
+	ck_assert_uint_eq(s.n, 7); /* three pages of at most 3, as kube_list */
+	for (size_t i = 0; i < json_array_size(all); i++)
+		ck_assert(json_equal(
+		    json_array_get(s.names, i),
+		    json_object_get(json_object_get(json_array_get(all, i), "metadata"), "name")));
+	json_decref(all);
+	free(rv);
+	s = (struct seen){0, 5, s.names};
+	ck_assert_int_eq(
+	    kube_list_each(NULL, c, "/api/v1/namespaces/prod/pods", "app=web", see, &s, &err),
+	    IG_EINVALID);
+	ck_assert_str_eq(err.msg, "stop at 5");
+	kube_client_free(c);
+	o.max_items = 5;
+	c = client("client-token", false, true, &o);
+	s = (struct seen){0, 0, s.names};
+	ck_assert_int_eq(
+	    kube_list_each(NULL, c, "/api/v1/namespaces/prod/pods", NULL, see, &s, &err),
+	    IG_ETOOBIG);
+	ck_assert_msg(strstr(err.msg, "more than 5 items") != NULL, "%s", err.msg);
+	kube_client_free(c);
+	json_decref(s.names);
+}
+END_TEST
+
 START_TEST(client_auth_and_tls)
 {
 	struct kube_client *c;
@@ -724,6 +782,7 @@ int main(void)
 	tcase_add_unchecked_fixture(tc, api_start, api_stop);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, client_requests);
+	tcase_add_test(tc, list_each_pages);
 	tcase_add_test(tc, client_auth_and_tls);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
