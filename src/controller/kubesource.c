@@ -651,6 +651,10 @@ void kubesource_free(struct kubesource *ks)
 	kube_client_free(ks->load_reader.c);
 	kube_client_free(ks->check_reader.c);
 	kubesa_stop();
+	/* every watch told first: each ends within its own second, all at once, not in turn */
+	for (int k = 0; k < K_COUNT; k++)
+		kubewatch_cancel(ks->watch[k]);
+	kubewatch_cancel(ks->namespaces);
 	for (int k = 0; k < K_COUNT; k++)
 		kubewatch_free(ks->watch[k]);
 	kubewatch_free(ks->namespaces);

@@ -328,12 +328,19 @@ fail:
 	return error;
 }
 
-void kubewatch_free(struct kubewatch *w)
+void kubewatch_cancel(struct kubewatch *w)
 {
 	if (!w)
 		return;
 	w->quit = 1;
 	w->cut = 1;
+}
+
+void kubewatch_free(struct kubewatch *w)
+{
+	if (!w)
+		return;
+	kubewatch_cancel(w);
 	if (w->started)
 		pthread_join(w->thread, NULL);
 	kube_client_free(w->client);

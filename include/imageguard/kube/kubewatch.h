@@ -41,6 +41,9 @@ void kubewatch_refilter(struct kubewatch *w);
 
 /* Stops the thread (it ends its request within about a second) and frees. NULL-safe. */
 void kubewatch_free(struct kubewatch *w);
+/* Tells w's thread to end its request and stop (within about a second), without waiting:
+ * cancel every watch, then free each, and their ends overlap. Safe with NULL. */
+void kubewatch_cancel(struct kubewatch *w);
 
 /* True once the first list has been taken in. */
 bool kubewatch_synced(struct kubewatch *w);
