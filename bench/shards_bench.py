@@ -130,7 +130,7 @@ class Replica:
                  os.path.join(self.dir, "state"), "--audit-log",
                  os.path.join(self.dir, "audit.log"), "--log-format", "json", "--listen",
                  "127.0.0.1:%d" % self.port, "--shards", str(SHARDS), "--shard-index",
-                 str(self.shard), "--enable-leader-election",
+                 str(self.shard), "--kube-sync-timeout", "300s", "--enable-leader-election",
                  "--leader-election-lease-duration", "%ds" % LEASE,
                  "--leader-election-renew-deadline", "%ds" % RENEW,
                  "--leader-election-retry-period", "%ds" % RETRY],
