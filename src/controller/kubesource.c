@@ -424,7 +424,7 @@ static int start_watches(struct kubesource *ks, const struct kubesource_options 
 			return error;
 	}
 	/* every Namespace, whatever --watch-label-selector says (it selects Flux's objects) */
-	return o->ns || !(mask & (1u << K_AUTOMATION))
+	return o->ns || ks->namespaces || !(mask & (1u << K_AUTOMATION))
 	           ? 0
 	           : kubewatch_start(&ks->namespaces, &ks->cfg, "/api/v1/namespaces", NULL, o->stop,
 	                             err);
