@@ -397,9 +397,6 @@ static void keep_named(struct kubesource *ks)
 
 /* ---- lifecycle ---- */
 
-static json_t *admit_policy(void *ctx, json_t *obj);
-static json_t *admit_repo(void *ctx, json_t *obj);
-
 /* Starts the watches of the kinds in mask (1 << K_...) not started yet; with K_AUTOMATION, the
  * Namespaces' too. */
 static int start_watches(struct kubesource *ks, const struct kubesource_options *o, unsigned mask,
