@@ -98,6 +98,7 @@ struct kubesource {
 	int64_t deadline_ms;
 	const volatile sig_atomic_t *stop;
 	unsigned shards;                /* --shards N, for the load (config_load_options.shards) */
+	long sync_timeout_ms;           /* --kube-sync-timeout: the first lists, and a relist's */
 	const struct shard_spec *shard; /* which automations are this shard's (NULL: all) */
 	struct keep keep;
 	bool no_cross_ns;    /* --no-cross-namespace-refs, for the load */
@@ -395,6 +396,40 @@ static void keep_named(struct kubesource *ks)
 	json_decref(policies);
 }
 
+static int64_t mono_ms(void);
+
+/* Waits until w holds what its admit function now keeps, at most until deadline or SIGTERM;
+ * says so when it gives up. */
+static void wait_settled(struct kubesource *ks, int k, int64_t deadline)
+{
+	while (!kubewatch_settled(ks->watch[k])) {
+		struct timespec ts = {0, 20000000L};
+
+		if (mono_ms() >= deadline || (ks->stop && *ks->stop)) {
+			log_warn(
+			    "kube.shard",
+			    "%s not listed again within %ld.%03lds (--kube-sync-timeout): this "
+			    "load may miss some of them",
+			    kinds[k].plural, ks->sync_timeout_ms / 1000,
+			    ks->sync_timeout_ms % 1000);
+			return;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Before a shard's load: when the last load changed the namespaces it keeps, their policies
+ * are listed again, then the repositories those policies name, so that a load never sees a
+ * newly kept policy without its repository (an invalid object for one load). */
+static void settle(struct kubesource *ks)
+{
+	int64_t deadline = mono_ms() + ks->sync_timeout_ms;
+
+	wait_settled(ks, K_POLICY, deadline);
+	keep_named(ks);
+	wait_settled(ks, K_REPO, deadline);
+}
+
 /* ---- lifecycle ---- */
 
 /* Starts the watches of the kinds in mask (1 << K_...) not started yet; with K_AUTOMATION, the
@@ -426,8 +461,6 @@ static int start_watches(struct kubesource *ks, const struct kubesource_options 
 	           : kubewatch_start(&ks->namespaces, &ks->cfg, "/api/v1/namespaces", NULL, o->stop,
 	                             err);
 }
-
-static int64_t mono_ms(void);
 
 /* Waits until every watch started has its first list, at most until deadline (CLOCK_MONOTONIC
  * ms): kubesource_new's one wait of o->sync_timeout_ms, however many steps it starts. */
@@ -564,6 +597,7 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	ko.stop = o->write_stop;
 	ks->stop = o->stop;
 	ks->shards = o->shards;
+	ks->sync_timeout_ms = o->sync_timeout_ms ? o->sync_timeout_ms : 30000;
 	ks->shard = o->shard;
 	pthread_mutex_init(&ks->keep.mu, NULL);
 	ks->keep.all = !o->shard || o->shard->shards < 2 || o->shard->index == 0;
@@ -1227,6 +1261,8 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	*out = NULL;
 	*secrets_dir = ks->secrets_dir;
 	refs_release(&ks->loading);
+	if (!ks->keep.all)
+		settle(ks);
 	for (int k = 0; k < K_COUNT; k++) {
 		if (!(snap[k] = kubewatch_snapshot(ks->watch[k]))) {
 			error = error_oom(err);

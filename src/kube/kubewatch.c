@@ -31,6 +31,9 @@ struct kubewatch {
 	char *rv;           /* NULL: list next */
 	bool synced;
 	bool refilter; /* kubewatch_refilter: list again with the admit function's new answers */
+	/* kubewatch_refilter's calls, and how many of them the last list began after (settled
+	 * when the two are equal) */
+	uint64_t refilters, refilters_listed;
 	uint64_t changes;
 	struct error last;
 };
@@ -158,10 +161,15 @@ static int relist(struct kubewatch *w, struct error *err)
 	struct listing l = {w, json_object()};
 	json_t *objects;
 	char *rv = NULL;
+	uint64_t refilters;
 	int error;
 
 	if (!(objects = l.objects))
 		return error_oom(err);
+	/* the admit function's answers were changed before each of these calls */
+	pthread_mutex_lock(&w->mu);
+	refilters = w->refilters;
+	pthread_mutex_unlock(&w->mu);
 	if ((error = kube_list_each(&rv, w->client, w->path, w->selector, take, &l, err)) < 0) {
 		json_decref(objects);
 		return error;
@@ -174,6 +182,7 @@ static int relist(struct kubewatch *w, struct error *err)
 	free(w->rv);
 	w->rv = rv;
 	w->synced = true;
+	w->refilters_listed = refilters;
 	error_clear(&w->last);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
@@ -356,8 +365,19 @@ void kubewatch_refilter(struct kubewatch *w)
 {
 	pthread_mutex_lock(&w->mu);
 	w->refilter = true;
+	w->refilters++;
 	w->cut = 1;
 	pthread_mutex_unlock(&w->mu);
+}
+
+bool kubewatch_settled(struct kubewatch *w)
+{
+	bool s;
+
+	pthread_mutex_lock(&w->mu);
+	s = w->synced && w->refilters_listed == w->refilters;
+	pthread_mutex_unlock(&w->mu);
+	return s;
 }
 
 bool kubewatch_synced(struct kubewatch *w)

@@ -48,6 +48,10 @@ void kubewatch_cancel(struct kubewatch *w);
 /* True once the first list has been taken in. */
 bool kubewatch_synced(struct kubewatch *w);
 
+/* True once a list begun after the last kubewatch_refilter has been taken in (and the first
+ * list): the cache holds what the admit function's current answers keep. */
+bool kubewatch_settled(struct kubewatch *w);
+
 /* A count that grows with every change of an object other than its status (and its
  * resourceVersion and managedFields): what a new configuration depends on. */
 uint64_t kubewatch_changes(struct kubewatch *w);

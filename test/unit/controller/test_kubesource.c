@@ -996,6 +996,68 @@ START_TEST(shard_keeps_its_namespaces)
 }
 END_TEST
 
+/* The first diagnostic of d that names ns, or NULL. */
+static const struct config_diag *diag_naming(const struct config_diags *d, const char *ns)
+{
+	for (size_t i = 0; i < d->len; i++)
+		if (strstr(d->items[i].message, ns) || strstr(d->items[i].file, ns))
+			return &d->items[i];
+	return NULL;
+}
+
+/* When a new automation brings a namespace to shard 1 of 2, its policies are listed again, then
+ * the repository one of them names in a third namespace: no load in between sees that policy
+ * without its repository (which would report it invalid for one load). */
+START_TEST(shard_new_namespace_loads_whole)
+{
+	const struct shard_spec one = {NULL, 2, 1};
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct kubesource *ks;
+	const char *sdir;
+	char url[200];
+	uint64_t seen;
+	bool held = false;
+
+	tmp_make();
+	admin_open();
+	policy_in("kn-new", "app", "app", NULL);
+	policy_in("kn-new", "far", "far", "kn-lib");
+	api("POST", "/apis/" IMG "/v1beta2/namespaces/kn-lib/imagerepositories",
+	    "{\"metadata\": {\"name\": \"far\"}, \"spec\": {\"image\": \"reg.example/kn-lib/far\", "
+	    "\"interval\": \"1m\", \"accessFrom\": {\"namespaceSelectors\": [{\"matchLabels\": "
+	    "{\"kubernetes.io/metadata.name\": \"kn-new\"}}]}}}");
+	ks = open_shard(&one);
+	config_free(load(ks, &diags, &sdir));
+	ck_assert(!holds(ks, "ImagePolicy", "kn-new", "far"));
+	url_of_shard(url, sizeof(url), 1);
+	automation_in("kn-new", "auto", url);
+	seen = 0; /* load at once, then whenever the objects changed */
+	for (int64_t end = mono_ms() + 30000; !held && mono_ms() < end;) {
+		struct timespec ts = {0, 20000000L};
+
+		if (kubesource_changes(ks) != seen) {
+			seen = kubesource_changes(ks);
+			const struct config_diag *bad;
+
+			config_free(load(ks, &diags, &sdir));
+			bad = diag_naming(&diags, "kn-new");
+			ck_assert_msg(!bad, "%s: %s", bad ? bad->file : "",
+			              bad ? bad->message : "");
+			held = holds(ks, "ImagePolicy", "kn-new", "far");
+		}
+		nanosleep(&ts, NULL);
+	}
+	ck_assert(held);
+	ck_assert(holds(ks, "ImageRepository", "kn-lib", "far"));
+	ck_assert(holds(ks, "ImagePolicy", "kn-new", "app"));
+	ck_assert(holds(ks, "ImageRepository", "kn-new", "app"));
+	config_diags_release(&diags);
+	kubesource_free(ks);
+	admin_close();
+	tmp_remove();
+}
+END_TEST
+
 /* ---- an API server without Flux's CRDs (kubeapi.py serves workloads only) ---- */
 
 static struct fixture plain;
@@ -1063,6 +1125,7 @@ int main(void)
 	tcase_add_test(kube, no_references_nothing_to_read);
 	tcase_add_test(kube, verify_secret_is_read);
 	tcase_add_test(kube, shard_keeps_its_namespaces);
+	tcase_add_test(kube, shard_new_namespace_loads_whole);
 	tcase_set_timeout(kube, 180);
 	suite_add_tcase(s, kube);
 
