@@ -29,6 +29,7 @@
 #include "imageguard/util/metrics.h"
 #include "imageguard/pass/passmetrics.h"
 #include "imageguard/pass/reconcile.h"
+#include "imageguard/pass/shard.h"
 #include "imageguard/pass/verifygate.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/report/report.h"
@@ -542,20 +543,71 @@ static int start(struct runner *rn, struct error *err)
 	return 0;
 }
 
-/* Standby: no pass, no write, until this replica holds the lease (or a stop). Then the
- * configuration is brought up to date before the first pass. */
+/* The objects (--kube) or the configuration files changed since the last load. */
+static bool config_changed(struct runner *rn)
+{
+	return rn->kube ? kubesource_changes(rn->kube) != rn->kube_changes
+	                : fingerprint(rn->o->config) != rn->fingerprint;
+}
+
+static bool standing_by(const struct runner *rn)
+{
+	return !stop_requested && !leader_is_leading(rn->leader) && !leader_lost(rn->leader);
+}
+
+/* A standby's round: the Git cache of each automation this shard owns is cloned, or fetched,
+ * as a pass would open it, so that the pass after a takeover starts from a warm cache instead
+ * of cloning every remote. Nothing is written but the local cache; the round ends early when
+ * the lease is taken (the clone in flight is finished: that pass needs it). */
+static void warm_caches(struct runner *rn)
+{
+	struct reconcile_options ro = {0};
+	size_t warmed = 0, owned = 0;
+	int64_t t0 = now_ms();
+
+	ro.config = rn->cfg;
+	ro.state_dir = rn->o->state_dir;
+	ro.secrets_dir = rn->kube ? rn->kube_secrets : rn->o->secrets_dir;
+	ro.stop = &stop_requested;
+	for (size_t i = 0; rn->cfg && i < rn->cfg->automations_len && standing_by(rn); i++) {
+		const struct config_automation *a = &rn->cfg->automations[i];
+		struct error err = ERROR_INIT;
+
+		if (!shard_owns(&rn->o->shard, a))
+			continue;
+		owned++;
+		if (reconcile_warm_git(&ro, a, &err) < 0)
+			log_warn("run.standby", "automation '%s': Git cache not warmed: %s", a->id,
+			         err.msg);
+		else
+			warmed++;
+	}
+	if (owned)
+		log_info("run.standby", "Git caches of %zu of %zu automations warmed in %lld ms",
+		         warmed, owned, (long long)(now_ms() - t0));
+}
+
+/* Standby: no pass, no write, until this replica holds the lease (or a stop); meanwhile it
+ * keeps the Git caches warm (warm_caches) at the pass interval. Then the configuration is
+ * brought up to date before the first pass. */
 static void wait_leading(struct runner *rn)
 {
 	bool waited = false;
+	int64_t warm_due = now_ms();
 
-	while (!stop_requested && !leader_is_leading(rn->leader) && !leader_lost(rn->leader)) {
+	while (standing_by(rn)) {
 		waited = true;
+		if (now_ms() >= warm_due) {
+			if (config_changed(rn))
+				try_reload(rn, "standby");
+			warm_caches(rn);
+			warm_due = jittered(rn, pass_interval_ms(rn->cfg));
+		}
 		sleep_ms(50);
 	}
 	if (!waited || stop_requested)
 		return;
-	if (rn->kube ? kubesource_changes(rn->kube) != rn->kube_changes
-	             : fingerprint(rn->o->config) != rn->fingerprint)
+	if (config_changed(rn))
 		try_reload(rn, "elected leader");
 }
 

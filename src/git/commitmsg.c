@@ -239,7 +239,6 @@ int commitmsg_render(struct buf *out, const struct commitmsg_input *in, struct e
 		               "template '%s': the commit message would contain a NUL byte",
 		               in->tmpl_name ? in->tmpl_name : "messageTemplate");
 	if (rc == 0 && put_trailers(&msg, in->changes, in->n) < 0)
-
 		rc = error_set(err, IG_ETOOBIG, "commit message: too long");
 	if (rc == 0 && buf_append(out, msg.data ? msg.data : "", msg.len) < 0)
 		rc = error_set(err, IG_ETOOBIG, "commit message: too long");

@@ -54,8 +54,6 @@ int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error
 	return 0;
 }
 
-/* Writes data to file (relative to the clone) through a random-named O_EXCL temporary and a
- * rename, keeping the mode: the clone is untrusted, so no link is followed or replaced. */
 /* Phase one for an automation: a fresh clone and its markers; notes which policies are
  * marked so that only the repositories they use are listed. */
 static void open_automation(struct autorun *ar)

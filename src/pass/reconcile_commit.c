@@ -400,14 +400,15 @@ void reconcile_fail_writes(struct autorun *ar, const char *msg)
 	fail_writes(ar, GUARD_GIT, msg);
 }
 
-int reconcile_open_git(struct autorun *ar, struct error *err)
+/* Opens (cloning once) the Git cache of automation a as a pass does; *out NULL on failure. */
+static int open_git(struct gitstore **out, const struct reconcile_options *o,
+                    const struct config_automation *a, struct error *err)
 {
-	const struct reconcile_options *o = ar->p->o;
-	const struct config_automation *a = ar->a;
 	struct gitstore_options go = {0};
 	char *secret = NULL, *signing = NULL;
 	int error;
 
+	*out = NULL;
 	if (a->source->secret_ref &&
 	    (error = config_secret_path(&secret, o->secrets_dir, a->source->secret_ref, err)) < 0)
 		return error;
@@ -433,10 +434,25 @@ int reconcile_open_git(struct autorun *ar, struct error *err)
 	if (o->fence && (!go.timeout_ms || go.timeout_ms > o->fence->push_ms(o->fence->ctx)))
 		go.timeout_ms =
 		    (long)o->fence->push_ms(o->fence->ctx); /* a fenced push's Git I/O */
-	ar->markers_epoch = 0;
-	error = gitstore_open(&ar->g, &go, err);
+	error = gitstore_open(out, &go, err);
 	free(secret);
 	free(signing);
+	return error;
+}
+
+int reconcile_open_git(struct autorun *ar, struct error *err)
+{
+	ar->markers_epoch = 0;
+	return open_git(&ar->g, ar->p->o, ar->a, err);
+}
+
+int reconcile_warm_git(const struct reconcile_options *o, const struct config_automation *a,
+                       struct error *err)
+{
+	struct gitstore *g = NULL;
+	int error = open_git(&g, o, a, err);
+
+	gitstore_free(g);
 	return error;
 }
 

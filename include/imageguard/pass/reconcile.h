@@ -12,6 +12,7 @@
 
 struct audit;
 struct config;
+struct config_automation;
 struct error;
 struct metrics;
 struct registry_client;
@@ -62,5 +63,12 @@ struct reconcile_options {
  * them), never a stop for the others. Returns 0, or negative only when the pass could not
  * run at all (out of memory, threads). */
 int reconcile_pass(struct report *out, const struct reconcile_options *o, struct error *err);
+
+/* A standby's preparation for taking over (run --enable-leader-election): clones automation
+ * a's remote into the Git cache below o->state_dir, or fetches and syncs a clone there,
+ * exactly as a pass opens it (o's state_dir, secrets_dir, stop and fence are read), and
+ * writes nothing else: no commit, no push. Returns 0 or gitstore_open's error. */
+int reconcile_warm_git(const struct reconcile_options *o, const struct config_automation *a,
+                       struct error *err);
 
 #endif

@@ -3,7 +3,8 @@
 (kubeapi_etcd.py: Leases in a real etcd, resourceVersion = mod_revision, compare-and-swap
 updates, Status bodies for 404/409), a real docker-registry and a bare Git remote, with short
 timings (3s / 2s / 500ms). One leads and commits with the Imageguard-Lease trailer, the other is
-a ready standby with imageguard_leader 0; kubectl reads the Lease and its stale replace is a
+a ready standby with imageguard_leader 0 that keeps its own Git cache warm (a clone, no push)
+and so clones nothing after taking over; kubectl reads the Lease and its stale replace is a
 409; SIGTERM of the leader releases it and the standby takes over at once (leaseTransitions +1);
 a head written under a newer generation of the lease is not pushed on, also under a person's
 commit; a pass longer than the lease keeps it (renewal has its own thread); a leader that
@@ -133,8 +134,15 @@ def one_leads_and_commits_with_the_trailer_the_other_stands_by(st):
     wait(lambda: leader.leader_gauge() == 1, "leader imageguard_leader 1", 5)
     time.sleep(1.5)
     harness.check(not standby.events("reconcile.pass") and
-                  not standby.events("git.commit"), "the standby ran no pass",
-                  standby.text()[-2000:])
+                  not standby.events("git.commit") and not standby.events("git.push"),
+                  "the standby ran no pass", standby.text()[-2000:])
+    # ... but keeps its own Git cache warm for a takeover: cloned once, in its state dir
+    warmed = wait(lambda: standby.events("run.standby"), "the standby's warm round", 10,
+                  standby.text)
+    harness.check("Git caches of 1 of 1 automations warmed" in warmed[0]["msg"] and
+                  len(standby.events("git.clone")) == 1 and
+                  os.listdir(os.path.join(env.dir, "state-" + standby.name, "git")),
+                  "the standby cloned into its own cache", warmed, standby.text()[-2000:])
     harness.check(leader.events("reconcile.pass"), "the leader runs passes")
     st["leader"], st["standby"] = leader, standby
 
@@ -188,6 +196,10 @@ def sigterm_releases_and_the_standby_takes_over(st):
     harness.check(took < 2.0, "takeover after release took %.2fs" % took,
                   leader.text()[-1500:], standby.text()[-3000:])
     print("# takeover after the leader's SIGTERM: %.2fs" % took)
+    # its first pass starts from the cache it kept warm: no clone after the election
+    harness.check(standby.events("git.clone") and
+                  all(stamp(e) < stamp(elected[-1]) for e in standby.events("git.clone")),
+                  "no clone after the takeover", standby.text()[-3000:])
     harness.check(spec["leaseTransitions"] == 1, "transitions +1", spec)
     wait(lambda: standby.leader_gauge() == 1, "new leader gauge 1", 5)
     env.push("team/app", ["v1.2.0"])
