@@ -41,6 +41,8 @@
 /* Gauge, 1 with --shards: labels shard (the index) and shards (N). */
 #define RUN_METRIC_SHARD_INFO "imageguard_shard_info"
 #define WATCH_EVERY_MS 1000
+#define STANDBY_WARM_MS (5 * 60 * 1000) /* a standby's Git fetches: at most this often */
+#define STANDBY_REWARM_MS 10000         /* ... and after a reload, at most this often */
 #define WATCH_MAX_DEPTH 16
 
 /* Set by the signal thread, read by the loop and (stop) by reconcile between commits. */
@@ -588,20 +590,30 @@ static void warm_caches(struct runner *rn)
 }
 
 /* Standby: no pass, no write, until this replica holds the lease (or a stop); meanwhile it
- * keeps the Git caches warm (warm_caches) at the pass interval. Then the configuration is
- * brought up to date before the first pass. */
+ * keeps the Git caches warm (warm_caches): at start, every pass interval but at most every
+ * STANDBY_WARM_MS (a fetch at takeover brings the rest), and within STANDBY_REWARM_MS of a
+ * reload. Then the configuration is brought up to date before the first pass. */
 static void wait_leading(struct runner *rn)
 {
 	bool waited = false;
-	int64_t warm_due = now_ms();
+	int64_t warm_due = now_ms(), warmed = 0, next_watch = now_ms() + WATCH_EVERY_MS;
 
 	while (standing_by(rn)) {
+		int64_t every = pass_interval_ms(rn->cfg);
+
 		waited = true;
-		if (now_ms() >= warm_due) {
-			if (config_changed(rn))
+		if (now_ms() >= next_watch) {
+			next_watch = now_ms() + WATCH_EVERY_MS;
+			if (config_changed(rn)) { /* new automations: warm soon, not per change */
 				try_reload(rn, "standby");
+				if (warm_due > warmed + STANDBY_REWARM_MS)
+					warm_due = warmed + STANDBY_REWARM_MS;
+			}
+		}
+		if (now_ms() >= warm_due) {
+			warmed = now_ms();
 			warm_caches(rn);
-			warm_due = jittered(rn, pass_interval_ms(rn->cfg));
+			warm_due = jittered(rn, every > STANDBY_WARM_MS ? every : STANDBY_WARM_MS);
 		}
 		sleep_ms(50);
 	}
