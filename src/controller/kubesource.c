@@ -90,7 +90,7 @@ struct kubesource {
 	char image_api[128], source_api[128];
 	char *secrets_dir; /* owned, made by mkdtemp */
 	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
-	/* "Kind/ns/name" -> {"uid", "resourceVersion"} of every object the last load read */
+	/* "Kind/ns/name" -> "uid\0resourceVersion" of every object the last load read */
 	json_t *identities;
 	/* Secrets and ServiceAccounts: the load's reader and the passes' re-reads' (active: the
 	 * one in use), and while a pass reads, its deadline (CLOCK_MONOTONIC ms; 0: none) */
@@ -241,7 +241,7 @@ static json_t *admit_policy(void *ctx, json_t *obj)
 	pthread_mutex_lock(&ks->keep.mu);
 	kept = ks->keep.all || json_object_get(ks->keep.ns, ns_of(obj));
 	pthread_mutex_unlock(&ks->keep.mu);
-	return kept ? kubesource_slim(obj) : NULL;
+	return kept ? kubesource_pack(obj) : NULL;
 }
 
 static json_t *admit_repo(void *ctx, json_t *obj)
@@ -256,7 +256,7 @@ static json_t *admit_repo(void *ctx, json_t *obj)
 	kept = ks->keep.all || json_object_get(ks->keep.ns, ns_of(obj)) ||
 	       json_object_get(ks->keep.repos, key);
 	pthread_mutex_unlock(&ks->keep.mu);
-	return kept ? kubesource_slim(obj) : NULL;
+	return kept ? kubesource_pack(obj) : NULL;
 }
 
 /* The set of namespaces where this shard owns an automation of cfg; NULL out of memory. */
@@ -282,14 +282,22 @@ static json_t *named_repositories(const json_t *ns, const json_t *policies)
 
 	json_array_foreach(policies, i, it)
 	{
+		json_t *p = kubesource_unpack(it);
 		const json_t *ref =
-		    json_object_get(json_object_get(it, "spec"), "imageRepositoryRef");
+		    json_object_get(json_object_get(p, "spec"), "imageRepositoryRef");
 		const char *rns = str(json_object_get(ref, "namespace"));
 		char key[600];
 
-		if (!set || !*rns || json_object_get(ns, rns) || !json_object_get(ns, ns_of(it)))
+		if (set && !p) {
+			json_decref(set);
+			set = NULL;
+		}
+		if (!set || !*rns || json_object_get(ns, rns) || !json_object_get(ns, ns_of(p))) {
+			json_decref(p);
 			continue;
+		}
 		snprintf(key, sizeof(key), "%s/%s", rns, str(json_object_get(ref, "name")));
+		json_decref(p);
 		if (json_object_set_new(set, key, json_true()) < 0) {
 			json_decref(set);
 			set = NULL;
@@ -728,12 +736,29 @@ json_t *kubesource_automation(struct kubesource *ks, const char *id)
 	return json_incref(json_object_get(ks->loaded, id));
 }
 
+/* "uid\0resourceVersion" as one string: a fifth of an object {"uid", "resourceVersion"} (two
+ * values and a hashtable); NULL when out of memory. */
+static json_t *identity(const char *uid, const char *rv)
+{
+	size_t u = strlen(uid), r = strlen(rv);
+	char *both = malloc(u + r + 2);
+	json_t *out = NULL;
+
+	if (both) {
+		memcpy(both, uid, u + 1);
+		memcpy(both + u + 1, rv, r + 1);
+		out = json_stringn_nocheck(both, u + r + 1);
+		free(both);
+	}
+	return out;
+}
+
 /* Remembers the automations of snap[K_AUTOMATION] as loaded (their generation and annotations
  * are what the status of the next pass reports), and the uid and resourceVersion of every
  * object, which its Events name (kubectl describe finds Events by involvedObject.uid). */
 static void remember(struct kubesource *ks, json_t *const snap[K_COUNT])
 {
-	json_t *loaded = json_object(), *ids = json_object(), *it;
+	json_t *loaded = json_object(), *ids = json_object(), *packed;
 	size_t i;
 
 	if (!loaded || !ids) {
@@ -742,8 +767,9 @@ static void remember(struct kubesource *ks, json_t *const snap[K_COUNT])
 		return;
 	}
 	for (int k = 0; k < K_COUNT; k++)
-		json_array_foreach(snap[k], i, it)
+		json_array_foreach(snap[k], i, packed)
 		{
+			json_t *it = kubesource_unpack(packed);
 			const json_t *md = json_object_get(it, "metadata");
 			char id[320], key[400];
 
@@ -753,10 +779,9 @@ static void remember(struct kubesource *ks, json_t *const snap[K_COUNT])
 			if (k == K_AUTOMATION)
 				json_object_set(loaded, id, it);
 			json_object_set_new(ids, key,
-			                    json_pack("{s:s, s:s}", "uid",
-			                              str(json_object_get(md, "uid")),
-			                              "resourceVersion",
-			                              str(json_object_get(md, "resourceVersion"))));
+			                    identity(str(json_object_get(md, "uid")),
+			                             str(json_object_get(md, "resourceVersion"))));
+			json_decref(it);
 		}
 	json_decref(ks->loaded);
 	ks->loaded = loaded;
@@ -772,8 +797,9 @@ bool kubesource_identity(const struct kubesource *ks, const char *kind, const ch
 
 	snprintf(key, sizeof(key), "%s/%s/%s", kind, ns, name);
 	id = json_object_get(ks->identities, key);
-	*uid = json_string_value(json_object_get(id, "uid"));
-	*resource_version = json_string_value(json_object_get(id, "resourceVersion"));
+	*uid = json_string_value(id);
+	*resource_version =
+	    *uid && json_string_length(id) > strlen(*uid) ? *uid + strlen(*uid) + 1 : NULL;
 	if (*uid && !**uid)
 		*uid = NULL;
 	if (*resource_version && !**resource_version)
@@ -1283,18 +1309,21 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	for (int k = 0; k < K_COUNT; k++)
 		json_array_foreach(snap[k], i, it)
 		{
-			const json_t *md = json_object_get(it, "metadata");
+			json_t *obj = kubesource_unpack(it);
+			const json_t *md = json_object_get(obj, "metadata");
 			struct buf name = BUF_INIT;
-			char *text = document(ks, k, it);
+			char *text = obj ? document(ks, k, obj) : NULL;
 
 			if (!text || buf_printf(&name, "%s/%s/%s", kinds[k].kind,
 			                        str(json_object_get(md, "namespace")),
 			                        str(json_object_get(md, "name"))) < 0) {
 				free(text);
 				buf_release(&name);
+				json_decref(obj);
 				error = error_oom(err);
 				goto done;
 			}
+			json_decref(obj);
 			names[n] = buf_detach(&name);
 			docs[n] = (struct config_document){names[n], text, strlen(text)};
 			n++;

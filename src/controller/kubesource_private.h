@@ -33,6 +33,16 @@ json_t *kubesource_document_json(const char *kind, const json_t *obj);
  * and resourceVersion. A new reference sharing obj's parts; NULL when out of memory. */
 json_t *kubesource_slim(const json_t *obj);
 
+/* What a watch keeps of an ImagePolicy or ImageRepository (kubepack.c): kubesource_slim's
+ * object as one compact JSON text, its resourceVersion beside it as "status", which the watch
+ * leaves out when it compares. A new reference; NULL when out of memory. */
+json_t *kubesource_pack(const json_t *obj);
+
+/* The slim object back from what kubesource_pack kept (a new reference; NULL when out of
+ * memory); any other object (the automations and GitRepositories the watches keep whole) is
+ * returned as it is, incref'd. */
+json_t *kubesource_unpack(const json_t *kept);
+
 /* Secret s's data (base64 values) into the folder dir, made 0700, one 0600 file per key (the
  * decoded value). More than 64 keys (IG_ETOOBIG), a key that is not [-._a-zA-Z0-9]+ or is
  * "." or "..", or a value that is not a base64 string (IG_EINVALID), or dir that cannot be

@@ -814,6 +814,72 @@ START_TEST(slim_objects)
 }
 END_TEST
 
+/* What a watch keeps is the slim object as one text, its resourceVersion beside it as the
+ * "status" the watch leaves out when it compares: a write of the status alone (a new
+ * resourceVersion) is no change; one of the spec is. */
+START_TEST(packed_objects)
+{
+	static const char *const head =
+	    "{\"apiVersion\": \"" IMG "/v1\", \"kind\": \"ImagePolicy\", \"metadata\": {\"name\": "
+	    "\"p\", \"namespace\": \"n\", \"uid\": \"u-1\", \"resourceVersion\": \"%s\", "
+	    "\"labels\": {\"a\": \"b\"}, \"annotations\": {\"kubectl.kubernetes.io/"
+	    "last-applied-configuration\": \"{...}\"}, \"managedFields\": [{}]}, \"spec\": "
+	    "{\"imageRepositoryRef\": {\"name\": \"%s\"}, \"policy\": {\"semver\": "
+	    "{\"range\": \">=1.0.0\"}}}, \"status\": {\"latestRef\": {\"tag\": \"%s\"}}}";
+	char text[1024];
+	json_t *obj, *kept, *back, *slim, *again, *moved, *x, *y, *plain;
+
+	snprintf(text, sizeof(text), head, "7", "r", "1.0.0");
+	obj = parse(text);
+	ck_assert_ptr_nonnull(kept = kubesource_pack(obj));
+	ck_assert_str_eq(json_string_value(json_object_get(kept, "status")), "7");
+	ck_assert(json_is_string(json_object_get(kept, "packed")));
+	/* unpacked: the slim object, resourceVersion included */
+	ck_assert_ptr_nonnull(back = kubesource_unpack(kept));
+	slim = kubesource_slim(obj);
+	ck_assert_msg(json_equal(back, slim), "%s",
+	              json_string_value(json_object_get(kept, "packed")));
+	json_decref(obj);
+	/* the status written: another resourceVersion, the same without "status" */
+	snprintf(text, sizeof(text), head, "8", "r", "1.1.0");
+	obj = parse(text);
+	again = kubesource_pack(obj);
+	json_decref(obj);
+	snprintf(text, sizeof(text), head, "9", "other", "1.1.0");
+	obj = parse(text);
+	moved = kubesource_pack(obj);
+	json_decref(obj);
+	ck_assert(again && moved);
+	ck_assert(!json_equal(kept, again)); /* a relist sees the new version */
+	x = json_deep_copy(kept);
+	y = json_deep_copy(again);
+	json_object_del(x, "status");
+	json_object_del(y, "status");
+	ck_assert(json_equal(x, y));
+	json_decref(y);
+	json_object_del(y = json_deep_copy(moved), "status");
+	ck_assert(!json_equal(x, y));
+	json_decref(x);
+	json_decref(y);
+	/* an object without a resourceVersion, and one that was never packed */
+	obj = parse("{\"kind\": \"ImageRepository\", \"metadata\": {\"name\": \"r\"}}");
+	ck_assert_ptr_nonnull(x = kubesource_pack(obj));
+	ck_assert_ptr_null(json_object_get(x, "status"));
+	ck_assert_ptr_nonnull(y = kubesource_unpack(x));
+	ck_assert(json_equal(y, obj));
+	ck_assert_ptr_eq(plain = kubesource_unpack(obj), obj);
+	json_decref(plain);
+	json_decref(x);
+	json_decref(y);
+	json_decref(obj);
+	json_decref(again);
+	json_decref(moved);
+	json_decref(slim);
+	json_decref(back);
+	json_decref(kept);
+}
+END_TEST
+
 /* A Git URL whose (URL, main) pair shard want of 2 owns (shard.h's hash, not re-implemented). */
 static void url_of_shard(char *out, size_t n, unsigned want)
 {
@@ -1117,6 +1183,7 @@ int main(void)
 	tcase_add_test(tc, secret_caps);
 	tcase_add_test(tc, secret_sums);
 	tcase_add_test(tc, slim_objects);
+	tcase_add_test(tc, packed_objects);
 	suite_add_tcase(s, tc);
 
 	tcase_add_unchecked_fixture(kube, etcd_start, etcd_stop);
