@@ -30,17 +30,12 @@ import time
 SRC = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 IMAGEGUARD = os.environ.get("IMAGEGUARD") or os.path.join(SRC, "build", "imageguard")
 BENCH = os.path.join(SRC, "bench", "shards_bench.py")
+sys.path.insert(0, os.path.join(SRC, "bench"))
+from shards_bench import PER_FILE, automation, git, git_repository  # noqa: E402
 IMG = "image.toolkit.fluxcd.io"
 SHARDS = 10
 DEAD = "127.0.0.1:1"  # refuses at once: passes are quick
 GIT_HTTP = os.path.join(SRC, "test", "fixtures", "git_http.py")
-PER_FILE = 50  # markers per Deployment file
-GITENV = dict(os.environ, GIT_AUTHOR_NAME="human", GIT_AUTHOR_EMAIL="human@test",
-              GIT_COMMITTER_NAME="human", GIT_COMMITTER_EMAIL="human@test")
-
-
-def git(*args, cwd=None):
-    subprocess.run(["git"] + list(args), cwd=cwd, check=True, capture_output=True, env=GITENV)
 
 
 def free_port():
@@ -76,22 +71,6 @@ def seed_remotes(tmp, pairs, names, host, tag):
         git("commit", "-q", "-m", "seed " + name, cwd=work)
         git("push", "-q", bare, "main", cwd=work)
     return root
-
-
-def git_repository(name, url):
-    return ("---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n"
-            "  name: git-%s\n  namespace: default\nspec:\n  interval: 1m\n"
-            "  url: %s\n  ref:\n    branch: main\n" % (name, url))
-
-
-def automation_yaml(name):
-    return ("---\napiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImageUpdateAutomation\n"
-            "metadata:\n  name: %s\n  namespace: default\nspec:\n  interval: 1s\n"
-            "  sourceRef:\n    kind: GitRepository\n    name: git-%s\n"
-            "  git:\n    checkout:\n      ref:\n        branch: main\n"
-            "    commit:\n      author:\n        name: imageguard\n"
-            "        email: imageguard@test\n    push:\n      branch: main\n"
-            "  update:\n    path: ./\n    strategy: Setters\n" % (name, name))
 
 
 def serve_registry(port, tags):
@@ -144,7 +123,7 @@ def owners(tmp, cands, git_url):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.yaml"), "w") as f:
         for c in cands:
-            f.write(git_repository(c, git_url(c)) + automation_yaml(c))
+            f.write(git_repository(c, git_url(c)) + automation(c))
     r = subprocess.run([IMAGEGUARD, "check-config", "--config", d, "--shards", str(SHARDS)],
                        capture_output=True, text=True)
     return {m.group(1): int(m.group(2)) for m in re.finditer(
