@@ -1,5 +1,6 @@
 /* The leader election thread of `run`: steps the Lease state machine every retry period
- * (jittered as client-go's JitterUntil while standby), publishes imageguard_leader and the
+ * (jittered as client-go's JitterUntil while standby, but cut to the moment another holder's
+ * record expires), publishes imageguard_leader and the
  * fencing state under a mutex, releases on stop. */
 #include <pthread.h>
 #include <signal.h>
@@ -108,9 +109,11 @@ static void *run_thread(void *arg)
 		}
 		if (err.msg[0] && (was == LEASE_LEADING || err.code != IG_ECONFLICT))
 			log_warn("leader.renew", "lease '%s/%s': %s", l->ns, l->name, err.msg);
-		if (now == LEASE_STANDBY) /* wait.Jitter(retry, 1.2) */
-			wait += (int64_t)((double)wait * LEASE_JITTER_FACTOR *
-			                  ((double)rand_r(&l->seed) / ((double)RAND_MAX + 1.0)));
+		if (now == LEASE_STANDBY) /* wait.Jitter(retry, 1.2), cut to the expiry */
+			wait = lease_standby_wait(
+			    &l->lease, wait + (int64_t)((double)wait * LEASE_JITTER_FACTOR *
+			                                ((double)rand_r(&l->seed) /
+			                                 ((double)RAND_MAX + 1.0))));
 		if (!nap(l, wait))
 			break;
 	}

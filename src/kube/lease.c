@@ -147,6 +147,16 @@ enum lease_state lease_step(struct lease *l, struct error *err)
 	return l->state;
 }
 
+int64_t lease_standby_wait(const struct lease *l, int64_t jittered_ms)
+{
+	int64_t left;
+
+	if (!l->have_observed || !l->observed.holder[0] || lease_is_leader(l))
+		return jittered_ms;
+	left = l->observed_at + l->observed.duration_s * 1000 - l->clock.mono(l->clock.ctx);
+	return left >= 0 && left + 1 < jittered_ms ? left + 1 : jittered_ms;
+}
+
 int lease_release(struct lease *l, struct error *err)
 {
 	struct lease_record rec;

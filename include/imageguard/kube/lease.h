@@ -106,6 +106,14 @@ int lease_try_acquire_or_renew(struct lease *l, struct error *err);
  * the renew deadline. Returns the state after the step; err says why the last try failed. */
 enum lease_state lease_step(struct lease *l, struct error *err);
 
+/* How long a standby waits before its next step, given its jittered retry period: that
+ * period, or less when the record another candidate holds expires sooner (observed unchanged
+ * for its leaseDurationSeconds): then 1 ms past that moment, so a standby takes over a dead
+ * leader's lease when it expires, not up to 2.2 retry periods later as client-go's JitterUntil
+ * does. An expiry already passed (the last try failed) leaves the period, so a down API server
+ * is not polled faster. */
+int64_t lease_standby_wait(const struct lease *l, int64_t jittered_ms);
+
 /* client-go's release: when leading, an update with holderIdentity "", leaseDurationSeconds 1
  * and the transitions kept, so a standby takes over at its next try. Returns 0 (also when not
  * leading) or the client's negative code. */

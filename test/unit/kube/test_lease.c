@@ -184,6 +184,43 @@ START_TEST(expiry_is_from_the_observers_clock)
 }
 END_TEST
 
+START_TEST(a_standby_wakes_at_the_expiry)
+{
+	struct fake_server s = {0};
+	struct cand a, b;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	cand_init(&b, &s, "b_2");
+	ck_assert_int_eq(lease_standby_wait(&b.l, 1100), 1100); /* nothing observed yet */
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert_int_eq(lease_standby_wait(&a.l, 100), 100); /* its own record */
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	/* a renews: every change b sees starts a full term again */
+	now_ms += 500;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	ck_assert_int_eq(lease_standby_wait(&b.l, 1100), 1100);
+	/* a dies: 2,800 ms into the unchanged term the jittered retry (1,100) would overshoot the
+	 * expiry by 900 ms; the wait ends 1 ms past it, and that step takes over */
+	now_ms += 2800;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	ck_assert_int_eq(lease_standby_wait(&b.l, 1100), 201);
+	ck_assert_int_eq(lease_standby_wait(&b.l, 150), 150);
+	now_ms += 201;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_LEADING);
+	ck_assert_str_eq(s.rec.holder, "b_2");
+	/* an expiry already passed (the API down) leaves the retry period */
+	cand_init(&a, &s, "a_1");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_STANDBY);
+	s.fail = IG_EFAIL;
+	now_ms += 5000;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_STANDBY);
+	ck_assert_int_eq(lease_standby_wait(&a.l, 1100), 1100);
+}
+END_TEST
+
 START_TEST(fast_and_slow_renew_paths)
 {
 	struct fake_server s = {0};
@@ -567,6 +604,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, create_when_absent);
 	tcase_add_test(tc, blocked_while_held_then_takeover);
 	tcase_add_test(tc, expiry_is_from_the_observers_clock);
+	tcase_add_test(tc, a_standby_wakes_at_the_expiry);
 	tcase_add_test(tc, fast_and_slow_renew_paths);
 	tcase_add_test(tc, conflict_on_a_stale_resource_version);
 	tcase_add_test(tc, a_leader_whose_fast_update_conflicts_and_finds_another_holder_stops);
