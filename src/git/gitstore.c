@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -58,7 +59,23 @@ struct gitstore {
 	uint64_t epoch;            /* wholesale rewrites of the work tree since open */
 	git_index *listed;         /* the index gitstore_list_index lent paths from */
 	struct gitwalk_dirs *dirs; /* the directories of the last clean check, NULL: none */
+	struct { /* gitstore_push_start's push, on a thread of its own until _finish */
+		pthread_t th;
+		bool thread;  /* th runs (or ran) it: joined by _finish or gitstore_free */
+		bool pending; /* started and not landed by _finish */
+		int rc;       /* push()'s */
+		struct error err;
+		git_oid id; /* the commit it pushes */
+	} flight;
 };
+
+/* Waits for the push in flight, if any. */
+static void flight_join(struct gitstore *g)
+{
+	if (g->flight.thread)
+		pthread_join(g->flight.th, NULL);
+	g->flight.thread = false;
+}
 
 #define OWN_WALK_MAX 1000 /* commits of a push branch looked at; beyond: treated as a person's */
 
@@ -1112,6 +1129,7 @@ void gitstore_free(struct gitstore *g)
 {
 	if (!g)
 		return;
+	flight_join(g); /* a push in flight is finished, never cut */
 	git_index_free(g->listed);
 	gitwalk_dirs_free(g->dirs);
 	git_repository_free(g->repo);
@@ -1611,78 +1629,147 @@ void gitstore_push_deadline(struct gitstore *g, int64_t deadline_ms)
 	g->push_deadline_ms = deadline_ms > 0 ? deadline_ms : 0;
 }
 
-int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
-                         struct error *err)
+/* One attempt's edit, part by part, each part its own commit (edit runs on the calling thread):
+ * how many commits were made (the last one in *id), or negative. */
+static int commit_attempt(struct gitstore *g, gitstore_edit_fn edit, void *ctx, git_oid *id,
+                          struct error *err)
 {
 	struct buf message = BUF_INIT_MAX(MESSAGE_MAX);
-	char why[sizeof(g->auth.push_reject)] = "non-fast-forward"; /* the last refusal */
-	git_oid id, part;
-	unsigned attempt;
-	int rc = 0;
+	unsigned parts = 0, made = 0;
+	git_oid part;
+	int more, rc = 0;
 
-	out_commit[0] = '\0';
-	for (attempt = 1; attempt <= g->max_attempts; attempt++) {
-		unsigned parts = 0, made = 0;
-		int more;
-
-		g->push_deadline_ms = 0; /* this attempt's edit sets its own */
-		do { /* each part its own commit; the attempt pushes them together */
-			buf_reset(&message);
-			if ((more = edit(ctx, g->workdir, &message, err)) < 0) {
-				rc = more;
-				goto done;
-			}
-			if (++parts > PARTS_MAX) {
-				rc = error_set(err, IG_ETOOBIG,
-				               "one push would need more than %u commits",
-				               PARTS_MAX);
-				goto done;
-			}
-			if (message.len == 0 &&
-			    buf_puts(&message, "imageguard: update images") < 0) {
-				rc = oom(err);
-				goto done;
-			}
-			if ((rc = commit(&part, g, message.data, err)) < 0)
-				goto done;
-			if (rc > 0)
-				id = part, made++;
-		} while (more > 0);
-		if (made == 0)
-			goto done; /* nothing changed, no commit */
-		if (made > 1)
-			log_info("git.commit.parts",
-			         "'%s': %u commits, their messages within %u bytes each",
-			         g->auth.url_safe, made, (unsigned)MESSAGE_MAX);
-		if ((rc = push(g, err)) == 0) {
-			git_oid_tostr(out_commit, 41, &id);
-			memcpy(g->head, out_commit, 41);
-			log_info("git.push", "pushed %s to '%s' %s '%s'%s%s", out_commit,
-			         g->auth.url_safe, g->refspec_only ? "refspec" : "branch",
-			         g->refspec_only ? g->refspec : g->push_branch,
-			         g->refspec && !g->refspec_only ? " and refspec " : "",
-			         g->refspec && !g->refspec_only ? g->refspec : "");
-			goto done;
+	g->push_deadline_ms = 0; /* this attempt's edit sets its own */
+	do {                     /* each part its own commit; the attempt pushes them together */
+		buf_reset(&message);
+		if ((more = edit(ctx, g->workdir, &message, err)) < 0) {
+			rc = more;
+			break;
 		}
-		if (rc != IG_ECONFLICT)
-			goto done;
-		snprintf(why, sizeof(why), "%s",
-		         g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward");
-		log_info("git.push.retry",
-		         "'%s' branch '%s' moved (%s), re-applying (attempt %u of %u)",
-		         g->auth.url_safe, g->push_branch, why, attempt, g->max_attempts);
-		if ((rc = fetch(g, err)) < 0 || (rc = sync_to_base(g, err)) < 0)
-			goto done;
+		if (++parts > PARTS_MAX) {
+			rc = error_set(err, IG_ETOOBIG, "one push would need more than %u commits",
+			               PARTS_MAX);
+			break;
+		}
+		if (message.len == 0 && buf_puts(&message, "imageguard: update images") < 0) {
+			rc = oom(err);
+			break;
+		}
+		if ((rc = commit(&part, g, message.data, err)) < 0)
+			break;
+		if (rc > 0)
+			*id = part, made++;
+	} while (more > 0);
+	buf_release(&message);
+	if (rc < 0)
+		return rc;
+	if (made > 1)
+		log_info("git.commit.parts",
+		         "'%s': %u commits, their messages within %u bytes each", g->auth.url_safe,
+		         made, (unsigned)MESSAGE_MAX);
+	return (int)made;
+}
+
+/* What a push attempt's rc means: 0 pushed (out_commit set), 1 the remote moved and the cache
+ * is back on its new head for another attempt (why: the refusal), negative failed. */
+static int after_push(char out_commit[41], struct gitstore *g, int rc, const git_oid *id,
+                      unsigned attempt, char why[GITAUTH_REJECT_MAX], struct error *err)
+{
+	if (rc == 0) {
+		git_oid_tostr(out_commit, 41, id);
+		memcpy(g->head, out_commit, 41);
+		log_info("git.push", "pushed %s to '%s' %s '%s'%s%s", out_commit, g->auth.url_safe,
+		         g->refspec_only ? "refspec" : "branch",
+		         g->refspec_only ? g->refspec : g->push_branch,
+		         g->refspec && !g->refspec_only ? " and refspec " : "",
+		         g->refspec && !g->refspec_only ? g->refspec : "");
+		return 0;
 	}
-	rc = error_set(err, IG_ECONFLICT,
-	               "git push '%s' branch '%s': the remote moved during each of %u attempts "
-	               "(%s); nothing was forced, the change is not pushed",
-	               g->auth.url_safe, g->push_branch, g->max_attempts, why);
-done:
+	if (rc != IG_ECONFLICT)
+		return rc;
+	snprintf(why, GITAUTH_REJECT_MAX, "%s",
+	         g->auth.push_reject[0] ? g->auth.push_reject : "non-fast-forward");
+	log_info("git.push.retry", "'%s' branch '%s' moved (%s), re-applying (attempt %u of %u)",
+	         g->auth.url_safe, g->push_branch, why, attempt, g->max_attempts);
+	if ((rc = fetch(g, err)) < 0 || (rc = sync_to_base(g, err)) < 0)
+		return rc;
+	return 1;
+}
+
+/* The attempts from `attempt` on: commit, push, and again while the remote moves. */
+static int attempts(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
+                    unsigned attempt, char why[GITAUTH_REJECT_MAX], struct error *err)
+{
+	git_oid id;
+	int rc;
+
+	for (; attempt <= g->max_attempts; attempt++) {
+		if ((rc = commit_attempt(g, edit, ctx, &id, err)) <= 0)
+			return rc; /* nothing changed (no commit), or failed */
+		if ((rc = after_push(out_commit, g, push(g, err), &id, attempt, why, err)) <= 0)
+			return rc;
+	}
+	return error_set(err, IG_ECONFLICT,
+	                 "git push '%s' branch '%s': the remote moved during each of %u attempts "
+	                 "(%s); nothing was forced, the change is not pushed",
+	                 g->auth.url_safe, g->push_branch, g->max_attempts, why);
+}
+
+/* After the last attempt: a damaged cache is moved aside, a half-made commit undone. */
+static int attempts_done(struct gitstore *g, int rc)
+{
 	if (rc < 0 && g->damaged)
 		quarantine(g);
 	else if (rc < 0 && rc != IG_ECONFLICT && g->repo)
 		sync_to_base(g, &(struct error)ERROR_INIT); /* leave no half-made commit behind */
-	buf_release(&message);
 	return rc < 0 ? rc : 0;
+}
+
+int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
+                         struct error *err)
+{
+	char why[GITAUTH_REJECT_MAX] = "non-fast-forward"; /* the last refusal */
+
+	out_commit[0] = '\0';
+	return attempts_done(g, attempts(out_commit, g, edit, ctx, 1, why, err));
+}
+
+static void *push_main(void *arg)
+{
+	struct gitstore *g = arg;
+
+	g->flight.rc = push(g, &g->flight.err);
+	return NULL;
+}
+
+int gitstore_push_start(struct gitstore *g, gitstore_edit_fn edit, void *ctx, struct error *err)
+{
+	int rc = commit_attempt(g, edit, ctx, &g->flight.id, err);
+
+	if (rc <= 0)
+		return attempts_done(g, rc);
+	g->flight.err = (struct error)ERROR_INIT;
+	g->flight.pending = true;
+	g->flight.thread = pthread_create(&g->flight.th, NULL, push_main, g) == 0;
+	if (!g->flight.thread) /* no thread to be had: pushed here, landed by _finish */
+		push_main(g);
+	return 1;
+}
+
+int gitstore_push_finish(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
+                         struct error *err)
+{
+	char why[GITAUTH_REJECT_MAX] = "non-fast-forward";
+	int rc;
+
+	out_commit[0] = '\0';
+	if (!g->flight.pending)
+		return 0;
+	flight_join(g);
+	g->flight.pending = false;
+	*err = g->flight.err;
+	rc = after_push(out_commit, g, g->flight.rc, &g->flight.id, 1, why, err);
+	if (rc > 0)
+		rc = attempts(out_commit, g, edit, ctx, 2, why, err);
+	return attempts_done(g, rc);
 }

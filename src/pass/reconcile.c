@@ -1,7 +1,8 @@
 /* One pass of the controller, in its phases: open every automation's Git tree and read its
  * markers; list each repository a marker needs (once, concurrently, on a thread of its own);
  * finish each automation as soon as its repositories are listed (decide every marker,
- * commit, report); then the policies no marker names, audit, settle memory and metrics. The
+ * commit, report; its push on a thread of its own, landed while later automations are
+ * decided); then the policies no marker names, audit, settle memory and metrics. The
  * commit's edit callback re-reads the markers and decides again on whatever head it is given,
  * so a value is only ever written forward of what is committed at that moment. The phases'
  * parts live beside it (reconcile_private.h): the decisions in reconcile_decide.c, the I/O they
@@ -126,13 +127,14 @@ static int report_items(struct autorun *ar, size_t first)
 	return error;
 }
 
-/* Phase two, after the listings: decide, commit, report. */
+/* Phase two, after the listings: decide, commit, report. When the commit's push is left in
+ * flight (ar->pushing), land_oldest reports it once it lands. */
 static int finish_automation(struct autorun *ar)
 {
 	struct error err = ERROR_INIT;
-	size_t first = ar->report.len;
 	int error = 0;
 
+	ar->report_first = ar->report.len;
 	if (ar->state == AUTORUN_UNREAD)
 		return 0;
 	if (ar->state == AUTORUN_PARKED && reconcile_open_git(ar, &err) < 0) {
@@ -148,10 +150,12 @@ static int finish_automation(struct autorun *ar)
 	}
 	if ((error = reconcile_decide_and_report(ar)) < 0)
 		return error;
-	if (!ar->p->o->dry_run && reconcile_any_write(ar) && (error = reconcile_commit(ar)) < 0)
-		return error;
+	if (!ar->p->o->dry_run && reconcile_any_write(ar) && reconcile_commit_start(ar) > 0) {
+		ar->pushing = true;
+		return 0;
+	}
 report:
-	return report_items(ar, first);
+	return report_items(ar, ar->report_first);
 }
 
 static void autorun_release(struct autorun *ar)
@@ -161,6 +165,38 @@ static void autorun_release(struct autorun *ar)
 	markers_release(&ar->markers);
 	gitstore_free(ar->g);
 	ar->g = NULL;
+}
+
+/* Nothing is left to do for ar in this pass but list_and_finish's join of its report. */
+static void retire(struct autorun *ar)
+{
+	ar->state = AUTORUN_FINISHED;
+	autorun_release(ar);
+}
+
+/* Pushes in flight at once, each to its own automation's remote, while the pass decides the
+ * next automations: a pass that commits to several remotes waits about for the slowest push
+ * instead of their sum. */
+#define FLIGHT_MAX 4
+
+struct flight {
+	struct autorun *ar[FLIGHT_MAX]; /* oldest first */
+	size_t len;
+};
+
+/* Lands the oldest push in flight and reports its automation; the first error is kept. */
+static void land_oldest(struct flight *f, int *error)
+{
+	struct autorun *ar = f->ar[0];
+	int rc;
+
+	memmove(f->ar, f->ar + 1, --f->len * sizeof(f->ar[0]));
+	reconcile_commit_finish(ar);
+	ar->pushing = false;
+	rc = report_items(ar, ar->report_first);
+	if (*error == 0)
+		*error = rc;
+	retire(ar);
 }
 
 /* ---- listings as they complete ---- */
@@ -264,8 +300,8 @@ static struct autorun *next_ready(struct progress *g)
 		for (size_t i = 0; i < p->cfg->automations_len && !ready; i++) {
 			struct autorun *ar = &p->autoruns[i];
 
-			left |= !autorun_done(ar);
-			if (!autorun_done(ar) && automation_ready(g, ar))
+			left |= !autorun_done(ar) && !ar->pushing;
+			if (!autorun_done(ar) && !ar->pushing && automation_ready(g, ar))
 				ready = ar;
 		}
 		if (ready || !left)
@@ -292,6 +328,7 @@ static int list_and_finish(struct pass *p, struct error *err)
 	                     .err = ERROR_INIT,
 	                     .p = p};
 	struct autorun *ar;
+	struct flight fl = {.len = 0};
 	pthread_t th;
 	int error = 0;
 
@@ -306,11 +343,18 @@ static int list_and_finish(struct pass *p, struct error *err)
 		return error_set(err, IG_EFAIL, "reconcile: cannot start the listings");
 	}
 	while (error == 0 && (ar = next_ready(&g))) {
-		if (!(p->o->stop && *p->o->stop))
+		/* a parked automation opens the cache a push in flight may hold (same URL) */
+		while (fl.len && (fl.len == FLIGHT_MAX || ar->state == AUTORUN_PARKED))
+			land_oldest(&fl, &error);
+		if (error == 0 && !(p->o->stop && *p->o->stop))
 			error = finish_automation(ar);
-		ar->state = AUTORUN_FINISHED;
-		autorun_release(ar);
+		if (ar->pushing)
+			fl.ar[fl.len++] = ar;
+		else
+			retire(ar);
 	}
+	while (fl.len) /* finished, never cut: also under SIGTERM or after an error */
+		land_oldest(&fl, &error);
 	pthread_join(th, NULL);
 	for (size_t r = 0; r < p->cfg->repositories_len; r++)
 		if (!p->filled[r]) {

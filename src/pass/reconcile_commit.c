@@ -456,35 +456,48 @@ int reconcile_warm_git(const struct reconcile_options *o, const struct config_au
 	return error;
 }
 
-int reconcile_commit(struct autorun *ar)
+/* What a commit's end means for ar's writers: the error (the template's is error/config, any
+ * other error/git), or the commit counted. */
+static void landed(struct autorun *ar, int error, const struct error *err)
 {
 	struct pass *p = ar->p;
-	struct error err = ERROR_INIT;
-	int error;
 
-	if (p->o->stop && *p->o->stop) {
-		reconcile_fail_writes(ar, "stopping: commit not started");
-		return 0;
-	}
-	ar->template_failed = false;
-	ar->parts.pending = false;
-	error = gitstore_commit_push(ar->commit, ar->g, edit, ar, &err);
 	reconcile_parts_release(&ar->parts);
 	if (error < 0 && ar->template_failed) {
-		log_error("config.template", "%s", err.msg);
-		fail_writes(ar, GUARD_CONFIG, err.msg);
-		return 0;
-	}
-	if (error < 0) {
-		log_error("git.push", "automation '%s': %s", ar->a->id, err.msg);
-		reconcile_fail_writes(ar, err.msg);
-		return 0;
-	}
-	if (ar->commit[0]) {
+		log_error("config.template", "%s", err->msg);
+		fail_writes(ar, GUARD_CONFIG, err->msg);
+	} else if (error < 0) {
+		log_error("git.push", "automation '%s': %s", ar->a->id, err->msg);
+		reconcile_fail_writes(ar, err->msg);
+	} else if (ar->commit[0]) {
 		ar->state = AUTORUN_COMMITTED;
 		p->report->commits++;
 		passmetrics_commit(p->o->metrics);
 		log_info("git.commit", "automation '%s': pushed %s", ar->a->id, ar->commit);
 	}
+}
+
+int reconcile_commit_start(struct autorun *ar)
+{
+	struct error err = ERROR_INIT;
+	int error;
+
+	ar->commit[0] = '\0';
+	if (ar->p->o->stop && *ar->p->o->stop) {
+		reconcile_fail_writes(ar, "stopping: commit not started");
+		return 0;
+	}
+	ar->template_failed = false;
+	ar->parts.pending = false;
+	if ((error = gitstore_push_start(ar->g, edit, ar, &err)) > 0)
+		return 1;
+	landed(ar, error, &err);
 	return 0;
+}
+
+void reconcile_commit_finish(struct autorun *ar)
+{
+	struct error err = ERROR_INIT;
+
+	landed(ar, gitstore_push_finish(ar->commit, ar->g, edit, ar, &err), &err);
 }

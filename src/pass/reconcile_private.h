@@ -79,6 +79,8 @@ struct autorun {
 	enum autorun_state state;
 	size_t ready_from; /* markers before it are known to have final listings */
 	char commit[41];
+	bool pushing;         /* its push is in flight: reconcile_commit_finish lands it */
+	size_t report_first;  /* its first report item of this pass (report_items) */
 	bool template_failed; /* the commit's messageTemplate failed: error/config, not git */
 	/* One pass's edit split into commits whose messages fit gitstore's cap
 	 * (reconcile_commit.c): the writers' item indices grouped by file (order,
@@ -134,9 +136,14 @@ int reconcile_listing_open(struct pass *p, size_t policy);
 int reconcile_open_git(struct autorun *ar, struct error *err);
 bool reconcile_any_write(const struct autorun *ar);
 void reconcile_fail_writes(struct autorun *ar, const char *msg);
-/* Commits and pushes ar's writes (re-deciding on the head it is given); 0, or IG_EFAIL when
- * out of memory: a failed push turns the writes into error/git. */
-int reconcile_commit(struct autorun *ar);
+/* Commits ar's writes (re-deciding on the head it is given) and starts their push: 1 when it
+ * is in flight (reconcile_commit_finish lands it; ar->g is the push's until then), else 0 with
+ * the commit over (nothing to commit, or failed: a failure turns the writes into error/git,
+ * or error/config for the message template). */
+int reconcile_commit_start(struct autorun *ar);
+/* Lands the push reconcile_commit_start left in flight (and its retries, should the remote
+ * have moved), as reconcile_commit_start's end. */
+void reconcile_commit_finish(struct autorun *ar);
 
 /* reconcile_report.c */
 /* Fills report item it from decision d (the counts come after: reconcile_report_count). */

@@ -10,6 +10,8 @@
 
 #include "imageguard/util/error.h"
 
+#define GITAUTH_REJECT_MAX 256 /* a remote's refusal of a push, bytes with the NUL */
+
 enum gitauth_transport { GITAUTH_LOCAL, GITAUTH_SSH, GITAUTH_HTTP };
 
 struct gitauth {
@@ -38,10 +40,11 @@ struct gitauth {
 	unsigned key_tries, userpass_tries;
 	/* the operation's bounds, handed to gitstream by gitauth_begin (borrowed; NULL: none) */
 	const volatile sig_atomic_t *stop;
-	long io_timeout_ms;    /* 0: GITSTREAM_TIMEOUT_DEFAULT_MS */
-	long deadline_ms;      /* CLOCK_MONOTONIC ms every wait ends by (gitstream_deadline); 0 */
-	struct error cb_err;   /* why a callback refused, preferred over libgit2's text */
-	char push_reject[256]; /* the remote's reason for refusing the last push, "" if none */
+	long io_timeout_ms;  /* 0: GITSTREAM_TIMEOUT_DEFAULT_MS */
+	long deadline_ms;    /* CLOCK_MONOTONIC ms every wait ends by (gitstream_deadline); 0 */
+	struct error cb_err; /* why a callback refused, preferred over libgit2's text */
+	char push_reject[GITAUTH_REJECT_MAX]; /* the remote's reason for refusing the last push, ""
+	                                         if none */
 };
 
 /* Classifies url and loads the credentials in secret_dir (may be NULL). Returns 0, or

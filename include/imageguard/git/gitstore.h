@@ -107,4 +107,17 @@ void gitstore_push_deadline(struct gitstore *g, int64_t deadline_ms);
 int gitstore_commit_push(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
                          struct error *err);
 
+/* gitstore_commit_push in two halves, so that the caller can go on (decide its next automation)
+ * while this push is on the wire. _start runs the first attempt's edit and commits on the
+ * calling thread, then starts their push on a thread of its own: 1 when a push is in flight,
+ * 0 when nothing changed (no commit, nothing to land), negative on failure (g left as
+ * gitstore_commit_push leaves it). _finish lands it: waits for the push, and when the remote
+ * moved makes the remaining attempts exactly as gitstore_commit_push does (edit again on the
+ * calling thread); it returns what gitstore_commit_push would have. In between, g belongs to
+ * the push: the caller must not use it (gitstore_free waits for the push, which is finished,
+ * never cut, as under SIGTERM). */
+int gitstore_push_start(struct gitstore *g, gitstore_edit_fn edit, void *ctx, struct error *err);
+int gitstore_push_finish(char out_commit[41], struct gitstore *g, gitstore_edit_fn edit, void *ctx,
+                         struct error *err);
+
 #endif

@@ -888,6 +888,47 @@ START_TEST(race_reapplies_on_new_head)
 }
 END_TEST
 
+/* gitstore_push_start and _finish: the first attempt's edit and commit on the caller's thread,
+ * the push on its own; a moved remote is re-applied when the push lands; nothing to commit is
+ * nothing in flight; gitstore_free finishes a push never landed. */
+START_TEST(push_in_flight_lands)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, racer, NULL, ""};
+	char commit[41] = "x", out[128];
+
+	fx_init(&f);
+	e.f = &f;
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(gitstore_push_finish(commit, g, do_edit, &e, &err), 0); /* none started */
+	ck_assert_str_eq(commit, "");
+	ck_assert_msg(gitstore_push_start(g, do_edit, &e, &err) == 1, "%s", err.msg);
+	ck_assert_int_eq(e.calls, 1); /* the racer pushed first: this push is refused */
+	ck_assert_msg(gitstore_push_finish(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(e.calls, 2); /* re-applied on the racer's head, as it landed */
+	sh_out(out, sizeof(out), "git --git-dir=%s log -1 --format=%%s main^", f.remote);
+	ck_assert_str_eq(out, "racer 1");
+	sh_out(out, sizeof(out), "git --git-dir=%s rev-parse main", f.remote);
+	ck_assert_str_eq(out, commit);
+	check_remote_app(&f, "main", "v2");
+	/* the same value again: no commit, nothing in flight */
+	e.hook = NULL;
+	ck_assert_int_eq(gitstore_push_start(g, do_edit, &e, &err), 0);
+	ck_assert_int_eq(gitstore_push_finish(commit, g, do_edit, &e, &err), 0);
+	ck_assert_str_eq(commit, "");
+	/* started and never landed: gitstore_free waits for it */
+	e.value = "v3";
+	ck_assert_msg(gitstore_push_start(g, do_edit, &e, &err) == 1, "%s", err.msg);
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v3");
+	gitrepo_done(&f);
+}
+END_TEST
+
 /* An edit in parts (gitstore_edit_fn returning 1): each part its own commit, every part in one
  * push; a part that changes nothing (here the last) makes no commit but does not stop the push;
  * after a race the whole edit runs again. */
@@ -2215,6 +2256,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_test(file, push_refspec_refused);
 	tcase_add_test(file, missing_branch_and_bad_options);
 	tcase_add_test(file, race_reapplies_on_new_head);
+	tcase_add_test(file, push_in_flight_lands);
 	tcase_add_test(file, edit_in_parts_one_push);
 	tcase_add_test(file, race_forever_is_a_conflict);
 	tcase_add_loop_test(file, broken_cache_recovers, 0, sizeof(damages) / sizeof(damages[0]));
