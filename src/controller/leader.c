@@ -1,7 +1,7 @@
 /* The leader election thread of `run`: steps the Lease state machine every retry period
  * (jittered as client-go's JitterUntil while standby, but cut to the moment another holder's
- * record expires), publishes imageguard_leader and the
- * fencing state under a mutex, releases on stop. */
+ * record expires), publishes imageguard_leader and the fencing state under a mutex, releases on
+ * stop. A standby also watches the Lease, so that it sees each renewal as it happens. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include "imageguard/util/metrics.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
+#include "imageguard/kube/kubewatch.h"
 #include "imageguard/kube/leaseclient.h"
 #include "imageguard/util/error.h"
 #include "imageguard/util/log.h"
@@ -35,6 +36,13 @@ struct leader {
 	enum lease_state state;
 	int64_t renewed_at;
 	long transitions;
+	/* The Lease as the standby's watch last saw it change (on the watch's thread), folded into
+	 * the state machine by the election thread before each step. */
+	struct kubewatch *watch; /* NULL: none (could not start, or leading) */
+	pthread_mutex_t seen_mu;
+	struct lease_record seen;
+	int64_t seen_at;
+	bool seen_new;
 };
 
 static int64_t mono_ms(void *ctx)
@@ -68,6 +76,53 @@ static void publish(struct leader *l)
 		         l->ns, l->name, l->identity, l->lease.observed.transitions);
 }
 
+/* The watch's admit function: notes the Lease's record and when it arrived; keeps nothing. */
+static json_t *seen_lease(void *ctx, json_t *obj)
+{
+	struct leader *l = ctx;
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	struct lease_record rec;
+
+	if (!name || strcmp(name, l->name) != 0)
+		return NULL;
+	leaseclient_record(&rec, obj);
+	pthread_mutex_lock(&l->seen_mu);
+	l->seen = rec;
+	l->seen_at = mono_ms(NULL);
+	l->seen_new = true;
+	pthread_mutex_unlock(&l->seen_mu);
+	return NULL;
+}
+
+/* Hands the watch's last sighting to the state machine (election thread). */
+static void fold_seen(struct leader *l)
+{
+	pthread_mutex_lock(&l->seen_mu);
+	if (l->seen_new)
+		lease_observe(&l->lease, &l->seen, l->seen_at);
+	l->seen_new = false;
+	pthread_mutex_unlock(&l->seen_mu);
+}
+
+/* Starts the standby's watch of the Lease (its namespace's leases, this one kept by name). A
+ * watch that cannot start is no failure: the standby's gets alone see the renewals, later. */
+static void watch_lease(struct leader *l)
+{
+	struct error err = ERROR_INIT;
+	char path[512];
+
+	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
+	if (kubewatch_start_admit(&l->watch, &l->cfg, path, NULL, seen_lease, l, &l->quit, &err) <
+	    0) {
+		l->watch = NULL;
+		log_warn("leader.watch",
+		         "lease '%s/%s': no watch (%s): renewals are seen at each "
+		         "try only",
+		         l->ns, l->name, err.msg);
+	}
+}
+
 /* Sleeps ms in short steps; false when told to quit meanwhile. */
 static bool nap(struct leader *l, int64_t ms)
 {
@@ -94,12 +149,16 @@ static void *run_thread(void *arg)
 
 	while (!l->quit) {
 		struct error err = ERROR_INIT;
-		enum lease_state was = l->lease.state, now = lease_step(&l->lease, &err);
+		enum lease_state was = l->lease.state, now;
 		int64_t wait = l->o.timing.retry_ms;
 
+		fold_seen(l);
+		now = lease_step(&l->lease, &err);
 		if (l->quit)
 			break;
 		publish(l);
+		if (now != LEASE_STANDBY)
+			kubewatch_cancel(l->watch); /* a leader's own writes are what it observes */
 		if (now == LEASE_LOST) {
 			if (l->o.lost_flag)
 				*l->o.lost_flag = 1;
@@ -109,6 +168,7 @@ static void *run_thread(void *arg)
 		}
 		if (err.msg[0] && (was == LEASE_LEADING || err.code != IG_ECONFLICT))
 			log_warn("leader.renew", "lease '%s/%s': %s", l->ns, l->name, err.msg);
+		fold_seen(l);
 		if (now == LEASE_STANDBY) /* wait.Jitter(retry, 1.2), cut to the expiry */
 			wait = lease_standby_wait(
 			    &l->lease, wait + (int64_t)((double)wait * LEASE_JITTER_FACTOR *
@@ -163,6 +223,7 @@ static int setup(struct leader *l, struct error *err)
 	                    NULL, 0) < 0)
 		return error_oom(err);
 	publish(l);
+	watch_lease(l);
 	return 0;
 }
 
@@ -178,6 +239,7 @@ int leader_start(struct leader **out, const struct leader_options *o, struct err
 	l->cfg = (struct kubeconfig)KUBECONFIG_INIT;
 	l->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)l;
 	pthread_mutex_init(&l->mu, NULL);
+	pthread_mutex_init(&l->seen_mu, NULL);
 	if ((rc = setup(l, err)) < 0) {
 		leader_stop(l);
 		return rc;
@@ -241,16 +303,19 @@ void leader_stop(struct leader *l)
 	if (!l)
 		return;
 	l->quit = 1;
+	kubewatch_cancel(l->watch);
 	if (l->started)
 		pthread_join(l->thread, NULL);
 	if (l->started && l->o.release_on_cancel && l->lease.state == LEASE_LEADING)
 		release(l);
 	if (l->o.metrics && l->started)
 		metrics_set(l->o.metrics, "imageguard_leader", NULL, 0);
+	kubewatch_free(l->watch);
 	leaseclient_free(l->lc);
 	kube_client_free(l->kc);
 	kubeconfig_release(&l->cfg);
 	free(l->identity);
+	pthread_mutex_destroy(&l->seen_mu);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
 }

@@ -147,6 +147,16 @@ enum lease_state lease_step(struct lease *l, struct error *err)
 	return l->state;
 }
 
+void lease_observe(struct lease *l, const struct lease_record *r, int64_t at)
+{
+	if (l->state != LEASE_STANDBY || strcmp(r->holder, l->identity) == 0 ||
+	    (l->have_observed && same_record(&l->observed, r)))
+		return;
+	l->observed = *r;
+	l->have_observed = true;
+	l->observed_at = at;
+}
+
 int64_t lease_standby_wait(const struct lease *l, int64_t jittered_ms)
 {
 	int64_t left;

@@ -154,7 +154,7 @@ static void copy_str(char *dst, size_t n, const json_t *v)
 }
 
 /* The record of a Lease's spec; absent fields are empty or 0, as client-go reads them. */
-static void to_record(struct lease_record *out, const json_t *obj)
+void leaseclient_record(struct lease_record *out, const json_t *obj)
 {
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *d = json_object_get(spec, "leaseDurationSeconds");
@@ -187,7 +187,7 @@ static int lc_get(void *ctx, struct lease_record *out, struct error *err)
 	snprintf(path, sizeof(path), "%s/%s", lc->path, lc->name);
 	if ((rc = kube_get(&obj, lc->c, path, err)) < 0)
 		return rc;
-	to_record(out, obj);
+	leaseclient_record(out, obj);
 	keep(lc, obj);
 	return 0;
 }

@@ -106,6 +106,14 @@ int lease_try_acquire_or_renew(struct lease *l, struct error *err);
  * the renew deadline. Returns the state after the step; err says why the last try failed. */
 enum lease_state lease_step(struct lease *l, struct error *err);
 
+/* A standby sees the Lease's record at mono time `at` by other means than its own get (a
+ * watch, as the change happens): a record that differs from the observed one becomes it, as of
+ * at, so that a standby counts a dead leader's lease from when its last renewal arrived, not
+ * from its own next get (up to 2.2 retry periods later). A record naming this candidate, or
+ * seen while not standby, is ignored: only gets and writes move what a leader observes. at must
+ * not be earlier than the change (a watch event's arrival is not). */
+void lease_observe(struct lease *l, const struct lease_record *r, int64_t at);
+
 /* How long a standby waits before its next step, given its jittered retry period: that
  * period, or less when the record another candidate holds expires sooner (observed unchanged
  * for its leaseDurationSeconds): then 1 ms past that moment, so a standby takes over a dead

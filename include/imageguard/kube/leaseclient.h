@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "imageguard/kube/lease.h"
 
 struct error;
@@ -56,6 +58,10 @@ void leaseclient_use(struct leaseclient *lc, struct kube_client *c);
 void leaseclient_bind(struct lease_client *out, struct leaseclient *lc);
 
 /* The wall clock as a Kubernetes MicroTime, UTC: "2026-12-01T10:21:03.123456Z". */
+/* The record of a Lease object's spec (a get's answer, or a watch's object); absent fields are
+ * empty or 0, as client-go reads them. */
+void leaseclient_record(struct lease_record *out, const json_t *obj);
+
 void leaseclient_wall(void *ctx, char out[LEASE_MAX_TIME]);
 
 #endif

@@ -521,6 +521,8 @@ RBAC_ELSEWHERE = {
     ("coordination.k8s.io", "leases", "get"): "run_leader.py",
     ("coordination.k8s.io", "leases", "create"): "run_leader.py",
     ("coordination.k8s.io", "leases", "update"): "run_leader.py",
+    ("coordination.k8s.io", "leases", "list"): "run_leader.py (a standby's watch)",
+    ("coordination.k8s.io", "leases", "watch"): "run_leader.py (a standby's watch)",
     ("", "serviceaccounts", "get"): "kube_serviceaccount.py",
     ("", "serviceaccounts/token", "create"): "kube_workload_identity.py",
 }

@@ -221,6 +221,44 @@ START_TEST(a_standby_wakes_at_the_expiry)
 }
 END_TEST
 
+/* A renewal seen by a watch as it happens counts from its arrival: the standby's own get of
+ * the same record later does not restart the term; its own record, or one seen while leading,
+ * is ignored. */
+START_TEST(a_watched_renewal_counts_from_its_arrival)
+{
+	struct fake_server s = {0};
+	struct cand a, b;
+	struct error err = ERROR_INIT;
+
+	now_ms = 1000;
+	cand_init(&a, &s, "a_1");
+	cand_init(&b, &s, "b_2");
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	/* a renews at 1,500 and dies; the watch hands b the record at 1,510, b's get is at 2,900 */
+	now_ms = 1500;
+	ck_assert_int_eq(lease_step(&a.l, &err), LEASE_LEADING);
+	lease_observe(&b.l, &s.rec, 1510);
+	now_ms = 2900;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_STANDBY);
+	ck_assert_int_eq(lease_standby_wait(&b.l, 5000), 1510 + 3000 - 2900 + 1);
+	now_ms = 1510 + 3000;
+	ck_assert_int_eq(lease_step(&b.l, &err), LEASE_LEADING); /* not at 2,900 + 3,000 */
+	/* b leads: a record seen now is not what it observes; nor, as a standby, its own */
+	lease_observe(&b.l, &(struct lease_record){.holder = "c_3", .duration_s = 3}, now_ms);
+	ck_assert(lease_is_leader(&b.l));
+	b.l.state = LEASE_STANDBY;
+	lease_observe(&b.l, &(struct lease_record){.holder = "b_2", .duration_s = 9}, now_ms);
+	ck_assert_int_eq(b.l.observed.duration_s, 3);
+	/* the same record again does not move the time it was first seen */
+	cand_init(&a, &s, "c_3");
+	lease_observe(&a.l, &s.rec, 7000);
+	ck_assert_int_eq(a.l.observed_at, 7000);
+	lease_observe(&a.l, &s.rec, 8000);
+	ck_assert_int_eq(a.l.observed_at, 7000);
+}
+END_TEST
+
 START_TEST(fast_and_slow_renew_paths)
 {
 	struct fake_server s = {0};
@@ -605,6 +643,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, blocked_while_held_then_takeover);
 	tcase_add_test(tc, expiry_is_from_the_observers_clock);
 	tcase_add_test(tc, a_standby_wakes_at_the_expiry);
+	tcase_add_test(tc, a_watched_renewal_counts_from_its_arrival);
 	tcase_add_test(tc, fast_and_slow_renew_paths);
 	tcase_add_test(tc, conflict_on_a_stale_resource_version);
 	tcase_add_test(tc, a_leader_whose_fast_update_conflicts_and_finds_another_holder_stops);
