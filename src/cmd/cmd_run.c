@@ -29,7 +29,7 @@ static void usage(FILE *out)
 	    "                       [--leader-election-release-on-cancel[=false]]]\n\n"
 	    "Reconciles on the shortest configured interval (ImageRepository and\n"
 	    "ImageUpdateAutomation spec.interval, +-10%% jitter) until SIGTERM or SIGINT\n"
-	    "(a commit in flight is finished; exit 0). SIGHUP, or a change to a configuration\n"
+	    "(pushes in flight are finished; exit 0). SIGHUP, or a change to a configuration\n"
 	    "file, reloads the configuration; a broken one is reported and the old one kept.\n"
 	    "--listen serves /healthz, /readyz (200 after the first complete pass) and\n"
 	    "/metrics (Prometheus text format). SIGTERM also ends registry and Kubernetes API\n"

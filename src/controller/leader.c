@@ -38,7 +38,7 @@ struct leader {
 	long transitions;
 	/* The Lease as the standby's watch last saw it change (on the watch's thread), folded into
 	 * the state machine by the election thread before each step. */
-	struct kubewatch *watch; /* NULL: none (could not start, or leading) */
+	struct kubewatch *watch; /* NULL: none (could not start); cancelled once leading */
 	pthread_mutex_t seen_mu;
 	struct lease_record seen;
 	int64_t seen_at;
@@ -117,9 +117,8 @@ static void watch_lease(struct leader *l)
 	    0) {
 		l->watch = NULL;
 		log_warn("leader.watch",
-		         "lease '%s/%s': no watch (%s): renewals are seen at each "
-		         "try only",
-		         l->ns, l->name, err.msg);
+		         "lease '%s/%s': no watch (%s): renewals are seen at each try", l->ns,
+		         l->name, err.msg);
 	}
 }
 
