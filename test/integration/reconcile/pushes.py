@@ -85,21 +85,6 @@ spec:
 """
 
 
-def bare_with(env, name, files):
-    """A bare remote <name>.git beside env.remote with files committed, and a clone of it."""
-    bare, work = os.path.join(env.dir, name + ".git"), os.path.join(env.dir, "work-" + name)
-    git("init", "-q", "--bare", "-b", "main", bare)
-    git("init", "-q", "-b", "main", work)
-    for path, content in files.items():
-        with open(os.path.join(work, path), "w") as f:
-            f.write(content)
-    git("add", "-A", cwd=work)
-    git("commit", "-q", "-m", "seed", cwd=work)
-    git("remote", "add", "origin", bare, cwd=work)
-    git("push", "-q", "origin", "main", cwd=work)
-    return bare, work
-
-
 def hook(env, name, other, work, race):
     flag, human = os.path.join(env.dir, "flag-" + name), os.path.join(env.dir, "human-" + name)
     with open(human, "w") as f:
@@ -128,7 +113,7 @@ def scenario(env, race):
     env.push("team/two", ["v2.0.0", "v2.3.0"])
     bares, works = {}, {}
     for name, repo, tag in (("one", "team/one", "v1.0.0"), ("two", "team/two", "v2.0.0")):
-        bares[name], works[name] = bare_with(env, name, {
+        bares[name], works[name] = env.bare_remote(name, {
             "app.yaml": marker_file(env.image(repo) + ":" + tag, name), "notes.yaml": "a: 1\n"})
     hook(env, "one", "two", works["one"], False)
     flag = hook(env, "two", "one", works["two"], race)

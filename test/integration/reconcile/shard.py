@@ -46,17 +46,7 @@ def normalised_file_url(path):
 
 def bare_remote(env, name, files):
     """A bare remote seeded with files on main; returns its path."""
-    remote = os.path.join(env.dir, name + ".git")
-    work = os.path.join(env.dir, name + "-seed")
-    git("init", "-q", "--bare", "-b", "main", remote)
-    git("init", "-q", "-b", "main", work)
-    for path, content in files.items():
-        with open(os.path.join(work, path), "w") as f:
-            f.write(content)
-    git("add", "-A", cwd=work)
-    git("commit", "-q", "-m", "seed", cwd=work)
-    git("push", "-q", remote, "main", cwd=work)
-    return remote
+    return env.bare_remote(name, files)[0]
 
 
 def check_config(env, *args):
