@@ -85,7 +85,9 @@ KUBE_RULES = {("image.toolkit.fluxcd.io", "imagerepositories", "list"),
               ("", "serviceaccounts/token", "create")}
 LEADER_RULES = {("coordination.k8s.io", "leases", "get"),
                 ("coordination.k8s.io", "leases", "create"),
-                ("coordination.k8s.io", "leases", "update")}
+                ("coordination.k8s.io", "leases", "update"),
+                ("coordination.k8s.io", "leases", "list"),
+                ("coordination.k8s.io", "leases", "watch")}  # a standby's watch of the Lease
 IMAGEGUARD_API = "imageguard.io/v1alpha1"
 FLUX_APIS = {"image.toolkit.fluxcd.io/v1beta1", "image.toolkit.fluxcd.io/v1beta2",
              "image.toolkit.fluxcd.io/v1", "source.toolkit.fluxcd.io/v1beta2",
@@ -546,7 +548,7 @@ mutate "no webhook rule" 's/- port: 8081/- port: 8080/' manifests/networkpolicy.
 mutate "RBAC write" 's/verbs: \["get", "list"\]/verbs: ["get", "list", "patch"]/' manifests/rbac.yaml
 mutate "Secrets listed" 's/resources: \["secrets"\]/resources: ["secrets", "configmaps"]/' manifests/rbac.yaml
 mutate "Leases cluster-wide" 's/^kind: Role$/kind: ClusterRole/' manifests/rbac.yaml
-mutate "Leases deleted" 's/verbs: \["get", "create", "update"\]/verbs: ["get", "create", "update", "delete"]/' manifests/rbac.yaml
+mutate "Leases deleted" 's/verbs: \["get", "create", "update", "list", "watch"\]/verbs: ["get", "create", "update", "list", "watch", "delete"]/' manifests/rbac.yaml
 mutate "file mode keeps the --kube role" '0,/\$patch: delete/{/\$patch: delete/d}' examples/file-mode/kustomization.yaml examples/file-mode imageguard
 mutate "file mode with two replicas" 's/replicas: 1/replicas: 2/' examples/file-mode/deployment-patch.yaml examples/file-mode imageguard
 mutate "secret unmounted" 's/path: git-ssh\/known_hosts/path: known_hosts/' examples/file-mode/deployment-patch.yaml examples/file-mode imageguard
