@@ -64,12 +64,22 @@ struct refs {
 /* What the watches of ImagePolicies and ImageRepositories keep (their admit functions read it
  * on the watch threads): under hash sharding, a shard other than 0 needs only the policies its
  * own automations can select, those of their namespaces (config_automation_selects), and the
- * repositories those policies name. Shard 0 and an unsharded run keep every object. */
+ * repositories those policies name. In a namespace where another shard owns an automation too
+ * (every shard's, when all the objects share one), it needs only the policies that its own
+ * automations' markers name: the passes and a standby's warm-up tell it which (kubesource_
+ * marked_*). Shard 0 and an unsharded run keep every object. */
 struct keep {
 	pthread_mutex_t mu;
 	bool all;
-	json_t *ns;    /* namespace -> true: this shard owns an automation there */
-	json_t *repos; /* "ns/name" -> true: a kept policy names it in another namespace */
+	/* namespace -> true: this shard owns every automation there (all its policies kept);
+	 * false: it owns some (only the marked policies kept) */
+	json_t *ns;
+	json_t *repos;  /* "ns/name" -> true: a kept policy of a shared namespace, or of another
+	                 * namespace, names it */
+	json_t *marked; /* "ns/name" -> true: a marker of this shard's automations names it */
+	json_t *seen;   /* the same, of the markers read since kubesource_marked_begin */
+	bool unknown;   /* since then: an automation's markers could not be read */
+	bool missing;   /* since then: a marker named a policy of a shared namespace not kept */
 };
 
 /* A client for Secrets and ServiceAccounts, which SIGTERM cuts, with its own timeout and
@@ -233,13 +243,25 @@ static const char *ns_of(const json_t *obj)
 	return str(json_object_get(json_object_get(obj, "metadata"), "namespace"));
 }
 
+/* "ns/name" of obj into key. */
+static void id_of(char *key, size_t n, const json_t *obj)
+{
+	snprintf(key, n, "%s/%s", ns_of(obj),
+	         str(json_object_get(json_object_get(obj, "metadata"), "name")));
+}
+
 static json_t *admit_policy(void *ctx, json_t *obj)
 {
 	struct kubesource *ks = ctx;
+	const json_t *owned;
+	char key[600];
 	bool kept;
 
+	id_of(key, sizeof(key), obj);
 	pthread_mutex_lock(&ks->keep.mu);
-	kept = ks->keep.all || json_object_get(ks->keep.ns, ns_of(obj));
+	owned = json_object_get(ks->keep.ns, ns_of(obj));
+	kept =
+	    ks->keep.all || json_is_true(owned) || (owned && json_object_get(ks->keep.marked, key));
 	pthread_mutex_unlock(&ks->keep.mu);
 	return kept ? kubesource_pack(obj) : NULL;
 }
@@ -250,16 +272,16 @@ static json_t *admit_repo(void *ctx, json_t *obj)
 	char key[600];
 	bool kept;
 
-	snprintf(key, sizeof(key), "%s/%s", ns_of(obj),
-	         str(json_object_get(json_object_get(obj, "metadata"), "name")));
+	id_of(key, sizeof(key), obj);
 	pthread_mutex_lock(&ks->keep.mu);
-	kept = ks->keep.all || json_object_get(ks->keep.ns, ns_of(obj)) ||
+	kept = ks->keep.all || json_is_true(json_object_get(ks->keep.ns, ns_of(obj))) ||
 	       json_object_get(ks->keep.repos, key);
 	pthread_mutex_unlock(&ks->keep.mu);
 	return kept ? kubesource_pack(obj) : NULL;
 }
 
-/* The set of namespaces where this shard owns an automation of cfg; NULL out of memory. */
+/* The namespaces where this shard owns an automation of cfg: true where it owns every one
+ * there, false where another shard owns one too; NULL out of memory. */
 static json_t *owned_namespaces(const struct kubesource *ks, const struct config *cfg)
 {
 	json_t *set = json_object();
@@ -270,11 +292,19 @@ static json_t *owned_namespaces(const struct kubesource *ks, const struct config
 			json_decref(set);
 			set = NULL;
 		}
+	for (size_t i = 0; set && cfg && i < cfg->automations_len; i++)
+		if (!shard_owns(ks->shard, &cfg->automations[i]) &&
+		    json_object_get(set, cfg->automations[i].ns) &&
+		    json_object_set_new(set, cfg->automations[i].ns, json_false()) < 0) {
+			json_decref(set);
+			set = NULL;
+		}
 	return set;
 }
 
 /* The set of "ns/name" of the repositories that the policies (an array) of the namespaces ns
- * name in a namespace outside ns; NULL out of memory. */
+ * name, but for those in a namespace whose every object is kept (true in ns); NULL out of
+ * memory. */
 static json_t *named_repositories(const json_t *ns, const json_t *policies)
 {
 	json_t *set = json_object(), *it;
@@ -292,7 +322,10 @@ static json_t *named_repositories(const json_t *ns, const json_t *policies)
 			json_decref(set);
 			set = NULL;
 		}
-		if (!set || !*rns || json_object_get(ns, rns) || !json_object_get(ns, ns_of(p))) {
+		if (!*rns)
+			rns = ns_of(p);
+		if (!set || json_is_true(json_object_get(ns, rns)) ||
+		    !json_object_get(ns, ns_of(p))) {
 			json_decref(p);
 			continue;
 		}
@@ -305,6 +338,8 @@ static json_t *named_repositories(const json_t *ns, const json_t *policies)
 	}
 	return set;
 }
+
+static void log_shares(struct kubesource *ks);
 
 /* Sets what this shard keeps (ns and repos stolen; NULL, out of memory: unchanged); the
  * watches whose objects change list again. */
@@ -331,12 +366,91 @@ static void keep_set(struct kubesource *ks, json_t *ns, json_t *repos)
 	if ((ns_changed || repos_changed) && ks->watch[K_REPO])
 		kubewatch_refilter(ks->watch[K_REPO]);
 	if (ns_changed || repos_changed)
-		log_info("kube.shard",
-		         "shard %u/%u keeps the ImagePolicies and ImageRepositories of %zu "
-		         "namespaces where it owns an automation, and %zu ImageRepositories their "
-		         "policies name elsewhere",
-		         ks->shard->index, ks->shard->shards, json_object_size(ks->keep.ns),
-		         json_object_size(ks->keep.repos));
+		log_shares(ks);
+}
+
+/* One kube.shard line: what this shard keeps. */
+static void log_shares(struct kubesource *ks)
+{
+	size_t shared = 0, marked;
+	const char *key;
+	json_t *v;
+
+	pthread_mutex_lock(&ks->keep.mu);
+	json_object_foreach(ks->keep.ns, key, v) shared += json_is_false(v);
+	marked = json_object_size(ks->keep.marked);
+	log_info("kube.shard",
+	         "shard %u/%u keeps the ImagePolicies and ImageRepositories of %zu namespaces "
+	         "where it owns every automation, the %zu ImagePolicies that its markers name in "
+	         "%zu namespaces it shares with other shards, and the %zu ImageRepositories "
+	         "those policies and the policies of its namespaces name elsewhere",
+	         ks->shard->index, ks->shard->shards, json_object_size(ks->keep.ns) - shared,
+	         marked, shared, json_object_size(ks->keep.repos));
+	pthread_mutex_unlock(&ks->keep.mu);
+}
+
+void kubesource_marked_begin(struct kubesource *ks)
+{
+	pthread_mutex_lock(&ks->keep.mu);
+	json_decref(ks->keep.seen);
+	ks->keep.seen = ks->keep.all ? NULL : json_object();
+	ks->keep.unknown = ks->keep.missing = false;
+	pthread_mutex_unlock(&ks->keep.mu);
+}
+
+bool kubesource_marked_note(void *ctx, const char *policy)
+{
+	struct kubesource *ks = ctx;
+	const char *slash = policy ? strchr(policy, '/') : NULL;
+	char ns[320];
+	const json_t *owned;
+	bool kept = true;
+
+	if (ks->keep.all)
+		return true;
+	snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - policy) : 0, policy ? policy : "");
+	pthread_mutex_lock(&ks->keep.mu);
+	if (!policy || !ks->keep.seen) {
+		ks->keep.unknown = true; /* out of memory too: nothing is dropped */
+	} else if ((owned = json_object_get(ks->keep.ns, ns))) {
+		if (json_object_set_new(ks->keep.seen, policy, json_true()) < 0)
+			ks->keep.unknown = true;
+		kept = json_is_true(owned) || json_object_get(ks->keep.marked, policy);
+		ks->keep.missing |= !kept;
+	}
+	pthread_mutex_unlock(&ks->keep.mu);
+	return kept;
+}
+
+bool kubesource_marked_end(struct kubesource *ks)
+{
+	json_t *marked;
+	bool changed, missing;
+
+	if (ks->keep.all)
+		return false;
+	pthread_mutex_lock(&ks->keep.mu);
+	marked = ks->keep.seen;
+	ks->keep.seen = NULL;
+	/* a round that did not read every automation's markers drops nothing */
+	if (marked && ks->keep.unknown && json_object_update_missing(marked, ks->keep.marked) < 0) {
+		json_decref(marked);
+		marked = NULL;
+	}
+	changed = marked && !json_equal(marked, ks->keep.marked);
+	if (changed) {
+		json_decref(ks->keep.marked);
+		ks->keep.marked = marked;
+	} else {
+		json_decref(marked);
+	}
+	missing = ks->keep.missing;
+	pthread_mutex_unlock(&ks->keep.mu);
+	if (changed) {
+		log_shares(ks);
+		kubewatch_refilter(ks->watch[K_POLICY]);
+	}
+	return missing && changed;
 }
 
 /* The automations' and GitRepositories' documents alone, as a configuration: which
@@ -612,6 +726,11 @@ int kubesource_new(struct kubesource **out, const struct kubesource_options *o, 
 	ks->no_cross_ns = o->no_cross_namespace_refs;
 	ks->active = &ks->load_reader;
 	ks->cfg = (struct kubeconfig)KUBECONFIG_INIT;
+	/* no marker read yet: of a shared namespace, no policy until the first pass or warm-up */
+	if (!ks->keep.all && !(ks->keep.marked = json_object())) {
+		kubesource_free(ks);
+		return error_oom(err);
+	}
 	if ((error = o->kubeconfig ? kubeconfig_load(&ks->cfg, o->kubeconfig, err)
 	                           : kubeconfig_in_cluster(&ks->cfg, NULL, err)) < 0 ||
 	    (error = kube_client_new(&ks->client, &ks->cfg, &ko, err)) < 0 ||
@@ -704,6 +823,8 @@ void kubesource_free(struct kubesource *ks)
 	json_decref(ks->identities);
 	json_decref(ks->keep.ns);
 	json_decref(ks->keep.repos);
+	json_decref(ks->keep.marked);
+	json_decref(ks->keep.seen);
 	pthread_mutex_destroy(&ks->keep.mu);
 	kube_client_free(ks->client);
 	kubeconfig_release(&ks->cfg);

@@ -271,6 +271,11 @@ static int run_pass(struct runner *rn)
 	ro.stop = &stop_requested;
 	ro.shard = &rn->o->shard;
 	ro.verify_cache = rn->verdicts;
+	if (rn->kube) {
+		ro.marker_named = kubesource_marked_note;
+		ro.marker_ctx = rn->kube;
+		kubesource_marked_begin(rn->kube);
+	}
 	if (rn->leader) {
 		leader_fence(&fence, rn->leader);
 		ro.fence = &fence;
@@ -300,6 +305,21 @@ static int run_pass(struct runner *rn)
 	return error;
 }
 
+/* A pass; under hash sharding with --kube, when its markers named policies that this shard did
+ * not keep yet (kubesource_marked_end: they are listed now), the configuration is loaded again
+ * and the pass made once more, so that no marker waits an interval for its policy. */
+static int run_passes(struct runner *rn)
+{
+	int error = run_pass(rn);
+
+	if (rn->kube && kubesource_marked_end(rn->kube) && !stop_requested) {
+		try_reload(rn, "policies named by new markers");
+		error = run_pass(rn);
+		kubesource_marked_end(rn->kube); /* a second round's news: the next pass's */
+	}
+	return error;
+}
+
 /* --kube: a configuration from the watched objects; diagnostics are logged. */
 static int load_kube(struct config **out, struct runner *rn)
 {
@@ -323,35 +343,28 @@ static int load_kube(struct config **out, struct runner *rn)
 static void try_reload(struct runner *rn, const char *why)
 {
 	struct config *cfg = NULL;
+	bool bad;
 
 	if (rn->kube) {
-		if (load_kube(&cfg, rn) < 0) {
-			log_error("config.reload",
-			          "%s: the new configuration is invalid; keeping "
-			          "the previous one",
-			          why);
-			return;
-		}
-		config_free(rn->cfg);
-		rn->cfg = cfg;
-		log_info("config.reload", "%s: configuration reloaded", why);
-		return;
+		bad = load_kube(&cfg, rn) < 0;
+	} else {
+		rn->fingerprint = fingerprint(rn->o->config);
+		bad = rn->load(&cfg, rn->o, true) != 0;
 	}
-
-	rn->fingerprint = fingerprint(rn->o->config);
-	if (rn->load(&cfg, rn->o, true) != 0) {
+	if (bad) {
 		log_error("config.reload",
-		          "%s: the new configuration is invalid; keeping the "
-		          "previous one",
-		          why);
+		          "%s: the new configuration is invalid; keeping the previous one", why);
 		return;
 	}
 	config_free(rn->cfg);
 	rn->cfg = cfg;
+	/* the repositories whose notifications start a pass: --kube's change with the objects */
 	if (rn->webhook && webhook_set_known(rn->webhook, cfg) < 0)
 		log_error("webhook", "out of memory: the webhook keeps the previous repositories");
-	/* images and policies may have gone: drop their gauges rather than report stale ones */
-	metrics_clear(rn->metrics, "imageguard_registry_tags");
+	/* images and policies may have gone: drop their gauges rather than report stale ones
+	 * (--kube: the next pass sets them; its objects change too often to clear them) */
+	if (!rn->kube)
+		metrics_clear(rn->metrics, "imageguard_registry_tags");
 	log_info("config.reload", "%s: configuration reloaded", why);
 }
 
@@ -571,6 +584,11 @@ static void warm_caches(struct runner *rn)
 	ro.state_dir = rn->o->state_dir;
 	ro.secrets_dir = rn->kube ? rn->kube_secrets : rn->o->secrets_dir;
 	ro.stop = &stop_requested;
+	if (rn->kube) { /* the policies their markers name are kept for the takeover's pass */
+		ro.marker_named = kubesource_marked_note;
+		ro.marker_ctx = rn->kube;
+		kubesource_marked_begin(rn->kube);
+	}
 	for (size_t i = 0; rn->cfg && i < rn->cfg->automations_len && standing_by(rn); i++) {
 		const struct config_automation *a = &rn->cfg->automations[i];
 		struct error err = ERROR_INIT;
@@ -587,6 +605,11 @@ static void warm_caches(struct runner *rn)
 	if (owned)
 		log_info("run.standby", "Git caches of %zu of %zu automations warmed in %lld ms",
 		         warmed, owned, (long long)(now_ms() - t0));
+	if (rn->kube) {
+		if (!standing_by(rn)) /* cut short: some automations' markers were not read */
+			kubesource_marked_note(rn->kube, NULL);
+		kubesource_marked_end(rn->kube); /* a change lists again: the next watch reloads */
+	}
 }
 
 /* Standby: no pass, no write, until this replica holds the lease (or a stop); meanwhile it
@@ -697,7 +720,7 @@ int loop_run(const struct cmdopts *o, loop_load_fn load)
 			rc = 1;
 			goto done;
 		}
-		if (run_pass(&rn) == 0)
+		if (run_passes(&rn) == 0)
 			httpd_set_ready(rn.httpd, true);
 		wait_next(&rn);
 	}

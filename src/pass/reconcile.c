@@ -64,6 +64,8 @@ static void open_automation(struct autorun *ar)
 
 	if (reconcile_open_git(ar, &err) < 0 ||
 	    reconcile_scan_markers(ar, gitstore_workdir(ar->g), &err) < 0) {
+		if (p->o->marker_named)
+			p->o->marker_named(p->o->marker_ctx, NULL);
 		reconcile_automation_failed(p, ar->a, &err);
 		gitstore_free(ar->g);
 		ar->g = NULL;
@@ -74,6 +76,7 @@ static void open_automation(struct autorun *ar)
 	for (size_t i = 0; i < ar->markers.len; i++) {
 		const struct marker *m = &ar->markers.items[i];
 		const struct config_policy *pol = config_find_policy_id(p->cfg, m->policy);
+		bool kept = !p->o->marker_named || p->o->marker_named(p->o->marker_ctx, m->policy);
 
 		if (pol && config_automation_selects(ar->a, pol))
 			p->policy_marked[reconcile_policy_index(p->cfg, pol)] = true;
@@ -82,6 +85,11 @@ static void open_automation(struct autorun *ar)
 			    "markers.not-selected",
 			    "automation '%s': %s:%zu: policy '%s' is not selected (namespace, "
 			    "spec.policySelector): left untouched",
+			    ar->a->id, m->file, m->line, m->policy);
+		else if (!kept)
+			log_debug(
+			    "markers.not-kept",
+			    "automation '%s': %s:%zu: policy '%s' is listed for the next pass",
 			    ar->a->id, m->file, m->line, m->policy);
 		else if (!config_find_invalid_id(p->cfg, CONFIG_KIND_POLICY, m->policy))
 			log_warn("markers.unknown-policy",

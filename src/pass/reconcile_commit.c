@@ -13,6 +13,7 @@
 #include "imageguard/git/commitmsg.h"
 #include "imageguard/git/githistory.h"
 #include "imageguard/git/gitstore.h"
+#include "imageguard/pass/gitmarkers.h"
 #include "imageguard/kube/lease.h"
 #include "imageguard/registry/registry.h"
 #include "imageguard/util/buf.h"
@@ -450,8 +451,17 @@ int reconcile_warm_git(const struct reconcile_options *o, const struct config_au
                        struct error *err)
 {
 	struct gitstore *g = NULL;
+	struct marker_set markers = {0};
+	uint64_t epoch = 0; /* as a pass's open (reconcile_open_git) */
 	int error = open_git(&g, o, a, err);
 
+	if (error == 0 && o->marker_named)
+		error = gitmarkers_scan(&markers, g, a->update_path, &epoch, err);
+	for (size_t i = 0; error == 0 && i < markers.len; i++)
+		o->marker_named(o->marker_ctx, markers.items[i].policy);
+	if (error < 0 && o->marker_named)
+		o->marker_named(o->marker_ctx, NULL);
+	markers_release(&markers);
 	gitstore_free(g);
 	return error;
 }

@@ -58,6 +58,22 @@ uint64_t kubesource_changes(struct kubesource *ks);
 int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
                     struct config_diags *diags, struct error *err);
 
+/* A shard other than 0 (--shards N --shard-index I) keeps, of a namespace where another shard
+ * owns an automation too, only the ImagePolicies that its own automations' markers name, and
+ * the ImageRepositories they name. A round of marker reads (a pass, a standby's warm-up) tells
+ * it which: kubesource_marked_begin, then kubesource_marked_note (a reconcile_options
+ * .marker_named, ctx the kubesource) with the policy ("ns/name") of every marker of an
+ * automation this shard owns, or NULL when an automation's markers could not be read, then
+ * kubesource_marked_end. note returns false when that policy is not kept yet: the round's end
+ * lists the policies again, and the next kubesource_load has it. end keeps what the round's
+ * markers named (and, after a NULL, what was kept before), and returns true when a policy
+ * that was not kept is now listed: the caller loads and passes again. Every shard that keeps
+ * every object (no sharding, shard 0) notes nothing: note returns true, end false. note may
+ * be called from any thread. */
+void kubesource_marked_begin(struct kubesource *ks);
+bool kubesource_marked_note(void *ctx, const char *policy);
+bool kubesource_marked_end(struct kubesource *ks);
+
 /* Reads again, by name in their own namespaces, the Secrets and ServiceAccounts (with their
  * imagePullSecrets) that the last kubesource_load read, and compares each with what that load
  * found (a SHA-256 of the content, or of the API's refusal). Returns true at the first that

@@ -56,6 +56,14 @@ struct reconcile_options {
 	const struct reconcile_fence *fence;
 	/* NULL, or the signature gate's verdicts kept across passes (verifygate.h). Borrowed. */
 	struct verifycache *verify_cache;
+	/* NULL, or told the policy ("ns/name") of every marker read of an automation this shard
+	 * owns, and NULL for an owned automation whose markers could not be read. It returns
+	 * false when that policy is absent from the configuration only because it is listed for
+	 * the next one (run --kube under hash sharding: kubesource_marked_note): the marker is
+	 * skipped without the unknown-policy warning. A standby's warm-up reads the markers for it
+	 * too. */
+	bool (*marker_named)(void *ctx, const char *policy);
+	void *marker_ctx;
 };
 
 /* Runs one pass and fills out (caller-owned, REPORT_INIT; release with report_release).
@@ -66,8 +74,9 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 
 /* A standby's preparation for taking over (run --enable-leader-election): clones automation
  * a's remote into the Git cache below o->state_dir, or fetches and syncs a clone there,
- * exactly as a pass opens it (o's state_dir, secrets_dir, stop and fence are read), and
- * writes nothing else: no commit, no push. Returns 0 or gitstore_open's error. */
+ * exactly as a pass opens it (o's state_dir, secrets_dir, stop and fence are read), reads its
+ * markers for o->marker_named (as a pass would; NULL to it when they cannot be read), and
+ * writes nothing else: no commit, no push. Returns 0 or the open's or the scan's error. */
 int reconcile_warm_git(const struct reconcile_options *o, const struct config_automation *a,
                        struct error *err);
 

@@ -7,7 +7,8 @@ untouched (their resourceVersion does not move). --watch-label-selector is the l
 every list and watch of the four kinds. With --enable-leader-election each hash shard elects on
 its own Lease, named from its shard key "shards=N/index=I" (SHA-256, as Flux's GenerateID), logs one
 startup line naming its shard and Lease, and exposes imageguard_shard_info{shard,shards} 1
-(promtool check metrics accepts the exposition)."""
+(promtool check metrics accepts the exposition). In a namespace shared with another shard's
+automations, shard 1 keeps only the policies that its own markers name."""
 import hashlib
 import os
 import re
@@ -175,6 +176,80 @@ def label_selector_is_the_api_selector(st):
         harness.check(rc == 0, "exits 0 on SIGTERM", rc, run.text()[-3000:])
     harness.check('"labels ' + sel in run.text() or "labels " + sel in run.text(),
                   "the watch log line names the selector", run.text())
+
+
+def push_files(st, remote, files, message):
+    work = os.path.join(st["env"].dir, "push-%d" % len(os.listdir(st["env"].dir)))
+    git("clone", "-q", remote, work)
+    for name, text in files.items():
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", message, cwd=work)
+    git("push", "-q", "origin", "main", cwd=work)
+
+
+def shard_lines(run):
+    return [line for line in run.text().splitlines() if "kube.shard:" in line]
+
+
+@harness.test
+def a_shared_namespace_keeps_what_the_markers_name(st):
+    """Every automation is in 'default', so shard 1 shares the namespace with shard 0: it keeps
+    only the policies its own remotes' markers name (and their repositories). An invalid
+    policy no marker names is not even held (no load logs it); a marker that comes to name
+    another policy has it decided in the same round (the pass, a reload, a second pass); a
+    marker naming an absent policy is warned about and does not start a second pass again."""
+    env = st["env"]
+    extra_img = env.image("team/extra")
+    env.push("team/extra", ["v2.0.0", "v2.1.0"])
+    kubectl(st, "apply", "-f", "-", stdin=(
+        env.repository("extra", "team/extra") + env.policy("extra", "extra", semver=">=2.0.0")
+        + env.policy("idle", "app", semver=">=1.0.0")
+        + env.policy("broken", "no-such-repository", semver=">=1.0.0")))
+    name = owned(st, 1)[0]
+    remote = st["autos"][name][0]
+    run = Run(st, "marked", "--shards", "2", "--shard-index", "1", "--log-level", "debug")
+    try:
+        wait(lambda: "policies named by new markers" in run.text()
+             and "reconcile.pass:" in run.text().split("policies named by new markers")[-1],
+             "the first pass finds its markers' policy, lists it and passes again", 30,
+             run.text)
+        last = shard_lines(run)[-1]
+        harness.check("the 1 ImagePolicies that its markers name in 1 namespaces" in last
+                      and "the 1 ImageRepositories" in last,
+                      "it keeps the one policy its markers name, and its repository", last)
+        harness.check("broken" not in run.text() and "'default/idle'" not in run.text(),
+                      "an unmarked policy is not held: its load error is not logged here",
+                      [line for line in run.text().splitlines() if "broken" in line][:3])
+        push_files(st, remote, {
+            "extra.yaml": marker_file(extra_img + ":v2.0.0", "extra"),
+            "ghost.yaml": marker_file(extra_img + ":v2.0.0", "ghost")}, "mark two more")
+        passes = run.text().count("reconcile.pass:")
+        kubectl(st, "annotate", "--overwrite", "imageupdateautomation", name,
+                "reconcile.fluxcd.io/requestedAt=marked-1")
+        wait(lambda: "v2.1.0" in git("--git-dir", remote, "show", "main:extra.yaml"),
+             "the newly marked policy is decided and committed in the round that found it",
+             30, run.text)
+        harness.check(run.text().count("policies named by new markers") == 2,
+                      "one more reload for the new markers", run.text()[-4000:])
+        harness.check("markers.not-kept" in run.text(),
+                      "the pass that found them says they are listed for the next",
+                      run.text()[-4000:])
+        wait(lambda: "markers.unknown-policy" in run.text()
+             and "'default/ghost'" in run.text().split("markers.unknown-policy")[-1],
+             "the absent policy is warned about once it was listed", 20, run.text)
+        harness.check(run.text().count("reconcile.pass:") >= passes + 2, "two passes")
+        passes = run.text().count("reconcile.pass:")
+        kubectl(st, "annotate", "--overwrite", "imageupdateautomation", name,
+                "reconcile.fluxcd.io/requestedAt=marked-2")
+        wait(lambda: run.text().count("reconcile.pass:") > passes, "the next pass", 20,
+             run.text)
+        time.sleep(1)
+        harness.check(run.text().count("policies named by new markers") == 2,
+                      "an absent policy does not start another round", run.text()[-4000:])
+    finally:
+        harness.check(run.stop() == 0, "shard 1 exits 0 on SIGTERM")
 
 
 def lease_name(key):

@@ -986,16 +986,17 @@ static bool holds(struct kubesource *ks, const char *kind, const char *ns, const
 	return kubesource_identity(ks, kind, ns, name, &uid, &rv);
 }
 
-/* Loads whenever the objects changed until kind ns/name is held, or 30 s. */
-static bool held_after_loads(struct kubesource *ks, const char *kind, const char *ns,
-                             const char *name)
+/* Loads whenever the objects changed until whether kind ns/name is held is want, or 30 s;
+ * returns whether it is held. */
+static bool after_loads(struct kubesource *ks, const char *kind, const char *ns, const char *name,
+                        bool want)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
 	const char *sdir;
 	uint64_t seen = 0;
 	bool held = holds(ks, kind, ns, name);
 
-	for (int64_t end = mono_ms() + 30000; !held && mono_ms() < end;) {
+	for (int64_t end = mono_ms() + 30000; held != want && mono_ms() < end;) {
 		struct timespec ts = {0, 50000000L};
 
 		if (kubesource_changes(ks) != seen) {
@@ -1009,10 +1010,17 @@ static bool held_after_loads(struct kubesource *ks, const char *kind, const char
 	return held;
 }
 
-/* Shard 1 of 2 holds the policies and repositories of the namespaces where it owns an
+static bool held_after_loads(struct kubesource *ks, const char *kind, const char *ns,
+                             const char *name)
+{
+	return after_loads(ks, kind, ns, name, true);
+}
+
+/* Shard 1 of 2 holds the policies and repositories of the namespaces where it owns every
  * automation and the repositories their policies name elsewhere, nothing else of those kinds
  * (every automation and GitRepository, which say who owns what); an automation of its own in
- * another namespace brings that namespace's objects; shard 0 holds everything. */
+ * a namespace of shard 0's brings only the policies its markers name there (kubesource_marked_
+ * *), and their repositories; shard 0 holds everything. */
 START_TEST(shard_keeps_its_namespaces)
 {
 	const struct shard_spec one = {NULL, 2, 1}, zero = {NULL, 2, 0};
@@ -1044,12 +1052,40 @@ START_TEST(shard_keeps_its_namespaces)
 	ck_assert(!holds(ks, "ImagePolicy", "kk-lib", "other"));
 	ck_assert(!holds(ks, "ImagePolicy", "kk-theirs", "app"));
 	ck_assert(!holds(ks, "ImageRepository", "kk-theirs", "app"));
-	/* one of shard 1's own in kk-theirs: its objects come (a second list of those kinds) */
+	/* one of shard 1's own in kk-theirs beside shard 0's: of that shared namespace, only what
+	 * its markers name comes (a second list of those kinds) */
+	policy_in("kk-theirs", "idle", "idle", NULL);
 	url_of_shard(later, sizeof(later), 1);
 	automation_in("kk-theirs", "later", later);
+	ck_assert(held_after_loads(ks, "ImageUpdateAutomation", "kk-theirs", "later"));
+	ck_assert(!holds(ks, "ImagePolicy", "kk-theirs", "app"));
+	kubesource_marked_begin(ks);
+	ck_assert(!kubesource_marked_note(ks, "kk-theirs/app")); /* listed for the next load */
+	ck_assert(kubesource_marked_note(ks, "kk-mine/app"));    /* its own namespace: all kept */
+	ck_assert(kubesource_marked_note(ks, "kk-lib/other"));   /* not its namespace: never */
+	ck_assert(kubesource_marked_end(ks));
 	ck_assert(held_after_loads(ks, "ImagePolicy", "kk-theirs", "app"));
 	ck_assert(held_after_loads(ks, "ImageRepository", "kk-theirs", "app"));
+	ck_assert(!holds(ks, "ImagePolicy", "kk-theirs", "idle"));
+	ck_assert(!holds(ks, "ImageRepository", "kk-theirs", "idle"));
 	ck_assert(!holds(ks, "ImagePolicy", "kk-lib", "other"));
+	ck_assert(holds(ks, "ImagePolicy", "kk-mine", "app"));
+	/* the same again: nothing new, nothing to list */
+	kubesource_marked_begin(ks);
+	ck_assert(kubesource_marked_note(ks, "kk-theirs/app"));
+	ck_assert(!kubesource_marked_end(ks));
+	/* a round that could not read every automation's markers drops nothing */
+	kubesource_marked_begin(ks);
+	ck_assert(kubesource_marked_note(ks, NULL));
+	ck_assert(!kubesource_marked_end(ks));
+	config_free(load(ks, &diags, &sdir));
+	ck_assert(holds(ks, "ImagePolicy", "kk-theirs", "app"));
+	/* a whole round without that marker: the policy and its repository go */
+	kubesource_marked_begin(ks);
+	ck_assert(!kubesource_marked_end(ks));
+	ck_assert(!after_loads(ks, "ImagePolicy", "kk-theirs", "app", false));
+	ck_assert(!after_loads(ks, "ImageRepository", "kk-theirs", "app", false));
+	ck_assert(holds(ks, "ImagePolicy", "kk-mine", "app"));
 	kubesource_free(ks);
 	ks = open_shard(&zero);
 	config_free(load(ks, &diags, &sdir));
