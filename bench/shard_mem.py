@@ -7,7 +7,8 @@ per shard (names placed with `check-config --shards 10`, imageguard's own hash) 
 shards_bench.py), images on a stub registry that answers every tags/list with the same TAGS tags
 (--no-git: Git URLs and registry refuse at once, 127.0.0.1:1: no markers, no scan), then
 `imageguard run --kube --shards 10 --shard-index I`. VmHWM, VmRSS and smaps_rollup are read
-from /proc when the first `reconcile.pass` is logged.
+from /proc when the --passes-th `reconcile.pass` is logged (a shard other than 0 decides its
+markers from its second: its first finds which policies they name).
 
     bench/shard_mem.py [--pairs N] [--shard I] [--autos K] [--owner-none]
                        [--wrap 'valgrind --tool=massif ...'] [--keep] [--smaps FILE]
@@ -322,13 +323,14 @@ def main():
         if a.smaps:
             with open(a.smaps, "w") as f:
                 json.dump(smaps_breakdown(pid), f, indent=1)
-        passline = ""
+        passlines, kept = [], ""
         for line in open(log, errors="replace"):
             if '"reconcile.pass"' in line:
-                passline = json.loads(line).get("msg", "")
-                break
+                passlines.append(json.loads(line).get("msg", ""))
+            elif '"kube.shard"' in line:  # the last: what the shard keeps now
+                kept = json.loads(line).get("msg", "")
         print(json.dumps(dict(pairs=a.pairs, shard=a.shard, owned=owned,
-                              seconds=round(t1 - t0, 2), first_pass=passline, **fig)),
+                              seconds=round(t1 - t0, 2), passes=passlines, keeps=kept, **fig)),
               flush=True)
     finally:
         if rep and rep.poll() is None:

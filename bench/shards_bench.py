@@ -120,6 +120,7 @@ class Replica:
         self.p = None
         self.seen = 0  # bytes of the log already read
         self.passes = []  # (wall time seen, decisions, commits, errors, seconds, access lines)
+        self.finding = []  # the passes that only found which policies the markers name
         self.hwm = 0
 
     def start(self):
@@ -160,6 +161,13 @@ class Replica:
             if not line.startswith("{"):
                 continue
             ev = json.loads(line)
+            if (ev.get("event") == "config.reload" and self.passes
+                    and "policies named by new markers" in ev.get("msg", "")):
+                # that pass found which policies its markers name (a shard other than 0 of a
+                # shared namespace) and decided none of them: the pass made at once after
+                # this reload is its first that decides
+                self.finding.append(self.passes.pop())
+                continue
             if ev.get("event") != "reconcile.pass":
                 continue
             m = re.match(r"(\d+) decisions, (\d+) commits, (\d+) errors in ([0-9.]+)s",
@@ -534,9 +542,12 @@ def together(w, seq_rows):
         for p in runners[0].passes:
             if p[1] != w.owned[s] or p[3]:
                 partial.append("%s: %d decisions, %d errors" % (runners[0].name, p[1], p[3]))
-    print("together: %d of %d passes decided all of their shard's policies, the others: %s"
+    print("together: %d of %d passes decided all of their shard's policies, the others: %s "
+          "(besides %d first passes that found which policies their markers name, then "
+          "listed them)"
           % (sum(len(r.passes) for r in every) - len(partial),
-             sum(len(r.passes) for r in every), "; ".join(partial) or "none"))
+             sum(len(r.passes) for r in every), "; ".join(partial) or "none",
+             sum(len(r.finding) for r in every)))
     leaders = {s: [r for r in reps[s] if r.passes][0] for s in range(SHARDS)}
     steady = {s: statistics.median(p[4] for p in leaders[s].passes[1:]) for s in range(SHARDS)}
     victim = leaders[STANDBYS[0]]

@@ -305,5 +305,49 @@ def each_hash_shard_elects_on_its_own_lease(st):
             harness.check(r.stop() == 0, "a shard's leader exits 0 on SIGTERM", r.text())
 
 
+@harness.test
+def a_standby_keeps_what_its_markers_name_before_it_leads(st):
+    """A standby of shard 1 reads its automations' markers while it warms their Git caches, so
+    the policies they name are listed before it leads: its first pass after the takeover
+    decides them, with no pass that only finds them."""
+    flags = ["--shards", "2", "--shard-index", "1", "--enable-leader-election",
+             "--leader-election-lease-duration", "3s", "--leader-election-renew-deadline", "2s",
+             "--leader-election-retry-period", "500ms", "--log-level", "debug"]
+    name = lease_name("shards=2/index=1")
+
+    def holder():
+        return ((st["api"].get("coordination.k8s.io", "leases", "default", name) or {})
+                .get("spec") or {}).get("holderIdentity")
+    first = Run(st, "standby-a", *flags)
+    second = None
+    try:
+        wait(lambda: "reconcile.pass:" in first.text(), "the first replica leads and passes", 30,
+             first.text)
+        second = Run(st, "standby-b", *flags)
+        wait(lambda: "run.standby:" in second.text()
+             and "ImagePolicies that its markers name" in second.text().split("run.standby:")[-1]
+             and "config.reload: standby" in second.text(),
+             "the standby warms, keeps what its markers name and reloads", 30, second.text)
+        harness.check(not re.search(r"the 0 ImagePolicies that its markers name",
+                                    second.text().split("run.standby:")[-1]),
+                      "it keeps the policies its markers name", second.text()[-3000:])
+        led_by = holder()
+        first.p.kill()
+        first.p.wait()
+        wait(lambda: "reconcile.pass:" in second.text(), "the standby takes over and passes", 30,
+             second.text)
+        harness.check(holder() != led_by, "the lease changed hands", led_by, holder())
+        passline = [line for line in second.text().splitlines() if "reconcile.pass:" in line][0]
+        harness.check(not re.search(r"reconcile.pass: 0 decisions", passline),
+                      "its first pass decides its markers", passline)
+        harness.check("policies named by new markers" not in second.text()
+                      and "markers.not-kept" not in second.text(),
+                      "no pass only found them", second.text()[-4000:])
+    finally:
+        first.stop(sig_kill=True)
+        if second:
+            harness.check(second.stop() == 0, "the new leader exits 0 on SIGTERM")
+
+
 if __name__ == "__main__":
     harness.main(setup, teardown)
