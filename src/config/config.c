@@ -556,8 +556,19 @@ int config_load_documents(struct config **out, const struct config_document *doc
 			return error_set(err, IG_EFAIL, "config '%s': out of memory", source);
 		}
 	/* origins point into files: read only once every name is in place */
-	for (size_t i = 0; i < n; i++)
-		config_kinds_read_buffer(&L, L.c->files.items[i], docs[i].data, docs[i].len);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = docs[i].len;
+		char *made = docs[i].data || !L.opts.document_text
+		                 ? NULL
+		                 : L.opts.document_text(L.opts.document_ctx, i, &len);
+
+		if (!docs[i].data && !made) {
+			L.oom = true;
+			break;
+		}
+		config_kinds_read_buffer(&L, L.c->files.items[i], made ? made : docs[i].data, len);
+		free(made);
+	}
 	resolve(&L);
 	errors = diags->errors - L.errors_before;
 	if (L.oom || (errors && (!L.opts.keep_valid || !objects_found(L.c)))) {

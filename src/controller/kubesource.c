@@ -74,12 +74,15 @@ struct keep {
 	/* namespace -> true: this shard owns every automation there (all its policies kept);
 	 * false: it owns some (only the marked policies kept) */
 	json_t *ns;
-	json_t *repos;  /* "ns/name" -> true: a kept policy of a shared namespace, or of another
-	                 * namespace, names it */
-	json_t *marked; /* "ns/name" -> true: a marker of this shard's automations names it */
-	json_t *seen;   /* the same, of the markers read since kubesource_marked_begin */
-	bool unknown;   /* since then: an automation's markers could not be read */
-	bool missing;   /* since then: a marker named a policy of a shared namespace not kept */
+	json_t *repos; /* "ns/name" -> true: a kept policy of a shared namespace, or of another
+	                * namespace, names it */
+	/* "ns/name" -> the round (kubesource_marked_begin) whose markers last named it, negated
+	 * while that round is the first (not listed yet) */
+	json_t *marked;
+	json_int_t round;
+	bool unknown; /* this round: an automation's markers could not be read */
+	bool missing; /* this round: a marker named a policy of a shared namespace not kept */
+	bool added;   /* this round: a policy first named */
 };
 
 /* A client for Secrets and ServiceAccounts, which SIGTERM cuts, with its own timeout and
@@ -392,9 +395,8 @@ static void log_shares(struct kubesource *ks)
 void kubesource_marked_begin(struct kubesource *ks)
 {
 	pthread_mutex_lock(&ks->keep.mu);
-	json_decref(ks->keep.seen);
-	ks->keep.seen = ks->keep.all ? NULL : json_object();
-	ks->keep.unknown = ks->keep.missing = false;
+	ks->keep.round++;
+	ks->keep.unknown = ks->keep.missing = ks->keep.added = false;
 	pthread_mutex_unlock(&ks->keep.mu);
 }
 
@@ -404,18 +406,27 @@ bool kubesource_marked_note(void *ctx, const char *policy)
 	const char *slash = policy ? strchr(policy, '/') : NULL;
 	char ns[320];
 	const json_t *owned;
+	json_t *at;
 	bool kept = true;
 
 	if (ks->keep.all)
 		return true;
 	snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - policy) : 0, policy ? policy : "");
 	pthread_mutex_lock(&ks->keep.mu);
-	if (!policy || !ks->keep.seen) {
-		ks->keep.unknown = true; /* out of memory too: nothing is dropped */
+	if (!policy) {
+		ks->keep.unknown = true;
 	} else if ((owned = json_object_get(ks->keep.ns, ns))) {
-		if (json_object_set_new(ks->keep.seen, policy, json_true()) < 0)
-			ks->keep.unknown = true;
-		kept = json_is_true(owned) || json_object_get(ks->keep.marked, policy);
+		if (!(at = json_object_get(ks->keep.marked, policy))) {
+			if (json_object_set_new(ks->keep.marked, policy,
+			                        json_integer(-ks->keep.round)) < 0)
+				ks->keep.unknown = true; /* out of memory: nothing is dropped */
+			ks->keep.added = true;
+			kept = json_is_true(owned);
+		} else if (json_integer_value(at) == -ks->keep.round) {
+			kept = json_is_true(owned); /* first named earlier in this round */
+		} else {
+			json_integer_set(at, ks->keep.round);
+		}
 		ks->keep.missing |= !kept;
 	}
 	pthread_mutex_unlock(&ks->keep.mu);
@@ -424,25 +435,26 @@ bool kubesource_marked_note(void *ctx, const char *policy)
 
 bool kubesource_marked_end(struct kubesource *ks)
 {
-	json_t *marked;
 	bool changed, missing;
+	const char *key;
+	json_t *at;
+	void *tmp;
 
 	if (ks->keep.all)
 		return false;
 	pthread_mutex_lock(&ks->keep.mu);
-	marked = ks->keep.seen;
-	ks->keep.seen = NULL;
-	/* a round that did not read every automation's markers drops nothing */
-	if (marked && ks->keep.unknown && json_object_update_missing(marked, ks->keep.marked) < 0) {
-		json_decref(marked);
-		marked = NULL;
-	}
-	changed = marked && !json_equal(marked, ks->keep.marked);
-	if (changed) {
-		json_decref(ks->keep.marked);
-		ks->keep.marked = marked;
-	} else {
-		json_decref(marked);
+	changed = ks->keep.added;
+	json_object_foreach_safe(ks->keep.marked, tmp, key, at)
+	{
+		json_int_t r = json_integer_value(at);
+
+		if (r == -ks->keep.round)
+			json_integer_set(at, ks->keep.round);
+		else if (r != ks->keep.round && !ks->keep.unknown) {
+			/* a round that read every automation's markers: what none named goes */
+			json_object_del(ks->keep.marked, key);
+			changed = true;
+		}
 	}
 	missing = ks->keep.missing;
 	pthread_mutex_unlock(&ks->keep.mu);
@@ -824,7 +836,6 @@ void kubesource_free(struct kubesource *ks)
 	json_decref(ks->keep.ns);
 	json_decref(ks->keep.repos);
 	json_decref(ks->keep.marked);
-	json_decref(ks->keep.seen);
 	pthread_mutex_destroy(&ks->keep.mu);
 	kube_client_free(ks->client);
 	kubeconfig_release(&ks->cfg);
@@ -1396,11 +1407,30 @@ static void release_docs(struct config_document *docs, char **names, size_t n)
 	free(names);
 }
 
+/* What kubesource_load's documents are made from when the loader reads them (lazy_text). */
+struct lazy {
+	struct kubesource *ks;
+	const json_t **objs; /* borrowed from the snapshots */
+	int *kinds;
+};
+
+static char *lazy_text(void *ctx, size_t i, size_t *len)
+{
+	struct lazy *z = ctx;
+	json_t *obj = kubesource_unpack(z->objs[i]);
+	char *text = obj ? document(z->ks, z->kinds[i], obj) : NULL;
+
+	json_decref(obj);
+	*len = text ? strlen(text) : 0;
+	return text;
+}
+
 int kubesource_load(struct config **out, const char **secrets_dir, struct kubesource *ks,
                     struct config_diags *diags, struct error *err)
 {
-	json_t *snap[K_COUNT] = {0}, *nss = NULL, *it;
+	json_t *snap[K_COUNT] = {0}, *keys[K_COUNT] = {0}, *nss = NULL, *it;
 	struct config_document *docs = NULL;
+	struct lazy z = {ks, NULL, NULL};
 	char **names = NULL;
 	size_t n = 0, total = 0, i;
 	int error = 0;
@@ -1411,7 +1441,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	if (!ks->keep.all)
 		settle(ks);
 	for (int k = 0; k < K_COUNT; k++) {
-		if (!(snap[k] = kubewatch_snapshot(ks->watch[k]))) {
+		if (!(snap[k] = kubewatch_snapshot_named(ks->watch[k], &keys[k]))) {
 			error = error_oom(err);
 			goto done;
 		}
@@ -1423,30 +1453,27 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 	}
 	total += json_array_size(nss);
 	if (!(docs = calloc(total + 1, sizeof(*docs))) ||
-	    !(names = calloc(total + 1, sizeof(*names)))) {
+	    !(names = calloc(total + 1, sizeof(*names))) ||
+	    !(z.objs = calloc(total + 1, sizeof(*z.objs))) ||
+	    !(z.kinds = calloc(total + 1, sizeof(*z.kinds)))) {
 		error = error_oom(err);
 		goto done;
 	}
+	/* each object's text is made as the loader reads it (lazy_text): a load holds one */
 	for (int k = 0; k < K_COUNT; k++)
 		json_array_foreach(snap[k], i, it)
 		{
-			json_t *obj = kubesource_unpack(it);
-			const json_t *md = json_object_get(obj, "metadata");
 			struct buf name = BUF_INIT;
-			char *text = obj ? document(ks, k, obj) : NULL;
 
-			if (!text || buf_printf(&name, "%s/%s/%s", kinds[k].kind,
-			                        str(json_object_get(md, "namespace")),
-			                        str(json_object_get(md, "name"))) < 0) {
-				free(text);
-				buf_release(&name);
-				json_decref(obj);
+			if (buf_printf(&name, "%s/%s", kinds[k].kind,
+			               json_string_value(json_array_get(keys[k], i))) < 0) {
 				error = error_oom(err);
 				goto done;
 			}
-			json_decref(obj);
 			names[n] = buf_detach(&name);
-			docs[n] = (struct config_document){names[n], text, strlen(text)};
+			docs[n] = (struct config_document){names[n], NULL, 0};
+			z.objs[n] = it;
+			z.kinds[n] = k;
 			n++;
 		}
 	if ((error = namespace_docs(docs, names, &n, nss, err)) < 0)
@@ -1460,7 +1487,9 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 		                                 .kube = true,
 		                                 .secrets_from_api = true,
 		                                 .shards = ks->shards,
-		                                 .no_cross_namespace_refs = ks->no_cross_ns};
+		                                 .no_cross_namespace_refs = ks->no_cross_ns,
+		                                 .document_text = lazy_text,
+		                                 .document_ctx = &z};
 
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}
@@ -1476,8 +1505,12 @@ done:
 	finish_notes(ks, error == 0);
 	end_deadline(ks);
 	release_docs(docs, names, n);
-	for (int k = 0; k < K_COUNT; k++)
+	free(z.objs);
+	free(z.kinds);
+	for (int k = 0; k < K_COUNT; k++) {
 		json_decref(snap[k]);
+		json_decref(keys[k]);
+	}
 	json_decref(nss);
 	return error;
 }

@@ -405,28 +405,38 @@ static int by_key(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-json_t *kubewatch_snapshot(struct kubewatch *w)
+json_t *kubewatch_snapshot_named(struct kubewatch *w, json_t **names)
 {
-	json_t *out = json_array(), *v;
+	json_t *out = json_array(), *v, *named = names ? json_array() : NULL;
 	const char **keys = NULL, *k;
 	size_t n = 0;
 
 	pthread_mutex_lock(&w->mu);
-	if (!out || !(keys = calloc(json_object_size(w->objects) + 1, sizeof(*keys))))
+	if (!out || (names && !named) ||
+	    !(keys = calloc(json_object_size(w->objects) + 1, sizeof(*keys))))
 		goto fail;
 	json_object_foreach(w->objects, k, v) keys[n++] = k;
 	qsort(keys, n, sizeof(*keys), by_key);
 	for (size_t i = 0; i < n; i++)
-		if (json_array_append(out, json_object_get(w->objects, keys[i])) < 0)
+		if (json_array_append(out, json_object_get(w->objects, keys[i])) < 0 ||
+		    (named && json_array_append_new(named, json_string_nocheck(keys[i])) < 0))
 			goto fail;
 	pthread_mutex_unlock(&w->mu);
 	free(keys);
+	if (names)
+		*names = named;
 	return out;
 fail:
 	pthread_mutex_unlock(&w->mu);
 	free(keys);
 	json_decref(out);
+	json_decref(named);
 	return NULL;
+}
+
+json_t *kubewatch_snapshot(struct kubewatch *w)
+{
+	return kubewatch_snapshot_named(w, NULL);
 }
 
 void kubewatch_last_error(struct kubewatch *w, struct error *err)

@@ -344,12 +344,17 @@ struct config_load_options {
 	 * an ImageUpdateAutomation's spec.sourceRef.namespace. The refused object is invalid
 	 * (config_invalid.reason "AccessDenied"). */
 	bool no_cross_namespace_refs;
+	/* config_load_documents: the text of document i whose data is NULL, made when it is read
+	 * and freed (free()) right after, so that a load holds one text at a time, not all of
+	 * them (run --kube); *len its length. NULL: out of memory. */
+	char *(*document_text)(void *ctx, size_t i, size_t *len);
+	void *document_ctx;
 };
 
 /* One document in memory (run --kube: an object's JSON, which is YAML). */
 struct config_document {
 	const char *name; /* in messages as the file: "ImagePolicy/ns/name" */
-	const char *data;
+	const char *data; /* NULL: config_load_options.document_text makes it */
 	size_t len;
 };
 

@@ -60,6 +60,9 @@ uint64_t kubewatch_changes(struct kubewatch *w);
  * own objects, shared and read-only: the watch replaces an object, never changes one (jansson
  * counts references atomically). NULL when out of memory. */
 json_t *kubewatch_snapshot(struct kubewatch *w);
+/* The same, and (names non-NULL) in *names a new array of their "ns/name" keys, in the same
+ * order: a caller that names each object need not parse it. */
+json_t *kubewatch_snapshot_named(struct kubewatch *w, json_t **names);
 
 /* The last failure of the list or watch in *err (one line), or an empty one; cleared by a
  * successful list. */

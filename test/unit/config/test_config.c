@@ -1261,7 +1261,8 @@ static const struct secret_case {
 static struct config *load_secrets(enum secret_object obj, const char *secrets_dir,
                                    struct config_diags *diags)
 {
-	struct config_load_options o = {true, true, secrets_dir, NULL, false, false, 0, false};
+	struct config_load_options o = {true,  true, secrets_dir, NULL, false,
+	                                false, 0,    false,       NULL, NULL};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 
@@ -1372,7 +1373,7 @@ START_TEST(secrets_from_api)
 	    "'team-a/gpg'" NOT_IN_API,
 	};
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL, NULL, true, true, 0, false};
+	struct config_load_options o = {true, true, NULL, NULL, true, true, 0, false, NULL, NULL};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	char sdir[600], dir[700], file_mode[1400];
@@ -1434,8 +1435,7 @@ START_TEST(shards_refuse_a_second_branch)
 
 	for (size_t k = 0; k < sizeof(shards) / sizeof(shards[0]); k++) {
 		struct config_diags diags = CONFIG_DIAGS_INIT;
-		struct config_load_options o = {true,  false, NULL,      NULL,
-		                                false, false, shards[k], false};
+		struct config_load_options o = {.keep_valid = true, .shards = shards[k]};
 		struct config *c = NULL;
 		struct error err = ERROR_INIT;
 
@@ -1467,7 +1467,7 @@ END_TEST
 START_TEST(secrets_dependents)
 {
 	struct config_diags diags = CONFIG_DIAGS_INIT;
-	struct config_load_options o = {true, true, NULL, NULL, false, false, 0, false};
+	struct config_load_options o = {true, true, NULL, NULL, false, false, 0, false, NULL, NULL};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	const char *path = write_file(
@@ -1849,6 +1849,58 @@ START_TEST(documents)
 }
 END_TEST
 
+/* document_text: the texts made one at a time, in order, as the loader reads them. */
+struct made {
+	const char *const *texts;
+	size_t calls, fail_at;
+};
+
+static char *make_text(void *ctx, size_t i, size_t *len)
+{
+	struct made *m = ctx;
+
+	ck_assert_uint_eq(i, m->calls); /* in order, each once */
+	if (m->calls++ == m->fail_at)
+		return NULL;
+	*len = strlen(m->texts[i]);
+	return strdup(m->texts[i]);
+}
+
+START_TEST(documents_made_when_read)
+{
+	static const char *const texts[] = {
+	    "{\"apiVersion\": \"image.toolkit.fluxcd.io/v1\", \"kind\": \"ImageRepository\", "
+	    "\"metadata\": {\"name\": \"app\", \"namespace\": \"t\"},\n"
+	    "\"spec\": {\"image\": \"reg.example/app\"}}",
+	    "{\"apiVersion\": \"image.toolkit.fluxcd.io/v1\", \"kind\": \"ImagePolicy\", "
+	    "\"metadata\": {\"name\": \"app\", \"namespace\": \"t\"},\n"
+	    "\"spec\": {\"imageRepositoryRef\": {\"name\": \"app\"}, "
+	    "\"policy\": {\"semver\": {\"range\": \">=1.0.0\"}}}}"};
+	struct config_document docs[] = {{"ImageRepository/t/app", NULL, 0},
+	                                 {"ImagePolicy/t/app", NULL, 0}};
+	struct made m = {texts, 0, (size_t)-1};
+	struct config_load_options o = {
+	    .keep_valid = true, .document_text = make_text, .document_ctx = &m};
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct config *c = NULL;
+	struct error err = ERROR_INIT;
+
+	ck_assert_int_eq(config_load_documents(&c, docs, 2, "kubernetes api", &o, &diags, &err), 0);
+	ck_assert_uint_eq(m.calls, 2);
+	ck_assert_uint_eq(c->policies_len, 1);
+	ck_assert_str_eq(c->policies[0].origin.file, "ImagePolicy/t/app");
+	ck_assert_uint_eq(c->policies[0].origin.line, 1);
+	ck_assert_ptr_eq(c->policies[0].repository, &c->repositories[0]);
+	config_free(c);
+	m = (struct made){texts, 0, 1}; /* out of memory making the second: no configuration */
+	ck_assert_int_eq(config_load_documents(&c, docs, 2, "kubernetes api", &o, &diags, &err),
+	                 IG_EFAIL);
+	ck_assert_ptr_null(c);
+	ck_assert_ptr_nonnull(strstr(err.msg, "out of memory"));
+	config_diags_release(&diags);
+}
+END_TEST
+
 START_TEST(secret_path)
 {
 	struct error err = ERROR_INIT;
@@ -1982,6 +2034,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, load_failures);
 	tcase_add_test(tc, secret_path);
 	tcase_add_test(tc, documents);
+	tcase_add_test(tc, documents_made_when_read);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	tcase_add_loop_test(tt, duration, 0, sizeof(durations) / sizeof(durations[0]));

@@ -113,7 +113,7 @@ static const struct verify_case {
 
 static struct config *load(const char *yaml, struct config_diags *diags)
 {
-	struct config_load_options o = {true, true, NULL, NULL, false, false, 0, false};
+	struct config_load_options o = {true, true, NULL, NULL, false, false, 0, false, NULL, NULL};
 	struct config *c = NULL;
 	struct error err = ERROR_INIT;
 	char sdir[128], path[128];

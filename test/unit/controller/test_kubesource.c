@@ -1061,6 +1061,7 @@ START_TEST(shard_keeps_its_namespaces)
 	ck_assert(!holds(ks, "ImagePolicy", "kk-theirs", "app"));
 	kubesource_marked_begin(ks);
 	ck_assert(!kubesource_marked_note(ks, "kk-theirs/app")); /* listed for the next load */
+	ck_assert(!kubesource_marked_note(ks, "kk-theirs/app")); /* a second marker: the same */
 	ck_assert(kubesource_marked_note(ks, "kk-mine/app"));    /* its own namespace: all kept */
 	ck_assert(kubesource_marked_note(ks, "kk-lib/other"));   /* not its namespace: never */
 	ck_assert(kubesource_marked_end(ks));
