@@ -462,7 +462,7 @@ bool kubesource_marked_end(struct kubesource *ks)
 		log_shares(ks);
 		kubewatch_refilter(ks->watch[K_POLICY]);
 	}
-	return missing && changed;
+	return missing; /* a policy not kept yet is first named in this round: changed */
 }
 
 /* The automations' and GitRepositories' documents alone, as a configuration: which

@@ -249,7 +249,22 @@ static void log_report(const struct report *r, double seconds)
 
 static void try_reload(struct runner *rn, const char *why);
 
-static int run_pass(struct runner *rn)
+/* --kube: a round of the markers' policy names begins; the pass or warm-up notes each name */
+static void mark_round(struct runner *rn, struct reconcile_options *ro)
+{
+	if (!rn->kube)
+		return;
+	ro->marker_named = kubesource_marked_note;
+	ro->marker_ctx = rn->kube;
+	kubesource_marked_begin(rn->kube);
+}
+
+/* A pass. *again: under hash sharding with --kube, its markers named policies that this shard
+ * did not keep yet (kubesource_marked_end: they are listed now) and may_repeat allows another
+ * pass; then its status is not published unless it committed (at a shard's start the finding
+ * pass decides nothing, and would show `flux get images update` an empty observedPolicies for
+ * the second before the deciding pass). */
+static int run_pass(struct runner *rn, bool may_repeat, bool *again)
 {
 	struct reconcile_options ro = {0};
 	struct reconcile_fence fence;
@@ -271,11 +286,7 @@ static int run_pass(struct runner *rn)
 	ro.stop = &stop_requested;
 	ro.shard = &rn->o->shard;
 	ro.verify_cache = rn->verdicts;
-	if (rn->kube) {
-		ro.marker_named = kubesource_marked_note;
-		ro.marker_ctx = rn->kube;
-		kubesource_marked_begin(rn->kube);
-	}
+	mark_round(rn, &ro);
 	if (rn->leader) {
 		leader_fence(&fence, rn->leader);
 		ro.fence = &fence;
@@ -297,25 +308,27 @@ static int run_pass(struct runner *rn)
 		log_error("reconcile.pass", "%s", err.msg);
 	else
 		log_report(&report, (double)(now_ms() - t0) / 1000.0);
+	*again = rn->kube && kubesource_marked_end(rn->kube) && may_repeat && !stop_requested;
 	/* a deposed leader writes no status and no Event (the new leader does) */
-	if (rn->kube && error == 0 && (!rn->leader || leader_is_leading(rn->leader)))
+	if (rn->kube && error == 0 && (!rn->leader || leader_is_leading(rn->leader)) &&
+	    !(*again && report.commits == 0))
 		kubestatus_publish(rn->kube, rn->events, rn->metrics, rn->cfg, &report,
 		                   &rn->o->shard, rn->leader);
 	report_release(&report);
 	return error;
 }
 
-/* A pass; under hash sharding with --kube, when its markers named policies that this shard did
- * not keep yet (kubesource_marked_end: they are listed now), the configuration is loaded again
- * and the pass made once more, so that no marker waits an interval for its policy. */
+/* A pass; when its markers named policies that this shard did not keep yet, the configuration
+ * is loaded again and the pass made once more, so that no marker waits an interval for its
+ * policy (a second round's news are the next pass's). */
 static int run_passes(struct runner *rn)
 {
-	int error = run_pass(rn);
+	bool again;
+	int error = run_pass(rn, true, &again);
 
-	if (rn->kube && kubesource_marked_end(rn->kube) && !stop_requested) {
+	if (again) {
 		try_reload(rn, "policies named by new markers");
-		error = run_pass(rn);
-		kubesource_marked_end(rn->kube); /* a second round's news: the next pass's */
+		error = run_pass(rn, false, &again);
 	}
 	return error;
 }
@@ -584,11 +597,7 @@ static void warm_caches(struct runner *rn)
 	ro.state_dir = rn->o->state_dir;
 	ro.secrets_dir = rn->kube ? rn->kube_secrets : rn->o->secrets_dir;
 	ro.stop = &stop_requested;
-	if (rn->kube) { /* the policies their markers name are kept for the takeover's pass */
-		ro.marker_named = kubesource_marked_note;
-		ro.marker_ctx = rn->kube;
-		kubesource_marked_begin(rn->kube);
-	}
+	mark_round(rn, &ro); /* the policies their markers name are kept for the takeover's pass */
 	for (size_t i = 0; rn->cfg && i < rn->cfg->automations_len && standing_by(rn); i++) {
 		const struct config_automation *a = &rn->cfg->automations[i];
 		struct error err = ERROR_INIT;

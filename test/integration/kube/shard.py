@@ -10,6 +10,7 @@ startup line naming its shard and Lease, and exposes imageguard_shard_info{shard
 (promtool check metrics accepts the exposition). In a namespace shared with another shard's
 automations, shard 1 keeps only the policies that its own markers name."""
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -250,6 +251,34 @@ def a_shared_namespace_keeps_what_the_markers_name(st):
                       "an absent policy does not start another round", run.text()[-4000:])
     finally:
         harness.check(run.stop() == 0, "shard 1 exits 0 on SIGTERM")
+    restart_keeps_the_observed_policies(st, name)
+
+
+def restart_keeps_the_observed_policies(st, name):
+    """At a restart the finding pass decides nothing: it publishes no status, so the
+    automation's observedPolicies never shows empty between it and the deciding pass."""
+    path = os.path.join(st["env"].dir, "watch-%s.json" % name)
+    with open(path, "w") as out:
+        watch = subprocess.Popen(["kubectl", "--kubeconfig", st["kubeconfig"], "get", "-w",
+                                  "-o", "json", "imageupdateautomation", name], stdout=out,
+                                 stderr=subprocess.DEVNULL)
+    run = Run(st, "marked", "--shards", "2", "--shard-index", "1")
+    try:
+        wait(lambda: "reconcile.pass:" in run.text().split("policies named by new markers")[-1]
+             and "policies named by new markers" in run.text(),
+             "the restart's finding and deciding passes", 30, run.text)
+        time.sleep(1)
+    finally:
+        harness.check(run.stop() == 0, "shard 1 exits 0 on SIGTERM")
+        watch.terminate()
+        watch.wait(timeout=10)
+    text, seen, dec = open(path).read(), [], json.JSONDecoder()
+    at = 0
+    while at < len(text.rstrip()):
+        obj, at = dec.raw_decode(text, at + len(text[at:]) - len(text[at:].lstrip()))
+        seen.append(sorted(obj.get("status", {}).get("observedPolicies") or {}))
+    harness.check(len(seen) >= 2 and all(seen), "every version of the status names the "
+                  "observed policies (the deciding pass's write is watched too)", seen)
 
 
 def lease_name(key):
