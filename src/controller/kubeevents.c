@@ -278,13 +278,19 @@ done:
 static void emit(struct kubeevents *ev, const char *kind, const char *ns, const char *name,
                  bool warning, const char *reason, const char *message, const char *revision)
 {
-	const char *type = warning ? "Warning" : "Normal", *uid = NULL, *rv = NULL;
+	json_t *ref, *obj = NULL, *self = kubesource_object(ev->source, kind, ns, name);
+	const json_t *md = json_object_get(self, "metadata");
+	const char *type = warning ? "Warning" : "Normal",
+	           *uid = json_string_value(json_object_get(md, "uid")),
+	           *rv = json_string_value(json_object_get(md, "resourceVersion"));
 	struct eventcorr_event e;
-	json_t *ref, *obj = NULL;
 	int64_t now = now_ns();
 	char stamp[32];
 
-	kubesource_identity(ev->source, kind, ns, name, &uid, &rv);
+	if (uid && !*uid)
+		uid = NULL;
+	if (rv && !*rv)
+		rv = NULL;
 	e = (struct eventcorr_event){COMPONENT, ev->host,          kind, ns,     name,
 	                             uid,       ev->image_version, type, reason, message,
 	                             COMPONENT, ev->host};
@@ -302,6 +308,7 @@ static void emit(struct kubeevents *ev, const char *kind, const char *ns, const 
 		post_flux(ev, ref, warning, reason, message, stamp, revision);
 	json_decref(obj);
 	json_decref(ref);
+	json_decref(self);
 }
 
 void kubeevents_record(struct kubeevents *ev, const struct config_automation *a,

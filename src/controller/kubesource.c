@@ -103,8 +103,6 @@ struct kubesource {
 	char image_api[128], source_api[128];
 	char *secrets_dir; /* owned, made by mkdtemp */
 	json_t *loaded;    /* "ns/name" -> ImageUpdateAutomation as the last load read it */
-	/* "Kind/ns/name" -> "uid\0resourceVersion" of every object the last load read */
-	json_t *identities;
 	/* Secrets and ServiceAccounts: the load's reader and the passes' re-reads' (active: the
 	 * one in use), and while a pass reads, its deadline (CLOCK_MONOTONIC ms; 0: none) */
 	struct reader load_reader, check_reader, *active;
@@ -206,9 +204,9 @@ static const char *api_of(const struct kubesource *ks, int k)
 
 /* ---- what a shard keeps ---- */
 
-/* What a configuration and an Event read of a policy or repository (document(), remember()):
- * apiVersion, kind, spec, and metadata's name, namespace, labels, annotations (without
- * kubectl's copy of the whole object), uid and resourceVersion; never status or
+/* What a configuration and an Event read of a policy or repository (document(),
+ * kubesource_object()): apiVersion, kind, spec, and metadata's name, namespace, labels, annotations
+ * (without kubectl's copy of the whole object), uid and resourceVersion; never status or
  * managedFields. A new reference sharing obj's parts; NULL when out of memory. */
 json_t *kubesource_slim(const json_t *obj)
 {
@@ -832,7 +830,6 @@ void kubesource_free(struct kubesource *ks)
 		remove_secrets(ks->secrets_dir);
 	free(ks->secrets_dir);
 	json_decref(ks->loaded);
-	json_decref(ks->identities);
 	json_decref(ks->keep.ns);
 	json_decref(ks->keep.repos);
 	json_decref(ks->keep.marked);
@@ -868,75 +865,41 @@ json_t *kubesource_automation(struct kubesource *ks, const char *id)
 	return json_incref(json_object_get(ks->loaded, id));
 }
 
-/* "uid\0resourceVersion" as one string: a fifth of an object {"uid", "resourceVersion"} (two
- * values and a hashtable); NULL when out of memory. */
-static json_t *identity(const char *uid, const char *rv)
+/* Remembers the automations of snap[K_AUTOMATION] as loaded: their generation and annotations
+ * are what the status of the next pass reports. */
+static void remember(struct kubesource *ks, const json_t *automations)
 {
-	size_t u = strlen(uid), r = strlen(rv);
-	char *both = malloc(u + r + 2);
-	json_t *out = NULL;
-
-	if (both) {
-		memcpy(both, uid, u + 1);
-		memcpy(both + u + 1, rv, r + 1);
-		out = json_stringn_nocheck(both, u + r + 1);
-		free(both);
-	}
-	return out;
-}
-
-/* Remembers the automations of snap[K_AUTOMATION] as loaded (their generation and annotations
- * are what the status of the next pass reports), and the uid and resourceVersion of every
- * object, which its Events name (kubectl describe finds Events by involvedObject.uid). */
-static void remember(struct kubesource *ks, json_t *const snap[K_COUNT])
-{
-	json_t *loaded = json_object(), *ids = json_object(), *packed;
+	json_t *loaded = json_object(), *it;
 	size_t i;
 
-	if (!loaded || !ids) {
-		json_decref(loaded);
-		json_decref(ids);
+	if (!loaded)
 		return;
-	}
-	for (int k = 0; k < K_COUNT; k++)
-		json_array_foreach(snap[k], i, packed)
-		{
-			json_t *it = kubesource_unpack(packed);
-			const json_t *md = json_object_get(it, "metadata");
-			char id[320], key[400];
+	json_array_foreach(automations, i, it)
+	{
+		const json_t *md = json_object_get(it, "metadata");
+		char id[320];
 
-			snprintf(id, sizeof(id), "%s/%s", str(json_object_get(md, "namespace")),
-			         str(json_object_get(md, "name")));
-			snprintf(key, sizeof(key), "%s/%s", kinds[k].kind, id);
-			if (k == K_AUTOMATION)
-				json_object_set(loaded, id, it);
-			json_object_set_new(ids, key,
-			                    identity(str(json_object_get(md, "uid")),
-			                             str(json_object_get(md, "resourceVersion"))));
-			json_decref(it);
-		}
+		snprintf(id, sizeof(id), "%s/%s", str(json_object_get(md, "namespace")),
+		         str(json_object_get(md, "name")));
+		json_object_set(loaded, id, it);
+	}
 	json_decref(ks->loaded);
 	ks->loaded = loaded;
-	json_decref(ks->identities);
-	ks->identities = ids;
 }
 
-bool kubesource_identity(const struct kubesource *ks, const char *kind, const char *ns,
-                         const char *name, const char **uid, const char **resource_version)
+json_t *kubesource_object(struct kubesource *ks, const char *kind, const char *ns, const char *name)
 {
-	char key[400];
-	const json_t *id;
+	char key[600];
+	json_t *kept, *obj = NULL;
 
-	snprintf(key, sizeof(key), "%s/%s/%s", kind, ns, name);
-	id = json_object_get(ks->identities, key);
-	*uid = json_string_value(id);
-	*resource_version =
-	    *uid && json_string_length(id) > strlen(*uid) ? *uid + strlen(*uid) + 1 : NULL;
-	if (*uid && !**uid)
-		*uid = NULL;
-	if (*resource_version && !**resource_version)
-		*resource_version = NULL;
-	return id != NULL;
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	for (int k = 0; k < K_COUNT; k++)
+		if (strcmp(kinds[k].kind, kind) == 0 && ks->watch[k] &&
+		    (kept = kubewatch_get(ks->watch[k], key))) {
+			obj = kubesource_unpack(kept);
+			json_decref(kept);
+		}
+	return obj;
 }
 
 /* ---- secrets ---- */
@@ -1494,7 +1457,7 @@ int kubesource_load(struct config **out, const char **secrets_dir, struct kubeso
 		error = config_load_documents(out, docs, n, "kubernetes api", &lo, diags, err);
 	}
 	if (error == 0)
-		remember(ks, snap);
+		remember(ks, snap[K_AUTOMATION]);
 	if (error == 0 && !ks->keep.all) {
 		json_t *ns = owned_namespaces(ks, *out);
 

@@ -33,9 +33,10 @@ json_t *kubesource_document_json(const char *kind, const json_t *obj);
  * and resourceVersion. A new reference sharing obj's parts; NULL when out of memory. */
 json_t *kubesource_slim(const json_t *obj);
 
-/* What a watch keeps of an ImagePolicy or ImageRepository (kubepack.c): kubesource_slim's
- * object as one compact JSON text, its resourceVersion beside it as "status", which the watch
- * leaves out when it compares. A new reference; NULL when out of memory. */
+/* What a watch keeps of an ImagePolicy or ImageRepository (kubepack.c): one JSON string,
+ * kubesource_slim's object as compact JSON text, then (when it has one) a NUL and its
+ * resourceVersion, which the watch leaves out when it compares (kubewatch_same). A new
+ * reference; NULL when out of memory. */
 json_t *kubesource_pack(const json_t *obj);
 
 /* The slim object back from what kubesource_pack kept (a new reference; NULL when out of

@@ -68,11 +68,19 @@ static json_t *essence(const json_t *obj)
 	return e;
 }
 
-static bool same_essence(const json_t *a, const json_t *b)
+bool kubewatch_same(const json_t *a, const json_t *b)
 {
-	json_t *x = essence(a), *y = essence(b);
-	bool same = x && y && json_equal(x, y);
+	json_t *x, *y;
+	bool same;
 
+	if (json_is_string(a) || json_is_string(b)) {
+		const char *s = json_string_value(a), *t = json_string_value(b);
+
+		return s && t && strcmp(s, t) == 0;
+	}
+	x = essence(a);
+	y = essence(b);
+	same = x && y && json_equal(x, y);
 	json_decref(x);
 	json_decref(y);
 	return same;
@@ -127,7 +135,7 @@ static int on_event(void *ctx, json_t *ev)
 			w->changes++;
 		}
 	} else if (kept) {
-		if (!old || !same_essence(old, kept))
+		if (!old || !kubewatch_same(old, kept))
 			w->changes++;
 		json_object_set_new(w->objects, key, kept);
 		kept = NULL;
@@ -432,6 +440,16 @@ fail:
 	json_decref(out);
 	json_decref(named);
 	return NULL;
+}
+
+json_t *kubewatch_get(struct kubewatch *w, const char *key)
+{
+	json_t *v;
+
+	pthread_mutex_lock(&w->mu);
+	v = json_incref(json_object_get(w->objects, key));
+	pthread_mutex_unlock(&w->mu);
+	return v;
 }
 
 json_t *kubewatch_snapshot(struct kubewatch *w)

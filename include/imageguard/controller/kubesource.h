@@ -95,10 +95,10 @@ struct kube_client *kubesource_client(struct kubesource *ks);
 json_t *kubesource_automation(struct kubesource *ks, const char *id);
 const char *kubesource_image_api(const struct kubesource *ks);
 
-/* The metadata.uid and metadata.resourceVersion (borrowed, valid until the next
- * kubesource_load; NULL when empty) of the object kind ("ImagePolicy", ...) ns/name as the last
- * successful kubesource_load read it. Returns false when that load read no such object. */
-bool kubesource_identity(const struct kubesource *ks, const char *kind, const char *ns,
-                         const char *name, const char **uid, const char **resource_version);
+/* The object kind ("ImagePolicy", ...) ns/name as the watches hold it now (of a policy or
+ * repository, kubesource_slim's object: its metadata has the uid and resourceVersion an Event
+ * names), a new reference; NULL when they hold no such object. Thread-safe. */
+json_t *kubesource_object(struct kubesource *ks, const char *kind, const char *ns,
+                          const char *name);
 
 #endif

@@ -27,6 +27,11 @@ int kubewatch_start(struct kubewatch **out, const struct kubeconfig *cfg, const 
  * smaller copy). Called on the watch's thread, without the watch's lock; obj is borrowed. */
 typedef json_t *(*kubewatch_admit_fn)(void *ctx, json_t *obj);
 
+/* Whether a and b, two objects a watch keeps, are the same to it (a MODIFIED event that
+ * changes neither is no change): objects are compared without status, resourceVersion and
+ * managedFields; a string (what an admit function may keep instead) up to its first NUL. */
+bool kubewatch_same(const json_t *a, const json_t *b);
+
 /* kubewatch_start keeping only what admit(ctx, obj) returns (admit NULL: everything). A list
  * hands admit each page's objects as the page arrives, so the objects admit drops are never
  * all in memory at once. */
@@ -63,6 +68,10 @@ json_t *kubewatch_snapshot(struct kubewatch *w);
 /* The same, and (names non-NULL) in *names a new array of their "ns/name" keys, in the same
  * order: a caller that names each object need not parse it. */
 json_t *kubewatch_snapshot_named(struct kubewatch *w, json_t **names);
+
+/* What the cache holds of "ns/name" (as the admit function kept it), a new reference; NULL
+ * when it holds nothing of that name. Thread-safe. */
+json_t *kubewatch_get(struct kubewatch *w, const char *key);
 
 /* The last failure of the list or watch in *err (one line), or an empty one; cleared by a
  * successful list. */

@@ -20,6 +20,7 @@
 #include "../../../src/controller/kubesource_private.h"
 #include "imageguard/config/config.h"
 #include "imageguard/controller/kubesource.h"
+#include "imageguard/kube/kubewatch.h"
 #include "imageguard/kube/kube.h"
 #include "imageguard/kube/kubeconfig.h"
 #include "imageguard/pass/shard.h"
@@ -611,18 +612,22 @@ START_TEST(load_reads_objects_and_secrets)
 	                 "auto");
 	/* the identity an Event names (kubectl describe filters on the uid) */
 	{
-		const char *uid = NULL, *rv = NULL;
 		const json_t *md = json_object_get(a, "metadata");
+		json_t *o;
 
-		ck_assert(kubesource_identity(ks, "ImageUpdateAutomation", NS, "auto", &uid, &rv));
-		ck_assert_ptr_nonnull(uid);
-		ck_assert_str_eq(uid, json_string_value(json_object_get(md, "uid")));
-		ck_assert_ptr_nonnull(rv);
-		ck_assert_str_eq(rv, json_string_value(json_object_get(md, "resourceVersion")));
-		ck_assert(kubesource_identity(ks, "ImagePolicy", NS, "app", &uid, &rv));
-		ck_assert(uid && rv);
-		ck_assert(!kubesource_identity(ks, "ImagePolicy", NS, "gone", &uid, &rv));
-		ck_assert(!uid && !rv);
+		ck_assert_ptr_nonnull(
+		    o = kubesource_object(ks, "ImageUpdateAutomation", NS, "auto"));
+		ck_assert(json_equal(json_object_get(o, "metadata"), md));
+		json_decref(o);
+		ck_assert_ptr_nonnull(o = kubesource_object(ks, "ImagePolicy", NS, "app"));
+		md = json_object_get(o, "metadata");
+		ck_assert_str_eq(json_string_value(json_object_get(md, "name")), "app");
+		ck_assert(json_string_length(json_object_get(md, "uid")) > 0);
+		ck_assert(json_string_length(json_object_get(md, "resourceVersion")) > 0);
+		ck_assert_ptr_null(json_object_get(o, "status")); /* the slim object */
+		json_decref(o);
+		ck_assert_ptr_null(kubesource_object(ks, "ImagePolicy", NS, "gone"));
+		ck_assert_ptr_null(kubesource_object(ks, "Secret", NS, "regcred"));
 	}
 	json_decref(a);
 
@@ -814,9 +819,9 @@ START_TEST(slim_objects)
 }
 END_TEST
 
-/* What a watch keeps is the slim object as one text, its resourceVersion beside it as the
- * "status" the watch leaves out when it compares: a write of the status alone (a new
- * resourceVersion) is no change; one of the spec is. */
+/* What a watch keeps is one string: the slim object as text, a NUL, its resourceVersion, which
+ * the watch leaves out when it compares: a write of the status alone (a new resourceVersion) is
+ * no change; one of the spec is. */
 START_TEST(packed_objects)
 {
 	static const char *const head =
@@ -828,19 +833,22 @@ START_TEST(packed_objects)
 	    "{\"range\": \">=1.0.0\"}}}, \"status\": {\"latestRef\": {\"tag\": \"%s\"}}}";
 	char text[1024];
 	json_t *obj, *kept, *back, *slim, *again, *moved, *x, *y, *plain;
+	size_t text_len;
 
 	snprintf(text, sizeof(text), head, "7", "r", "1.0.0");
 	obj = parse(text);
 	ck_assert_ptr_nonnull(kept = kubesource_pack(obj));
-	ck_assert_str_eq(json_string_value(json_object_get(kept, "status")), "7");
-	ck_assert(json_is_string(json_object_get(kept, "packed")));
+	ck_assert(json_is_string(kept));
+	text_len = strlen(json_string_value(kept));
+	ck_assert_uint_eq(json_string_length(kept), text_len + 2);
+	ck_assert_str_eq(json_string_value(kept) + text_len + 1, "7");
+	ck_assert_ptr_null(strstr(json_string_value(kept), "managedFields"));
 	/* unpacked: the slim object, resourceVersion included */
 	ck_assert_ptr_nonnull(back = kubesource_unpack(kept));
 	slim = kubesource_slim(obj);
-	ck_assert_msg(json_equal(back, slim), "%s",
-	              json_string_value(json_object_get(kept, "packed")));
+	ck_assert_msg(json_equal(back, slim), "%s", json_string_value(kept));
 	json_decref(obj);
-	/* the status written: another resourceVersion, the same without "status" */
+	/* the status written: another resourceVersion, the same to the watch */
 	snprintf(text, sizeof(text), head, "8", "r", "1.1.0");
 	obj = parse(text);
 	again = kubesource_pack(obj);
@@ -851,20 +859,13 @@ START_TEST(packed_objects)
 	json_decref(obj);
 	ck_assert(again && moved);
 	ck_assert(!json_equal(kept, again)); /* a relist sees the new version */
-	x = json_deep_copy(kept);
-	y = json_deep_copy(again);
-	json_object_del(x, "status");
-	json_object_del(y, "status");
-	ck_assert(json_equal(x, y));
-	json_decref(y);
-	json_object_del(y = json_deep_copy(moved), "status");
-	ck_assert(!json_equal(x, y));
-	json_decref(x);
-	json_decref(y);
+	ck_assert(kubewatch_same(kept, again));
+	ck_assert(!kubewatch_same(kept, moved));
+	ck_assert(!kubewatch_same(kept, slim)); /* a string is never the same as an object */
 	/* an object without a resourceVersion, and one that was never packed */
 	obj = parse("{\"kind\": \"ImageRepository\", \"metadata\": {\"name\": \"r\"}}");
 	ck_assert_ptr_nonnull(x = kubesource_pack(obj));
-	ck_assert_ptr_null(json_object_get(x, "status"));
+	ck_assert_uint_eq(json_string_length(x), strlen(json_string_value(x)));
 	ck_assert_ptr_nonnull(y = kubesource_unpack(x));
 	ck_assert(json_equal(y, obj));
 	ck_assert_ptr_eq(plain = kubesource_unpack(obj), obj);
@@ -872,6 +873,16 @@ START_TEST(packed_objects)
 	json_decref(x);
 	json_decref(y);
 	json_decref(obj);
+	/* objects: compared without status, resourceVersion and managedFields */
+	snprintf(text, sizeof(text), head, "7", "r", "1.0.0");
+	x = parse(text);
+	snprintf(text, sizeof(text), head, "8", "r", "1.1.0");
+	y = parse(text);
+	ck_assert(kubewatch_same(x, y));
+	json_object_set_new(json_object_get(x, "metadata"), "labels", json_object());
+	ck_assert(!kubewatch_same(x, y));
+	json_decref(x);
+	json_decref(y);
 	json_decref(again);
 	json_decref(moved);
 	json_decref(slim);
@@ -981,9 +992,10 @@ static struct kubesource *open_shard(const struct shard_spec *shard)
 
 static bool holds(struct kubesource *ks, const char *kind, const char *ns, const char *name)
 {
-	const char *uid, *rv;
+	json_t *o = kubesource_object(ks, kind, ns, name);
 
-	return kubesource_identity(ks, kind, ns, name, &uid, &rv);
+	json_decref(o);
+	return o != NULL;
 }
 
 /* Loads whenever the objects changed until whether kind ns/name is held is want, or 30 s;
@@ -1058,6 +1070,7 @@ START_TEST(shard_keeps_its_namespaces)
 	url_of_shard(later, sizeof(later), 1);
 	automation_in("kk-theirs", "later", later);
 	ck_assert(held_after_loads(ks, "ImageUpdateAutomation", "kk-theirs", "later"));
+	config_free(load(ks, &diags, &sdir)); /* which tells it that it shares kk-theirs */
 	ck_assert(!holds(ks, "ImagePolicy", "kk-theirs", "app"));
 	kubesource_marked_begin(ks);
 	ck_assert(!kubesource_marked_note(ks, "kk-theirs/app")); /* listed for the next load */
