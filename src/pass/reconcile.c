@@ -1,10 +1,10 @@
 /* One pass of the controller, in its phases: open every automation's Git tree and read its
- * markers; list each repository a marker needs (once, concurrently, on a thread of its own);
- * finish each automation as soon as its repositories are listed (decide every marker,
- * commit, report; its push on a thread of its own, landed while later automations are
- * decided); then the policies no marker names, audit, settle memory and metrics. The
- * commit's edit callback re-reads the markers and decides again on whatever head it is given,
- * so a value is only ever written forward of what is committed at that moment. The phases'
+ * markers (those with a Git cache of their own side by side); list each repository a marker needs
+ * (once, concurrently, on a thread of its own); finish each automation as soon as its repositories
+ * are listed (decide every marker, commit, report; its push on a thread of its own, landed while
+ * later automations are decided); then the policies no marker names, audit, settle memory and
+ * metrics. The commit's edit callback re-reads the markers and decides again on whatever head it is
+ * given, so a value is only ever written forward of what is committed at that moment. The phases'
  * parts live beside it (reconcile_private.h): the decisions in reconcile_decide.c, the I/O they
  * read in reconcile_io.c, the commit in reconcile_commit.c and the report in
  * reconcile_report.c. */
@@ -24,6 +24,7 @@
 #include "imageguard/pass/settle.h"
 #include "imageguard/pass/verifygate.h"
 #include "imageguard/pass/gitmarkers.h"
+#include "imageguard/git/gitauth.h"
 #include "imageguard/git/gitstore.h"
 #include "imageguard/pass/buildtime.h"
 #include "imageguard/pass/headcache.h"
@@ -55,18 +56,26 @@ int reconcile_scan_markers(struct autorun *ar, const char *workdir, struct error
 	return 0;
 }
 
-/* Phase one for an automation: a fresh clone and its markers; notes which policies are
- * marked so that only the repositories they use are listed. */
-static void open_automation(struct autorun *ar)
+/* Phase one's I/O for an automation: its clone opened (fetched to the remote's head) and its
+ * markers read. Touches nothing but ar, so automations with caches of their own are opened
+ * side by side (open_all). */
+static int open_git_and_markers(struct autorun *ar, struct error *err)
+{
+	if (reconcile_open_git(ar, err) < 0)
+		return -1;
+	return reconcile_scan_markers(ar, gitstore_workdir(ar->g), err);
+}
+
+/* Phase one for an automation, once its clone is open or failed (error, err): notes which
+ * policies are marked so that only the repositories they use are listed. */
+static void note_markers(struct autorun *ar, int error, const struct error *err)
 {
 	struct pass *p = ar->p;
-	struct error err = ERROR_INIT;
 
-	if (reconcile_open_git(ar, &err) < 0 ||
-	    reconcile_scan_markers(ar, gitstore_workdir(ar->g), &err) < 0) {
+	if (error < 0) {
 		if (p->o->marker_named)
 			p->o->marker_named(p->o->marker_ctx, NULL);
-		reconcile_automation_failed(p, ar->a, &err);
+		reconcile_automation_failed(p, ar->a, err);
 		gitstore_free(ar->g);
 		ar->g = NULL;
 		markers_release(&ar->markers);
@@ -99,14 +108,15 @@ static void open_automation(struct autorun *ar)
 	}
 }
 
-/* Whether another automation of the pass uses ar's Git cache (the same URL): the cache is
- * locked while open, so both close their clones after phase one and reopen them, one at a
- * time, to commit. */
-static bool cache_shared(const struct autorun *ar, const struct autorun *all, size_t n)
+/* Whether another automation of the pass uses automation at's Git cache: its URL without the
+ * user info (keys[], gitauth_scrub_url: the cache's key; NULL, out of memory: any), so that
+ * "https://x@host/repo" beside "https://host/repo" is one cache too. The cache is locked while
+ * open, so both close their clones after phase one and reopen them, one at a time, to commit. */
+static bool cache_shared(size_t at, char *const *keys, const struct autorun *all, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (&all[i] != ar && all[i].state != AUTORUN_FOREIGN &&
-		    strcmp(all[i].a->source->url, ar->a->source->url) == 0)
+		if (i != at && all[i].state != AUTORUN_FOREIGN &&
+		    (!keys[i] || !keys[at] || strcmp(keys[i], keys[at]) == 0))
 			return true;
 	return false;
 }
@@ -462,6 +472,100 @@ static void pass_release(struct pass *p)
 		registry_client_free(p->client);
 }
 
+/* Phase one's opens side by side: each automation whose Git cache no other one of the pass
+ * uses is opened on one of up to OPEN_THREADS threads (its remote's head check and fetch are
+ * network round trips: one after another they were most of a small shard's pass); one sharing
+ * its cache is opened here, in turn, as the cache is locked while open. */
+#define OPEN_THREADS 4
+
+struct opening {
+	struct pass *p;
+	pthread_mutex_t mu;
+	size_t next; /* the next automation a thread takes */
+	int *errors; /* per automation */
+	struct error *errs;
+	bool *apart; /* per automation: opened on a thread */
+};
+
+static void *open_main(void *arg)
+{
+	struct opening *o = arg;
+	size_t n = o->p->o->config->automations_len;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&o->mu);
+		while (o->next < n && !o->apart[o->next])
+			o->next++;
+		i = o->next++;
+		pthread_mutex_unlock(&o->mu);
+		if (i >= n)
+			return NULL;
+		o->errors[i] = open_git_and_markers(&o->p->autoruns[i], &o->errs[i]);
+	}
+}
+
+static int open_all(struct pass *p, struct error *err)
+{
+	size_t n = p->o->config->automations_len, apart = 0, started = 0;
+	struct opening o = {p,
+	                    PTHREAD_MUTEX_INITIALIZER,
+	                    0,
+	                    calloc(n + 1, sizeof(int)),
+	                    calloc(n + 1, sizeof(struct error)),
+	                    calloc(n + 1, sizeof(bool))};
+	char **keys = calloc(n + 1, sizeof(*keys));
+	pthread_t th[OPEN_THREADS];
+
+	if (!o.errors || !o.errs || !o.apart || !keys) {
+		free(o.errors);
+		free(o.errs);
+		free(o.apart);
+		free(keys);
+		return error_set(err, IG_EFAIL, "reconcile: out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		keys[i] = gitauth_scrub_url(p->autoruns[i].a->source->url);
+	for (size_t i = 0; i < n; i++) {
+		o.apart[i] = p->autoruns[i].state != AUTORUN_FOREIGN &&
+		             !cache_shared(i, keys, p->autoruns, n);
+		apart += o.apart[i];
+	}
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	for (; apart > 1 && started < OPEN_THREADS && started < apart; started++)
+		if (pthread_create(&th[started], NULL, open_main, &o) != 0)
+			break;
+	if (!started)
+		open_main(&o);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct autorun *ar = &p->autoruns[i];
+
+		if (ar->state == AUTORUN_FOREIGN)
+			continue;
+		if (!o.apart[i]) {
+			o.errors[i] = open_git_and_markers(ar, &o.errs[i]);
+			note_markers(ar, o.errors[i], &o.errs[i]);
+			if (ar->g) { /* another one uses the cache: reopened to commit */
+				gitstore_free(ar->g);
+				ar->g = NULL;
+				ar->state = AUTORUN_PARKED;
+			}
+		} else {
+			note_markers(ar, o.errors[i], &o.errs[i]);
+		}
+	}
+	pthread_mutex_destroy(&o.mu);
+	free(o.errors);
+	free(o.errs);
+	free(o.apart);
+	return 0;
+}
+
 int reconcile_pass(struct report *out, const struct reconcile_options *o, struct error *err)
 {
 	const struct config *cfg = o->config;
@@ -472,18 +576,8 @@ int reconcile_pass(struct report *out, const struct reconcile_options *o, struct
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((error = pass_init(&p, out, o, err)) < 0)
 		goto done;
-	for (size_t i = 0; i < cfg->automations_len; i++) {
-		struct autorun *ar = &p.autoruns[i];
-
-		if (ar->state == AUTORUN_FOREIGN)
-			continue;
-		open_automation(ar);
-		if (ar->g && cache_shared(ar, p.autoruns, cfg->automations_len)) {
-			gitstore_free(ar->g);
-			ar->g = NULL;
-			ar->state = AUTORUN_PARKED;
-		}
-	}
+	if ((error = open_all(&p, err)) < 0)
+		goto done;
 	for (size_t i = 0; i < cfg->policies_len; i++)
 		if (p.policy_marked[i])
 			p.scans[p.policy_repo[i]].wanted = true;

@@ -300,6 +300,82 @@ START_TEST(shared_source)
 }
 END_TEST
 
+/* Phase one opens the automations with caches of their own side by side and those sharing one
+ * in turn: two unreadable remotes (opened on threads) beside two automations of one
+ * GitRepository; both failures are reported, the shared cache still moves its marker once. */
+START_TEST(opened_side_by_side)
+{
+	static const char *const gone =
+	    "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
+	    "metadata: {name: gone%d, namespace: ns}\nspec: {url: "
+	    "'file:///nonexistent/remote%d.git', ref: {branch: main}}\n---\n"
+	    "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+	    "kind: ImageUpdateAutomation\nmetadata: {name: gone%d, namespace: ns}\n"
+	    "spec:\n  sourceRef: {kind: GitRepository, name: gone%d}\n";
+	static const char *const apps =
+	    "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+	    "kind: ImageUpdateAutomation\nmetadata: {name: apps, namespace: ns}\n"
+	    "spec:\n  sourceRef: {kind: GitRepository, name: fleet}\n  update: {path: ./apps}\n";
+	char extra[2048];
+	int at;
+	struct config *c;
+	struct report r = REPORT_INIT;
+	size_t moved = 0, failures = 0;
+	char *a;
+
+	at = snprintf(extra, sizeof(extra), gone, 1, 1, 1, 1);
+	at += snprintf(extra + at, sizeof(extra) - (size_t)at, "%s", apps);
+	snprintf(extra + at, sizeof(extra) - (size_t)at, gone, 2, 2, 2, 2);
+	c = load(extra);
+	ck_assert_uint_eq(c->automations_len, 4);
+	run(&r, c, false);
+	for (size_t i = 0; i < r.len; i++)
+		if (r.items[i].file && !strcmp(r.items[i].file, "apps/a.yaml"))
+			moved += r.items[i].decision == GUARD_UPDATE && r.items[i].commit != NULL;
+	for (size_t i = 0; i < r.failures_len; i++)
+		failures += strstr(r.failures[i].automation, "ns/gone") != NULL;
+	ck_assert_uint_eq(moved, 1);
+	ck_assert_uint_eq(failures, 2);
+	ck_assert_uint_eq(r.commits, 1);
+	a = remote_file("apps/a.yaml");
+	ck_assert_ptr_nonnull(strstr(a, "/team/a:1.1.0 #"));
+	free(a);
+	report_release(&r);
+	config_free(c);
+}
+END_TEST
+
+/* A second GitRepository naming the same remote with user info is the same Git cache (its key
+ * is the URL without it): opened in turn, never while the other holds the cache's lock (which
+ * would wait for ever). The pass ends and the marker moves once. */
+START_TEST(user_info_is_the_same_cache)
+{
+	char extra[1024];
+	struct config *c;
+	struct report r = REPORT_INIT;
+	char *a;
+
+	snprintf(extra, sizeof(extra),
+	         "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
+	         "metadata: {name: twin, namespace: ns}\nspec: {url: "
+	         "'file://someone@%s/remote.git', ref: {branch: main}}\n---\n"
+	         "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+	         "kind: ImageUpdateAutomation\nmetadata: {name: twin, namespace: ns}\n"
+	         "spec:\n  sourceRef: {kind: GitRepository, name: twin}\n"
+	         "  update: {path: ./apps}\n",
+	         dir);
+	c = load(extra);
+	ck_assert_uint_eq(c->automations_len, 2);
+	run(&r, c, false);
+	ck_assert_uint_eq(r.commits, 1);
+	a = remote_file("apps/a.yaml");
+	ck_assert_ptr_nonnull(strstr(a, "/team/a:1.1.0 #"));
+	free(a);
+	report_release(&r);
+	config_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("reconcile");
@@ -315,6 +391,8 @@ int main(void)
 	tcase_add_test(tc, plan_writes_nothing);
 	tcase_add_test(tc, failed_automation);
 	tcase_add_test(tc, shared_source);
+	tcase_add_test(tc, opened_side_by_side);
+	tcase_add_test(tc, user_info_is_the_same_cache);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
