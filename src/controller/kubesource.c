@@ -898,6 +898,7 @@ json_t *kubesource_object(struct kubesource *ks, const char *kind, const char *n
 		    (kept = kubewatch_get(ks->watch[k], key))) {
 			obj = kubesource_unpack(kept);
 			json_decref(kept);
+			break;
 		}
 	return obj;
 }

@@ -188,6 +188,29 @@ static char *remote_file(const char *name)
 	return buf_detach(&out);
 }
 
+/* Appends to y a GitRepository 'name' of url (none when url is NULL: the automation uses the
+ * fixture's 'fleet') and an ImageUpdateAutomation 'name' on it, under path when given. */
+static void add_automation(struct buf *y, const char *name, const char *url, const char *path)
+{
+	if (url)
+		ck_assert_int_ge(
+		    buf_printf(y,
+		               "---\napiVersion: source.toolkit.fluxcd.io/v1\n"
+		               "kind: GitRepository\nmetadata: {name: %s, namespace: ns}\n"
+		               "spec: {url: '%s', ref: {branch: main}}\n",
+		               name, url),
+		    0);
+	ck_assert_int_ge(buf_printf(y,
+	                            "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\n"
+	                            "kind: ImageUpdateAutomation\n"
+	                            "metadata: {name: %s, namespace: ns}\n"
+	                            "spec:\n  sourceRef: {kind: GitRepository, name: %s}\n",
+	                            name, url ? name : "fleet"),
+	                 0);
+	if (path)
+		ck_assert_int_ge(buf_printf(y, "  update: {path: %s}\n", path), 0);
+}
+
 START_TEST(pass_order)
 {
 	struct config *c = load(NULL);
@@ -240,15 +263,12 @@ END_TEST
  * readable marker names are error/git (their markers may be in the unreadable one). */
 START_TEST(failed_automation)
 {
-	struct config *c =
-	    load("---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
-	         "metadata: {name: gone, namespace: ns}\nspec: {url: "
-	         "'file:///nonexistent/remote.git', ref: {branch: main}}\n---\n"
-	         "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
-	         "kind: ImageUpdateAutomation\nmetadata: {name: gone, namespace: ns}\n"
-	         "spec:\n  sourceRef: {kind: GitRepository, name: gone}\n");
+	struct buf y = BUF_INIT;
+	struct config *c;
 	struct report r = REPORT_INIT;
 
+	add_automation(&y, "gone", "file:///nonexistent/remote.git", NULL);
+	c = load(y.data);
 	run(&r, c, false);
 	ck_assert_uint_eq(r.len, 3);
 	want(&r, 0, "ns/a", "apps/a.yaml", "update", "forward");
@@ -259,6 +279,7 @@ START_TEST(failed_automation)
 	ck_assert_uint_eq(r.errors, 1);
 	report_release(&r);
 	config_free(c);
+	buf_release(&y);
 }
 END_TEST
 
@@ -267,14 +288,13 @@ END_TEST
  * commit; the pass ends, and the marker moves once. */
 START_TEST(shared_source)
 {
-	struct config *c =
-	    load("---\napiVersion: image.toolkit.fluxcd.io/v1beta2\n"
-	         "kind: ImageUpdateAutomation\nmetadata: {name: apps, namespace: ns}\n"
-	         "spec:\n  sourceRef: {kind: GitRepository, name: fleet}\n"
-	         "  update: {path: ./apps}\n");
+	struct buf y = BUF_INIT;
+	struct config *c;
 	struct report r = REPORT_INIT;
 	char *a;
 
+	add_automation(&y, "apps", NULL, "./apps");
+	c = load(y.data);
 	ck_assert_uint_eq(c->automations_len, 2);
 	run(&r, c, false);
 	ck_assert_uint_eq(r.len, 4); /* a.yaml under both automations, b.yaml, unused */
@@ -297,6 +317,7 @@ START_TEST(shared_source)
 	free(a);
 	report_release(&r);
 	config_free(c);
+	buf_release(&y);
 }
 END_TEST
 
@@ -305,28 +326,16 @@ END_TEST
  * GitRepository; both failures are reported, the shared cache still moves its marker once. */
 START_TEST(opened_side_by_side)
 {
-	static const char *const gone =
-	    "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
-	    "metadata: {name: gone%d, namespace: ns}\nspec: {url: "
-	    "'file:///nonexistent/remote%d.git', ref: {branch: main}}\n---\n"
-	    "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
-	    "kind: ImageUpdateAutomation\nmetadata: {name: gone%d, namespace: ns}\n"
-	    "spec:\n  sourceRef: {kind: GitRepository, name: gone%d}\n";
-	static const char *const apps =
-	    "---\napiVersion: image.toolkit.fluxcd.io/v1beta2\n"
-	    "kind: ImageUpdateAutomation\nmetadata: {name: apps, namespace: ns}\n"
-	    "spec:\n  sourceRef: {kind: GitRepository, name: fleet}\n  update: {path: ./apps}\n";
-	char extra[2048];
-	int at;
+	struct buf y = BUF_INIT;
 	struct config *c;
 	struct report r = REPORT_INIT;
 	size_t moved = 0, failures = 0;
 	char *a;
 
-	at = snprintf(extra, sizeof(extra), gone, 1, 1, 1, 1);
-	at += snprintf(extra + at, sizeof(extra) - (size_t)at, "%s", apps);
-	snprintf(extra + at, sizeof(extra) - (size_t)at, gone, 2, 2, 2, 2);
-	c = load(extra);
+	add_automation(&y, "gone1", "file:///nonexistent/remote1.git", NULL);
+	add_automation(&y, "apps", NULL, "./apps");
+	add_automation(&y, "gone2", "file:///nonexistent/remote2.git", NULL);
+	c = load(y.data);
 	ck_assert_uint_eq(c->automations_len, 4);
 	run(&r, c, false);
 	for (size_t i = 0; i < r.len; i++)
@@ -342,6 +351,7 @@ START_TEST(opened_side_by_side)
 	free(a);
 	report_release(&r);
 	config_free(c);
+	buf_release(&y);
 }
 END_TEST
 
@@ -350,21 +360,14 @@ END_TEST
  * would wait for ever). The pass ends and the marker moves once. */
 START_TEST(user_info_is_the_same_cache)
 {
-	char extra[1024];
+	struct buf y = BUF_INIT, url = BUF_INIT;
 	struct config *c;
 	struct report r = REPORT_INIT;
 	char *a;
 
-	snprintf(extra, sizeof(extra),
-	         "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
-	         "metadata: {name: twin, namespace: ns}\nspec: {url: "
-	         "'file://someone@%s/remote.git', ref: {branch: main}}\n---\n"
-	         "apiVersion: image.toolkit.fluxcd.io/v1beta2\n"
-	         "kind: ImageUpdateAutomation\nmetadata: {name: twin, namespace: ns}\n"
-	         "spec:\n  sourceRef: {kind: GitRepository, name: twin}\n"
-	         "  update: {path: ./apps}\n",
-	         dir);
-	c = load(extra);
+	ck_assert_int_ge(buf_printf(&url, "file://someone@%s/remote.git", dir), 0);
+	add_automation(&y, "twin", url.data, "./apps");
+	c = load(y.data);
 	ck_assert_uint_eq(c->automations_len, 2);
 	run(&r, c, false);
 	ck_assert_uint_eq(r.commits, 1);
@@ -373,6 +376,8 @@ START_TEST(user_info_is_the_same_cache)
 	free(a);
 	report_release(&r);
 	config_free(c);
+	buf_release(&y);
+	buf_release(&url);
 }
 END_TEST
 
