@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <git2.h>
@@ -40,6 +41,7 @@ struct gitstore {
 	char *dir;     /* <state_dir>/git/<key> */
 	char *workdir; /* dir + "/" */
 	int lock_fd;   /* flock'ed <key>.lock: one user of a cache at a time, freed by the kernel */
+	char *lock_path;
 	unsigned max_attempts;
 	int64_t push_deadline_ms; /* set by this attempt's edit for its push (0: none) */
 	git_repository *repo;
@@ -942,19 +944,93 @@ done:
 	return rc;
 }
 
+/* The caches this process holds. flock belongs to the open file, so a second open of a held
+ * cache in this process would wait as another process does: for ever when the waiting thread
+ * is the holder (two automations of one pass on one cache, opened together). No pass opens a
+ * cache twice at once, so that open is refused instead of waited for. */
+struct held_lock {
+	char *path;
+	struct held_lock *next;
+};
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct held_lock *held;
+
+/* Adds path to the held caches; 1 when it was already there, -1 when out of memory. */
+static int hold(const char *path)
+{
+	struct held_lock *h;
+	int rc = 0;
+
+	pthread_mutex_lock(&held_mu);
+	for (h = held; h && strcmp(h->path, path) != 0; h = h->next)
+		;
+	if (h)
+		rc = 1;
+	else if (!(h = malloc(sizeof(*h))) || !(h->path = strdup(path))) {
+		free(h);
+		rc = -1;
+	} else {
+		h->next = held;
+		held = h;
+	}
+	pthread_mutex_unlock(&held_mu);
+	return rc;
+}
+
+static void release(const char *path)
+{
+	pthread_mutex_lock(&held_mu);
+	for (struct held_lock **at = &held; *at; at = &(*at)->next)
+		if (strcmp((*at)->path, path) == 0) {
+			struct held_lock *h = *at;
+
+			*at = h->next;
+			free(h->path);
+			free(h);
+			break;
+		}
+	pthread_mutex_unlock(&held_mu);
+}
+
+/* The cache's lock, waited for in steps of up to LOCK_POLL_MS so that a stop (SIGTERM in
+ * `run`, whose signals a thread of its own takes) ends the wait: a blocking flock would not
+ * see it while another process holds the cache. */
+#define LOCK_POLL_MS 100
 static int lock_cache(struct gitstore *g, const char *gitdir, const char *key, struct error *err)
 {
 	struct buf path = BUF_INIT;
-	int rc = 0;
+	long wait_ms = 5;
+	int rc;
 
 	if (buf_printf(&path, "%s/%s.lock", gitdir, key) < 0)
 		return oom(err);
-	g->lock_fd = open(path.data, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX) != 0)
-		rc =
-		    error_set(err, IG_EFAIL, "git cache lock '%s': %s", path.data, strerror(errno));
-	buf_release(&path);
-	return rc;
+	if ((rc = hold(path.data)) != 0) {
+		rc = rc < 0 ? oom(err)
+		            : error_set(err, IG_EFAIL,
+		                        "git cache '%s': already open in this process (a second "
+		                        "user at once would wait for ever)",
+		                        g->dir);
+		buf_release(&path);
+		return rc;
+	}
+	g->lock_path = buf_detach(&path);
+	g->lock_fd = open(g->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (g->lock_fd < 0)
+		return error_set(err, IG_EFAIL, "git cache lock '%s': %s", g->lock_path,
+		                 strerror(errno));
+	while (flock(g->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		struct timespec ts = {0, wait_ms * 1000000L};
+
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return error_set(err, IG_EFAIL, "git cache lock '%s': %s", g->lock_path,
+			                 strerror(errno));
+		if (g->stop && *g->stop)
+			return error_set(err, IG_EFAIL, "git cache lock '%s': stopping",
+			                 g->lock_path);
+		nanosleep(&ts, NULL);
+		wait_ms = wait_ms * 2 > LOCK_POLL_MS ? LOCK_POLL_MS : wait_ms * 2;
+	}
+	return 0;
 }
 
 static bool branch_is_valid(const char *name)
@@ -1141,6 +1217,9 @@ void gitstore_free(struct gitstore *g)
 	free(g->refspec);
 	if (g->lock_fd >= 0)
 		close(g->lock_fd); /* releases the flock */
+	if (g->lock_path)
+		release(g->lock_path);
+	free(g->lock_path);
 	free(g->url);
 	free(g->branch);
 	free(g->push_branch);

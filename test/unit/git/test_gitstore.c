@@ -4,11 +4,14 @@
 #define _GNU_SOURCE /* strcasestr */
 #include <check.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -238,6 +241,77 @@ START_TEST(stop_ends_clone_and_fetch)
 	remote_head(head, &f, "main");
 	ck_assert_str_eq(gitstore_head(g), head);
 	gitstore_free(g);
+	gitrepo_done(&f);
+}
+END_TEST
+
+static volatile sig_atomic_t lock_stop;
+
+/* The stop after 0.3 s; the holder killed after 3 s, so that a wait deaf to the stop ends
+ * with the lock, and the test fails instead of hanging. */
+static void *stop_later(void *arg)
+{
+	usleep(300 * 1000);
+	lock_stop = 1;
+	usleep(2700 * 1000);
+	kill(*(pid_t *)arg, SIGKILL);
+	return NULL;
+}
+
+/* A cache's lock: a second open of a cache this process holds is refused at once (the thread
+ * that holds it would otherwise wait on itself for ever), and a wait for another process's
+ * hold ends at a stop (SIGTERM in `run`, which a blocking flock never saw). */
+START_TEST(cache_lock_refused_or_stopped)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL, *g2 = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct timespec t0, t1;
+	char lock[512];
+	int ready[2], fd;
+	pthread_t th;
+	pid_t pid;
+
+	fx_init(&f);
+	o = opts_for(&f);
+	o.stop = &lock_stop;
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_lt(gitstore_open(&g2, &o, &err), 0);
+	ck_assert_msg(strstr(err.msg, "already open in this process"), "%s", err.msg);
+	ck_assert_ptr_null(g2);
+	gitstore_free(g);
+	error_clear(&err);
+
+	/* another process holds the lock: the open waits until the stop */
+	sh_out(lock, sizeof(lock), "ls %s/git/*.lock", f.state);
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = open(lock, O_RDWR);
+		if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(ready[0], lock, 1), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(pthread_create(&th, NULL, stop_later, &pid), 0);
+	ck_assert_int_lt(gitstore_open(&g, &o, &err), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(th, NULL);
+	ck_assert_msg(strstr(err.msg, "stopping"), "%s", err.msg);
+	ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 250);
+	/* once it lets go the cache opens: the refused and the stopped opens held nothing */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	lock_stop = 0;
+	error_clear(&err);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	close(ready[0]);
+	close(ready[1]);
 	gitrepo_done(&f);
 }
 END_TEST
@@ -2240,6 +2314,7 @@ static Suite *gitstore_suite(void)
 	tcase_set_timeout(file, 120);
 	tcase_add_loop_test(file, file_clone_commit_push, 0, 2);
 	tcase_add_test(file, stop_ends_clone_and_fetch);
+	tcase_add_test(file, cache_lock_refused_or_stopped);
 	tcase_add_test(file, new_file_and_remote_moves_between_opens);
 	tcase_add_test(file, racy_entries_refreshed);
 	tcase_add_loop_test(file, remote_change_synced, 0, sizeof(syncs) / sizeof(syncs[0]));
