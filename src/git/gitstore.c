@@ -312,6 +312,67 @@ static void save_dirs(struct gitstore *g, git_index *index)
 	buf_release(&path);
 }
 
+/* "<index checksum> <tree>\n": the index whose content is exactly that tree. */
+#define INDEX_TREE_LEN (2 * GIT_OID_HEXSZ + 2)
+
+static void index_tree_line(char out[INDEX_TREE_LEN + 1], git_index *index, const git_oid *tree)
+{
+	git_oid_fmt(out, git_index_checksum(index));
+	out[GIT_OID_HEXSZ] = ' ';
+	git_oid_fmt(out + GIT_OID_HEXSZ + 1, tree);
+	out[INDEX_TREE_LEN - 1] = '\n';
+	out[INDEX_TREE_LEN] = '\0';
+}
+
+/* Records, in .git/imageguard-tree, that the index as just written is exactly tree: after
+ * gitstore's own index writes that make it so (the sync's files, a commit's staging) and
+ * after a clean check that compared them. The next clean check then skips comparing HEAD's
+ * tree with the index, which reads and hashes every tree of the checkout (15% of a pass's
+ * instructions at 5,000 directories). Anything else that writes the index changes its
+ * checksum, and the comparison is made again. Best effort: a failure only costs that. */
+static void save_index_tree(struct gitstore *g, git_index *index, const git_oid *tree)
+{
+	struct buf path = BUF_INIT, tmp = BUF_INIT;
+	char line[INDEX_TREE_LEN + 1];
+	int fd = -1;
+
+	index_tree_line(line, index, tree);
+	if (buf_printf(&path, "%s/.git/imageguard-tree", g->dir) < 0 ||
+	    buf_printf(&tmp, "%s.tmp-%ld", path.data, (long)getpid()) < 0)
+		goto done;
+	unlink(tmp.data);
+	if ((fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		goto done;
+	if (safefile_write_all(fd, line, INDEX_TREE_LEN) != 0 || close(fd) != 0 ||
+	    rename(tmp.data, path.data) != 0)
+		unlink(tmp.data);
+	fd = -1;
+done:
+	if (fd >= 0)
+		close(fd);
+	buf_release(&path);
+	buf_release(&tmp);
+}
+
+/* Whether .git/imageguard-tree says the index, as read, is exactly tree (save_index_tree):
+ * its bytes are compared, never parsed. */
+static bool index_is_tree(struct gitstore *g, git_index *index, const git_oid *tree)
+{
+	struct buf path = BUF_INIT;
+	char want[INDEX_TREE_LEN + 1], got[INDEX_TREE_LEN + 1];
+	ssize_t n = -1;
+	int fd;
+
+	index_tree_line(want, index, tree);
+	if (buf_printf(&path, "%s/.git/imageguard-tree", g->dir) == 0 &&
+	    (fd = open(path.data, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		n = read(fd, got, sizeof(got));
+		close(fd);
+	}
+	buf_release(&path);
+	return n == INDEX_TREE_LEN && memcmp(got, want, INDEX_TREE_LEN) == 0;
+}
+
 /* gitwalk's answer for the whole tree: from the directories the last open saved when they
  * hold for this index (one lookup per file and per directory, only moved directories read),
  * else from a full walk. Sets g->dirs; *hashed: racy files found unchanged by content. */
@@ -353,8 +414,10 @@ static bool fast_clean(struct gitstore *g)
 	g->dirs = NULL;
 	if (git_repository_index(&index, g->repo) == 0 && git_index_read(index, 0) == 0 &&
 	    head_tree(&tree, g) == 0 &&
-	    git_diff_tree_to_index(&diff, g->repo, tree, index, NULL) == 0 &&
-	    git_diff_num_deltas(diff) == 0 && buf_printf(&file, "%s/.git/index", g->dir) == 0 &&
+	    (index_is_tree(g, index, git_tree_id(tree)) ||
+	     (git_diff_tree_to_index(&diff, g->repo, tree, index, NULL) == 0 &&
+	      git_diff_num_deltas(diff) == 0)) &&
+	    buf_printf(&file, "%s/.git/index", g->dir) == 0 &&
 	    walk_changes(g, &changed, &undecided, &hashed, index, file.data) < 0)
 		undecided = true;
 	undecided = undecided || changed.len > 0;
@@ -365,6 +428,8 @@ static bool fast_clean(struct gitstore *g)
 	if (undecided) {
 		gitwalk_dirs_free(g->dirs);
 		g->dirs = NULL;
+	} else {
+		save_index_tree(g, index, git_tree_id(tree));
 	}
 	save_dirs(g, index);
 	strvec_release(&changed);
@@ -403,31 +468,87 @@ static bool tree_is_clean(struct gitstore *g)
  * write_changes; beyond, libgit2's checkout. */
 #define WRITE_CHANGES_MAX 64
 
-static bool is_content_change(const git_diff_delta *d)
+/* A file whose content alone differs between two trees (content_changes). */
+struct content_change {
+	char *path;
+	git_oid id;
+};
+
+#define CHANGES_DEPTH_MAX 256 /* directories deep, beyond which libgit2's checkout decides */
+
+static bool is_blob_mode(git_filemode_t m)
 {
-	return d->status == GIT_DELTA_MODIFIED && d->old_file.mode == d->new_file.mode &&
-	       (d->new_file.mode == GIT_FILEMODE_BLOB ||
-	        d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE);
+	return m == GIT_FILEMODE_BLOB || m == GIT_FILEMODE_BLOB_EXECUTABLE;
+}
+
+/* The files whose content alone differs between trees a and b (same names, each of the same
+ * kind and mode), at most WRITE_CHANGES_MAX, appended to out[*n] with their paths under
+ * prefix: 1; 0 when they differ otherwise (a file added, removed, of another mode or kind) or
+ * in more files; <0 on a read failure. A subtree of one id on both sides is skipped unread:
+ * libgit2's tree-to-tree diff reads every tree of both (5,000 directories in
+ * bench/git_reconcile.sh, for the one file another writer changed). */
+static int content_changes(git_repository *repo, const git_tree *a, const git_tree *b,
+                           struct buf *prefix, unsigned depth, struct content_change *out,
+                           size_t *n)
+{
+	size_t count = git_tree_entrycount(a), at = prefix->len;
+	int rc = 1;
+
+	if (count != git_tree_entrycount(b) || depth > CHANGES_DEPTH_MAX)
+		return 0;
+	for (size_t i = 0; rc == 1 && i < count; i++) {
+		const git_tree_entry *ea = git_tree_entry_byindex(a, i);
+		const git_tree_entry *eb = git_tree_entry_byindex(b, i);
+		git_filemode_t ma = git_tree_entry_filemode(ea);
+		git_tree *sa = NULL, *sb = NULL;
+
+		/* both sorted in Git's order: the same names of the same kinds at the same places
+		 */
+		if (ma != git_tree_entry_filemode(eb) ||
+		    strcmp(git_tree_entry_name(ea), git_tree_entry_name(eb)) != 0)
+			return 0;
+		if (git_oid_equal(git_tree_entry_id(ea), git_tree_entry_id(eb)))
+			continue;
+		if (buf_printf(prefix, "%s%s", git_tree_entry_name(ea),
+		               ma == GIT_FILEMODE_TREE ? "/" : "") < 0)
+			return -1;
+		if (ma == GIT_FILEMODE_TREE) {
+			if ((rc = git_tree_lookup(&sa, repo, git_tree_entry_id(ea))) == 0 &&
+			    (rc = git_tree_lookup(&sb, repo, git_tree_entry_id(eb))) == 0)
+				rc = content_changes(repo, sa, sb, prefix, depth + 1, out, n);
+			git_tree_free(sa);
+			git_tree_free(sb);
+		} else if (!is_blob_mode(ma) || *n >= WRITE_CHANGES_MAX) {
+			rc = 0;
+		} else if (!(out[*n].path = strdup(prefix->data))) {
+			rc = -1;
+		} else {
+			git_oid_cpy(&out[(*n)++].id, git_tree_entry_id(eb));
+		}
+		prefix->len = at;
+		prefix->data[at] = '\0';
+	}
+	return rc;
 }
 
 /* Replaces one file with its new blob (safefile: no link followed, an O_EXCL temporary and a
  * rename) and stages it. Staging hashes the file under the pinned raw attributes (gitraw), so
  * the index entry must name that blob: anything else is a failure. */
-static int write_change(struct gitstore *g, git_index *index, const git_diff_delta *d)
+static int write_change(struct gitstore *g, git_index *index, const struct content_change *c)
 {
 	const git_index_entry *e;
 	git_blob *blob = NULL;
 	int rc;
 
-	if ((rc = git_blob_lookup(&blob, g->repo, &d->new_file.id)) < 0)
+	if ((rc = git_blob_lookup(&blob, g->repo, &c->id)) < 0)
 		return rc;
-	rc = safefile_replace(g->workdir, d->new_file.path, git_blob_rawcontent(blob),
+	rc = safefile_replace(g->workdir, c->path, git_blob_rawcontent(blob),
 	                      (size_t)git_blob_rawsize(blob), &(struct error)ERROR_INIT);
 	git_blob_free(blob);
-	if (rc < 0 || (rc = git_index_add_bypath(index, d->new_file.path)) < 0)
+	if (rc < 0 || (rc = git_index_add_bypath(index, c->path)) < 0)
 		return rc;
-	e = git_index_get_bypath(index, d->new_file.path, 0);
-	return e && git_oid_equal(&e->id, &d->new_file.id) ? 0 : -1;
+	e = git_index_get_bypath(index, c->path, 0);
+	return e && git_oid_equal(&e->id, &c->id) ? 0 : -1;
 }
 
 /* The checkout from a clean HEAD (old) to commit when they differ in the content of a few
@@ -440,31 +561,35 @@ static int write_change(struct gitstore *g, git_index *index, const git_diff_del
 static int write_changes(struct gitstore *g, git_commit *old, git_commit *commit)
 {
 	git_tree *from = NULL, *to = NULL;
-	git_diff *diff = NULL;
 	git_index *index = NULL;
+	struct content_change changes[WRITE_CHANGES_MAX];
+	struct buf prefix = BUF_INIT;
 	size_t n = 0;
 	int rc;
 
-	if ((rc = git_commit_tree(&from, old)) < 0 || (rc = git_commit_tree(&to, commit)) < 0 ||
-	    (rc = git_diff_tree_to_tree(&diff, g->repo, from, to, NULL)) < 0)
+	if ((rc = git_commit_tree(&from, old)) < 0 || (rc = git_commit_tree(&to, commit)) < 0)
 		goto done;
-	n = git_diff_num_deltas(diff);
-	rc = n <= WRITE_CHANGES_MAX;
-	for (size_t i = 0; rc == 1 && i < n; i++)
-		rc = is_content_change(git_diff_get_delta(diff, i));
+	if (buf_printf(&prefix, "%s", "") < 0) {
+		rc = -1;
+		goto done;
+	}
+	rc = content_changes(g->repo, from, to, &prefix, 0, changes, &n);
 	if (rc != 1 || n == 0 || (rc = git_repository_index(&index, g->repo)) < 0)
 		goto done;
 	for (size_t i = 0; rc >= 0 && i < n; i++)
-		rc = write_change(g, index, git_diff_get_delta(diff, i));
+		rc = write_change(g, index, &changes[i]);
 	if (rc >= 0 && (rc = git_index_write(index)) == 0) {
 		save_dirs(g, index);
+		save_index_tree(g, index, git_tree_id(to));
 		rc = 1;
 	}
 done:
 	if (rc == 1)
 		log_debug("git.sync", "'%s': %zu file(s) written", g->auth.url_safe, n);
+	for (size_t i = 0; i < n; i++)
+		free(changes[i].path);
+	buf_release(&prefix);
 	git_index_free(index);
-	git_diff_free(diff);
 	git_tree_free(to);
 	git_tree_free(from);
 	return rc;
@@ -1155,6 +1280,12 @@ int gitstore_open(struct gitstore **out, const struct gitstore_options *opts, st
 		return oom(err);
 	g->lock_fd = -1;
 	git_libgit2_init();
+	/* Objects read from the cache are not hashed again, as Git does not: every object came
+	 * named by its hash (the indexer hashes a fetched pack, a loose object is written under
+	 * its hash), and zlib's checksum still finds a damaged one. libgit2 hashes each object it
+	 * reads by default: 18% of a pass's instructions at 5,000 directories, where the open's
+	 * object check reads every tree. */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	if (gitstream_install() < 0) {
 		rc = error_set(err, IG_EFAIL, "git: cannot register the network stream");
 		goto done;
@@ -1534,6 +1665,7 @@ static int commit(git_oid *out, struct gitstore *g, const char *message, struct 
 	    (rc = git_index_write(index)) < 0)
 		goto fail;
 	save_dirs(g, index);
+	save_index_tree(g, index, &tree_id); /* the parent's tree and the paths staged */
 	if ((rc = git_tree_lookup(&tree, g->repo, &tree_id)) < 0 ||
 	    (rc = git_signature_now(&sig, g->author_name, g->author_email)) < 0)
 		goto fail;

@@ -359,7 +359,10 @@ static const struct {
     {"a mode", "chmod +x other.txt"},
     {"a new file", "mkdir -p new/dir && echo n >new/dir/f.txt"},
     {"a removed file", "git rm -q other.txt"},
+    {"a renamed file", "git mv other.txt renamed.txt"},
     {"content and a new file", "echo y >other.txt && echo n >apps/n.yaml"},
+    {"a file becomes a directory", "git rm -q other.txt && mkdir other.txt && echo d >other.txt/f"},
+    {"a file becomes a link", "rm other.txt && ln -s apps/app.yaml other.txt"},
 };
 
 START_TEST(remote_change_synced)
@@ -1144,6 +1147,48 @@ START_TEST(broken_cache_recovers)
 	/* no leftovers beside the cache and its lock */
 	sh_out(out, sizeof(out), "ls %s/git | wc -l", f.state);
 	ck_assert_str_eq(out, "2");
+	gitrepo_done(&f);
+}
+END_TEST
+
+/* The clean check skips comparing HEAD's tree with the index when .git/imageguard-tree names
+ * this index (its checksum) as that tree: written after the commit's staging. An index that
+ * something else rewrote (a staged change the work tree does not have) has another checksum:
+ * compared again, found not clean, and reset, so the next commit carries nothing of it. */
+START_TEST(index_changed_outside_is_reset)
+{
+	struct gitrepo f;
+	struct gitstore *g = NULL;
+	struct gitstore_options o;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41], cache[512], out[256];
+
+	fx_init(&f);
+	o = opts_for(&f);
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	/* the record: this index's checksum (its last 20 bytes) and the commit's tree */
+	sh_out(out, sizeof(out),
+	       "cd %s && test \"$(cat .git/imageguard-tree)\" = \"$(tail -c 20 .git/index | od -An "
+	       "-tx1 | tr -d ' \\n') $(git rev-parse HEAD^{tree})\" && echo recorded",
+	       cache);
+	ck_assert_str_eq(out, "recorded");
+	ck_assert_int_eq(
+	    gitrepo_sh("cd %s && b=$(echo 'image: app:staged' | git hash-object -w "
+	               "--stdin) && git update-index --cacheinfo 100644,$b,apps/app.yaml",
+	               cache),
+	    0);
+	snprintf(e.extra, sizeof(e.extra), "apps/new.txt");
+	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
+	sh_out(out, sizeof(out), "cd %s && git diff --cached --quiet && echo same", cache);
+	ck_assert_str_eq(out, "same");
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+	check_remote_app(&f, "main", "v2");
+	ck_assert_int_eq(gitrepo_sh("git --git-dir=%s cat-file -e main:apps/new.txt", f.remote), 0);
 	gitrepo_done(&f);
 }
 END_TEST
@@ -2315,6 +2360,7 @@ static Suite *gitstore_suite(void)
 	tcase_add_loop_test(file, file_clone_commit_push, 0, 2);
 	tcase_add_test(file, stop_ends_clone_and_fetch);
 	tcase_add_test(file, cache_lock_refused_or_stopped);
+	tcase_add_test(file, index_changed_outside_is_reset);
 	tcase_add_test(file, new_file_and_remote_moves_between_opens);
 	tcase_add_test(file, racy_entries_refreshed);
 	tcase_add_loop_test(file, remote_change_synced, 0, sizeof(syncs) / sizeof(syncs[0]));
