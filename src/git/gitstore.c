@@ -332,26 +332,13 @@ static void index_tree_line(char out[INDEX_TREE_LEN + 1], git_index *index, cons
  * checksum, and the comparison is made again. Best effort: a failure only costs that. */
 static void save_index_tree(struct gitstore *g, git_index *index, const git_oid *tree)
 {
-	struct buf path = BUF_INIT, tmp = BUF_INIT;
+	struct buf path = BUF_INIT;
 	char line[INDEX_TREE_LEN + 1];
-	int fd = -1;
 
 	index_tree_line(line, index, tree);
-	if (buf_printf(&path, "%s/.git/imageguard-tree", g->dir) < 0 ||
-	    buf_printf(&tmp, "%s.tmp-%ld", path.data, (long)getpid()) < 0)
-		goto done;
-	unlink(tmp.data);
-	if ((fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
-		goto done;
-	if (safefile_write_all(fd, line, INDEX_TREE_LEN) != 0 || close(fd) != 0 ||
-	    rename(tmp.data, path.data) != 0)
-		unlink(tmp.data);
-	fd = -1;
-done:
-	if (fd >= 0)
-		close(fd);
+	if (buf_printf(&path, "%s/.git/imageguard-tree", g->dir) == 0)
+		safefile_write_cache(path.data, line, INDEX_TREE_LEN);
 	buf_release(&path);
-	buf_release(&tmp);
 }
 
 /* Whether .git/imageguard-tree says the index, as read, is exactly tree (save_index_tree):

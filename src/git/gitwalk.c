@@ -501,33 +501,22 @@ static int put_dir(struct buf *b, const struct file *f)
 
 int gitwalk_dirs_save(const struct gitwalk_dirs *d, const char *path, const git_oid *checksum)
 {
-	struct buf b = BUF_INIT, tmp = BUF_INIT;
+	struct buf b = BUF_INIT;
 	int64_t start = d->start;
 	uint64_t n = d->list.len;
-	int fd = -1, rc = IG_EFAIL;
+	int rc = IG_EFAIL;
 
 	if (buf_append(&b, MAGIC, sizeof(MAGIC)) < 0 ||
 	    buf_append(&b, checksum->id, GIT_OID_RAWSZ) < 0 ||
-	    buf_append(&b, &start, sizeof(start)) < 0 || buf_append(&b, &n, sizeof(n)) < 0 ||
-	    buf_printf(&tmp, "%s.tmp-%ld", path, (long)getpid()) < 0)
+	    buf_append(&b, &start, sizeof(start)) < 0 || buf_append(&b, &n, sizeof(n)) < 0)
 		goto done;
 	for (size_t i = 0; i < d->list.len; i++)
 		if (put_dir(&b, &d->list.items[i]) < 0)
 			goto done;
-	unlink(tmp.data);
-	if ((fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
-		goto done;
-	if (safefile_write_all(fd, b.data, b.len) == 0 && close(fd) == 0 &&
-	    rename(tmp.data, path) == 0)
+	if (safefile_write_cache(path, b.data, b.len) == 0)
 		rc = 0;
-	else
-		unlink(tmp.data);
-	fd = -1;
 done:
-	if (fd >= 0)
-		close(fd);
 	buf_release(&b);
-	buf_release(&tmp);
 	return rc;
 }
 

@@ -260,6 +260,26 @@ int safefile_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+int safefile_write_cache(const char *path, const void *data, size_t len)
+{
+	struct buf tmp = BUF_INIT;
+	int fd, rc = -1;
+
+	if (buf_printf(&tmp, "%s.tmp-%ld", path, (long)getpid()) < 0)
+		return -1;
+	unlink(tmp.data);
+	if ((fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >=
+	    0) {
+		if (safefile_write_all(fd, data, len) == 0 && close(fd) == 0 &&
+		    rename(tmp.data, path) == 0)
+			rc = 0;
+		else
+			unlink(tmp.data);
+	}
+	buf_release(&tmp);
+	return rc;
+}
+
 static int replace_in(int parent, const char *leaf, const char *rel, const void *data, size_t len,
                       struct error *err)
 {

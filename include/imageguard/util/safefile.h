@@ -39,6 +39,11 @@ int safefile_read(struct buf *b, const char *root, const char *rel, struct error
 int safefile_replace(const char *root, const char *rel, const void *data, size_t len,
                      struct error *err);
 
+/* Writes path whole, for a cache of this process's own (no fsync: a lost one is rebuilt): a
+ * temporary "<path>.tmp-<pid>" created O_CREAT|O_EXCL|O_NOFOLLOW, 0600, renamed over path.
+ * Returns 0, or -1 (nothing left behind). */
+int safefile_write_cache(const char *path, const void *data, size_t len);
+
 /* Writes all len bytes of data to fd, again after EINTR and short writes. Returns 0, or -1
  * with errno set (EIO when write(2) makes no progress). */
 int safefile_write_all(int fd, const void *data, size_t len);

@@ -1151,6 +1151,20 @@ START_TEST(broken_cache_recovers)
 }
 END_TEST
 
+/* A test's first pass: open, commit v2, close; the clone's work tree into cache. */
+static void commit_once(const struct gitstore_options *o, char *cache, size_t cap)
+{
+	struct gitstore *g = NULL;
+	struct error err = ERROR_INIT;
+	struct edit e = {"v2", 0, NULL, NULL, ""};
+	char commit[41];
+
+	ck_assert_msg(gitstore_open(&g, o, &err) == 0, "%s", err.msg);
+	snprintf(cache, cap, "%s", gitstore_workdir(g));
+	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
+	gitstore_free(g);
+}
+
 /* The clean check skips comparing HEAD's tree with the index when .git/imageguard-tree names
  * this index (its checksum) as that tree: written after the commit's staging. An index that
  * something else rewrote (a staged change the work tree does not have) has another checksum:
@@ -1166,10 +1180,7 @@ START_TEST(index_changed_outside_is_reset)
 
 	fx_init(&f);
 	o = opts_for(&f);
-	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
-	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
-	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
-	gitstore_free(g);
+	commit_once(&o, cache, sizeof(cache));
 	/* the record: this index's checksum (its last 20 bytes) and the commit's tree */
 	sh_out(out, sizeof(out),
 	       "cd %s && test \"$(cat .git/imageguard-tree)\" = \"$(tail -c 20 .git/index | od -An "
@@ -1216,11 +1227,7 @@ START_TEST(missing_object_recovers)
 
 	fx_init(&f);
 	o = opts_for(&f);
-	ck_assert_msg(gitstore_open(&g, &o, &err) == 0, "%s", err.msg);
-	snprintf(cache, sizeof(cache), "%s", gitstore_workdir(g));
-	/* our own commit leaves loose objects in the cache */
-	ck_assert_msg(gitstore_commit_push(commit, g, do_edit, &e, &err) == 0, "%s", err.msg);
-	gitstore_free(g);
+	commit_once(&o, cache, sizeof(cache)); /* our own commit leaves loose objects */
 	ck_assert_int_eq(
 	    gitrepo_sh(
 	        "cd %s && o=$(git rev-parse '%s') && test -f .git/objects/${o%%${o#??}}/${o#??} "

@@ -277,6 +277,43 @@ static void slow_reader(int fd, size_t n)
 	_exit(got == n ? 0 : 4);
 }
 
+/* A cache file written whole: made 0600, then replaced; a link standing at its path or at its
+ * temporary's is replaced, never written through (the file it names is untouched). */
+START_TEST(write_cache)
+{
+	struct tree t;
+	struct stat st;
+	char p[256], tmp[300], target[256], got[64] = {0};
+	int fd;
+
+	tree_init(&t);
+	in(p, sizeof(p), t.root, "cache");
+	ck_assert_int_eq(safefile_write_cache(p, "one\n", 4), 0);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(safefile_write_cache(p, "two\n", 4), 0);
+	fd = open(p, O_RDONLY);
+	ck_assert_int_eq(read(fd, got, sizeof(got) - 1), 4);
+	close(fd);
+	ck_assert_str_eq(got, "two\n");
+	in(target, sizeof(target), t.outside, "sentinel");
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(symlink(target, p), 0);
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", p, (long)getpid());
+	ck_assert_int_eq(symlink(target, tmp), 0);
+	ck_assert_int_eq(safefile_write_cache(p, "three\n", 6), 0);
+	ck_assert_int_eq(lstat(p, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(access(tmp, F_OK), -1);
+	fd = open(target, O_RDONLY);
+	memset(got, 0, sizeof(got));
+	ck_assert_int_eq(read(fd, got, sizeof(got) - 1), 10);
+	close(fd);
+	ck_assert_str_eq(got, "untouched\n");
+	tree_done(&t);
+}
+END_TEST
+
 /* safefile_write_all: a 1 MiB write into a slow pipe under a 1 ms timer (a handler without
  * SA_RESTART: write(2) returns short counts and EINTR) arrives whole; a bad fd is -1. */
 START_TEST(write_all)
@@ -329,6 +366,7 @@ int main(void)
 	tcase_add_test(tc, replace_keeps_mode);
 	tcase_add_loop_test(tc, component_cap, 0, 2);
 	tcase_add_test(tc, write_all);
+	tcase_add_test(tc, write_cache);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
