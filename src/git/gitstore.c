@@ -41,7 +41,7 @@ struct gitstore {
 	char *dir;     /* <state_dir>/git/<key> */
 	char *workdir; /* dir + "/" */
 	int lock_fd;   /* flock'ed <key>.lock: one user of a cache at a time, freed by the kernel */
-	char *lock_path;
+	char *lock_path; /* set while this process counts the cache as held (lock_cache) */
 	unsigned max_attempts;
 	int64_t push_deadline_ms; /* set by this attempt's edit for its push (0: none) */
 	git_repository *repo;
@@ -489,8 +489,7 @@ static int content_changes(git_repository *repo, const git_tree *a, const git_tr
 		git_filemode_t ma = git_tree_entry_filemode(ea);
 		git_tree *sa = NULL, *sb = NULL;
 
-		/* both sorted in Git's order: the same names of the same kinds at the same places
-		 */
+		/* both in Git's order: the same names and kinds at the same places */
 		if (ma != git_tree_entry_filemode(eb) ||
 		    strcmp(git_tree_entry_name(ea), git_tree_entry_name(eb)) != 0)
 			return 0;
@@ -512,7 +511,7 @@ static int content_changes(git_repository *repo, const git_tree *a, const git_tr
 		} else {
 			git_oid_cpy(&out[(*n)++].id, git_tree_entry_id(eb));
 		}
-		prefix->len = at;
+		prefix->len = at; /* the name appended above (data is set: it was appended to) */
 		prefix->data[at] = '\0';
 	}
 	return rc;
@@ -556,10 +555,6 @@ static int write_changes(struct gitstore *g, git_commit *old, git_commit *commit
 
 	if ((rc = git_commit_tree(&from, old)) < 0 || (rc = git_commit_tree(&to, commit)) < 0)
 		goto done;
-	if (buf_printf(&prefix, "%s", "") < 0) {
-		rc = -1;
-		goto done;
-	}
 	rc = content_changes(g->repo, from, to, &prefix, 0, changes, &n);
 	if (rc != 1 || n == 0 || (rc = git_repository_index(&index, g->repo)) < 0)
 		goto done;
