@@ -113,8 +113,8 @@ static void watch_lease(struct leader *l)
 	char path[512];
 
 	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
-	if (kubewatch_start_admit(&l->watch, &l->cfg, path, NULL, seen_lease, l, &l->quit, &err) <
-	    0) {
+	if (kubewatch_start_admit(&l->watch, &l->cfg, path, NULL, seen_lease, l, 0, &l->quit,
+	                          &err) < 0) {
 		l->watch = NULL;
 		log_warn("leader.watch",
 		         "lease '%s/%s': no watch (%s): renewals are seen at each try", l->ns,

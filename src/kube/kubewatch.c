@@ -305,12 +305,12 @@ int kubewatch_start(struct kubewatch **out, const struct kubeconfig *cfg, const 
                     const char *label_selector, const volatile sig_atomic_t *stop,
                     struct error *err)
 {
-	return kubewatch_start_admit(out, cfg, path, label_selector, NULL, NULL, stop, err);
+	return kubewatch_start_admit(out, cfg, path, label_selector, NULL, NULL, 0, stop, err);
 }
 
 int kubewatch_start_admit(struct kubewatch **out, const struct kubeconfig *cfg, const char *path,
                           const char *label_selector, kubewatch_admit_fn admit, void *ctx,
-                          const volatile sig_atomic_t *stop, struct error *err)
+                          size_t page_limit, const volatile sig_atomic_t *stop, struct error *err)
 {
 	struct kubewatch *w = calloc(1, sizeof(*w));
 	struct kube_options opts;
@@ -325,6 +325,10 @@ int kubewatch_start_admit(struct kubewatch **out, const struct kubeconfig *cfg, 
 	w->admit_ctx = ctx;
 	kube_options_init(&opts);
 	opts.stop = &w->quit; /* kubewatch_free cuts a list in flight too, not only a watch */
+	if (page_limit) {     /* as many objects in all as before, in more pages */
+		opts.page_limit = page_limit;
+		opts.max_pages = opts.max_items / page_limit + 1;
+	}
 	if (!(w->path = strdup(path)) ||
 	    (label_selector && !(w->selector = strdup(label_selector))) ||
 	    !(w->objects = json_object())) {

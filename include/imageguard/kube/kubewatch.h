@@ -34,10 +34,11 @@ bool kubewatch_same(const json_t *a, const json_t *b);
 
 /* kubewatch_start keeping only what admit(ctx, obj) returns (admit NULL: everything). A list
  * hands admit each page's objects as the page arrives, so the objects admit drops are never
- * all in memory at once. */
+ * all in memory at once; page_limit objects a page (0: the client's 500), for kinds whose
+ * objects are large: a page is parsed whole. */
 int kubewatch_start_admit(struct kubewatch **out, const struct kubeconfig *cfg, const char *path,
                           const char *label_selector, kubewatch_admit_fn admit, void *ctx,
-                          const volatile sig_atomic_t *stop, struct error *err);
+                          size_t page_limit, const volatile sig_atomic_t *stop, struct error *err);
 
 /* The admit function's answers changed: the watch ends its stream in flight and lists again,
  * so that what it now admits arrives and what it no longer admits leaves (the change count

@@ -1121,6 +1121,62 @@ static const struct config_diag *diag_naming(const struct config_diags *d, const
 	return NULL;
 }
 
+/* Every shard watches every automation, each with Flux's status (observedPolicies names every
+ * policy it selects): the watch keeps them without status, managedFields and kubectl's
+ * last-applied copy, with generation and the other annotations (the status write reports
+ * them), listed in pages of a few (12 here: two pages), all of them loaded. */
+START_TEST(automations_kept_without_status)
+{
+	struct config_diags diags = CONFIG_DIAGS_INIT;
+	struct kubesource *ks;
+	struct config *c;
+	const char *sdir;
+	json_t *a;
+	char name[32], path[300], url[64];
+
+	tmp_make();
+	admin_open();
+	for (int i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "auto%d", i);
+		snprintf(url, sizeof(url), "https://git.example/%d.git", i);
+		automation_in("ka", name, url);
+		snprintf(path, sizeof(path),
+		         "/apis/" IMG "/v1beta2/namespaces/ka/imageupdateautomations/%s", name);
+		api("PATCH", path,
+		    "{\"metadata\": {\"annotations\": {\"kubectl.kubernetes.io/"
+		    "last-applied-configuration\": \"{...}\", \"reconcile.fluxcd.io/requestedAt\": "
+		    "\"now\"}}}");
+		snprintf(path, sizeof(path),
+		         "/apis/" IMG "/v1beta2/namespaces/ka/imageupdateautomations/%s/status",
+		         name);
+		api("PATCH", path,
+		    "{\"status\": {\"observedPolicies\": {\"app\": {\"name\": \"reg.example/app\", "
+		    "\"tag\": \"1.0.0\"}}}}");
+	}
+	ks = open_source("ka");
+	c = load(ks, &diags, &sdir);
+	ck_assert_uint_eq(c->automations_len, 12);
+	config_free(c);
+	a = kubesource_object(ks, "ImageUpdateAutomation", "ka", "auto11");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_null(json_object_get(a, "status"));
+	ck_assert_ptr_null(json_object_get(json_object_get(a, "metadata"), "managedFields"));
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(a, "metadata"), "generation"));
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(json_object_get(a, "metadata"), "annotations"),
+	                    "kubectl.kubernetes.io/last-applied-configuration"));
+	ck_assert_str_eq(json_string_value(json_object_get(
+	                     json_object_get(json_object_get(a, "metadata"), "annotations"),
+	                     "reconcile.fluxcd.io/requestedAt")),
+	                 "now");
+	json_decref(a);
+	config_diags_release(&diags);
+	kubesource_free(ks);
+	admin_close();
+	tmp_remove();
+}
+END_TEST
+
 /* When a new automation brings a namespace to shard 1 of 2, its policies are listed again, then
  * the repository one of them names in a third namespace: no load in between sees that policy
  * without its repository (which would report it invalid for one load). */
@@ -1242,6 +1298,7 @@ int main(void)
 	tcase_add_test(kube, no_references_nothing_to_read);
 	tcase_add_test(kube, verify_secret_is_read);
 	tcase_add_test(kube, shard_keeps_its_namespaces);
+	tcase_add_test(kube, automations_kept_without_status);
 	tcase_add_test(kube, shard_new_namespace_loads_whole);
 	tcase_set_timeout(kube, 180);
 	suite_add_tcase(s, kube);
