@@ -594,6 +594,8 @@ def together(w, seq_rows):
     run_until(every, lambda: all(len((standby if s == STANDBYS[0] else leaders[s]).passes)
                                  > after[s] + 1 for s in range(SHARDS)), "a settled pass")
     hwm = max(r.hwm for r in every)
+    print("together: peak RSS of each replica, MiB: %s"
+          % ", ".join("%s %.1f" % (r.name, r.hwm / 1024.0) for r in every))
     for r in every:
         if r is not victim:
             r.stop()
